@@ -1,0 +1,37 @@
+"""One exception root for everything mapwatch reports to a user."""
+
+from __future__ import annotations
+
+
+class MapwatchError(Exception):
+    """Base of every error mapwatch turns into a friendly message."""
+
+
+class ParseError(MapwatchError):
+    """A page that is not a valid map page. `line` is 1-based, 0 for the whole file."""
+
+    def __init__(self, reason: str, line: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+class FetchError(MapwatchError):
+    """A page that could not be retrieved (missing file, HTTP failure, too large)."""
+
+
+class PaperNotFound(MapwatchError):
+    def __init__(self, ref: str, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(f"No paper matches {ref!r}")
+        self.ref = ref
+        self.suggestions = suggestions
+
+
+class DirectionNotFound(MapwatchError):
+    def __init__(self, ref: str, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(f"No direction matches {ref!r}")
+        self.ref = ref
+        self.suggestions = suggestions

@@ -1,0 +1,62 @@
+"""Retrieving pages from files and folders: bytes plus validators, no parsing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from store.errors import FetchError
+from store.parse import MAX_PAGE_BYTES
+
+PAGE_SUFFIXES = (".txt", ".md")
+SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
+
+
+@dataclass(frozen=True)
+class FilePage:
+    location: str  # absolute path
+    data: bytes
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+def page_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Every page file named by `paths`: files as given, folders searched recursively
+    for *.txt and *.md (README files excepted), in sorted order. Raises FetchError for a
+    path that does not exist."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for f in sorted(path.rglob("*")):
+                if (f.is_file() and f.suffix.lower() in PAGE_SUFFIXES
+                        and not f.name.lower().startswith("readme")):
+                    yield f
+        elif path.is_file():
+            yield path
+        else:
+            raise FetchError(f"{raw}: no such file or folder")
+
+
+def stat_key(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def read_page_file(path: Path) -> FilePage:
+    """Read one page file. Oversized files are not read whole; they fail in parsing."""
+    try:
+        st = path.stat()
+        with path.open("rb") as fh:
+            data = fh.read(MAX_PAGE_BYTES + 1)
+    except OSError as e:
+        raise FetchError(f"{path}: {e.strerror or e}") from None
+    return FilePage(
+        location=str(path.resolve()),
+        data=data,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+    )

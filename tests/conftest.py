@@ -1,0 +1,94 @@
+"""Shared fixtures: real SQLite files under tmp_path, the bundled seeds, page variants."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from store.db import open_db
+from store.fetch import SEEDS_DIR
+from store.format import format_page
+from store.model import MapPage
+from store.parse import parse_page
+
+DATA = Path(__file__).parent / "data"
+SEED_FILES = sorted(SEEDS_DIR.glob("*.txt"))
+
+
+class FakeClock:
+    """An injectable clock: starts at a fixed instant and moves only when told."""
+
+    def __init__(self, start: datetime = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kw: float) -> None:
+        self.now += timedelta(**kw)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "mapwatch.db"
+
+
+@pytest.fixture
+def db(db_path: Path) -> Iterator:
+    database = open_db(db_path)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def seeds_dir(tmp_path: Path) -> Path:
+    """A writable copy of the bundled seeds."""
+    target = tmp_path / "seeds"
+    shutil.copytree(SEEDS_DIR, target)
+    return target
+
+
+def seed_page(paper_id: str) -> MapPage:
+    return parse_page((SEEDS_DIR / f"{paper_id}.txt").read_bytes())
+
+
+def older_snapshot(page: MapPage, drop_citers: int, days: int = 30) -> MapPage:
+    """The same page as it looked `days` earlier, before its last `drop_citers` listed citers."""
+    assert page.built_on_by is not None and page.data_through is not None
+    items = page.built_on_by.items
+    kept = tuple(dataclasses.replace(it, position=i + 1) for i, it in enumerate(items[:len(items) - drop_citers]))
+    lst = dataclasses.replace(page.built_on_by, items=kept, shown=len(kept),
+                              total=page.built_on_by.total - drop_citers)
+    return dataclasses.replace(page, built_on_by=lst, cited_by=(page.cited_by or 0) - drop_citers,
+                               data_through=page.data_through - timedelta(days=days))
+
+
+def write_page(folder: Path, page: MapPage, name: str | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{page.id.replace('/', '_')}.txt")
+    path.write_text(format_page(page), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def make_older_seeds(tmp_path: Path) -> Callable[[int], Path]:
+    """A folder with both seeds as they looked before their last n listed citers."""
+    def make(n: int) -> Path:
+        folder = tmp_path / f"older-{n}"
+        for f in SEED_FILES:
+            write_page(folder, older_snapshot(parse_page(f.read_bytes()), n))
+        return folder
+    return make
+
+
+__all__ = ["DATA", "SEED_FILES", "FakeClock", "date", "older_snapshot", "seed_page", "write_page"]
