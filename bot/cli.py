@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
+# Modules that add subcommands: each has `register(subparsers)`, and imports heavy
+# libraries only inside its command functions.
+COMMAND_MODULES = ["bot.cli"]
 
-def _db_arg(p: argparse.ArgumentParser) -> None:
+
+def db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="FILE",
                    help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
 
@@ -22,7 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Follow a citation map: store its pages with history, publish feeds, "
                     "answer and alert in Discord.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
 
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """The store's commands: ingest, stats."""
     p = sub.add_parser("ingest", help="store map pages from files or folders",
                        description="Parse map pages and store them with their history. "
                                    "Folders are searched for *.txt and *.md pages. "
@@ -30,16 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
                                    "2: usage error.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="page files or folders (default: the bundled seeds)")
-    _db_arg(p)
+    db_arg(p)
     p.add_argument("--force", action="store_true",
                    help="re-read files even if their size and mtime are unchanged")
     p.add_argument("--quiet", "-q", action="store_true", help="print only rejections")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("stats", help="what the database holds")
-    _db_arg(p)
+    db_arg(p)
     p.set_defaults(func=cmd_stats)
-    return parser
 
 
 class ProgressBar:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from tests.conftest import DATA
 
-MAPWATCH = [shutil.which("mapwatch") or sys.executable, *([] if shutil.which("mapwatch") else ["-m", "bot.cli"])]
+# The console script installed beside this Python, as a user runs it.
+_SCRIPT = Path(sys.executable).parent / "mapwatch"
+MAPWATCH = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "bot.cli"]
 
 
 def run(*args: str | Path, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
