@@ -1,0 +1,39 @@
+"""Point discord.py at another Discord-compatible API and gateway (self-hosted servers, tests).
+
+``MAPWATCH_DISCORD_API`` is the REST base, e.g. ``http://127.0.0.1:8080/api/v10``;
+``MAPWATCH_DISCORD_GATEWAY`` the gateway URL, e.g. ``ws://127.0.0.1:8080/ws`` (discord.py adds
+``?v=10&encoding=json&compress=zlib-stream`` itself). Unset: Discord's own endpoints.
+discord.py is imported inside the functions so that importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+API_ENV = "MAPWATCH_DISCORD_API"
+GATEWAY_ENV = "MAPWATCH_DISCORD_GATEWAY"
+
+
+def point_discord_py_at(api_base: str | None, gateway_url: str | None) -> None:
+    """Set discord.py's REST base (``Route.BASE``) and gateway (``DiscordWebSocket.DEFAULT_GATEWAY``).
+
+    Both are process-wide class attributes read when a request or connection is made, so call
+    this before the client logs in. ``None`` leaves that endpoint unchanged.
+    """
+    import discord.gateway
+    import discord.http
+    import yarl
+
+    if api_base:
+        discord.http.Route.BASE = api_base.rstrip("/")
+    if gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> bool:
+    """Apply ``MAPWATCH_DISCORD_API`` / ``MAPWATCH_DISCORD_GATEWAY`` if set; True if either was."""
+    env = os.environ if environ is None else environ
+    api, gateway = env.get(API_ENV) or None, env.get(GATEWAY_ENV) or None
+    point_discord_py_at(api, gateway)
+    return bool(api or gateway)
