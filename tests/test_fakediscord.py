@@ -298,3 +298,278 @@ async def test_gateway_drop_resume_then_command(fake_discord: FakeDiscord, make_
     assert fake_discord.identifies == 1 and fake_discord.resumes == 1
     resume = next(p for p in fake_discord.gateway_received if p["op"] == 6)["d"]
     assert resume["session_id"].startswith("session-")
+
+
+# --------------------------------------------------------------------------- more protocol
+
+
+async def test_endpoints_from_environment(monkeypatch: pytest.MonkeyPatch, fake_discord: FakeDiscord) -> None:
+    import discord.gateway
+    import discord.http
+
+    from bot.discord_endpoints import from_environment, point_discord_py_at
+
+    point_discord_py_at("https://discord.com/api/v10", "wss://gateway.discord.gg/")
+    assert from_environment({}) is False
+    assert discord.http.Route.BASE == "https://discord.com/api/v10"
+    assert from_environment(fake_discord.env()) is True
+    assert fake_discord.api_base == discord.http.Route.BASE
+    assert str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY) == fake_discord.gateway_url
+    for key, value in fake_discord.env().items():
+        monkeypatch.setenv(key, value)
+    point_discord_py_at("https://discord.com/api/v10/", None)
+    assert from_environment() is True and fake_discord.api_base == discord.http.Route.BASE
+
+
+async def test_uncompressed_gateway_and_resume_replays_missed_events(fake_discord: FakeDiscord) -> None:
+    """A raw websocket client: no compression asked, JSON text frames; RESUME replays what was missed."""
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(f"{fake_discord.gateway_url}?v=10&encoding=json") as ws:
+            hello = await ws.receive_json()
+            assert hello["op"] == 10 and hello["d"]["heartbeat_interval"] > 0
+            await ws.send_json({"op": 1, "d": None})
+            assert (await ws.receive_json())["op"] == 11
+            await ws.send_json({"op": 2, "d": {"token": fake_discord.token, "intents": 1, "properties": {}}})
+            ready = await ws.receive_json()
+            assert ready["t"] == "READY" and ready["s"] == 1
+            session_id = ready["d"]["session_id"]
+            assert ready["d"]["resume_gateway_url"] == fake_discord.gateway_url
+            guild = await ws.receive_json()
+            assert guild["t"] == "GUILD_CREATE" and guild["d"]["id"] == str(fake_discord.guild.id)
+        await fake_discord.wait_for(lambda: fake_discord._session is not None and fake_discord._session.ws is None)
+        await fake_discord.dispatch("TYPING_START", {"channel_id": "1"})  # sent while away
+        async with http.ws_connect(fake_discord.gateway_url) as ws:
+            assert (await ws.receive_json())["op"] == 10
+            await ws.send_json({"op": 6, "d": {"token": fake_discord.token, "session_id": session_id, "seq": 2}})
+            missed = await ws.receive_json()
+            assert (missed["t"], missed["s"]) == ("TYPING_START", 3)
+            assert (await ws.receive_json())["t"] == "RESUMED"
+        async with http.ws_connect(fake_discord.gateway_url) as ws:
+            await ws.receive_json()
+            await ws.send_json({"op": 6, "d": {"token": fake_discord.token, "session_id": "nope", "seq": 1}})
+            assert (await ws.receive_json()) == {"op": 9, "d": False, "s": None, "t": None}
+        async with http.ws_connect(fake_discord.gateway_url) as ws:
+            await ws.receive_json()
+            await ws.send_json({"op": 2, "d": {"token": "wrong"}})
+            closing = await ws.receive()
+            assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == 4004
+
+
+async def test_second_initial_response_and_late_followup(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    outcomes: list[BaseException | str] = []
+
+    @client.tree.command(name="twice", description="Answers twice")
+    async def twice(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("one")
+        try:
+            await interaction.followup.send("follow")
+            await interaction.edit_original_response(content="one, edited")
+            fake_discord.followup_window = 0.0
+            await interaction.followup.send("too late")
+        except discord.HTTPException as exc:
+            outcomes.append(exc)
+
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        h = await fake_discord.slash("twice")
+        await fake_discord.wait_for(lambda: outcomes)
+        assert isinstance(outcomes[0], discord.HTTPException) and outcomes[0].code == 50027
+        assert [m.content for m in h.messages] == ["one, edited", "follow"]
+        # a second initial response to the same interaction is refused
+        async with aiohttp.ClientSession() as http:
+            url = f"{fake_discord.api_base}/interactions/{h.id}/{h.token}/callback"
+            async with http.post(url, json={"type": 4, "data": {"content": "again"}}) as resp:
+                assert resp.status == 400 and (await resp.json())["code"] == 40060
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "where"),
+    [
+        ({"content": "x" * 2001}, "content"),
+        ({"embeds": [discord.Embed(title="t" * 257)]}, "embeds"),
+        ({"embeds": [discord.Embed(description="d" * 3500) for _ in range(2)]}, "embeds"),  # 7000 in total
+        ({"embed": discord.Embed(description="d" * 4000).set_footer(text="f" * 2048)}, "embeds"),
+        ({"embed": discord.Embed().add_field(name="n", value="v" * 1025)}, "embeds"),
+        ({"embed": discord.Embed().set_author(name="a" * 257)}, "embeds"),
+    ],
+)
+async def test_channel_message_limits(
+    fake_discord: FakeDiscord, make_client: Any, kwargs: dict[str, Any], where: str
+) -> None:
+    client = make_client()
+    async with fake_discord.connected(client):
+        channel = client.get_partial_messageable(fake_discord.channel.id)
+        with pytest.raises(discord.HTTPException) as info:
+            await channel.send(**kwargs)
+        assert info.value.status == 400 and info.value.code == 50035
+        assert where in fake_discord.requests[-1].response["errors"]
+        assert fake_discord.channel_messages(fake_discord.channel.id) == []
+
+
+async def test_more_than_five_action_rows(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    view = discord.ui.View()
+    for row in range(5):
+        view.add_item(discord.ui.Button(label=f"r{row}", custom_id=f"r{row}", row=row))
+    async with fake_discord.connected(client):
+        channel = client.get_partial_messageable(fake_discord.channel.id)
+        await channel.send("five rows", view=view)
+        rows = [{"type": 1, "components": [{"type": 2, "style": 1, "label": str(i), "custom_id": str(i)}]}
+                for i in range(6)]
+        async with aiohttp.ClientSession() as http:
+            url = f"{fake_discord.api_base}/channels/{fake_discord.channel.id}/messages"
+            headers = {"Authorization": f"Bot {fake_discord.token}"}
+            async with http.post(url, json={"content": "six", "components": rows}, headers=headers) as resp:
+                assert resp.status == 400
+                assert "components" in (await resp.json())["errors"]
+    assert [m.content for m in fake_discord.channel_messages(fake_discord.channel.id)] == ["five rows"]
+
+
+async def test_channel_post_with_file_dm_and_restart(fake_discord: FakeDiscord, make_client: Any) -> None:
+    first = make_client()
+    async with fake_discord.connected(first):
+        channel = first.get_channel(fake_discord.channel.id)
+        assert isinstance(channel, discord.TextChannel)
+        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+        await channel.send("chart", file=discord.File(io.BytesIO(png), filename="graph.png"))
+        user = await first.fetch_user(fake_discord.user.id)
+        await user.send("a DM alert")
+    # a restart: a new client on the same fake identifies anew
+    second = make_client()
+    async with fake_discord.connected(second):
+        fetched = await second.fetch_channel(fake_discord.channel.id)
+        assert fetched.id == fake_discord.channel.id
+    (msg,) = fake_discord.channel_messages(fake_discord.channel.id)
+    assert msg.content == "chart" and msg.files[0].data == png and msg.attachments[0]["size"] == len(png)
+    (dm,) = fake_discord.channel_messages(fake_discord.dm_channel(fake_discord.user.id).id)
+    assert dm.content == "a DM alert" and dm.guild_id is None
+    assert fake_discord.identifies == 2
+
+
+async def test_slash_refuses_unknown_options_and_unsynced_commands(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    toy_tree(client)
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        with pytest.raises(ValueError, match="no option"):
+            await fake_discord.slash("paper", {"nope": "x"})
+        with pytest.raises(ValueError, match="requires"):
+            await fake_discord.slash("paper", {})
+        fake_discord.strict_commands = True
+        with pytest.raises(LookupError):
+            await fake_discord.slash("unsynced")
+
+
+def test_limits_module_directly() -> None:
+    """What discord.py already refuses client-side is still checked by the fake (raw HTTP clients)."""
+    from tests.fakediscord import limits
+
+    assert limits.check_embeds([{"title": str(i)} for i in range(11)])[0].path == ("embeds",)
+    assert limits.check_embeds([{"fields": [{"name": "n", "value": "v"}] * 26}])[0].path == ("embeds", 0, "fields")
+    assert limits.check_message({"content": ""}) != []
+    assert limits.check_message({"content": "ok"}) == []
+    assert limits.check_choices([{"name": "n" * 101, "value": "v"}])[0].path == ("choices", 0, "name")
+    assert limits.check_choices([{"name": "n", "value": "v" * 101}])[0].path == ("choices", 0, "value")
+    assert limits.check_choices([{"name": "n", "value": 5}]) == []
+    row = {"type": 1, "components": [{"type": 2, "style": 1, "custom_id": "c" * 101, "label": "x"}]}
+    assert limits.check_components([row])[0].path == ("components", 0, "components", 0, "custom_id")
+    errors = limits.errors_object(limits.check_embeds([{"title": "t" * 300}]))
+    assert errors == {"embeds": {"0": {"title": {"_errors": [
+        {"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 256 or fewer in length."}]}}}}
+
+
+# --------------------------------------------------------------------------- faults (issue 7)
+
+
+async def test_global_rate_limit_then_success(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    async with fake_discord.connected(client):
+        fake_discord.rate_limit("POST /channels/*/messages", retry_after=0.1, is_global=True)
+        await client.get_partial_messageable(fake_discord.channel.id).send("after the wait")
+    first, second = fake_discord.requests_to("POST", "/channels/*/messages")
+    assert first.status == 429 and first.injected and first.response["global"] is True
+    assert second.status == 200 and second.at - first.at >= 0.1
+    assert [m.content for m in fake_discord.channel_messages(fake_discord.channel.id)] == ["after the wait"]
+
+
+async def test_rate_limited_interaction_callback_is_retried(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    toy_tree(client)
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        fake_discord.rate_limit("POST /interactions/*/*/callback", retry_after=0.05)
+        h = await fake_discord.slash("paper", {"paper": "2412.10400"})
+        assert (await h.wait_message()).embed["title"] == "Reasoning about citations"
+    assert [r.status for r in fake_discord.requests_to("POST", "/interactions/*")] == [429, 200]
+
+
+async def test_server_error_is_retried(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    async with fake_discord.connected(client):
+        fake_discord.server_error("POST /channels/*/messages", 502)
+        await client.get_partial_messageable(fake_discord.channel.id).send("eventually")
+        fake_discord.server_error("POST /channels/*/messages", 503)
+        with pytest.raises(discord.DiscordServerError):
+            await client.get_partial_messageable(fake_discord.channel.id).send("not retried")
+    statuses = [r.status for r in fake_discord.requests_to("POST", "/channels/*/messages")]
+    assert statuses == [502, 200, 503]
+
+
+async def test_forbidden_and_deleted_channels(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    alerts = fake_discord.guild.channel("alerts")
+    async with fake_discord.connected(client):
+        fake_discord.forbid_channel(alerts.id)
+        with pytest.raises(discord.Forbidden) as forbidden:
+            await client.get_partial_messageable(alerts.id).send("x")
+        assert forbidden.value.code == 50001
+        fake_discord.allow_channel(alerts.id)
+        await client.get_partial_messageable(alerts.id).send("allowed again")
+        fake_discord.delete_channel(fake_discord.channel.id)
+        with pytest.raises(discord.NotFound) as gone:
+            await client.get_partial_messageable(fake_discord.channel.id).send("x")
+        assert gone.value.code == 10003
+        with pytest.raises(discord.NotFound):
+            await client.get_partial_messageable(424242).send("never existed")
+    assert [m.content for m in fake_discord.channel_messages(alerts.id)] == ["allowed again"]
+
+
+async def test_tcp_drop_then_resume_and_missed_interaction(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    toy_tree(client)
+    resumed = asyncio.Event()
+
+    @client.event
+    async def on_resumed() -> None:
+        resumed.set()
+
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        await fake_discord.drop_gateway(code=None)
+        # dispatched while the client is away: replayed after RESUME
+        h = await fake_discord.slash("paper", {"paper": "2501.00001"})
+        await fake_discord.wait_resumed(timeout=10)
+        assert (await h.wait_message()).embed["title"] == "Another paper"
+        await asyncio.wait_for(resumed.wait(), 5)
+    assert fake_discord.identifies == 1 and fake_discord.resumes == 1
+
+
+async def test_invalid_session_makes_the_client_identify_again(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    toy_tree(client)
+
+    async def identify_at_once(shard_id: int | None, *, initial: bool = False) -> None:
+        """discord.py waits 5 s before a non-initial IDENTIFY; no need on loopback."""
+
+    client.before_identify_hook = identify_at_once
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        await fake_discord.invalidate_session(resumable=False)
+        await fake_discord.wait_for(lambda: fake_discord.identifies == 2 and fake_discord._session.ws, timeout=10)
+        h = await fake_discord.slash("paper", {"paper": "2412.10400"})
+        await h.wait_message()
+        await fake_discord.request_reconnect()
+        await fake_discord.wait_resumed(timeout=10)
+        h = await fake_discord.slash("paper", {"paper": "2502.00002"})
+        assert (await h.wait_message()).embed["title"] == "Third thing"
