@@ -28,6 +28,9 @@ Usage (pytest; asyncio auto mode)::
             page2 = await fake_discord.click(msg, label="Next")   # type 3 on a button
             await page2.wait_response()                 # {"type": 7, "data": {...}}
 
+Without ``pytest_plugins``: ``from tests.fakediscord.fixtures import fake_config, fake_discord,
+make_client  # noqa: F401``. Outside pytest: ``async with FakeDiscord() as fake: ...``.
+
 Your own bot instead of ``make_client``: set the env vars from ``fake_discord.env()``
 (``MAPWATCH_DISCORD_API``, ``MAPWATCH_DISCORD_GATEWAY``, ``DISCORD_TOKEN``) or call
 ``bot.discord_endpoints.point_discord_py_at(fake.api_base, fake.gateway_url)``; then log in
@@ -35,8 +38,9 @@ with ``fake.token``. Create clients with ``guild_ready_timeout=0.05`` or ``on_re
 
 Fixtures (``tests/fakediscord/fixtures.py``):
     ``fake_discord``   a started ``FakeDiscord``, discord.py pointed at it (restored after).
-    ``fake_config``    dict of ``FakeDiscord`` keyword arguments; override it in a test module
-                       (e.g. ``{"interaction_deadline": 0.3}``).
+    ``fake_config``    dict of ``FakeDiscord`` keyword arguments; override it in a module, or
+                       per test: ``@pytest.mark.parametrize("fake_config",
+                       [{"interaction_deadline": 0.2}])``.
     ``make_client``    factory of toy ``discord.Client`` objects with a ``.tree`` (closed after).
 
 The ``FakeDiscord`` API (server.py):
@@ -61,6 +65,7 @@ The ``FakeDiscord`` API (server.py):
     ``await fake.wait_channel_messages(channel_id, n)``.
     Everything: ``fake.requests`` (``RecordedRequest``: method, path, query, json, files,
     status, response, authorized, injected), ``fake.requests_to("POST", "/channels/*/messages")``,
+    ``fake.unknown_routes`` (requests to routes the fake lacks: assert it stays empty),
     ``fake.command_syncs``, ``fake.commands(guild_id=None)``, ``fake.gateway_received``,
     ``fake.identifies``, ``fake.resumes``, ``await fake.wait_for(predicate, timeout)``.
     Faults (issue 7): ``fake.rate_limit("POST /channels/*/messages", retry_after=0.05,

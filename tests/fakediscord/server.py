@@ -491,6 +491,15 @@ class FakeDiscord:
         """Recorded requests whose path matches a glob, e.g. ``requests_to("POST", "/channels/*/messages")``."""
         return [r for r in self.requests if r.method == method and fnmatch.fnmatchcase(r.path, pattern)]
 
+    @property
+    def unknown_routes(self) -> list[RecordedRequest]:
+        """Requests to routes the fake does not implement (answered 404 with code 0).
+
+        Assert this is empty at the end of an end-to-end test to catch a bot using an API the
+        fake (and so the test) does not cover.
+        """
+        return [r for r in self.requests if r.status == 404 and not r.injected and (r.response or {}).get("code") == 0]
+
     # ------------------------------------------------------------------ convenience accessors
 
     @property
