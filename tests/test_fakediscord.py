@@ -582,3 +582,40 @@ async def test_invalid_session_makes_the_client_identify_again(fake_discord: Fak
         await fake_discord.wait_resumed(timeout=10)
         h = await fake_discord.slash("paper", {"paper": "2502.00002"})
         assert (await h.wait_message()).embed["title"] == "Third thing"
+
+
+async def test_response_with_file_and_permission_check(fake_discord: FakeDiscord, make_client: Any) -> None:
+    client = make_client()
+    errors: list[BaseException] = []
+
+    @client.tree.command(name="chart", description="A picture")
+    async def chart(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message(
+            embed=discord.Embed(title="graph").set_image(url="attachment://g.png"),
+            file=discord.File(io.BytesIO(b"PNGDATA"), filename="g.png"),
+        )
+
+    @client.tree.command(name="admin", description="Needs Manage Channels")
+    @app_commands.default_permissions(manage_channels=True)
+    @app_commands.checks.has_permissions(manage_channels=True)
+    async def admin(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("done", ephemeral=True)
+
+    @client.tree.error
+    async def on_error(interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        errors.append(error)
+        await interaction.response.send_message("You need Manage Channels.", ephemeral=True)
+
+    async with fake_discord.connected(client):
+        await client.tree.sync()
+        msg = await (await fake_discord.slash("chart")).wait_message()
+        assert msg.files[0].filename == "g.png" and msg.files[0].data == b"PNGDATA"
+        assert msg.attachments[0]["filename"] == "g.png"
+        assert msg.embed["image"]["url"] == "attachment://g.png"
+        denied = await fake_discord.slash("admin")
+        assert (await denied.wait_message()).content == "You need Manage Channels." and denied.ephemeral
+        assert isinstance(errors[0], app_commands.MissingPermissions)
+        allowed = await fake_discord.slash("admin", permissions=discord.Permissions(manage_channels=True))
+        assert (await allowed.wait_message()).content == "done"
+    admin_cmd = next(c for c in fake_discord.commands() if c["name"] == "admin")
+    assert admin_cmd["default_member_permissions"] == str(discord.Permissions(manage_channels=True).value)

@@ -283,6 +283,7 @@ class GatewaySession:
     send: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     resumes: int = 0
     identify: dict[str, Any] = field(default_factory=dict)
+    transport: asyncio.BaseTransport | None = None  # the live connection's TCP transport
 
 
 class _Reply(Exception):
@@ -620,7 +621,7 @@ class FakeDiscord:
         session.ws = None
         session.send = None
         if code is None:
-            transport = ws._req.transport if ws._req is not None else None  # type: ignore[attr-defined]
+            transport = session.transport
             if transport is not None:
                 transport.abort()
         else:
@@ -897,9 +898,12 @@ class FakeDiscord:
                         await ws.close(code=4004, message=b"Authentication failed.")
                         break
                     session = await self._identify(ws, send, d)
+                    session.transport = request.transport
                 elif op == 6:
                     session = await self._resume(ws, send, d or {})
-                    if session is None:
+                    if session is not None:
+                        session.transport = request.transport
+                    else:
                         await send({"op": 9, "d": False, "s": None, "t": None})
                 self._notify()
         finally:
@@ -1190,6 +1194,8 @@ class FakeDiscord:
             "application_id": str(self.app_id),
             "version": str(snowflake()),
         }
+        if stored["default_member_permissions"] is not None:  # Discord answers a string
+            stored["default_member_permissions"] = str(int(stored["default_member_permissions"]))
         if guild_id is not None:
             stored["guild_id"] = guild_id
         return stored
