@@ -541,6 +541,10 @@ async def test_forbidden_and_deleted_channels(fake_discord: FakeDiscord, make_cl
         assert gone.value.code == 10003
         with pytest.raises(discord.NotFound):
             await client.get_partial_messageable(424242).send("never existed")
+        await fake_discord.remove_channel(alerts.id)
+        await fake_discord.wait_for(lambda: client.get_channel(alerts.id) is None)
+        with pytest.raises(discord.NotFound):
+            await client.get_partial_messageable(alerts.id).send("gone")
     assert [m.content for m in fake_discord.channel_messages(alerts.id)] == ["allowed again"]
 
 

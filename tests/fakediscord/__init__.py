@@ -72,7 +72,8 @@ The ``FakeDiscord`` API (server.py):
     is_global=False, times=1)`` (429 with ``X-RateLimit-*`` and ``Via``, so discord.py retries),
     ``fake.server_error(route, 500, times=1)`` (discord.py retries 500/502/504/524 after 1 s),
     ``fake.inject(route, status, body, headers=, times=)``, ``fake.forbid_channel(id)`` (403
-    Missing Access 50001), ``fake.delete_channel(id)`` (404 Unknown Channel 10003),
+    Missing Access 50001), ``fake.delete_channel(id)`` (404 Unknown Channel 10003; the
+    client's cache keeps it), ``await fake.remove_channel(id)`` (the same plus CHANNEL_DELETE),
     ``await fake.drop_gateway(code=4000)`` (``code=None``: TCP drop) then
     ``await fake.wait_resumed()`` (missed dispatches are replayed on RESUME),
     ``await fake.invalidate_session()``, ``await fake.request_reconnect()``,

@@ -604,6 +604,14 @@ class FakeDiscord:
         """The channel is gone: requests about it answer 404 Unknown Channel (10003)."""
         self.deleted_channels.add(channel_id)
 
+    async def remove_channel(self, channel_id: int) -> None:
+        """Delete the channel as Discord does: 404 from now on and a CHANNEL_DELETE dispatch."""
+        self.deleted_channels.add(channel_id)
+        channel = self.find_channel(channel_id)
+        if channel is not None and channel.guild_id is not None:
+            self.guilds[channel.guild_id].channels.remove(channel)
+            await self.dispatch("CHANNEL_DELETE", channel.payload())
+
     def clear_faults(self) -> None:
         self._faults.clear()
         self.forbidden_channels.clear()
