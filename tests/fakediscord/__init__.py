@@ -35,6 +35,8 @@ Your own bot instead of ``make_client``: set the env vars from ``fake_discord.en
 (``MAPWATCH_DISCORD_API``, ``MAPWATCH_DISCORD_GATEWAY``, ``DISCORD_TOKEN``) or call
 ``bot.discord_endpoints.point_discord_py_at(fake.api_base, fake.gateway_url)``; then log in
 with ``fake.token``. Create clients with ``guild_ready_timeout=0.05`` or ``on_ready`` waits 2 s.
+discord.py sleeps 5 s before a re-IDENTIFY (after ``invalidate_session``); override the
+client's ``before_identify_hook`` with a no-op in tests that do that. Resumes are immediate.
 
 Fixtures (``tests/fakediscord/fixtures.py``):
     ``fake_discord``   a started ``FakeDiscord``, discord.py pointed at it (restored after).
