@@ -1,0 +1,190 @@
+"""Pure building: stored entries -> Atom, OPML and HTML bytes. No I/O, no clock.
+
+Every timestamp comes from the database, so rebuilding an unchanged feed gives the same
+bytes (and the same ETag). Entry ids are tag URIs that never depend on the host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from html import escape
+
+from store.timeline import CountGrowth, Direction, NewCiter, PaperRef
+
+TAG = "tag:mapwatch,2026:"
+GENERATOR = "mapwatch"
+AUTHOR = {"name": "mapwatch"}
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~-]*$")
+
+
+def clean(text: str | None) -> str:
+    """Text that XML can carry: control characters and lone surrogates removed."""
+    return _XML_INVALID.sub("", text or "")
+
+
+def safe_path(rel: str) -> bool:
+    """A relative path we are willing to write and serve: plain segments, no dot-files,
+    no '..', no backslashes."""
+    parts = rel.split("/")
+    return bool(parts) and all(_SAFE_SEGMENT.match(p) for p in parts)
+
+
+def direction_feed_path(slug: str) -> str:
+    return f"feeds/{slug}.atom"
+
+
+def paper_feed_path(paper_id: str) -> str:
+    return f"feeds/papers/{paper_id}.atom"
+
+
+def stamp(iso: str) -> datetime:
+    dt = datetime.fromisoformat(iso)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _join(base_url: str, rel: str) -> str:
+    return f"{base_url.rstrip('/')}/{rel}"
+
+
+def _paper_line(p: PaperRef) -> str:
+    year = f" ({p.year})" if p.year else ""
+    link = p.url or p.arxiv_url
+    return f'<a href="{escape(clean(link))}">{escape(clean(p.title))}</a>{year}'
+
+
+def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None):
+    from feedgen.feed import FeedGenerator
+
+    fg = FeedGenerator()
+    fg.id(feed_id)
+    fg.title(clean(title))
+    fg.subtitle(clean(subtitle))
+    fg.author(AUTHOR)
+    fg.link(href=self_url, rel="self", type="application/atom+xml")
+    if alternate:
+        fg.link(href=clean(alternate), rel="alternate", type="text/html")
+    fg.generator(GENERATOR)
+    fg.language("en")
+    return fg
+
+
+def _citer_entry(fg, entry_id: str, c: NewCiter, what: str) -> None:
+    fe = fg.add_entry(order="append")
+    p = c.citer
+    fe.id(entry_id)
+    fe.title(clean(f"{p.title} ({p.year})" if p.year else p.title))
+    when = stamp(c.first_seen)
+    fe.updated(when)
+    fe.published(when)
+    # One link only: feedgen 1.0 drops rel/type on entry links, and two untyped
+    # alternates would break RFC 4287. The content links the arXiv page too.
+    fe.link(href=clean(p.url or p.arxiv_url))
+    n = len(c.cites)
+    cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
+    html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(p.arxiv_url))}\">arXiv</a>) cites "
+            f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
+            f"<p>First seen citing it on {when.date().isoformat()}.</p>")
+    fe.content(html, type="html")
+
+
+def direction_feed(d: Direction, citers: Sequence[NewCiter], base_url: str) -> bytes:
+    """The Atom feed of papers newly citing papers placed in direction `d`, newest first."""
+    fg = _new_feed(
+        f"{TAG}direction/{d.slug}",
+        f"{d.name}: new citing papers",
+        f"Papers newly citing a paper placed in {d.breadcrumb}.",
+        _join(base_url, direction_feed_path(d.slug)),
+        d.url,
+    )
+    for c in citers:
+        _citer_entry(fg, f"{TAG}direction/{d.slug}/citer/{c.citer.id}", c, d.name)
+    fg.updated(stamp(citers[0].first_seen) if citers else stamp(d.since))
+    return fg.atom_str(pretty=True)
+
+
+def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Sequence[CountGrowth],
+               base_url: str) -> bytes:
+    """The Atom feed of one paper's new citers, and of count growth its page does not name."""
+    fg = _new_feed(
+        f"{TAG}paper/{p.id}",
+        f"{p.title}: new citing papers",
+        f"Papers newly citing arXiv {p.id} in the citation map.",
+        _join(base_url, paper_feed_path(p.id)),
+        p.url or p.arxiv_url,
+    )
+    items: list[tuple[str, int, object]] = [(c.first_seen, c.first_event_id, c) for c in citers]
+    items += [(g.seen_at, g.event_id, g) for g in growths]
+    items.sort(key=lambda t: (t[0], -t[1]), reverse=True)  # newest first; same instant: page order
+    for _, _, item in items:
+        if isinstance(item, NewCiter):
+            _citer_entry(fg, f"{TAG}paper/{p.id}/citer/{item.citer.id}", item, p.title)
+        else:
+            assert isinstance(item, CountGrowth)
+            _growth_entry(fg, p, item)
+    fg.updated(stamp(items[0][0]) if items else stamp(since))
+    return fg.atom_str(pretty=True)
+
+
+def _growth_entry(fg, p: PaperRef, g: CountGrowth) -> None:
+    fe = fg.add_entry(order="append")
+    fe.id(f"{TAG}paper/{p.id}/count/{g.event_id}")
+    n = g.unlisted
+    fe.title(clean(f"{p.title}: gained {n} {'citer' if n == 1 else 'citers'} not listed on the map page"))
+    when = stamp(g.seen_at)
+    fe.updated(when)
+    fe.published(when)
+    fe.link(href=clean(p.url or p.arxiv_url))
+    fe.content(f"<p>{_paper_line(p)}: cited by {g.old_count} → {g.new_count} papers in the map; "
+               f"{n} of the new citers are not listed on its page (it lists the most cited only).</p>",
+               type="html")
+
+
+def opml(dirs: Sequence[Direction], base_url: str) -> bytes:
+    """OPML 2.0 listing every direction feed, for import into feed readers."""
+    rows = "\n".join(
+        f'    <outline type="rss" text="{escape(clean(d.name))}" title="{escape(clean(d.name))}"'
+        f' xmlUrl="{escape(_join(base_url, direction_feed_path(d.slug)))}"'
+        + (f' htmlUrl="{escape(clean(d.url))}"' if d.url else "") + "/>"
+        for d in dirs)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">\n  <head>\n'
+        "    <title>mapwatch: new citing papers per research direction</title>\n  </head>\n"
+        f"  <body>\n{rows}\n  </body>\n</opml>\n"
+    ).encode()
+
+
+def index_html(dirs: Sequence[Direction], base_url: str, example_paper: str | None = None) -> bytes:
+    """The front page: each direction with its feed link, and feed autodiscovery."""
+    links = "\n".join(
+        f'<link rel="alternate" type="application/atom+xml" title="{escape(clean(d.name))}"'
+        f' href="{escape(_join(base_url, direction_feed_path(d.slug)))}">' for d in dirs)
+    items = "\n".join(
+        f'<li><a href="{escape(_join(base_url, direction_feed_path(d.slug)))}">{escape(clean(d.name))}</a>'
+        f" <small>({escape(clean(d.breadcrumb))})</small></li>" for d in dirs)
+    opml_url = escape(_join(base_url, "feeds.opml"))
+    paper_note = ""
+    if example_paper:
+        url = escape(_join(base_url, paper_feed_path(example_paper)))
+        paper_note = (f'<p>To follow one paper, subscribe to <code>/feeds/papers/&lt;arXiv id&gt;.atom</code>, '
+                      f'e.g. <a href="{url}">{url}</a>.</p>')
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>mapwatch feeds</title>
+{links}
+</head>
+<body>
+<h1>New citing papers, per research direction</h1>
+<p>Subscribe to a direction in your feed reader: each entry is a paper newly seen citing a paper
+placed in that direction. All directions at once: <a href="{opml_url}">{opml_url}</a> (OPML).</p>
+<ul>
+{items}
+</ul>
+{paper_note}
+</body>
+</html>
+""".encode()

@@ -1,0 +1,196 @@
+"""The feeds' commands: refresh, publish, serve, run. Heavy imports happen inside them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="FILE", help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
+
+
+def _out(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", metavar="DIR",
+                   help="folder the feeds are written to (default: $MAPWATCH_FEEDS_DIR, else ./public)")
+
+
+def _base(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--base-url", metavar="URL",
+                   help="public address of the feeds, used in their links "
+                        f"(default: $MAPWATCH_BASE_URL, else {default})")
+
+
+def _listen(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
+
+
+def _limit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=100, metavar="N", help="entries per feed (default: 100)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "refresh", help="one tick: read the source, store what changed, republish the feeds",
+        description="Read the source (a folder of pages, or the map's URL), store what changed with "
+                    "new-citation events, and republish the feeds that changed. Exit 0: all read; "
+                    "1: some pages rejected or not fetched (the rest stored); 2: usage error.")
+    _db(p)
+    p.add_argument("--source", metavar="DIR|URL",
+                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
+    p.add_argument("--budget", type=int, default=None, metavar="N",
+                   help="HTTP source: pages fetched at most in this tick (default: 500)")
+    _out(p)
+    _base(p, "http://localhost:8080")
+    _limit(p)
+    p.set_defaults(func=cmd_refresh)
+
+    p = sub.add_parser("publish", help="write the Atom feeds, feeds.opml and index.html into a folder")
+    _db(p)
+    _out(p)
+    _base(p, "http://localhost:8080")
+    _limit(p)
+    p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("serve", help="publish the feeds, then serve the folder over HTTP")
+    _db(p)
+    _out(p)
+    _listen(p)
+    _base(p, "http://<host>:<port>")
+    _limit(p)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "run", help="serve the feeds and refresh them on schedule ($MAPWATCH_REFRESH, default 1h)",
+        description="One process: the feed server and the refresh schedule. On an empty database the "
+                    "bundled seeds are stored first.")
+    _db(p)
+    p.add_argument("--source", metavar="DIR|URL",
+                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
+    _out(p)
+    _listen(p)
+    _base(p, "http://<host>:<port>")
+    p.set_defaults(func=cmd_run)
+
+
+def out_dir(args: argparse.Namespace) -> str:
+    from feeds.publish import default_out_dir
+
+    return args.out or default_out_dir()
+
+
+def base_url(args: argparse.Namespace, fallback: str) -> str:
+    return (args.base_url or os.environ.get("MAPWATCH_BASE_URL") or fallback).rstrip("/")
+
+
+def port(args: argparse.Namespace) -> int:
+    if args.port is not None:
+        return args.port
+    raw = os.environ.get("PORT") or "8080"
+    if not raw.isdigit():
+        from store.errors import FetchError
+
+        raise FetchError(f"$PORT must be a number, not {raw!r}")
+    return int(raw)
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from feeds.publish import publish
+    from store.db import open_db
+    from store.http_source import HttpOptions
+    from store.refresh import default_source, refresh
+
+    source = args.source or default_source()
+    options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
+    db = open_db(args.db)
+    report = refresh(db, source, options=options)
+    for r in report.rejected:
+        print(f"rejected: {r}", file=sys.stderr)
+    for f in report.failed:
+        print(f"not fetched (stored data kept): {f}", file=sys.stderr)
+    print(report.summary())
+    print(publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit).summary())
+    return EXIT_REJECTED if report.rejected or report.failed else EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from feeds.publish import publish
+    from store.db import open_db
+
+    report = publish(open_db(args.db), out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit)
+    print(report.summary())
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from feeds.publish import publish
+    from feeds.run import default_base_url
+    from feeds.server import start_server
+    from store.db import open_db
+
+    the_port = port(args)
+    folder = out_dir(args)
+
+    async def main() -> None:
+        runner, bound = await start_server(folder, args.host, the_port)
+        try:
+            url = base_url(args, default_base_url(args.host, bound))
+            db = open_db(args.db)
+            try:
+                report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)
+            finally:
+                db.close()
+            print(report.summary())
+            print(f"Serving {folder} at {url}/ (feeds.opml lists every direction feed). Ctrl-C stops.",
+                  flush=True)
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    return _run_until_signal(main)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from feeds.run import RunConfig, run_services
+    from store.refresh import default_source
+
+    config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
+                       host=args.host, port=port(args),
+                       base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
+                       refresh=os.environ.get("MAPWATCH_REFRESH"))
+    return _run_until_signal(lambda: run_services(config, say=lambda s: print(s, flush=True)))
+
+
+def _run_until_signal(make) -> int:
+    """Run a coroutine until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal."""
+    import asyncio
+    import logging
+    import signal
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(make())
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, task.cancel)
+        try:
+            await task
+        except asyncio.CancelledError:
+            print("mapwatch: stopped", file=sys.stderr)
+
+    try:
+        asyncio.run(main())
+    except OSError as e:  # e.g. the port is taken
+        print(f"mapwatch: error: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK

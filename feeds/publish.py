@@ -1,0 +1,107 @@
+"""Publishing: build every feed from the database and write it into an output folder.
+
+Each file is written atomically (a temporary file in the same folder, then os.replace),
+and only when its bytes changed, so unchanged feeds keep their mtime, size and ETag. The
+folder can be served by `mapwatch serve`, nginx or object storage alike.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from feeds import build
+from store import timeline
+
+log = logging.getLogger(__name__)
+DEFAULT_LIMIT = 100
+
+
+@dataclass
+class PublishReport:
+    out_dir: str
+    written: list[str] = field(default_factory=list)  # relative paths rewritten
+    unchanged: int = 0
+    skipped: list[str] = field(default_factory=list)  # unsafe names, not written
+
+    @property
+    def total(self) -> int:
+        return len(self.written) + self.unchanged
+
+    def summary(self) -> str:
+        s = f"Feeds in {self.out_dir}: {len(self.written):,} written, {self.unchanged:,} unchanged"
+        if self.skipped:
+            s += f", {len(self.skipped):,} skipped (unsafe names)"
+        return s + "."
+
+
+def default_out_dir() -> str:
+    return os.environ.get("MAPWATCH_FEEDS_DIR") or "public"
+
+
+def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
+    """Write `data` to root/rel atomically unless the file already holds exactly it."""
+    path = root / rel
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT) -> PublishReport:
+    """Build and write every direction feed, every paper feed, feeds.opml and index.html."""
+    root = Path(out_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    report = PublishReport(out_dir=str(root))
+
+    def put(rel: str, data: bytes) -> None:
+        if not build.safe_path(rel):
+            log.warning("not publishing %r: unsafe file name", rel)
+            report.skipped.append(rel)
+            return
+        if write_if_changed(root, rel, data):
+            report.written.append(rel)
+        else:
+            report.unchanged += 1
+
+    dirs = []
+    for d in timeline.directions(db):
+        if build.safe_path(build.direction_feed_path(d.slug)):
+            dirs.append(d)
+        else:
+            log.warning("not publishing direction %r: unsafe slug", d.slug)
+            report.skipped.append(build.direction_feed_path(d.slug))
+    for d in dirs:
+        put(build.direction_feed_path(d.slug), build.direction_feed(d, timeline.direction_citers(db, d.slug, limit),
+                                                                   base_url))
+    papers = timeline.followed_papers(db)
+    for pid in papers:
+        p = timeline.paper(db, pid)
+        if p is None:
+            continue
+        put(build.paper_feed_path(pid), build.paper_feed(
+            p, timeline.paper_first_seen(db, pid), timeline.paper_citers(db, pid, limit),
+            timeline.paper_count_growth(db, pid, limit), base_url))
+    put("feeds.opml", build.opml(dirs, base_url))
+    example = next((pid for pid in timeline.papers_with_pages(db, 1)), None)
+    put("index.html", build.index_html(dirs, base_url, example))
+    return report

@@ -1,0 +1,104 @@
+"""`mapwatch run`: the scheduler and the feed server in one asyncio process.
+
+`run_services` is the one place that wires them; the bot adds itself by passing its
+after-refresh hooks (alert delivery) and running its client next to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    db_path: str | Path | None
+    source: str
+    out_dir: str | Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    base_url: str | None = None  # None: http://<host>:<port>
+    refresh: str | None = None  # $MAPWATCH_REFRESH: interval or cron; None: 1 hour
+
+
+@dataclass(frozen=True)
+class Serving:
+    base_url: str
+    port: int
+    index: str
+    opml: str
+    direction_feeds: tuple[tuple[str, str], ...]  # (name, url)
+
+
+def default_base_url(host: str, port: int) -> str:
+    shown = "localhost" if host in ("", "0.0.0.0", "::") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
+
+
+def seed_if_empty(db_path: str | Path | None) -> bool:
+    """Ingest the bundled seeds into an empty database; True if it did."""
+    from store.db import open_db
+    from store.fetch import SEEDS_DIR
+    from store.ingest import ingest_paths
+
+    db = open_db(db_path)
+    try:
+        if db.conn.execute("SELECT count(*) FROM papers").fetchone()[0]:
+            return False
+        ingest_paths(db, [SEEDS_DIR])
+        return True
+    finally:
+        db.close()
+
+
+def _publish_now(tick: Tick, port: int) -> Serving:
+    from feeds.build import direction_feed_path
+    from feeds.publish import publish
+    from store import timeline
+    from store.db import open_db
+
+    db = open_db(tick.db_path)
+    try:
+        publish(db, tick.out_dir, tick.base_url, limit=tick.limit)
+        dirs = timeline.directions(db)
+    finally:
+        db.close()
+    base = tick.base_url.rstrip("/")
+    return Serving(tick.base_url, port, f"{base}/", f"{base}/feeds.opml",
+                   tuple((d.name, f"{base}/{direction_feed_path(d.slug)}") for d in dirs))
+
+
+def describe(s: Serving) -> str:
+    lines = [f"Feeds: {s.index}", f"  OPML (all directions): {s.opml}"]
+    lines += [f"  {name}: {url}" for name, url in s.direction_feeds]
+    return "\n".join(lines)
+
+
+async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
+                       say: Callable[[str], None] = print, stop: asyncio.Event | None = None) -> None:
+    """Serve the feeds and refresh them on schedule until `stop` is set (or forever)."""
+    from feeds.server import start_server
+
+    trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
+    if await asyncio.to_thread(seed_if_empty, config.db_path):
+        say("Empty database: stored the bundled seed pages.")
+    runner, port = await start_server(config.out_dir, config.host, config.port)
+    try:
+        base_url = config.base_url or default_base_url(config.host, port)
+        tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks)
+        serving = await asyncio.to_thread(_publish_now, tick, port)
+        say(describe(serving))
+        say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
+        scheduler = start_scheduler(tick, trigger, run_now=True)
+        try:
+            await (stop or asyncio.Event()).wait()
+        finally:
+            scheduler.shutdown(wait=False)
+    finally:
+        await runner.cleanup()

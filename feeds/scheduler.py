@@ -1,0 +1,142 @@
+"""The refresh schedule: one APScheduler 3.11 job running a tick (refresh, publish, then
+the after-refresh hooks such as alert delivery).
+
+Coalesced, never two ticks at once, a real misfire grace time, and a failed tick is
+logged with its reason while the next one still runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from store.errors import MapwatchError
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from feeds.publish import PublishReport
+    from store.refresh import RefreshReport
+
+log = logging.getLogger("mapwatch.scheduler")
+
+DEFAULT_REFRESH = "1h"
+MISFIRE_GRACE_SECONDS = 15 * 60
+JOB_ID = "refresh"
+_INTERVAL = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+class ScheduleError(MapwatchError):
+    """$MAPWATCH_REFRESH is neither an interval (1h, 30m, 90s, 1h30m) nor a 5-field cron expression."""
+
+
+def parse_schedule(spec: str | None):
+    """An APScheduler trigger for an interval like `1h`, `30m`, `90s`, `1h30m`, `2d`, or a
+    5-field cron expression like `*/15 * * * *` (UTC)."""
+    from apscheduler.triggers.cron import CronTrigger
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    text = (spec or DEFAULT_REFRESH).strip().lower()
+    m = _INTERVAL.match(text.replace(" ", ""))
+    if m and any(m.groups()):
+        d, h, mi, s = (int(g or 0) for g in m.groups())
+        seconds = timedelta(days=d, hours=h, minutes=mi, seconds=s).total_seconds()
+        if seconds <= 0:
+            raise ScheduleError(f"refresh interval {spec!r} must be longer than 0 s")
+        return IntervalTrigger(seconds=seconds, timezone=UTC)
+    if len(text.split()) == 5:
+        try:
+            return CronTrigger.from_crontab(text, timezone=UTC)
+        except ValueError as e:
+            raise ScheduleError(f"refresh schedule {spec!r}: {e}") from None
+    raise ScheduleError(f"refresh schedule {spec!r}: use an interval like 1h, 30m, 90s "
+                        "or a 5-field cron expression like '0 * * * *'")
+
+
+def schedule_from_env():
+    return parse_schedule(os.environ.get("MAPWATCH_REFRESH"))
+
+
+@dataclass(frozen=True)
+class TickResult:
+    refresh: RefreshReport
+    publish: PublishReport
+
+
+AfterRefresh = Callable[[TickResult], Awaitable[None]]
+
+
+@dataclass
+class Tick:
+    """One scheduled run: refresh and publish in a worker thread (own connection), then
+    the after-refresh hooks on the loop."""
+
+    db_path: str | Path | None
+    source: str
+    out_dir: str | Path
+    base_url: str
+    hooks: Sequence[AfterRefresh] = ()
+    limit: int = 100
+    priority: Callable[[Database], Sequence[str]] | None = None  # tracked papers, fetched first
+
+    def run_sync(self) -> TickResult:
+        from feeds.publish import publish
+        from store.db import open_db
+        from store.refresh import refresh
+
+        db = open_db(self.db_path)
+        try:
+            report = refresh(db, self.source, priority=self.priority(db) if self.priority else ())
+            published = publish(db, self.out_dir, self.base_url, limit=self.limit)
+        finally:
+            db.close()
+        return TickResult(report, published)
+
+    async def __call__(self) -> TickResult:
+        result = await asyncio.to_thread(self.run_sync)
+        r = result.refresh
+        log.info("refresh: %s %s", r.summary(), result.publish.summary())
+        for failure in [*r.rejected, *r.failed]:
+            log.warning("refresh: %s", failure)
+        for hook in self.hooks:
+            try:
+                await hook(result)
+            except Exception as e:
+                log.error("after-refresh step %s failed: %s", getattr(hook, "__name__", hook), e, exc_info=True)
+        return result
+
+
+def _on_job_error(event) -> None:
+    # APScheduler logs the traceback itself (logger "apscheduler"); this is the one-line reason.
+    log.error("refresh tick failed: %s: %s", type(event.exception).__name__, event.exception)
+
+
+def _on_missed(event) -> None:
+    log.warning("refresh tick missed (was due %s)", event.scheduled_run_time)
+
+
+def start_scheduler(job: Callable[[], Awaitable[object]], trigger, *, run_now: bool = True,
+                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS):
+    """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop."""
+    from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    asyncio.get_running_loop()  # fail loudly outside a loop
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    scheduler.add_listener(_on_job_error, EVENT_JOB_ERROR)
+    scheduler.add_listener(_on_missed, EVENT_JOB_MISSED)
+    async def tick() -> None:  # a plain coroutine function, whatever `job` is
+        await job()
+
+    first = {"next_run_time": datetime.now(UTC)} if run_now else {}  # None would mean "paused"
+    scheduler.add_job(tick, trigger, id=JOB_ID, name="refresh and publish", coalesce=True, max_instances=1,
+                      misfire_grace_time=misfire_grace_time, replace_existing=True, **first)
+    scheduler.start()
+    return scheduler

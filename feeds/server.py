@@ -1,0 +1,68 @@
+"""Serving the output folder over HTTP (aiohttp): GET and HEAD only, conditional GET,
+the right content types, and nothing outside the folder, ever."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from aiohttp import web
+
+from feeds.build import safe_path
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPES = {
+    ".atom": "application/atom+xml",
+    ".opml": "text/x-opml; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+}
+ALLOWED = ("GET", "HEAD")
+
+
+def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
+    """The file under `root` that `request_path` names and its content type, or None: only plain segments, only
+    the served suffixes, and the resolved file (symlinks followed) must lie inside root."""
+    rel = request_path.lstrip("/") or "index.html"
+    if "\x00" in rel or "\\" in rel or not safe_path(rel):
+        return None
+    if Path(rel).suffix not in CONTENT_TYPES:
+        return None
+    real_root = root.resolve()
+    try:
+        target = (real_root / rel).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    if not target.is_relative_to(real_root) or not target.is_file():
+        return None
+    return target, CONTENT_TYPES[Path(rel).suffix]
+
+
+def make_app(out_dir: str | Path) -> web.Application:
+    root = Path(out_dir)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if request.method not in ALLOWED:
+            raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
+        found = resolve(root, request.path)
+        if found is None:
+            raise web.HTTPNotFound(text="Not found. The feeds are listed at /\n")
+        target, content_type = found
+        return web.FileResponse(target, headers={
+            "Content-Type": content_type,
+            "Cache-Control": "no-cache",
+            "X-Content-Type-Options": "nosniff",
+        })
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+async def start_server(out_dir: str | Path, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Start serving `out_dir`; returns the runner (call `cleanup()` to stop) and the bound port."""
+    runner = web.AppRunner(make_app(out_dir), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    return runner, runner.addresses[0][1]

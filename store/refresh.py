@@ -1,0 +1,170 @@
+"""One refresh tick: read a source (a folder or the map over HTTP), store what changed.
+
+A folder is ingested (files unchanged since the last tick are not read). An HTTP source is
+crawled politely (store.http_source): tracked papers first, then papers with pages, then
+the others, least recently checked first, within a page budget. A failed fetch keeps what
+is stored; a response that is not a map page is rejected with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from store.errors import FetchError
+from store.fetch import SEEDS_DIR
+from store.http_source import (
+    Failed,
+    Fetched,
+    HttpOptions,
+    Missing,
+    NotModified,
+    Validators,
+    crawl,
+    page_url,
+    split_source,
+)
+from store.ingest import Clock, IngestReport, ingest_paths, log_ingest, utc_now
+from store.model import MapPage
+from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
+
+DEFAULT_OPTIONS = HttpOptions()
+
+
+@dataclass
+class RefreshReport:
+    source: str
+    kind: str  # "folder" or "http"
+    pages_read: int = 0  # files looked at, or HTTP responses received
+    skipped: int = 0  # unchanged files not read, 304 answers, identical bodies
+    saved: SaveResult = field(default_factory=SaveResult)
+    rejected: list[Rejection] = field(default_factory=list)
+    failed: list[Failed] = field(default_factory=list)  # could not be fetched: stored data kept
+    missing: int = 0  # HTTP 404/410: no page for that paper
+    over_budget: int = 0  # left for a later tick
+
+    @property
+    def unchanged(self) -> int:
+        return self.skipped + self.saved.unchanged
+
+    @property
+    def stored(self) -> int:
+        return len(self.saved.stored)
+
+    @property
+    def new_citations(self) -> int:
+        return self.saved.new_citations
+
+    def summary(self) -> str:
+        s = (f"Read {self.pages_read:,} pages from {self.source}: {self.stored:,} stored, "
+             f"{self.unchanged:,} unchanged, {self.saved.stale:,} older than stored, "
+             f"{len(self.rejected):,} rejected")
+        if self.kind == "http":
+            s += (f", {len(self.failed):,} failed (stored data kept), {self.missing:,} without a page, "
+                  f"{self.over_budget:,} left for the next tick")
+        return s + f". {self.new_citations:,} new citations."
+
+
+def default_source() -> str:
+    import os
+
+    return os.environ.get("MAPWATCH_SOURCE") or str(SEEDS_DIR)
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def refresh(
+    db: Database,
+    source: str | Path,
+    *,
+    clock: Clock = utc_now,
+    priority: Sequence[str] = (),
+    options: HttpOptions = DEFAULT_OPTIONS,
+) -> RefreshReport:
+    """One tick from `source` (a folder/file path or an http(s) URL)."""
+    source = str(source)
+    if is_url(source):
+        return _refresh_http(db, source, clock, priority, options)
+    ingest = ingest_paths(db, [source], clock=clock)
+    return RefreshReport(source=source, kind="folder", pages_read=ingest.pages_read, skipped=ingest.skipped,
+                         saved=ingest.saved, rejected=ingest.rejected)
+
+
+def crawl_order(db: Database, source: str, priority: Sequence[str] = ()) -> list[str]:
+    """Paper ids in fetch order: `priority` (tracked papers), then papers with pages, then
+    the others; within each group the least recently checked first."""
+    base, template = split_source(source)
+    checked = dict(db.conn.execute("SELECT location, coalesce(checked_at, '') FROM sources"))
+    has_page = dict(db.conn.execute("SELECT id, has_page FROM papers"))
+    first = list(dict.fromkeys(priority))
+    skip = set(first)
+    rest = sorted((pid for pid in has_page if pid not in skip),
+                  key=lambda pid: (not has_page[pid], checked.get(page_url(template, base, pid), ""), pid))
+    return first + rest
+
+
+def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[str],
+                  options: HttpOptions) -> RefreshReport:
+    started = clock()
+    validators = {
+        loc: Validators(etag, lm, sha)
+        for loc, etag, lm, sha in db.conn.execute(
+            "SELECT location, etag, last_modified, sha256 FROM sources WHERE location LIKE 'http%'")
+    }
+    order = crawl_order(db, source, priority)
+    try:
+        crawled = asyncio.run(crawl(source, order, validators, options=options))
+    except ValueError as e:  # a malformed URL
+        raise FetchError(f"{source}: {e}") from None
+    report = RefreshReport(source=source, kind="http", over_budget=crawled.over_budget)
+    batch: list[tuple[MapPage, SourceInfo]] = []
+    touched: list[tuple[str, str]] = []
+    for out in crawled.outcomes:
+        if isinstance(out, Fetched):
+            report.pages_read += 1
+            info = SourceInfo(out.url, out.sha256, size=len(out.data), etag=out.etag,
+                              last_modified=out.last_modified)
+            if out.error is not None:
+                report.rejected.append(Rejection(out.url, out.error.line, out.error.reason, out.sha256 or None))
+            elif out.page is not None:
+                batch.append((out.page, info))
+            else:  # identical bytes: keep the new validators
+                report.skipped += 1
+                _update_validators(db, info)
+        elif isinstance(out, NotModified):
+            report.pages_read += 1
+            report.skipped += 1
+        elif isinstance(out, Missing):
+            report.missing += 1
+        else:
+            report.failed.append(out)
+        touched.append((out.url, out.paper_id))
+    if batch:
+        report.saved.add(save_pages(db, batch, clock()))
+    record_rejections(db, report.rejected, clock())
+    _mark_checked(db, touched, clock().isoformat(timespec="seconds"))
+    log_ingest(db, IngestReport(source=source, pages_read=report.pages_read, rejected=report.rejected,
+                                saved=report.saved, skipped=report.skipped), started, clock())
+    return report
+
+
+def _update_validators(db: Database, info: SourceInfo) -> None:
+    with db.atomic():
+        db.conn.execute("UPDATE sources SET etag = ?, last_modified = ? WHERE location = ?",
+                        (info.etag, info.last_modified, info.location))
+
+
+def _mark_checked(db: Database, touched: list[tuple[str, str]], now: str) -> None:
+    """Remember when each URL was last tried (the crawl order rotates on it)."""
+    with db.atomic():
+        db.conn.executemany(
+            "INSERT INTO sources (location, paper_id, checked_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at",
+            [(url, pid, now) for url, pid in touched],
+        )

@@ -1,0 +1,136 @@
+"""Read side for feeds and alerts: who newly cites what, and when it was first seen.
+
+Plain frozen dataclasses out; timestamps are the stored ISO 8601 UTC strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+
+@dataclass(frozen=True)
+class Direction:
+    slug: str
+    name: str
+    area: str
+    breadcrumb: str
+    url: str | None
+    papers: int  # papers placed in it
+    since: str  # a stable stored timestamp: when its first paper was first seen
+
+
+@dataclass(frozen=True)
+class PaperRef:
+    id: str
+    title: str
+    year: int | None
+    url: str | None  # map page
+    arxiv_url: str | None
+
+
+@dataclass(frozen=True)
+class NewCiter:
+    """A paper seen citing papers of a direction (or one paper), from `first_seen` on."""
+
+    citer: PaperRef
+    first_seen: str
+    first_event_id: int
+    cites: tuple[PaperRef, ...]  # the cited papers (of the direction, or the one paper)
+
+
+@dataclass(frozen=True)
+class CountGrowth:
+    """A page's stated cited-by count grew; `unlisted` of the new citers are not named on it."""
+
+    event_id: int
+    old_count: int
+    new_count: int
+    unlisted: int
+    seen_at: str
+
+
+def _ref(row: tuple) -> PaperRef:
+    pid, title, year, url, arxiv = row
+    return PaperRef(pid, title, year, url, arxiv or f"https://arxiv.org/abs/{pid}")
+
+
+def directions(db: Database) -> list[Direction]:
+    rows = db.conn.execute(
+        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, count(pl.paper_id),"
+        " coalesce(min(p.first_seen), '1970-01-01T00:00:00+00:00')"
+        " FROM directions d LEFT JOIN placements pl ON pl.direction_slug = d.slug"
+        " LEFT JOIN papers p ON p.id = pl.paper_id"
+        " GROUP BY d.slug ORDER BY d.area, d.name, d.slug").fetchall()
+    return [Direction(*r) for r in rows]
+
+
+_PAPER_COLS = "p.id, p.title, p.year, p.url, p.arxiv_url"
+
+
+def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter]:
+    """Papers seen citing a paper placed in `slug`, newest first (the first import included)."""
+    rows = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, min(e.seen_at) AS first_seen, min(e.id) AS first_id"
+        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = ?"
+        " JOIN papers p ON p.id = e.citing_id"
+        " WHERE e.kind = 'citation'"
+        " GROUP BY e.citing_id ORDER BY first_seen DESC, first_id ASC LIMIT ?",
+        (slug, limit)).fetchall()
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    cited: dict[str, list[PaperRef]] = {}
+    marks = ",".join("?" * len(ids))
+    for row in db.conn.execute(
+            f"SELECT c.citing_id, {_PAPER_COLS} FROM citations c"
+            " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
+            f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
+            " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
+        cited.setdefault(row[0], []).append(_ref(row[1:]))
+    return [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows]
+
+
+def paper(db: Database, paper_id: str) -> PaperRef | None:
+    row = db.conn.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    return _ref(row) if row else None
+
+
+def paper_first_seen(db: Database, paper_id: str) -> str:
+    row = db.conn.execute("SELECT first_seen FROM papers WHERE id = ?", (paper_id,)).fetchone()
+    return row[0] if row else "1970-01-01T00:00:00+00:00"
+
+
+def followed_papers(db: Database) -> list[str]:
+    """Papers that get a feed of their own: those with a page or with a citer."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT id FROM papers WHERE has_page = 1"
+        " UNION SELECT DISTINCT paper_id FROM events WHERE kind = 'citation' ORDER BY 1")]
+
+
+def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter]:
+    me = paper(db, paper_id)
+    rows = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, e.seen_at, e.id FROM events e JOIN papers p ON p.id = e.citing_id"
+        " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
+        (paper_id, limit)).fetchall()
+    return [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else ()) for r in rows]
+
+
+def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[CountGrowth]:
+    rows = db.conn.execute(
+        "SELECT id, old_count, new_count, unlisted, seen_at FROM events"
+        " WHERE kind = 'count' AND paper_id = ? AND unlisted > 0 ORDER BY id DESC LIMIT ?",
+        (paper_id, limit)).fetchall()
+    return [CountGrowth(*r) for r in rows]
+
+
+def last_event_id(db: Database) -> int:
+    return db.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+
+def papers_with_pages(db: Database, limit: int = 100) -> list[str]:
+    """Ids of papers that have a page, most cited first."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT id FROM papers WHERE has_page = 1 ORDER BY cited_by DESC, id LIMIT ?", (limit,))]
