@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from store.errors import ParseError
 from store.ids import normalize_id
@@ -24,6 +24,7 @@ from store.parse import MAX_PAGE_BYTES, parse_page
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMPLATE = "{base}/paper/{id}/"
+MAX_REDIRECTS = 5
 
 
 def user_agent() -> str:
@@ -240,45 +241,51 @@ async def _fetch_once(session, url: str, paper_id: str, known: Validators | None
         headers["If-None-Match"] = known.etag
     if known and known.last_modified:
         headers["If-Modified-Since"] = known.last_modified
+    host = urlsplit(url).netloc.lower()
+    target = url
     try:
-        async with session.get(url, headers=headers, allow_redirects=True, max_redirects=5) as resp:
-            if urlsplit(str(resp.url)).netloc.lower() != urlsplit(url).netloc.lower():
-                return Failed(url, paper_id, f"redirected to another host ({resp.url.host})")
-            status = resp.status
-            if status == 304:
-                return NotModified(url, paper_id)
-            if status in (404, 410):
-                return Missing(url, paper_id)
-            if status == 429:
-                raise _Retry("HTTP 429 Too Many Requests",
-                             retry_after_seconds(resp.headers.get("Retry-After")))
-            if status == 503 and resp.headers.get("Retry-After"):
-                raise _Retry("HTTP 503", retry_after_seconds(resp.headers.get("Retry-After")))
-            if status >= 500:
-                raise _Retry(f"HTTP {status}")
-            if status != 200:
-                return Failed(url, paper_id, f"HTTP {status}")
-            if resp.content_length is not None and resp.content_length > options.max_bytes:
-                data = b""
-                too_big = True
-            else:
-                data = await resp.content.read(options.max_bytes + 1)
-                too_big = len(data) > options.max_bytes
-            etag = resp.headers.get("ETag")
-            last_modified = resp.headers.get("Last-Modified")
+        for _hop in range(MAX_REDIRECTS + 1):
+            async with session.get(target, headers=headers, allow_redirects=False) as resp:
+                status = resp.status
+                if status in (301, 302, 303, 307, 308):
+                    target = urljoin(target, resp.headers.get("Location", ""))
+                    if urlsplit(target).netloc.lower() != host:
+                        return Failed(url, paper_id, f"redirected to another host ({urlsplit(target).netloc})")
+                    continue
+                if status == 304:
+                    return NotModified(url, paper_id)
+                if status in (404, 410):
+                    return Missing(url, paper_id)
+                if status == 429:
+                    raise _Retry("HTTP 429 Too Many Requests",
+                                 retry_after_seconds(resp.headers.get("Retry-After")))
+                if status == 503 and resp.headers.get("Retry-After"):
+                    raise _Retry("HTTP 503", retry_after_seconds(resp.headers.get("Retry-After")))
+                if status >= 500:
+                    raise _Retry(f"HTTP {status}")
+                if status != 200:
+                    return Failed(url, paper_id, f"HTTP {status}")
+                if resp.content_length is not None and resp.content_length > options.max_bytes:
+                    data = b""
+                    too_big = True
+                else:
+                    data = await _read_capped(resp, options.max_bytes)
+                    too_big = len(data) > options.max_bytes
+                etag = resp.headers.get("ETag")
+                last_modified = resp.headers.get("Last-Modified")
+                break
+        else:
+            return Failed(url, paper_id, "too many redirects")
     except TimeoutError:
         raise _Retry(f"timed out after {options.timeout:g} s") from None
-    except aiohttp.TooManyRedirects:
-        return Failed(url, paper_id, "too many redirects")
     except aiohttp.ClientPayloadError as e:
         raise _Retry(f"body cut off ({_short(e)})") from None
     except aiohttp.ClientError as e:
         raise _Retry(f"connection failed ({_short(e)})") from None
 
     if too_big:
-        limit_mb = options.max_bytes / (1024 * 1024)
         return Fetched(url, paper_id, b"", "", etag, last_modified, None,
-                       ParseError(f"page larger than {limit_mb:g} MB"))
+                       ParseError(f"page over {options.max_bytes / (1024 * 1024):g} MB, not a map page"))
     sha = hashlib.sha256(data).hexdigest()
     if known and known.sha256 == sha:
         # The same bytes as last time: no need to parse (the caller records the validators).
@@ -289,6 +296,20 @@ async def _fetch_once(session, url: str, paper_id: str, known: Validators | None
     except ParseError as e:
         page, error = None, e
     return Fetched(url, paper_id, data, sha, etag, last_modified, page, error)
+
+
+async def _read_capped(resp, limit: int) -> bytes:
+    """The body, or its first limit+1 bytes when it is longer. A body cut off before its
+    announced length raises aiohttp.ClientPayloadError."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = await resp.content.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _short(e: BaseException) -> str:

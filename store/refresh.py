@@ -28,6 +28,7 @@ from store.http_source import (
     page_url,
     split_source,
 )
+from store.ids import normalize_id
 from store.ingest import Clock, IngestReport, ingest_paths, log_ingest, utc_now
 from store.model import MapPage
 from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
@@ -98,10 +99,13 @@ def refresh(
 
 def crawl_order(db: Database, source: str, priority: Sequence[str] = ()) -> list[str]:
     """Paper ids in fetch order: `priority` (tracked papers), then papers with pages, then
-    the others; within each group the least recently checked first."""
+    the others; within each group the least recently checked first. An empty database
+    starts from the bundled seeds' papers (and follows their links on the same host)."""
     base, template = split_source(source)
     checked = dict(db.conn.execute("SELECT location, coalesce(checked_at, '') FROM sources"))
     has_page = dict(db.conn.execute("SELECT id, has_page FROM papers"))
+    if not has_page:  # an empty database: start from the bundled seeds' papers
+        has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
     first = list(dict.fromkeys(priority))
     skip = set(first)
     rest = sorted((pid for pid in has_page if pid not in skip),
