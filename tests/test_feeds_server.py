@@ -1,0 +1,112 @@
+"""The feed server: GET and HEAD only, conditional GET, content types, and nothing outside
+the output folder, whatever the path says."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from feeds.publish import publish
+from feeds.server import start_server
+from store.fetch import SEEDS_DIR
+from store.ingest import ingest_paths
+from tests.feedcheck import assert_valid_atom
+
+RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
+
+
+@pytest.fixture
+async def site(db, clock, tmp_path: Path):
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    out = tmp_path / "public"
+    publish(db, out, "http://127.0.0.1")
+    (tmp_path / "secret.atom").write_text("<secret/>")
+    (tmp_path / "secret.html").write_text("secret")
+    runner, port = await start_server(out, "127.0.0.1", 0)
+    async with aiohttp.ClientSession() as session:
+        yield out, f"http://127.0.0.1:{port}", session, port
+    await runner.cleanup()
+
+
+async def raw_status(port: int, method: str, path: str) -> int:
+    """Send a request line exactly as written (no client-side normalisation)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    status_line = await reader.readline()
+    data = await reader.read()
+    writer.close()
+    assert b"secret" not in data
+    return int(status_line.split()[1])
+
+
+async def test_content_types_and_bodies(site) -> None:
+    out, base, session, _ = site
+    for path, ctype in [("/", "text/html"), ("/index.html", "text/html"), ("/feeds.opml", "text/x-opml"),
+                        (f"/{RL}", "application/atom+xml"), ("/feeds/papers/2412.10400.atom", "application/atom+xml")]:
+        async with session.get(base + path) as resp:
+            assert resp.status == 200, path
+            assert resp.content_type == ctype, path
+            body = await resp.read()
+        rel = "index.html" if path == "/" else path.lstrip("/")
+        assert body == (out / rel).read_bytes()
+    async with session.get(f"{base}/{RL}") as resp:
+        assert_valid_atom(await resp.read())
+
+
+async def test_conditional_get_and_head(site) -> None:
+    _, base, session, _ = site
+    async with session.get(f"{base}/{RL}") as resp:
+        etag, modified = resp.headers["ETag"], resp.headers["Last-Modified"]
+        length = int(resp.headers["Content-Length"])
+    async with session.get(f"{base}/{RL}", headers={"If-None-Match": etag}) as resp:
+        assert resp.status == 304 and await resp.read() == b""
+    async with session.get(f"{base}/{RL}", headers={"If-Modified-Since": modified}) as resp:
+        assert resp.status == 304
+    async with session.get(f"{base}/{RL}", headers={"If-None-Match": '"other"'}) as resp:
+        assert resp.status == 200
+    async with session.head(f"{base}/{RL}") as resp:
+        assert resp.status == 200 and resp.headers["ETag"] == etag
+        assert resp.content_type == "application/atom+xml"
+        assert int(resp.headers["Content-Length"]) == length
+        assert await resp.read() == b""
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+async def test_only_get_and_head(site, method: str) -> None:
+    _, base, session, _ = site
+    async with session.request(method, f"{base}/{RL}") as resp:
+        assert resp.status == 405
+        assert set(resp.headers["Allow"].replace(" ", "").split(",")) == {"GET", "HEAD"}
+
+
+@pytest.mark.parametrize("path", [
+    "/../secret.atom", "/feeds/../../secret.atom", "/%2e%2e/secret.atom", "/feeds/%2e%2e/%2e%2e/secret.atom",
+    "/..%2fsecret.atom", "/feeds/..%2F..%2Fsecret.html", "//secret.atom", "/.%2e/secret.html",
+    "/feeds/papers/..\\..\\..\\secret.atom", "/%00.atom", "/mapwatch.db", "/feeds", "/feeds/",
+])
+async def test_nothing_outside_the_folder(site, path: str) -> None:
+    _, _, _, port = site
+    assert await raw_status(port, "GET", path) in (400, 404)
+
+
+async def test_symlinks_out_of_the_folder_are_refused(site, tmp_path: Path) -> None:
+    out, base, session, port = site
+    os.symlink(tmp_path / "secret.atom", out / "feeds" / "leak.atom")
+    os.symlink(tmp_path, out / "feeds" / "up")
+    os.symlink(out / RL, out / "feeds" / "alias.atom")  # inside: fine
+    assert await raw_status(port, "GET", "/feeds/leak.atom") == 404
+    assert await raw_status(port, "GET", "/feeds/up/secret.atom") == 404
+    async with session.get(f"{base}/feeds/alias.atom") as resp:
+        assert resp.status == 200 and resp.content_type == "application/atom+xml"
+
+
+async def test_temporary_and_dot_files_are_not_served(site) -> None:
+    out, _, _, port = site
+    (out / "feeds" / ".tmp-abc.atom").write_text("partial")
+    assert await raw_status(port, "GET", "/feeds/.tmp-abc.atom") == 404
+    assert await raw_status(port, "GET", "/feeds/nope.atom") == 404

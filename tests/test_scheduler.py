@@ -1,0 +1,84 @@
+"""The refresh schedule: $MAPWATCH_REFRESH, job settings, and a failing tick that is logged
+while the next one still runs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from feeds.scheduler import JOB_ID, ScheduleError, Tick, TickResult, parse_schedule, start_scheduler
+from store.fetch import SEEDS_DIR
+
+
+@pytest.mark.parametrize(("spec", "seconds"), [(None, 3600), ("1h", 3600), ("30m", 1800), ("90s", 90),
+                                               ("1h30m", 5400), ("2d", 172800), (" 45M ", 2700)])
+def test_intervals(spec, seconds) -> None:
+    trigger = parse_schedule(spec)
+    assert isinstance(trigger, IntervalTrigger) and trigger.interval == timedelta(seconds=seconds)
+
+
+def test_cron_expression() -> None:
+    trigger = parse_schedule("*/15 6-18 * * mon-fri")
+    assert isinstance(trigger, CronTrigger)
+    assert {f.name: str(f) for f in trigger.fields}["minute"] == "*/15"
+
+
+@pytest.mark.parametrize("spec", ["hourly", "0s", "1x", "* * *", "61 * * * *", "-5m"])
+def test_bad_schedules_say_what_is_accepted(spec) -> None:
+    with pytest.raises(ScheduleError):
+        parse_schedule(spec)
+
+
+async def test_a_failing_tick_is_logged_and_the_next_runs(caplog) -> None:
+    calls: list[int] = []
+    second = asyncio.Event()
+
+    async def job() -> None:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise RuntimeError("source down")
+        second.set()
+
+    caplog.set_level(logging.ERROR, logger="mapwatch.scheduler")
+    scheduler = start_scheduler(job, IntervalTrigger(seconds=0.2), run_now=True)
+    try:
+        job_obj = scheduler.get_job(JOB_ID)
+        assert job_obj.coalesce is True and job_obj.max_instances == 1 and job_obj.misfire_grace_time >= 60
+        await asyncio.wait_for(second.wait(), 15)
+    finally:
+        scheduler.shutdown(wait=False)
+    assert len(calls) >= 2
+    assert "refresh tick failed: RuntimeError: source down" in caplog.text
+
+
+async def test_tick_refreshes_publishes_then_runs_hooks_even_after_a_failing_one(
+        tmp_path: Path, caplog) -> None:
+    seen: list[TickResult] = []
+
+    async def broken(result: TickResult) -> None:
+        raise ValueError("alert channel gone")
+
+    async def record(result: TickResult) -> None:
+        seen.append(result)
+
+    tick = Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "public", "http://x", [broken, record])
+    caplog.set_level(logging.INFO, logger="mapwatch.scheduler")
+    result = await tick()
+    assert seen == [result]
+    assert result.refresh.stored == 2 and result.refresh.new_citations == 111
+    assert "feeds/lr/reinforcement-learning-for-reasoning.atom" in result.publish.written
+    assert "after-refresh step broken failed: alert channel gone" in caplog.text
+
+
+async def test_tick_with_a_missing_source_fails_with_its_reason(tmp_path: Path) -> None:
+    from store.errors import FetchError
+
+    tick = Tick(tmp_path / "m.db", str(tmp_path / "nowhere"), tmp_path / "public", "http://x")
+    with pytest.raises(FetchError, match="no such file or folder"):
+        await tick()
