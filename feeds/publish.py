@@ -17,6 +17,7 @@ from sqlite_utils import Database
 
 from feeds import build
 from store import timeline
+from store.ingest import Clock, utc_now
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMIT = 100
@@ -28,6 +29,7 @@ class PublishReport:
     written: list[str] = field(default_factory=list)  # relative paths rewritten
     unchanged: int = 0
     skipped: list[str] = field(default_factory=list)  # unsafe names, not written
+    incremental: bool = False  # paper feeds rebuilt only for papers changed since the last publish
 
     @property
     def total(self) -> int:
@@ -67,11 +69,18 @@ def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
     return True
 
 
-def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT) -> PublishReport:
-    """Build and write every direction feed, every paper feed, feeds.opml and index.html."""
+def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT,
+            clock: Clock = utc_now, full: bool = False) -> PublishReport:
+    """Build and write the direction feeds, the paper feeds, feeds.opml and index.html.
+
+    Paper feeds are rebuilt only for papers changed since the last publish into the same
+    folder with the same base URL and limit (cursors on events and snapshots); the
+    first publish, `full=True`, or a missing file rebuilds everything."""
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
+    key = str(root.resolve())
     report = PublishReport(out_dir=str(root))
+    cursor, snap = timeline.last_event_id(db), timeline.last_snapshot_id(db)  # read before building
 
     def put(rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
@@ -91,10 +100,21 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
             log.warning("not publishing direction %r: unsafe slug", d.slug)
             report.skipped.append(build.direction_feed_path(d.slug))
     for d in dirs:
-        put(build.direction_feed_path(d.slug), build.direction_feed(d, timeline.direction_citers(db, d.slug, limit),
-                                                                   base_url))
+        put(build.direction_feed_path(d.slug),
+            build.direction_feed(d, timeline.direction_citers(db, d.slug, limit), base_url))
+
+    state = db.conn.execute(
+        "SELECT base_url, entry_limit, last_event_id, last_snapshot_id FROM feed_publishes WHERE out_dir = ?",
+        (key,)).fetchone()
     papers = timeline.followed_papers(db)
-    for pid in papers:
+    if not full and state and state[0] == base_url and state[1] == limit:
+        changed = timeline.papers_changed_since(db, state[2], state[3])
+        todo = [pid for pid in papers if pid in changed or not (root / build.paper_feed_path(pid)).exists()]
+        report.incremental = True
+        report.unchanged += len(papers) - len(todo)
+    else:
+        todo = papers
+    for pid in todo:
         p = timeline.paper(db, pid)
         if p is None:
             continue
@@ -102,6 +122,14 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
             p, timeline.paper_first_seen(db, pid), timeline.paper_citers(db, pid, limit),
             timeline.paper_count_growth(db, pid, limit), base_url))
     put("feeds.opml", build.opml(dirs, base_url))
-    example = next((pid for pid in timeline.papers_with_pages(db, 1)), None)
+    example = next(iter(timeline.papers_with_pages(db, 1)), None)
     put("index.html", build.index_html(dirs, base_url, example))
+
+    with db.atomic():
+        db.conn.execute(
+            "INSERT INTO feed_publishes (out_dir, base_url, entry_limit, last_event_id, last_snapshot_id, published_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(out_dir) DO UPDATE SET base_url = excluded.base_url,"
+            " entry_limit = excluded.entry_limit, last_event_id = excluded.last_event_id,"
+            " last_snapshot_id = excluded.last_snapshot_id, published_at = excluded.published_at",
+            (key, base_url, limit, cursor, snap, clock().isoformat(timespec="seconds")))
     return report

@@ -132,5 +132,22 @@ def _initial(db: Database) -> None:
     db["papers"].enable_fts(["title", "abstract"], create_triggers=True, tokenize="porter")
 
 
+@migrations(name="0002_feeds")
+def _feeds(db: Database) -> None:
+    db.executescript(
+        """
+        -- Where feeds were last published, so the next publish rebuilds only what changed.
+        CREATE TABLE feed_publishes (
+            out_dir TEXT PRIMARY KEY,     -- absolute path of the output folder
+            base_url TEXT NOT NULL,       -- the address the feeds' links used
+            entry_limit INTEGER NOT NULL, -- entries per feed
+            last_event_id INTEGER NOT NULL,  -- events up to this id are in the published feeds
+            last_snapshot_id INTEGER NOT NULL,  -- pages stored up to this snapshot id are in them
+            published_at TEXT NOT NULL
+        );
+        """
+    )
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)

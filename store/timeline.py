@@ -134,3 +134,18 @@ def papers_with_pages(db: Database, limit: int = 100) -> list[str]:
     """Ids of papers that have a page, most cited first."""
     return [r[0] for r in db.conn.execute(
         "SELECT id FROM papers WHERE has_page = 1 ORDER BY cited_by DESC, id LIMIT ?", (limit,))]
+
+
+def last_snapshot_id(db: Database) -> int:
+    return db.conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0]
+
+
+def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
+    """Papers whose own feed may differ since those cursors: they gained events, their page
+    was stored again, or the page of a paper citing them was (its title shows in their entries)."""
+    rows = db.conn.execute(
+        "SELECT paper_id FROM events WHERE id > :e"
+        " UNION SELECT paper_id FROM snapshots WHERE id > :s"
+        " UNION SELECT c.cited_id FROM citations c JOIN snapshots s ON s.paper_id = c.citing_id WHERE s.id > :s",
+        {"e": last_event_id, "s": last_snapshot_id})
+    return {r[0] for r in rows}

@@ -149,3 +149,24 @@ def test_opml_and_index_list_every_direction_feed(db, clock, tmp_path: Path) -> 
     for url in urls:
         assert '<link rel="alternate" type="application/atom+xml" title=' in html and f'href="{url}"' in html
     assert f"{BASE}/feeds.opml" in html
+
+
+def test_incremental_publish_matches_a_full_rebuild(db, clock, tmp_path: Path, make_older_seeds) -> None:
+    ingest_paths(db, [make_older_seeds(4)], clock=clock)
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    first = publish(db, inc, BASE, clock=clock)
+    assert not first.incremental
+    clock.advance(days=1)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    again = publish(db, inc, BASE, clock=clock)
+    assert again.incremental
+    # Only the feeds of papers that gained citers (the seeds, and papers the re-stored pages cite), the
+    # direction feeds, the OPML and index are candidates; the rest were not even rebuilt.
+    assert set(again.written) >= {"feeds/papers/2412.10400.atom", "feeds/papers/2507.04136.atom", f"feeds/{RL}.atom"}
+    publish(db, full, BASE, clock=clock)
+    assert {k: v[0] for k, v in snapshot(inc).items()} == {k: v[0] for k, v in snapshot(full).items()}
+    # A deleted feed file comes back; another base URL rebuilds everything.
+    (inc / "feeds/papers/2507.04136.atom").unlink()
+    assert publish(db, inc, BASE, clock=clock).written == ["feeds/papers/2507.04136.atom"]
+    moved = publish(db, inc, "https://elsewhere.example", clock=clock)
+    assert not moved.incremental and len(moved.written) == len(feed_files(inc)) + 2
