@@ -61,7 +61,7 @@ class Validators:
 class Fetched:
     url: str
     paper_id: str
-    data: bytes
+    size: int  # bytes received (the body itself is not kept)
     sha256: str
     etag: str | None
     last_modified: str | None
@@ -284,18 +284,18 @@ async def _fetch_once(session, url: str, paper_id: str, known: Validators | None
         raise _Retry(f"connection failed ({_short(e)})") from None
 
     if too_big:
-        return Fetched(url, paper_id, b"", "", etag, last_modified, None,
+        return Fetched(url, paper_id, len(data), "", etag, last_modified, None,
                        ParseError(f"page over {options.max_bytes / (1024 * 1024):g} MB, not a map page"))
     sha = hashlib.sha256(data).hexdigest()
     if known and known.sha256 == sha:
         # The same bytes as last time: no need to parse (the caller records the validators).
-        return Fetched(url, paper_id, data, sha, etag, last_modified, None, None)
+        return Fetched(url, paper_id, len(data), sha, etag, last_modified, None, None)
     try:
         page = parse_page(data)
         error = None
     except ParseError as e:
         page, error = None, e
-    return Fetched(url, paper_id, data, sha, etag, last_modified, page, error)
+    return Fetched(url, paper_id, len(data), sha, etag, last_modified, page, error)
 
 
 async def _read_capped(resp, limit: int) -> bytes:

@@ -29,7 +29,7 @@ from store.http_source import (
     split_source,
 )
 from store.ids import normalize_id
-from store.ingest import Clock, IngestReport, ingest_paths, log_ingest, utc_now
+from store.ingest import BATCH_SIZE, Clock, IngestReport, ingest_paths, log_ingest, utc_now
 from store.model import MapPage
 from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
 
@@ -88,7 +88,10 @@ def refresh(
     priority: Sequence[str] = (),
     options: HttpOptions = DEFAULT_OPTIONS,
 ) -> RefreshReport:
-    """One tick from `source` (a folder/file path or an http(s) URL)."""
+    """One tick from `source` (a folder/file path or an http(s) URL).
+
+    Synchronous: an HTTP crawl runs its own event loop, so call this from a worker thread
+    (asyncio.to_thread) when a loop is already running in the calling thread."""
     source = str(source)
     if is_url(source):
         return _refresh_http(db, source, clock, priority, options)
@@ -132,7 +135,7 @@ def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[st
     for out in crawled.outcomes:
         if isinstance(out, Fetched):
             report.pages_read += 1
-            info = SourceInfo(out.url, out.sha256, size=len(out.data), etag=out.etag,
+            info = SourceInfo(out.url, out.sha256, size=out.size, etag=out.etag,
                               last_modified=out.last_modified)
             if out.error is not None:
                 report.rejected.append(Rejection(out.url, out.error.line, out.error.reason, out.sha256 or None))
@@ -149,8 +152,8 @@ def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[st
         else:
             report.failed.append(out)
         touched.append((out.url, out.paper_id))
-    if batch:
-        report.saved.add(save_pages(db, batch, clock()))
+    for i in range(0, len(batch), BATCH_SIZE):
+        report.saved.add(save_pages(db, batch[i:i + BATCH_SIZE], clock()))
     record_rejections(db, report.rejected, clock())
     _mark_checked(db, touched, clock().isoformat(timespec="seconds"))
     log_ingest(db, IngestReport(source=source, pages_read=report.pages_read, rejected=report.rejected,

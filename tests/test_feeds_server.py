@@ -19,16 +19,27 @@ from tests.feedcheck import assert_valid_atom
 RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
 
 
+@pytest.fixture(scope="module")
+def published(tmp_path_factory) -> Path:
+    """The seeds' feeds, published once for the module; the secrets lie next to the folder."""
+    from store.db import open_db
+    from tests.conftest import FakeClock
+
+    tmp = tmp_path_factory.mktemp("site")
+    db = open_db(tmp / "m.db")
+    ingest_paths(db, [SEEDS_DIR], clock=FakeClock())
+    publish(db, tmp / "public", "http://127.0.0.1")
+    db.close()
+    (tmp / "secret.atom").write_text("<secret/>")
+    (tmp / "secret.html").write_text("secret")
+    return tmp / "public"
+
+
 @pytest.fixture
-async def site(db, clock, tmp_path: Path):
-    ingest_paths(db, [SEEDS_DIR], clock=clock)
-    out = tmp_path / "public"
-    publish(db, out, "http://127.0.0.1")
-    (tmp_path / "secret.atom").write_text("<secret/>")
-    (tmp_path / "secret.html").write_text("secret")
-    runner, port = await start_server(out, "127.0.0.1", 0)
+async def site(published: Path):
+    runner, port = await start_server(published, "127.0.0.1", 0)
     async with aiohttp.ClientSession() as session:
-        yield out, f"http://127.0.0.1:{port}", session, port
+        yield published, f"http://127.0.0.1:{port}", session, port
     await runner.cleanup()
 
 
@@ -94,10 +105,10 @@ async def test_nothing_outside_the_folder(site, path: str) -> None:
     assert await raw_status(port, "GET", path) in (400, 404)
 
 
-async def test_symlinks_out_of_the_folder_are_refused(site, tmp_path: Path) -> None:
+async def test_symlinks_out_of_the_folder_are_refused(site) -> None:
     out, base, session, port = site
-    os.symlink(tmp_path / "secret.atom", out / "feeds" / "leak.atom")
-    os.symlink(tmp_path, out / "feeds" / "up")
+    os.symlink(out.parent / "secret.atom", out / "feeds" / "leak.atom")
+    os.symlink(out.parent, out / "feeds" / "up")
     os.symlink(out / RL, out / "feeds" / "alias.atom")  # inside: fine
     assert await raw_status(port, "GET", "/feeds/leak.atom") == 404
     assert await raw_status(port, "GET", "/feeds/up/secret.atom") == 404
