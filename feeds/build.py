@@ -86,7 +86,7 @@ def _citer_entry(fg, entry_id: str, c: NewCiter, what: str) -> None:
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
     html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(p.arxiv_url))}\">arXiv</a>) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
-            f"<p>First seen citing it on {when.date().isoformat()}.</p>")
+            f"<p>First seen on {when.date().isoformat()}.</p>")
     fe.content(html, type="html")
 
 
