@@ -82,3 +82,29 @@ async def test_tick_with_a_missing_source_fails_with_its_reason(tmp_path: Path) 
     tick = Tick(tmp_path / "m.db", str(tmp_path / "nowhere"), tmp_path / "public", "http://x")
     with pytest.raises(FetchError, match="no such file or folder"):
         await tick()
+
+
+async def test_scheduled_tick_with_a_missing_source_logs_why_then_recovers(tmp_path: Path, caplog) -> None:
+    import shutil
+
+    source = tmp_path / "pages"
+    done = asyncio.Event()
+
+    async def after(result: TickResult) -> None:
+        done.set()
+
+    tick = Tick(tmp_path / "m.db", str(source), tmp_path / "public", "http://x", [after])
+    caplog.set_level(logging.ERROR, logger="mapwatch.scheduler")
+    scheduler = start_scheduler(tick, IntervalTrigger(seconds=0.3), run_now=True)
+    async def failure_logged() -> None:
+        while "refresh tick failed" not in caplog.text:
+            await asyncio.sleep(0.05)
+
+    try:
+        await asyncio.wait_for(failure_logged(), 15)
+        shutil.copytree(SEEDS_DIR, source)  # the source comes back: the next tick succeeds
+        await asyncio.wait_for(done.wait(), 15)
+    finally:
+        scheduler.shutdown(wait=False)
+    assert f"refresh tick failed: FetchError: {source}: no such file or folder" in caplog.text
+    assert (tmp_path / "public/feeds/lr/reinforcement-learning-for-reasoning.atom").exists()
