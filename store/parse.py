@@ -63,8 +63,11 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
 
 
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
+def _int(text: str, line: int) -> int:
+    digits = text.replace(",", "")
+    if len(digits) > 18:  # beyond what SQLite's INTEGER holds (and int()'s 4300-digit limit)
+        raise ParseError(f"number too large: {digits[:20]}...", line)
+    return int(digits)
 
 
 def _date(text: str, line: int) -> date:
@@ -98,6 +101,8 @@ class _Parser:
     def page(self) -> MapPage:
         numbered = [(i + 1, s) for i, s in enumerate(self.lines)]
         content = [(n, s) for n, s in numbered if s.strip()]
+        if not content:
+            raise ParseError("empty file (only whitespace)")
         first_no, first = content[0]
         if first.lstrip().startswith("<"):
             raise ParseError("an HTML/XML document, not a map page", first_no)
@@ -188,16 +193,16 @@ class _Parser:
         for n, s in self._bullets(sec):
             fact = s[2:].strip()
             if m := _CITED_BY.match(fact):
-                facts["cited_by"] = _int(m["n"])
+                facts["cited_by"] = _int(m["n"], n)
                 if m["d"]:
                     facts["data_through"] = _date(m["d"], n)
             elif m := _PLACED.match(fact):
                 facts["direction"] = m["dir"].strip()
-                facts["direction_count"] = _int(m["k"])
+                facts["direction_count"] = _int(m["k"], n)
                 facts["area"] = m["area"].strip()
             elif m := _BUILDS.match(fact):
-                facts["refs_in_map"] = _int(m["r"])
-                facts["refs_total"] = _int(m["t"])
+                facts["refs_in_map"] = _int(m["r"], n)
+                facts["refs_total"] = _int(m["t"], n)
             elif m := _POSTED.match(fact):
                 facts["first_posted"] = _date(m["d"], n)
             # Unknown facts are ignored: the map may add some.
@@ -212,7 +217,10 @@ class _Parser:
             crumb = (m["crumb"] or "").strip()
             name = _UNESCAPE.sub(r"\1", m["name"].strip())
             url = m["url"]
-            slug = urlparse(url).path.strip("/")
+            try:
+                slug = urlparse(url).path.strip("/")
+            except ValueError:  # e.g. "https://[host/...": an unbalanced IPv6 bracket
+                raise ParseError(f"direction link is not a URL: {url!r}", n) from None
             if not slug:
                 raise ParseError(f"direction link has no path: {url!r}", n)
             if first_area and (crumb == first_area or crumb.startswith(first_area + " / ")):
@@ -237,7 +245,8 @@ class _Parser:
                 id=paper_id, title=_UNESCAPE.sub(r"\1", m["title"].strip()), year=year,
                 position=len(items) + 1, url=m["url"]))
         counts = _COUNTS.search(sec.heading)
-        shown, total = (_int(counts["n"]), _int(counts["m"])) if counts else (len(items), len(items))
+        shown, total = ((_int(counts["n"], sec.line), _int(counts["m"], sec.line)) if counts
+                        else (len(items), len(items)))
         if len(items) < shown and is_last:
             last = sec.body[-1][0] if sec.body else sec.line
             raise ParseError(
