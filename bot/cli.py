@@ -13,7 +13,7 @@ EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
 # Modules that add subcommands: each has `register(subparsers)`, and imports heavy
 # libraries only inside its command functions.
-COMMAND_MODULES = ["bot.cli", "feeds.cli", "bot.cli_admin"]
+COMMAND_MODULES = ["bot.cli", "feeds.cli", "bot.cli_admin", "bot.cli_bot"]
 
 
 def db_arg(p: argparse.ArgumentParser) -> None:

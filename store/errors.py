@@ -35,3 +35,11 @@ class DirectionNotFound(MapwatchError):
         super().__init__(f"No direction matches {ref!r}")
         self.ref = ref
         self.suggestions = suggestions
+
+
+class BadOption(MapwatchError):
+    """An option a user gave that cannot be used (empty search, unknown sort, page out of range)."""
+
+
+class NotAllowed(MapwatchError):
+    """The user lacks the permission a command needs (e.g. Manage Channels for /track)."""

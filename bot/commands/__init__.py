@@ -1,0 +1,86 @@
+"""The slash commands as plain specs and pure cores.
+
+Each module in this package defines, per command, a core `(db, ctx, **options) -> Reply`
+(validate -> query -> render; raises MapwatchError subclasses for users' mistakes) and an
+`install(tree, runner)` that adds the thin discord.py wrappers. discord is imported only
+inside `install`, so `mapwatch ask` runs the cores without loading it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.replies import Reply
+
+MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.info"]
+PAGE_SIZE = 10
+
+
+@dataclass(frozen=True)
+class Opt:
+    name: str
+    description: str
+    kind: str = "text"  # paper | direction | text | choice | int
+    required: bool = True
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    options: tuple[Opt, ...]
+    core: Callable[..., Reply]
+    manage: bool = False  # needs Manage Channels in a server
+    slow: bool = False  # defer before running
+    paged: bool = False  # accepts `page` (0-based) for its buttons
+
+
+def commands() -> dict[str, Command]:
+    """Every command, by name, in the order the modules declare them."""
+    out: dict[str, Command] = {}
+    for name in MODULES:
+        for cmd in importlib.import_module(name).COMMANDS:
+            if cmd.name in out:
+                raise ValueError(f"duplicate command {cmd.name}")
+            out[cmd.name] = cmd
+    return out
+
+
+def pages(total: int, size: int = PAGE_SIZE) -> int:
+    return max(1, -(-total // size))
+
+
+def error_reply(exc: Exception) -> Reply:
+    """The one mapping from domain errors to friendly, ephemeral answers."""
+    from bot import render
+    from store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
+
+    if isinstance(exc, PaperNotFound):
+        return render.error(f"No paper matches “{render.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
+                            "URL, or more of the title.", exc.suggestions)
+    if isinstance(exc, DirectionNotFound):
+        return render.error(f"No direction matches “{render.clip(exc.ref, 200)}”. /directions lists them.",
+                            exc.suggestions)
+    if isinstance(exc, NotAllowed | BadOption):
+        return render.error(str(exc))
+    if isinstance(exc, MapwatchError):
+        return render.error(f"That did not work: {exc}")
+    return render.error("Something went wrong on our side; it has been logged. Please try again later.")
+
+
+def run_core(db: Any, ctx: Any, name: str, options: dict[str, Any]) -> tuple[Reply, bool]:
+    """Run a command's core. Returns (reply, ok); users' mistakes become friendly replies.
+    Unexpected exceptions propagate (the caller logs them and answers generically)."""
+    from store.errors import BadOption, MapwatchError
+
+    cmd = commands().get(name)
+    if cmd is None:
+        return error_reply(BadOption(f"Unknown command /{name}.")), False
+    try:
+        return cmd.core(db, ctx, **{k: v for k, v in options.items() if v is not None}), True
+    except MapwatchError as e:
+        return error_reply(e), False

@@ -1,0 +1,77 @@
+"""/direction, /directions, /feed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from bot import render
+from bot.commands import Command, Opt
+from bot.replies import Ctx, Embed, Reply
+from store import queries
+
+if TYPE_CHECKING:
+    from bot.glue import Runner
+
+DIRECTION_HELP = "a research direction: its name, slug or map URL"
+
+
+def direction_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
+    d = queries.resolve_direction(db, direction)
+    return render.direction_card(queries.direction_view(db, d.slug), ctx.base_url)
+
+
+def directions_core(db: Database, ctx: Ctx) -> Reply:
+    return render.directions_list(queries.directions_by_area(db))
+
+
+def feed_core(db: Database, ctx: Ctx, *, direction: str | None = None) -> Reply:
+    base = ctx.base_url
+    opml = f"{base}/feeds.opml"
+    if direction and direction.strip():
+        d = queries.resolve_direction(db, direction)
+        desc = (f"Paste into a feed reader: {render.feed_url(base, d.slug)}\n"
+                f"Every direction at once (OPML, for import): {opml}")
+        return render.fit_reply(Reply(embeds=(Embed(f"Feed: {render.clean(d.name)}", desc, None, (),
+                                                   "New citing papers of this direction's papers",
+                                                   render.COLOR),)))
+    lines = [f"• {render.esc(d.name)}: {render.feed_url(base, d.slug)}"
+             for a in queries.directions_by_area(db) for d in a.directions]
+    desc = (f"All direction feeds (OPML, import into a reader): {opml}\nThe feed index: {base}/\n\n"
+            + render.clip_lines(lines, 3000))
+    return render.fit_reply(Reply(embeds=(Embed("Feeds", desc, None, (), "One Atom feed per direction",
+                                               render.COLOR),)))
+
+
+COMMANDS = [
+    Command("direction", "A direction's most cited papers, newest citing papers and feed",
+            (Opt("direction", DIRECTION_HELP, "direction"),), direction_core),
+    Command("directions", "Every direction, grouped by area, with paper counts", (), directions_core),
+    Command("feed", "The feed URL of a direction (or of all of them) to paste into a reader",
+            (Opt("direction", DIRECTION_HELP, "direction", required=False),), feed_core),
+]
+
+
+def install(tree: Any, runner: Runner) -> None:
+    import discord
+    from discord import app_commands
+
+    @app_commands.command(name="direction", description=COMMANDS[0].description)
+    @app_commands.describe(direction=DIRECTION_HELP)
+    async def direction(interaction: discord.Interaction, direction: str) -> None:
+        await runner.run(interaction, "direction", direction=direction)
+
+    @app_commands.command(name="directions", description=COMMANDS[1].description)
+    async def directions(interaction: discord.Interaction) -> None:
+        await runner.run(interaction, "directions")
+
+    @app_commands.command(name="feed", description=COMMANDS[2].description)
+    @app_commands.describe(direction=DIRECTION_HELP)
+    async def feed(interaction: discord.Interaction, direction: str | None = None) -> None:
+        await runner.run(interaction, "feed", direction=direction)
+
+    direction.autocomplete("direction")(runner.direction_autocomplete)
+    feed.autocomplete("direction")(runner.direction_autocomplete)
+    for cmd in (direction, directions, feed):
+        tree.add_command(cmd)

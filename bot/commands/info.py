@@ -1,0 +1,46 @@
+"""/stats."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from bot import render
+from bot.commands import Command
+from bot.replies import Ctx, Embed, Field, Reply
+from store import queries, tracking
+
+if TYPE_CHECKING:
+    from bot.glue import Runner
+
+NEXT_REFRESH_KEY = "next_refresh"
+
+
+def stats_core(db: Database, ctx: Ctx) -> Reply:
+    s = queries.map_stats(db)
+    nxt = tracking.get_state(db, NEXT_REFRESH_KEY)
+    fields = (
+        Field("Papers", f"{s.papers:,} ({s.papers_with_page:,} with pages)", True),
+        Field("Citations", f"{s.citations:,}", True),
+        Field("Directions", f"{s.directions:,}", True),
+        Field("Data through", render._date(s.newest_data_through), True),
+        Field("Last refresh", render.when(s.last_ingest_at), True),
+        Field("Next refresh", render.when(nxt) if nxt else "not scheduled (`mapwatch run` schedules it)", True),
+    )
+    footer = f"{s.pages_rejected_now} pages rejected now" if s.pages_rejected_now else ""
+    return render.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
+
+
+COMMANDS = [Command("stats", "Map size, newest data-through date, last and next refresh", (), stats_core)]
+
+
+def install(tree: Any, runner: Runner) -> None:
+    import discord
+    from discord import app_commands
+
+    @app_commands.command(name="stats", description=COMMANDS[0].description)
+    async def stats(interaction: discord.Interaction) -> None:
+        await runner.run(interaction, "stats")
+
+    tree.add_command(stats)

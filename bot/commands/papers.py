@@ -1,0 +1,129 @@
+"""/paper, /citers, /refs, /search."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from bot import render
+from bot.commands import PAGE_SIZE, Command, Opt, pages
+from bot.replies import Ctx, Pager, Reply
+from store import queries
+from store.errors import BadOption
+
+if TYPE_CHECKING:
+    from bot.glue import Runner
+
+PAPER_HELP = "arXiv id, arXiv or map URL, or title"
+
+
+def _page(page: int | None) -> int:
+    page = page or 0
+    if page < 0 or page > 10_000:
+        raise BadOption("no such page")
+    return page
+
+
+def paper_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
+    found = queries.resolve_paper(db, paper)
+    return render.paper_card(queries.paper_view(db, found.id), ctx.base_url)
+
+
+def citers_core(db: Database, ctx: Ctx, *, paper: str, direction: str | None = None,
+                sort: str | None = None, page: int | None = None) -> Reply:
+    sort = (sort or "cited").strip().lower()
+    if sort not in queries.SORTS:
+        raise BadOption(f"sort must be one of: {', '.join(queries.SORTS)}")
+    found = queries.resolve_paper(db, paper)
+    d = queries.resolve_direction(db, direction) if direction and direction.strip() else None
+    n = _page(page)
+    result = queries.citers(db, found.id, sort=sort, direction=d.slug if d else None,
+                            offset=n * PAGE_SIZE, limit=PAGE_SIZE)
+    args: dict[str, Any] = {"paper": found.id, "sort": sort}
+    if d:
+        args["direction"] = d.slug
+    return render.paper_list(
+        f"Citers of {found.title}", found.url, result,
+        subtitle=(f"Cited by {found.cited_by} (stated on its map page); {result.total} known by name"
+                  if found.cited_by is not None else f"{result.total} known citers")
+        + (f", placed in {d.name}" if d else "") + (" · newest first" if sort == "newest" else " · most cited first"),
+        empty="No citing papers known" + (" in that direction." if d else " yet."),
+        pager=Pager("citers", args, n, pages(result.total)))
+
+
+def refs_core(db: Database, ctx: Ctx, *, paper: str, page: int | None = None) -> Reply:
+    found = queries.resolve_paper(db, paper)
+    n = _page(page)
+    result = queries.refs(db, found.id, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
+    view_total = f"{result.total} references in the map known by name"
+    return render.paper_list(
+        f"References of {found.title}", found.url, result, subtitle=view_total,
+        empty="No references known (the paper has no map page of its own yet)." if not found.has_page
+        else "No references in the map.",
+        pager=Pager("refs", {"paper": found.id}, n, pages(result.total)))
+
+
+def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) -> Reply:
+    n = _page(page)
+    words = queries.fts_query(query)
+    if words is None:
+        raise BadOption("Give at least one word to search for.")
+    result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
+    shown = " ".join(queries._WORD.findall(query)[:12])
+    return render.paper_list(
+        f"Search: {shown}", None, result, subtitle=f"{result.total} papers match (titles and abstracts)",
+        empty="No paper matches those words.",
+        pager=Pager("search", {"query": shown}, n, pages(result.total)))
+
+
+COMMANDS = [
+    Command("paper", "A paper's card: counts, directions, top citers and references, abstract",
+            (Opt("paper", PAPER_HELP, "paper"),), paper_core),
+    Command("citers", "The papers citing a paper, most cited or newest first, paged",
+            (Opt("paper", PAPER_HELP, "paper"),
+             Opt("direction", "only citers placed in this direction", "direction", required=False),
+             Opt("sort", "most cited first (cited) or newest first (newest)", "choice", required=False,
+                 choices=queries.SORTS)),
+            citers_core, paged=True),
+    Command("refs", "The papers a paper builds on, paged", (Opt("paper", PAPER_HELP, "paper"),), refs_core,
+            paged=True),
+    Command("search", "Full-text search over titles and abstracts, paged",
+            (Opt("query", "words to look for"),), search_core, paged=True),
+]
+
+
+def install(tree: Any, runner: Runner) -> None:
+    import discord
+    from discord import app_commands
+
+    @app_commands.command(name="paper", description=COMMANDS[0].description)
+    @app_commands.describe(paper=PAPER_HELP)
+    async def paper(interaction: discord.Interaction, paper: str) -> None:
+        await runner.run(interaction, "paper", paper=paper)
+
+    @app_commands.command(name="citers", description=COMMANDS[1].description)
+    @app_commands.describe(paper=PAPER_HELP, direction="only citers placed in this direction",
+                           sort="most cited first or newest first")
+    @app_commands.choices(sort=[app_commands.Choice(name="most cited first", value="cited"),
+                                app_commands.Choice(name="newest first", value="newest")])
+    async def citers(interaction: discord.Interaction, paper: str, direction: str | None = None,
+                     sort: str | None = None) -> None:
+        await runner.run(interaction, "citers", paper=paper, direction=direction, sort=sort)
+
+    @app_commands.command(name="refs", description=COMMANDS[2].description)
+    @app_commands.describe(paper=PAPER_HELP)
+    async def refs(interaction: discord.Interaction, paper: str) -> None:
+        await runner.run(interaction, "refs", paper=paper)
+
+    @app_commands.command(name="search", description=COMMANDS[3].description)
+    @app_commands.describe(query="words to look for")
+    async def search(interaction: discord.Interaction, query: str) -> None:
+        await runner.run(interaction, "search", query=query)
+
+    paper.autocomplete("paper")(runner.paper_autocomplete)
+    citers.autocomplete("paper")(runner.paper_autocomplete)
+    citers.autocomplete("direction")(runner.direction_autocomplete)
+    refs.autocomplete("paper")(runner.paper_autocomplete)
+    for cmd in (paper, citers, refs, search):
+        tree.add_command(cmd)

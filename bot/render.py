@@ -1,0 +1,293 @@
+"""Pure rendering: query results -> Reply/Embed data within Discord's limits.
+
+Limits (DESIGN.md section 5): title 256, description 4096, 25 fields (name 256,
+value 1024), footer 2048, 6000 characters in total per message, 10 embeds,
+content 2000. Text from pages is escaped so it cannot format or ping.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from bot.replies import Embed, Field, Reply
+
+TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
+FOOTER_MAX, TOTAL_MAX, CONTENT_MAX, EMBEDS_MAX = 2048, 6000, 2000, 10
+COLOR = 0x3B82F6
+ERROR_COLOR = 0xDC2626
+
+_MD = re.compile(r"([\\*_~`|>\[\]<]|^[#-])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_MENTION = re.compile(r"@(?=everyone|here|[!&]?\d)", re.IGNORECASE)
+
+
+def clean(text: str | None) -> str:
+    """Page text made safe to show: no control characters, no mentions, one line."""
+    if not text:
+        return ""
+    text = _CONTROL.sub("", text)
+    text = _MENTION.sub("@\u2060", text)
+    return " ".join(text.split())
+
+
+def esc(text: str | None) -> str:
+    """Clean, then escape Markdown so titles show literally (and links stay links)."""
+    return _MD.sub(r"\\\1", clean(text))
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut at a word boundary with an ellipsis, never over `limit` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 1)]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    while cut.endswith("\\"):  # never leave a dangling escape
+        cut = cut[:-1]
+    return cut.rstrip() + "…"
+
+
+def clip_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
+    """Join whole lines up to `limit`; lines that do not fit become "… and N more"."""
+    out: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        left = len(lines) - i + more
+        tail = f"… and {left} more"
+        if used + len(line) + 1 + len(tail) + 1 > limit and (i < len(lines) - 1 or used + len(line) + 1 > limit):
+            if used + len(tail) <= limit:
+                out.append(tail)
+            break
+        out.append(line)
+        used += len(line) + 1
+    else:
+        if more:
+            tail = f"… and {more} more"
+            if used + len(tail) <= limit:
+                out.append(tail)
+    return clip("\n".join(out), limit) if out else ""
+
+
+def link(title: str | None, url: str | None) -> str:
+    t = esc(title) or "untitled"
+    if url and _safe_url(url):
+        return f"[{t}]({url})"
+    return t
+
+
+def _safe_url(url: str) -> bool:
+    return bool(re.fullmatch(r"https?://[^\s()<>\[\]]{1,400}", url))
+
+
+def embed_size(e: Embed) -> int:
+    return (len(e.title) + len(e.description) + len(e.footer)
+            + sum(len(f.name) + len(f.value) for f in e.fields))
+
+
+def fit_embed(e: Embed, budget: int = TOTAL_MAX) -> Embed:
+    """An embed within every per-field limit and `budget` characters in total."""
+    fields = tuple(Field(clip(f.name, FIELD_NAME_MAX) or "\u200b", clip(f.value, FIELD_VALUE_MAX) or "\u200b",
+                         f.inline) for f in e.fields[:FIELDS_MAX])
+    e = Embed(clip(e.title, TITLE_MAX), clip(e.description, DESC_MAX),
+              e.url if e.url and _safe_url(e.url) else None, fields, clip(e.footer, FOOTER_MAX), e.color)
+    while embed_size(e) > budget and e.fields:
+        e = Embed(e.title, e.description, e.url, e.fields[:-1], e.footer, e.color)
+    if embed_size(e) > budget:
+        room = budget - len(e.title) - len(e.footer)
+        e = Embed(e.title, clip(e.description, max(0, room)), e.url, (), e.footer, e.color)
+    return e
+
+
+def fit_reply(r: Reply) -> Reply:
+    """The whole message within Discord's limits: content, at most 10 embeds, 6000 in total."""
+    embeds: list[Embed] = []
+    budget = TOTAL_MAX
+    for e in r.embeds[:EMBEDS_MAX]:
+        if budget < 50:
+            break
+        fitted = fit_embed(e, budget)
+        embeds.append(fitted)
+        budget -= embed_size(fitted)
+    return Reply(clip(_CONTROL.sub("", r.content), CONTENT_MAX), tuple(embeds), r.ephemeral, r.pager, r.files)
+
+
+def error(message: str, suggestions: Sequence[str] = ()) -> Reply:
+    lines = [clip(clean(message), 1000)]
+    if suggestions:
+        lines.append("Did you mean:")
+        lines += [f"• {esc(s)}" for s in suggestions[:5]]
+    return fit_reply(Reply(content="\n".join(lines), ephemeral=True))
+
+
+def to_text(r: Reply) -> str:
+    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks."""
+    parts: list[str] = []
+    if r.content:
+        parts.append(r.content)
+    for e in r.embeds:
+        block = []
+        if e.title:
+            block.append(f"== {e.title} ==" + (f"  <{e.url}>" if e.url else ""))
+        if e.description:
+            block.append(e.description)
+        for f in e.fields:
+            block.append(f"-- {f.name}\n{f.value}")
+        if e.footer:
+            block.append(f"({e.footer})")
+        parts.append("\n".join(block))
+    for f in r.files:
+        parts.append(f"[attachment: {f.filename}, {len(f.data):,} bytes]")
+    if r.pager and r.pager.pages > 1:
+        parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
+                     f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages
+                     else f"[page {r.pager.page + 1} of {r.pager.pages}]")
+    if r.ephemeral:
+        parts.append("(only you can see this)")
+    return "\n\n".join(parts)
+
+
+# --- Views ------------------------------------------------------------------------------
+
+def _date(iso: str | None) -> str:
+    """ISO date or timestamp -> '14 Oct 2026' (pure; no locale)."""
+    if not iso:
+        return "-"
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    try:
+        y, m, d = int(iso[0:4]), int(iso[5:7]), int(iso[8:10])
+        return f"{d} {months[m - 1]} {y}"
+    except (ValueError, IndexError):
+        return clean(iso)[:32]
+
+
+def when(iso: str | None) -> str:
+    """ISO timestamp -> '29 Nov 2026 18:51 UTC'."""
+    if not iso:
+        return "never"
+    if len(iso) >= 16 and iso[10] == "T":
+        return f"{_date(iso)} {iso[11:16]} UTC"
+    return _date(iso)
+
+
+def paper_line(p: Any, n: int | None = None, *, dirs: bool = True) -> str:
+    year = f" ({p.year})" if p.year else ""
+    cited = f" · cited by {p.cited_by}" if p.cited_by is not None else ""
+    where = ""
+    if dirs and getattr(p, "directions", ()):
+        where = " · " + ", ".join(esc(d) for d in p.directions[:2])
+    prefix = f"{n}. " if n is not None else "• "
+    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}"
+
+
+def feed_url(base_url: str, slug: str) -> str:
+    return f"{base_url}/feeds/{slug}.atom"
+
+
+def paper_feed_url(base_url: str, paper_id: str) -> str:
+    return f"{base_url}/feeds/papers/{paper_id}.atom"
+
+
+def paper_card(v: Any, base_url: str) -> Reply:
+    p = v.paper
+    head = [f"arXiv [{p.id}]({p.arxiv_url})" + (f" · first posted {_date(v.first_posted)}" if v.first_posted else "")]
+    if p.has_page:
+        head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
+                    f" (data through {_date(v.data_through)})")
+        if v.refs_in_map is not None:
+            head.append(f"Builds on **{v.refs_in_map}** of its {v.refs_total if v.refs_total is not None else '?'}"
+                        " references that are in the map")
+    else:
+        head.append(f"No map page of its own yet: known from other pages' lists ({v.citers_stored} citers,"
+                    f" {v.refs_stored} references known).")
+    desc = "\n".join(head)
+    if v.abstract:
+        desc += "\n\n" + clip(esc(v.abstract), 900)
+    fields = []
+    if v.directions:
+        fields.append(Field("Directions", clip_lines([f"• {link(d.breadcrumb, d.url)}" for d in v.directions], 1024)))
+    if v.top_citers:
+        fields.append(Field(f"Top citers ({len(v.top_citers)} of {v.citers_stored} known)",
+                            clip_lines([paper_line(c, dirs=False) for c in v.top_citers], 1024)))
+    if v.top_refs:
+        fields.append(Field(f"Top references ({len(v.top_refs)} of {v.refs_stored} known)",
+                            clip_lines([paper_line(c, dirs=False) for c in v.top_refs], 1024)))
+    if base_url:
+        fields.append(Field("Feed", f"New citers: {paper_feed_url(base_url, p.id)}"))
+    counts = [s.cited_by for s in v.snapshots if s.cited_by is not None]
+    footer = f"{len(v.snapshots)} stored snapshots" + (
+        f" · cited by {counts[0]} → {counts[-1]}" if len(counts) > 1 and counts[0] != counts[-1] else "")
+    return fit_reply(Reply(embeds=(Embed(clean(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
+
+
+def paper_list(title: str, url: str | None, result: Any, *, subtitle: str, empty: str, pager: Any) -> Reply:
+    if not result.items:
+        return fit_reply(Reply(content=empty if result.offset == 0 else "No more results.", ephemeral=True))
+    lines = [paper_line(p, result.offset + i + 1) for i, p in enumerate(result.items)]
+    footer = f"Page {pager.page + 1} of {pager.pages} · {result.total} in all"
+    embed = Embed(clean(title), clean(subtitle) + "\n\n" + clip_lines(lines, 3500), url, (), footer, COLOR)
+    return fit_reply(Reply(embeds=(embed,), pager=pager if pager.pages > 1 else None))
+
+
+def direction_card(v: Any, base_url: str) -> Reply:
+    d = v.direction
+    desc = f"{esc(d.breadcrumb)}\n{d.papers} papers placed here."
+    fields = [Field("Most cited papers", clip_lines([paper_line(p, i + 1, dirs=False)
+                                                     for i, p in enumerate(v.top_papers)], 1024) or "none")]
+    if v.newest_citers:
+        fields.append(Field("Newest citing papers", clip_lines([paper_line(p) for p in v.newest_citers], 1024)))
+    if base_url:
+        fields.append(Field("Feed", feed_url(base_url, d.slug)))
+    return fit_reply(Reply(embeds=(Embed(clean(d.name), desc, d.url, tuple(fields), f"slug: {d.slug}", COLOR),)))
+
+
+def directions_list(areas: Sequence[Any]) -> Reply:
+    if not areas:
+        return Reply(content="No directions stored yet: run `mapwatch ingest` or `mapwatch refresh`.", ephemeral=True)
+    total = sum(len(a.directions) for a in areas)
+    fields = []
+    for a in areas[:FIELDS_MAX]:
+        lines = [f"• {link(d.name, d.url)} · {d.papers} papers · `{clean(d.slug)}`" for d in a.directions]
+        fields.append(Field(f"{clean(a.area)} ({len(a.directions)})", clip_lines(lines, FIELD_VALUE_MAX)))
+    more = f" · {len(areas) - FIELDS_MAX} more areas not shown" if len(areas) > FIELDS_MAX else ""
+    return fit_reply(Reply(embeds=(Embed("Directions", f"{total} directions in {len(areas)} areas.", None,
+                                         tuple(fields), "Use /direction for one of them" + more, COLOR),)))
+
+
+def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
+    if not tracks:
+        where = "in these DMs" if in_dm else "in this server"
+        return Reply(content=f"Nothing is tracked {where}. Use /track <paper> to start.", ephemeral=True)
+    lines = []
+    for t in tracks:
+        where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
+        last = _date(t.last_alert_at) if t.last_alert_at else "no alert yet"
+        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · since {_date(t.created_at)}"
+                f" · last alert: {last}")
+        if t.disabled_reason:
+            line += f" · **disabled**: {clean(t.disabled_reason)}"
+        lines.append(line)
+    title = "Tracked in your DMs" if in_dm else "Tracked in this server"
+    return fit_reply(Reply(embeds=(Embed(title, clip_lines(lines, 4000), None, (), f"{len(tracks)} tracked", COLOR),)))
+
+
+def alert(a: Any) -> Reply:
+    """One tracked paper's new citers since the last alert."""
+    p = a.paper
+    n_new = len(a.new_citers) + a.more
+    lines = [paper_line(c) for c in a.new_citers]
+    desc = clip_lines(lines, 3200, more=a.more) if lines else ""
+    notes = []
+    if a.new_count is not None and a.old_count is not None:
+        notes.append(f"Cited by {a.old_count} → {a.new_count}.")
+    if a.unlisted:
+        notes.append(f"{a.unlisted} of the gained citers are not listed by name on the map page.")
+    if notes:
+        desc = (desc + "\n\n" if desc else "") + " ".join(notes)
+    gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)
+    noun = "citer" if gained == 1 else "citers"
+    title = f"{clean(p.title)}: {gained} new {noun}"
+    embed = Embed(title, desc, p.url or p.arxiv_url, (), f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
+    return fit_reply(Reply(embeds=(embed,)))

@@ -1,0 +1,163 @@
+"""Tracked papers and their alerts, read from the event log with a per-track cursor.
+
+A track starts at the newest event when it is created (only later citations are
+alerted). Delivery is exactly-once: the bot reads `pending_alerts`, posts, and only
+after Discord accepted the message calls `mark_delivered`, which advances the cursor
+and records the delivery in one statement. A failed post leaves the cursor where it
+was, so the next tick retries; a restart finds nothing new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlite_utils import Database
+
+from store.queries import _PAPER_COLS, ListedPaper, PaperRow, _directions_of, _listed, _paper_row
+
+
+@dataclass(frozen=True)
+class Track:
+    id: int
+    guild_id: int | None
+    channel_id: int
+    user_id: int | None
+    paper_id: str
+    paper_title: str
+    created_at: str
+    created_by: int | None
+    last_event_id: int
+    last_alert_at: str | None
+    disabled_reason: str | None
+
+
+@dataclass(frozen=True)
+class Alert:
+    """What one track's next message says: events (cursor, upto_event_id]."""
+
+    track: Track
+    paper: PaperRow
+    new_citers: tuple[ListedPaper, ...]  # the first `limit`, in event order
+    more: int  # new citers past the limit
+    old_count: int | None  # stated cited-by before and after, when it grew
+    new_count: int | None
+    unlisted: int  # gained citers the page does not name
+    upto_event_id: int
+
+
+_TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
+               " t.last_event_id, t.last_alert_at, t.disabled_reason")
+
+
+def _iso(ts: datetime) -> str:
+    return ts.isoformat(timespec="seconds")
+
+
+def _track(r: tuple) -> Track:
+    return Track(*r)
+
+
+def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list]:
+    """Tracks visible from a server (all its channels) or, in a DM, the user's own."""
+    if guild_id is not None:
+        return "t.guild_id = ?", [guild_id]
+    return "t.guild_id IS NULL AND t.user_id = ?", [user_id]
+
+
+def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
+              paper_id: str, created_by: int | None, now: datetime) -> tuple[Track, bool]:
+    """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
+    Returns the track and whether it is new; tracking again re-enables a disabled track."""
+    dm_user = user_id if guild_id is None else None
+    with db.atomic():
+        existing = _find(db, guild_id, channel_id, dm_user, paper_id)
+        if existing:
+            if existing.disabled_reason:
+                db.conn.execute("UPDATE tracks SET disabled_reason = NULL, last_event_id = max(last_event_id,"
+                                " (SELECT coalesce(max(id), 0) FROM events)) WHERE id = ?", (existing.id,))
+                return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
+            return existing, False
+        db.conn.execute(
+            "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events))",
+            (guild_id, channel_id, dm_user, paper_id, _iso(now), created_by))
+        track = _find(db, guild_id, channel_id, dm_user, paper_id)
+    assert track is not None
+    return track, True
+
+
+def _find(db: Database, guild_id: int | None, channel_id: int, user_id: int | None, paper_id: str) -> Track | None:
+    r = db.conn.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+        " WHERE coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ? AND t.paper_id = ?",
+        (guild_id or 0, channel_id, user_id or 0, paper_id)).fetchone()
+    return _track(r) if r else None
+
+
+def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
+                 paper_id: str) -> bool:
+    """Stop tracking in this channel (or these DMs). False if it was not tracked here."""
+    dm_user = user_id if guild_id is None else None
+    with db.atomic():
+        cur = db.conn.execute(
+            "DELETE FROM tracks WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
+            " AND paper_id = ?", (guild_id or 0, channel_id, dm_user or 0, paper_id))
+    return cur.rowcount > 0
+
+
+def list_tracks(db: Database, *, guild_id: int | None, user_id: int | None, limit: int = 500) -> tuple[Track, ...]:
+    where, params = _scope(guild_id, user_id)
+    return tuple(_track(r) for r in db.conn.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE {where}"
+        " ORDER BY t.created_at, t.id LIMIT ?", [*params, limit]))
+
+
+def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> list[Alert]:
+    """For every enabled track whose paper has events past its cursor: the alert to send."""
+    c = db.conn
+    out: list[Alert] = []
+    tracks = [_track(r) for r in c.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+        " WHERE t.disabled_reason IS NULL"
+        " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
+        " ORDER BY t.id LIMIT ?", (max_tracks,))]
+    for t in tracks:
+        upto, n_citers, old_count, new_count, unlisted = c.execute(
+            "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
+            " FROM events WHERE paper_id = ? AND id > ?", (t.paper_id, t.last_event_id)).fetchone()
+        rows = c.execute(
+            f"SELECT {_PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            " WHERE e.paper_id = ? AND e.id > ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
+            (t.paper_id, t.last_event_id, limit)).fetchall()
+        dirs = _directions_of(db, [r[0] for r in rows])
+        paper = _paper_row(c.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
+        out.append(Alert(t, paper, tuple(_listed(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
+                         old_count, new_count, unlisted, upto))
+    return out
+
+
+def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
+    """Record a delivery Discord accepted: advance the cursor (never backwards)."""
+    with db.atomic():
+        db.conn.execute(
+            "UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ? WHERE id = ?",
+            (upto_event_id, _iso(now), track_id))
+
+
+def disable_track(db: Database, track_id: int, reason: str) -> None:
+    """The channel is gone or forbids the bot: stop alerting there, and say why in /tracked."""
+    with db.atomic():
+        db.conn.execute("UPDATE tracks SET disabled_reason = ? WHERE id = ?", (reason[:300], track_id))
+
+
+def get_state(db: Database, key: str) -> str | None:
+    r = db.conn.execute("SELECT value FROM bot_state WHERE key = ?", (key,)).fetchone()
+    return r[0] if r else None
+
+
+def set_state(db: Database, key: str, value: str, now: datetime) -> None:
+    with db.atomic():
+        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
+                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
+                        (key, value, _iso(now)))
