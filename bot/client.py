@@ -1,0 +1,147 @@
+"""The Discord client: slash commands only, no privileged intents, alerts from the event log.
+
+The token comes only from $DISCORD_TOKEN and is never logged or echoed. The command tree
+is synced on start only when the command set changed (a hash of its payload is kept in
+the database); `mapwatch sync` syncs on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot import render
+from bot.commands import MODULES
+from bot.glue import NO_PINGS, PageButton, Runner, to_embed
+from store import tracking
+
+log = logging.getLogger("mapwatch.bot")
+
+SYNC_HASH_KEY = "command_tree_hash"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MapwatchBot(discord.Client):
+    def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
+                 alert_interval: float = 30.0, sync: str = "auto") -> None:
+        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS)
+        self.runner = Runner(db_path, clock=clock, base_url=base_url)
+        self.tree = app_commands.CommandTree(self)
+        self.tree.on_error = self.runner.on_tree_error
+        install_commands(self.tree, self.runner)
+        self.clock = clock
+        self.alert_interval = alert_interval
+        self.sync_mode = sync  # auto: when the command set changed; never; always
+        self._alert_lock = asyncio.Lock()
+        self._poller: asyncio.Task | None = None
+        self.synced = False
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(PageButton)
+        if self.sync_mode != "never":
+            await self.sync_if_changed(force=self.sync_mode == "always")
+        self._poller = asyncio.create_task(self._poll_alerts(), name="mapwatch-alerts")
+
+    async def close(self) -> None:
+        if self._poller:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._poller
+        await super().close()
+
+    # -- command sync -------------------------------------------------------------------
+    def tree_hash(self) -> str:
+        payload = [c.to_dict(self.tree) for c in self.tree.get_commands()]
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+    async def sync_if_changed(self, *, force: bool = False) -> bool:
+        digest = self.tree_hash()
+        stored = await self.runner.call(tracking.get_state, SYNC_HASH_KEY)
+        if stored == digest and not force:
+            log.info("command set unchanged: not syncing")
+            return False
+        synced = await self.tree.sync()
+        await self.runner.call(tracking.set_state, SYNC_HASH_KEY, digest, self.clock())
+        log.info("synced %d commands", len(synced))
+        self.synced = True
+        return True
+
+    # -- alerts -------------------------------------------------------------------------
+    async def _poll_alerts(self) -> None:
+        await self.wait_until_ready()
+        while not self.is_closed():
+            try:
+                await self.deliver_alerts()
+            except Exception:
+                log.exception("alert delivery failed; retrying next tick")
+            await asyncio.sleep(self.alert_interval)
+
+    async def deliver_alerts(self) -> int:
+        """Send every pending alert; advance each track's cursor only after Discord accepted
+        the message. Returns how many messages were sent."""
+        sent = 0
+        async with self._alert_lock:
+            alerts = await self.runner.call(tracking.pending_alerts)
+            for a in alerts:
+                reply = render.alert(a)
+                channel = self.get_partial_messageable(a.track.channel_id,
+                                                       guild_id=a.track.guild_id)
+                try:
+                    await channel.send(content=reply.content or None, embeds=[to_embed(e) for e in reply.embeds],
+                                       allowed_mentions=NO_PINGS)
+                except discord.NotFound:
+                    await self.runner.call(tracking.disable_track, a.track.id,
+                                           "the channel is gone (404 from Discord)")
+                    continue
+                except discord.Forbidden:
+                    await self.runner.call(tracking.disable_track, a.track.id,
+                                           "the bot may not post in that channel (403 from Discord)")
+                    continue
+                except (TimeoutError, discord.HTTPException, OSError) as e:
+                    log.warning("alert for track %d not delivered (%s); will retry", a.track.id,
+                                type(e).__name__)
+                    continue
+                await self.runner.call(tracking.mark_delivered, a.track.id, a.upto_event_id, self.clock())
+                sent += 1
+        return sent
+
+
+def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
+    import importlib
+
+    for name in MODULES:
+        importlib.import_module(name).install(tree, runner)
+
+
+async def sync_commands(token: str, db_path: str | None) -> int:
+    """`mapwatch sync`: log in, sync the tree, remember its hash."""
+    from bot import config
+
+    client = MapwatchBot(db_path, base_url=config.base_url(), sync="never")
+    async with client:
+        await client.login(token)
+        synced = await client.tree.sync()
+        await client.runner.call(tracking.set_state, SYNC_HASH_KEY, client.tree_hash(), utc_now())
+    return len(synced)
+
+
+def build_tree_for_inspection() -> app_commands.CommandTree:
+    """The command tree without connecting (for tests and docs)."""
+    client = MapwatchBot(":memory:", sync="never")
+    return client.tree
+
+
+__all__ = ["Any", "MapwatchBot", "build_tree_for_inspection", "install_commands", "sync_commands"]
