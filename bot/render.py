@@ -219,7 +219,7 @@ def paper_card(v: Any, base_url: str) -> Reply:
     counts = [s.cited_by for s in v.snapshots if s.cited_by is not None]
     footer = f"{len(v.snapshots)} stored snapshots" + (
         f" · cited by {counts[0]} → {counts[-1]}" if len(counts) > 1 and counts[0] != counts[-1] else "")
-    return fit_reply(Reply(embeds=(Embed(clean(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
+    return fit_reply(Reply(embeds=(Embed(esc(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
 
 
 def paper_list(title: str, url: str | None, result: Any, *, subtitle: str, empty: str, pager: Any) -> Reply:
@@ -227,7 +227,7 @@ def paper_list(title: str, url: str | None, result: Any, *, subtitle: str, empty
         return fit_reply(Reply(content=empty if result.offset == 0 else "No more results.", ephemeral=True))
     lines = [paper_line(p, result.offset + i + 1) for i, p in enumerate(result.items)]
     footer = f"Page {pager.page + 1} of {pager.pages} · {result.total} in all"
-    embed = Embed(clean(title), clean(subtitle) + "\n\n" + clip_lines(lines, 3500), url, (), footer, COLOR)
+    embed = Embed(esc(title), esc(subtitle) + "\n\n" + clip_lines(lines, 3500), url, (), footer, COLOR)
     return fit_reply(Reply(embeds=(embed,), pager=pager if pager.pages > 1 else None))
 
 
@@ -240,7 +240,7 @@ def direction_card(v: Any, base_url: str) -> Reply:
         fields.append(Field("Newest citing papers", clip_lines([paper_line(p) for p in v.newest_citers], 1024)))
     if base_url:
         fields.append(Field("Feed", feed_url(base_url, d.slug)))
-    return fit_reply(Reply(embeds=(Embed(clean(d.name), desc, d.url, tuple(fields), f"slug: {d.slug}", COLOR),)))
+    return fit_reply(Reply(embeds=(Embed(esc(d.name), desc, d.url, tuple(fields), f"slug: {d.slug}", COLOR),)))
 
 
 def directions_list(areas: Sequence[Any]) -> Reply:
@@ -288,6 +288,6 @@ def alert(a: Any) -> Reply:
         desc = (desc + "\n\n" if desc else "") + " ".join(notes)
     gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)
     noun = "citer" if gained == 1 else "citers"
-    title = f"{clean(p.title)}: {gained} new {noun}"
+    title = f"{esc(p.title)}: {gained} new {noun}"
     embed = Embed(title, desc, p.url or p.arxiv_url, (), f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))

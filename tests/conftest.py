@@ -91,4 +91,13 @@ def make_older_seeds(tmp_path: Path) -> Callable[[int], Path]:
     return make
 
 
+@pytest.fixture
+def seeded(db, clock):
+    """The database with both bundled seeds ingested."""
+    from store.ingest import ingest_paths
+
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    return db
+
+
 __all__ = ["DATA", "SEED_FILES", "FakeClock", "date", "older_snapshot", "seed_page", "write_page"]
