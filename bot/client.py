@@ -36,8 +36,8 @@ def utc_now() -> datetime:
 
 class MapwatchBot(discord.Client):
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
-                 alert_interval: float = 30.0, sync: str = "auto") -> None:
-        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS)
+                 alert_interval: float = 30.0, sync: str = "auto", **client_kwargs: Any) -> None:
+        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.runner = Runner(db_path, clock=clock, base_url=base_url)
         self.tree = app_commands.CommandTree(self)
         self.tree.on_error = self.runner.on_tree_error
@@ -144,4 +144,4 @@ def build_tree_for_inspection() -> app_commands.CommandTree:
     return client.tree
 
 
-__all__ = ["Any", "MapwatchBot", "build_tree_for_inspection", "install_commands", "sync_commands"]
+__all__ = ["MapwatchBot", "build_tree_for_inspection", "install_commands", "sync_commands"]

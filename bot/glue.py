@@ -131,7 +131,7 @@ class Runner:
         view.add_item(PageButton(pager.command, prev_page, key, f"mwp:{pager.command}:{prev_page}:p:{key}",
                                  label="◀ Previous", disabled=pager.page <= 0))
         view.add_item(PageButton(pager.command, next_page, key, f"mwp:{pager.command}:{next_page}:n:{key}",
-                                 label=f"Next ▶ ({pager.page + 1}/{pager.pages})",
+                                 label="Next ▶",
                                  disabled=pager.page + 1 >= pager.pages))
         return view
 

@@ -1,0 +1,179 @@
+"""End to end: the real discord.py client (our MapwatchBot) against the local fake Discord."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import discord
+import pytest
+
+from bot.client import MapwatchBot
+from bot.commands import commands
+from store.db import open_db
+from store.fetch import SEEDS_DIR
+from store.ingest import ingest_paths
+from tests.fakediscord import EPHEMERAL, FakeDiscord
+
+pytest_plugins = ["tests.fakediscord.fixtures"]
+
+MANAGE = discord.Permissions(manage_channels=True)
+BASE = "http://feeds.example"
+
+
+def make_bot(db_path: Path, **kw) -> MapwatchBot:
+    kw.setdefault("alert_interval", 60)
+    return MapwatchBot(db_path, base_url=BASE, guild_ready_timeout=0.05, **kw)
+
+
+@pytest.fixture
+def seeded_path(db_path: Path, clock) -> Path:
+    db = open_db(db_path)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    db.close()
+    return db_path
+
+
+async def test_commands_sync_once_and_paper_card(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        assert len(fake_discord.command_syncs) == 1
+        assert {c["name"] for c in fake_discord.commands()} == set(commands())
+        h = await fake_discord.slash("paper", {"paper": "2412.10400"})
+        msg = await h.wait_message()
+        assert not h.ephemeral
+        assert msg.embed["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
+        assert msg.embed["url"] == "https://mlsanity.com/paper/2412.10400/"
+        assert "Cited by **71**" in msg.embed["description"]
+        assert msg.allowed_mentions == {"parse": []}
+        h = await fake_discord.slash("paper", {"paper": "no such paper whatsoever"})
+        msg = await h.wait_message()
+        assert h.ephemeral and "No paper matches" in msg.content
+    # A restart with the same command set does not sync again.
+    bot2 = make_bot(seeded_path)
+    async with fake_discord.connected(bot2):
+        assert len(fake_discord.command_syncs) == 1
+
+
+async def test_autocomplete_choices(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        choices = await fake_discord.autocomplete("paper", {"paper": "2412"}, focused="paper")
+        assert [c["value"] for c in choices] == ["2412.10400"]
+        choices = await fake_discord.autocomplete("citers", {"paper": "reinforcement"}, focused="paper")
+        assert 1 <= len(choices) <= 25 and all(len(c["name"]) <= 100 for c in choices)
+        choices = await fake_discord.autocomplete("direction", {"direction": "rew"}, focused="direction")
+        assert [c["value"] for c in choices] == ["alignment/reward-modeling-and-rlhf"]
+        choices = await fake_discord.autocomplete("paper", {"paper": "x" * 6000}, focused="paper")
+        assert choices == []
+
+
+async def test_page_buttons_turn_pages_and_survive_a_restart(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        h = await fake_discord.slash("citers", {"paper": "2412.10400", "direction": "", "sort": "newest"})
+        msg = await h.wait_message()
+        labels = [b["label"] for b in msg.buttons()]
+        assert labels == ["◀ Previous", "Next ▶"]
+        assert msg.buttons()[0].get("disabled") and "Page 1 of 3" in msg.embed["footer"]["text"]
+        nxt = await fake_discord.click(msg, label=labels[1])
+        resp = await nxt.wait_response()
+        assert resp["type"] == 7 and "Page 2 of 3" in resp["data"]["embeds"][0]["footer"]["text"]
+        assert "11. " in resp["data"]["embeds"][0]["description"]
+    bot2 = make_bot(seeded_path)
+    async with fake_discord.connected(bot2):
+        again = await fake_discord.click(msg, label="Next ▶")  # the message now shows page 2
+        resp = await again.wait_response()
+        assert resp["type"] == 7 and "Page 3 of 3" in resp["data"]["embeds"][0]["footer"]["text"]
+        buttons = resp["data"]["components"][0]["components"]
+        assert buttons[1].get("disabled") and not buttons[0].get("disabled")
+
+
+SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reasoning", "query": "reward model",
+           "sort": "cited"}
+
+
+async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        order = sorted(commands().items(), key=lambda kv: kv[0] == "untrack")  # untrack last
+        for name, cmd in order:
+            opts = {o.name: SAMPLES[o.name] for o in cmd.options}
+            h = await fake_discord.slash(name, opts, permissions=MANAGE)
+            msg = await h.wait_message()
+            assert msg.embeds or msg.content, name
+            assert not h.ephemeral, name
+            assert msg.allowed_mentions == {"parse": []}, name
+
+
+async def test_hostile_options_get_clean_answers(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        for value in ['" OR 1=1; --', "NEAR(a b)*", "@everyone " * 500, "\x00\x1b[31m 強化 🤖"]:
+            for name in ("paper", "search", "direction", "citers"):
+                opt = {"paper": "paper", "search": "query", "direction": "direction", "citers": "paper"}[name]
+                h = await fake_discord.slash(name, {opt: value})
+                msg = await h.wait_message()  # a refused (over-limit) answer would raise here
+                assert "@everyone" not in msg.text()
+
+
+async def test_track_needs_manage_channels(fake_discord: FakeDiscord, seeded_path: Path) -> None:
+    bot = make_bot(seeded_path)
+    async with fake_discord.connected(bot):
+        h = await fake_discord.slash("track", {"paper": "2412.10400"})
+        msg = await h.wait_message()
+        assert h.ephemeral and "Manage Channels" in msg.content
+        assert fake_discord.commands()[0] is not None
+        track = next(c for c in fake_discord.commands() if c["name"] == "track")
+        assert int(track["default_member_permissions"]) == MANAGE.value
+        h = await fake_discord.slash("track", {"paper": "2412.10400"}, permissions=MANAGE)
+        msg = await h.wait_message()
+        assert not h.ephemeral and "Tracking" in msg.content
+        h = await fake_discord.slash("tracked", {})
+        assert "2412.10400" in (await h.wait_message()).text()
+        h = await fake_discord.slash("tracked", {}, guild_id=None)
+        msg = await h.wait_message()
+        assert "2412.10400" not in msg.text()
+
+
+async def test_alert_flow_exactly_once(fake_discord: FakeDiscord, db_path: Path, clock, make_older_seeds) -> None:
+    db = open_db(db_path)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    channel = fake_discord.guild.channel("alerts")
+    bot = make_bot(db_path)
+    async with fake_discord.connected(bot):
+        h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=channel.id, permissions=MANAGE)
+        await h.wait_message()
+        assert await bot.deliver_alerts() == 0
+        clock.advance(days=1)
+        await asyncio.to_thread(ingest_paths, open_db(db_path), [SEEDS_DIR], clock=clock)  # the refresh
+        assert await bot.deliver_alerts() == 1
+        assert await bot.deliver_alerts() == 0
+        posts = fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")
+        assert len(posts) == 1
+        msg = fake_discord.channel_messages(channel.id)[0]
+        assert "3 new citers" in msg.embed["title"] and "Cited by 68 → 71" in msg.embed["description"]
+        assert msg.allowed_mentions == {"parse": []}
+    bot2 = make_bot(db_path)
+    async with fake_discord.connected(bot2):
+        assert await bot2.deliver_alerts() == 0
+    assert len(fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")) == 1
+
+
+async def test_alert_poller_and_gone_channel(fake_discord: FakeDiscord, db_path: Path, clock,
+                                             make_older_seeds) -> None:
+    db = open_db(db_path)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    alerts, gone = fake_discord.guild.channel("alerts"), fake_discord.channel
+    bot = make_bot(db_path, alert_interval=0.2)
+    async with fake_discord.connected(bot):
+        for ch in (alerts, gone):
+            h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=ch.id, permissions=MANAGE)
+            await h.wait_message()
+        fake_discord.delete_channel(gone.id)
+        clock.advance(days=1)
+        ingest_paths(open_db(db_path), [SEEDS_DIR], clock=clock)  # a refresh from another process
+        await fake_discord.wait_channel_messages(alerts.id, 1)
+        await fake_discord.wait_for(lambda: "404" in (open_db(db_path).conn.execute(
+            "SELECT group_concat(disabled_reason) FROM tracks").fetchone()[0] or ""), 5)
+    assert len(fake_discord.requests_to("POST", f"/channels/{alerts.id}/messages")) == 1
