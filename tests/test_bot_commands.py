@@ -240,3 +240,19 @@ def test_parse_slash() -> None:
     for bad in ["", "/paper", "/citers 2412.10400 sort:oldest", "/stats extra", "/refs x page:zero"]:
         with pytest.raises(AskError):
             parse_slash(bad)
+
+
+def test_ask_does_not_load_discord(seeded, db_path) -> None:
+    code = ("import sys; from bot.cli import main; rc = main(['ask', '--db', sys.argv[1], '/stats']);"
+            "assert rc == 0, rc; assert 'discord' not in sys.modules; print('ok')")
+    p = subprocess.run([sys.executable, "-c", code, str(db_path)], capture_output=True, text=True, timeout=30,
+                       cwd=ROOT)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stderr
+
+
+def test_sync_without_token_says_so(db_path, monkeypatch) -> None:
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    p = subprocess.run([sys.executable, "-m", "bot.cli", "sync", "--db", str(db_path)], capture_output=True,
+                       text=True, timeout=30, cwd=ROOT, env={k: v for k, v in __import__("os").environ.items()
+                                                              if k != "DISCORD_TOKEN"})
+    assert p.returncode == 2 and "DISCORD_TOKEN is not set" in p.stderr and "Traceback" not in p.stderr
