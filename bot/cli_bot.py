@@ -90,6 +90,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--user", type=int, metavar="ID", help="as this user (default 1)")
     p.set_defaults(func=cmd_ask)
 
+    p = sub.add_parser(
+        "run", help="the Discord bot, the refresh schedule and the feed server in one process",
+        description="One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the "
+                    "refresh schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. "
+                    "On an empty database the bundled seeds are stored first.")
+    db_arg(p)
+    p.add_argument("--source", metavar="DIR|URL",
+                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
+    p.add_argument("--out", metavar="DIR", help="folder for the published feeds (default: $MAPWATCH_FEEDS_DIR, "
+                                                "else ./public)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
+    p.add_argument("--base-url", metavar="URL",
+                   help="public address of the feeds (default: $MAPWATCH_BASE_URL, else http://<host>:<port>)")
+    p.set_defaults(func=cmd_run)
+
     p = sub.add_parser("sync", help="register the slash commands with Discord (needs DISCORD_TOKEN)")
     db_arg(p)
     p.set_defaults(func=cmd_sync)
@@ -119,6 +135,24 @@ def cmd_ask(args: argparse.Namespace) -> int:
     reply, ok = run_core(open_db(args.db), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+
+    from bot import config
+    from bot.run import run_all
+    from feeds.cli import _run_until_signal, out_dir, port
+    from feeds.run import RunConfig
+    from store.refresh import default_source
+
+    run_config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
+                           host=args.host, port=port(args),
+                           base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
+                           refresh=os.environ.get("MAPWATCH_REFRESH"))
+    token = config.discord_token()
+    return _run_until_signal(lambda: run_all(run_config, token, say=lambda s: print(s, flush=True),
+                                             alert_interval=config.alert_interval()))
 
 
 def cmd_sync(args: argparse.Namespace) -> int:

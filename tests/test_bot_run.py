@@ -1,0 +1,69 @@
+"""`mapwatch run`: the bot, the scheduler and the feed server in one process."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from pathlib import Path
+
+import discord
+
+from bot.run import run_all
+from feeds.run import RunConfig
+from store.db import open_db
+from store.fetch import SEEDS_DIR
+from store.ingest import ingest_paths
+from tests.fakediscord import FakeDiscord
+
+pytest_plugins = ["tests.fakediscord.fixtures"]
+
+
+def _get(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=5) as r:  # noqa: S310 (loopback)
+        return r.status
+
+
+async def _wait(predicate, timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+
+async def test_run_without_token_serves_feeds_and_seeds_an_empty_db(tmp_path: Path) -> None:
+    said: list[str] = []
+    stop = asyncio.Event()
+    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
+    task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))
+    await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
+    assert any("DISCORD_TOKEN is not set" in s for s in said)
+    assert any("stored the bundled seed pages" in s for s in said)
+    index = next(s for s in said if s.startswith("Feeds: ")).split()[1]
+    assert await asyncio.to_thread(_get, index + "feeds.opml") == 200
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert open_db(tmp_path / "m.db")["papers"].count == 99
+
+
+async def test_run_with_bot_alerts_from_another_process_refresh(fake_discord: FakeDiscord, tmp_path: Path,
+                                                                 make_older_seeds, clock) -> None:
+    db_path = tmp_path / "m.db"
+    older = make_older_seeds(3)
+    ingest_paths(open_db(db_path), [older], clock=clock)
+    said: list[str] = []
+    stop = asyncio.Event()
+    config = RunConfig(db_path=db_path, source=str(older), out_dir=tmp_path / "out", port=0)
+    task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, alert_interval=0.2,
+                                       client_kwargs={"guild_ready_timeout": 0.05}))
+    await _wait(lambda: fake_discord.command_syncs and fake_discord.identifies)
+    channel = fake_discord.guild.channel("alerts")
+    h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=channel.id,
+                                 permissions=discord.Permissions(manage_channels=True))
+    assert "Tracking" in (await h.wait_message()).content
+    clock.advance(days=1)
+    await asyncio.to_thread(ingest_paths, open_db(db_path), [SEEDS_DIR], clock=clock)  # `mapwatch refresh` elsewhere
+    msgs = await fake_discord.wait_channel_messages(channel.id, 1)
+    assert "3 new citers" in msgs[0].embed["title"]
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert len(fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")) == 1
+    assert fake_discord.token not in "\n".join(said)
