@@ -13,7 +13,7 @@ from bot.commands import commands
 from store.db import open_db
 from store.fetch import SEEDS_DIR
 from store.ingest import ingest_paths
-from tests.fakediscord import EPHEMERAL, FakeDiscord
+from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
