@@ -177,3 +177,37 @@ async def test_alert_poller_and_gone_channel(fake_discord: FakeDiscord, db_path:
         await fake_discord.wait_for(lambda: "404" in (open_db(db_path).conn.execute(
             "SELECT group_concat(disabled_reason) FROM tracks").fetchone()[0] or ""), 5)
     assert len(fake_discord.requests_to("POST", f"/channels/{alerts.id}/messages")) == 1
+
+
+async def test_dm_track_alerts_by_dm(fake_discord: FakeDiscord, db_path: Path, clock, make_older_seeds) -> None:
+    ingest_paths(open_db(db_path), [make_older_seeds(2)], clock=clock)
+    bot = make_bot(db_path)
+    async with fake_discord.connected(bot):
+        h = await fake_discord.slash("track", {"paper": "2507.04136"}, guild_id=None)  # no Manage Channels in DMs
+        msg = await h.wait_message()
+        assert "your DMs" in msg.content and not h.ephemeral
+        clock.advance(days=1)
+        ingest_paths(open_db(db_path), [SEEDS_DIR], clock=clock)
+        assert await bot.deliver_alerts() == 1
+        dm = fake_discord.dm_channel(fake_discord.user.id)
+        posted = fake_discord.channel_messages(dm.id)
+        assert len(posted) == 1 and "2 new citers" in posted[0].embed["title"]
+        h = await fake_discord.slash("tracked", {}, guild_id=None)
+        assert "2507.04136" in (await h.wait_message()).text()
+
+
+async def test_slow_answers_are_deferred_then_followed_up(fake_discord: FakeDiscord, seeded_path: Path,
+                                                          monkeypatch) -> None:
+    import bot.glue
+
+    monkeypatch.setattr(bot.glue, "DEFER_AFTER", 0.0)  # every answer counts as slow
+    client = make_bot(seeded_path)
+    async with fake_discord.connected(client):
+        h = await fake_discord.slash("paper", {"paper": "2412.10400"})
+        msg = await h.wait_message()
+        assert h.deferred and msg.embed["title"].startswith("Reinforcement Learning Enhanced")
+        page = await fake_discord.slash("refs", {"paper": "2412.10400"})
+        msg = await page.wait_message()
+        nxt = await fake_discord.click(msg, label="Next ▶")
+        await nxt.wait_response()
+        await fake_discord.wait_for(lambda: "Page 2 of 3" in (msg.embed.get("footer") or {}).get("text", ""), 5)
