@@ -56,6 +56,7 @@ def map_stats(db: Database) -> MapStats:
 AUTOCOMPLETE_LIMIT = 25
 CHOICE_MAX = 100  # Discord: choice names and values are at most 100 characters
 SORTS = ("cited", "newest")
+SEARCH_COUNT_CAP = 1000  # search counts stop here ("1000 or more")
 _MAX_QUERY_TOKENS = 12
 _MAX_TOKEN_CHARS = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -320,7 +321,8 @@ def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) 
     rows = db.conn.execute(
         f"SELECT {_PAPER_COLS}, '' FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
         " WHERE papers_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?", (q, limit, offset)).fetchall()
-    total = db.conn.execute("SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?", (q,)).fetchone()[0]
+    total = db.conn.execute("SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?)",
+                            (q, SEARCH_COUNT_CAP)).fetchone()[0]
     dirs = _directions_of(db, [r[0] for r in rows])
     return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)
 
@@ -375,10 +377,18 @@ def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> D
         f"SELECT {_PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
         " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
         (slug, top)))
-    rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, max(e.seen_at) FROM events e JOIN papers p ON p.id = e.citing_id"
-        " WHERE e.kind = 'citation' AND e.paper_id IN (SELECT paper_id FROM placements WHERE direction_slug = ?)"
-        " GROUP BY e.citing_id ORDER BY max(e.id) DESC LIMIT ?", (slug, newest)).fetchall()
+    # Walk the event log backwards (ids only grow) until enough distinct citers are found.
+    rows: list[tuple] = []
+    seen: set[str] = set()
+    for ev in db.conn.execute(
+            f"SELECT {_PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            " WHERE e.kind = 'citation' AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = e.paper_id"
+            " AND pl.direction_slug = ?) ORDER BY e.id DESC LIMIT 2000", (slug,)):
+        if ev[0] not in seen:
+            seen.add(ev[0])
+            rows.append(ev)
+            if len(rows) >= newest:
+                break
     dirs = _directions_of(db, [x[0] for x in rows])
     return DirectionView(_direction_row(r), papers, tuple(_listed(x, dirs) for x in rows))
 
