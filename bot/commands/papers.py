@@ -71,8 +71,10 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
         raise BadOption("Give at least one word to search for.")
     result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
     shown = " ".join(queries._WORD.findall(query)[:12])
+    capped = result.total >= queries.SEARCH_COUNT_CAP
+    matched = f"{result.total:,} or more papers match" if capped else f"{result.total} papers match"
     return render.paper_list(
-        f"Search: {shown}", None, result, subtitle=f"{result.total} papers match (titles and abstracts)",
+        f"Search: {shown}", None, result, subtitle=matched + " (titles and abstracts)",
         empty="No paper matches those words.",
         pager=Pager("search", {"query": shown}, n, pages(result.total)))
 
