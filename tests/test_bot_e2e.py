@@ -211,3 +211,26 @@ async def test_slow_answers_are_deferred_then_followed_up(fake_discord: FakeDisc
         nxt = await fake_discord.click(msg, label="Next ▶")
         await nxt.wait_response()
         await fake_discord.wait_for(lambda: "Page 2 of 3" in (msg.embed.get("footer") or {}).get("text", ""), 5)
+
+
+async def test_discord_failure_loses_nothing_and_forbidden_disables(fake_discord: FakeDiscord, db_path: Path, clock,
+                                                                     make_older_seeds) -> None:
+    ingest_paths(open_db(db_path), [make_older_seeds(3)], clock=clock)
+    alerts, general = fake_discord.guild.channel("alerts"), fake_discord.channel
+    bot = make_bot(db_path)
+    async with fake_discord.connected(bot):
+        for ch in (alerts, general):
+            h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=ch.id, permissions=MANAGE)
+            await h.wait_message()
+        fake_discord.forbid_channel(general.id)
+        clock.advance(days=1)
+        ingest_paths(open_db(db_path), [SEEDS_DIR], clock=clock)
+        fake_discord.inject(f"POST /channels/{alerts.id}/messages", 503, {"message": "unavailable", "code": 0})
+        assert await bot.deliver_alerts() == 0  # 503: kept for the next tick; 403: disabled
+        assert fake_discord.channel_messages(alerts.id) == []
+        assert await bot.deliver_alerts() == 1
+        assert await bot.deliver_alerts() == 0
+        assert len(fake_discord.channel_messages(alerts.id)) == 1
+        h = await fake_discord.slash("tracked", {})
+        text = (await h.wait_message()).text()
+        assert "disabled" in text and "403" in text
