@@ -100,8 +100,10 @@ class MapwatchBot(discord.Client):
                 channel = self.get_partial_messageable(a.track.channel_id,
                                                        guild_id=a.track.guild_id)
                 try:
+                    # The nonce (enforced) lets Discord drop a repeat if we crash between its
+                    # acceptance and our cursor update and resend within a few minutes.
                     await channel.send(content=reply.content or None, embeds=[to_embed(e) for e in reply.embeds],
-                                       allowed_mentions=NO_PINGS)
+                                       allowed_mentions=NO_PINGS, nonce=f"t{a.track.id}e{a.upto_event_id}"[:25])
                 except discord.NotFound:
                     await self.runner.call(tracking.disable_track, a.track.id,
                                            "the channel is gone (404 from Discord)")

@@ -151,6 +151,7 @@ async def test_alert_flow_exactly_once(fake_discord: FakeDiscord, db_path: Path,
         assert await bot.deliver_alerts() == 0
         posts = fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")
         assert len(posts) == 1
+        assert posts[0].json["enforce_nonce"] is True and posts[0].json["nonce"].startswith("t")
         msg = fake_discord.channel_messages(channel.id)[0]
         assert "3 new citers" in msg.embed["title"] and "Cited by 68 → 71" in msg.embed["description"]
         assert msg.allowed_mentions == {"parse": []}
