@@ -161,3 +161,9 @@ def set_state(db: Database, key: str, value: str, now: datetime) -> None:
         db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
                         (key, value, _iso(now)))
+
+
+def tracked_paper_ids(db: Database) -> list[str]:
+    """Papers some enabled track follows: a refresh with a page budget fetches these first."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]

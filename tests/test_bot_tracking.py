@@ -79,3 +79,13 @@ def test_disabled_track_is_skipped_and_says_why(db, clock, make_older_seeds) -> 
     _, new = tracking.add_track(db, guild_id=GUILD, channel_id=CHANNEL, user_id=USER, paper_id="2412.10400",
                                 created_by=USER, now=clock())
     assert new and tracking.pending_alerts(db) == []
+
+
+def test_tracked_paper_ids_for_refresh_priority(db, clock, seeded) -> None:
+    tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2507.04136", created_by=3, now=clock())
+    t, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
+                              now=clock())
+    tracking.add_track(db, guild_id=2, channel_id=5, user_id=3, paper_id="2507.04136", created_by=3, now=clock())
+    assert tracking.tracked_paper_ids(db) == ["2412.10400", "2507.04136"]
+    tracking.disable_track(db, t.id, "gone")
+    assert tracking.tracked_paper_ids(db) == ["2507.04136"]
