@@ -71,7 +71,10 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     else:
         say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
 
-    tasks = [asyncio.create_task(run_services(config, hooks, say=say, stop=stop), name="mapwatch-services")]
+    from store.tracking import tracked_paper_ids
+
+    services = run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids)
+    tasks = [asyncio.create_task(services, name="mapwatch-services")]
     if bot is not None:
         tasks.append(asyncio.create_task(_run_bot(bot, token or "", say), name="mapwatch-bot"))
     try:

@@ -64,18 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _base(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
-
-    p = sub.add_parser(
-        "run", help="serve the feeds and refresh them on schedule ($MAPWATCH_REFRESH, default 1h)",
-        description="One process: the feed server and the refresh schedule. On an empty database the "
-                    "bundled seeds are stored first.")
-    _db(p)
-    p.add_argument("--source", metavar="DIR|URL",
-                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
-    _out(p)
-    _listen(p)
-    _base(p, "http://<host>:<port>")
-    p.set_defaults(func=cmd_run)
+    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_bot.py.
 
 
 def out_dir(args: argparse.Namespace) -> str:
@@ -155,17 +144,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             await runner.cleanup()
 
     return _run_until_signal(main)
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from feeds.run import RunConfig, run_services
-    from store.refresh import default_source
-
-    config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
-                       host=args.host, port=port(args),
-                       base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
-                       refresh=os.environ.get("MAPWATCH_REFRESH"))
-    return _run_until_signal(lambda: run_services(config, say=lambda s: print(s, flush=True)))
 
 
 def _run_until_signal(make) -> int:

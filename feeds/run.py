@@ -1,7 +1,8 @@
-"""`mapwatch run`: the scheduler and the feed server in one asyncio process.
+"""The feeds' half of `mapwatch run`: the scheduler and the feed server on one loop.
 
-`run_services` is the one place that wires them; the bot adds itself by passing its
-after-refresh hooks (alert delivery) and running its client next to it.
+`run_services` wires them; `bot/run.py` (the command's one home) runs it beside the
+Discord bot, passing the bot's after-refresh hooks (alert delivery) and the tracked
+papers as the refresh's fetch priority.
 """
 
 from __future__ import annotations
@@ -10,8 +11,12 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,8 @@ def describe(s: Serving) -> str:
 
 
 async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
-                       say: Callable[[str], None] = print, stop: asyncio.Event | None = None) -> None:
+                       say: Callable[[str], None] = print, stop: asyncio.Event | None = None,
+                       priority: Callable[[Database], Sequence[str]] | None = None) -> None:
     """Serve the feeds and refresh them on schedule until `stop` is set (or forever)."""
     from feeds.server import start_server
 
@@ -91,7 +97,7 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     runner, port = await start_server(config.out_dir, config.host, config.port)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
-        tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks)
+        tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
         serving = await asyncio.to_thread(_publish_now, tick, port)
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
