@@ -131,7 +131,9 @@ def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
 async def sync_commands(token: str, db_path: str | None) -> int:
     """`mapwatch sync`: log in, sync the tree, remember its hash."""
     from bot import config
+    from store.db import open_db
 
+    open_db(db_path).close()  # the schema
     client = MapwatchBot(db_path, base_url=config.base_url(), sync="never")
     async with client:
         await client.login(token)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from feeds.run import RunConfig, default_base_url, run_services
+from feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
 from store.errors import MapwatchError
 
 log = logging.getLogger("mapwatch.run")
@@ -42,8 +42,12 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
                   client_kwargs: dict[str, Any] | None = None) -> None:
     """Run everything until `stop` is set (or forever). Without a token, all but the bot."""
     from feeds.scheduler import parse_schedule
+    from store.db import open_db
 
     trigger = parse_schedule(config.refresh)
+    await asyncio.to_thread(lambda: open_db(config.db_path).close())  # the schema, before anyone reads
+    if await asyncio.to_thread(seed_if_empty, config.db_path):  # before the bot answers anything
+        say("Empty database: stored the bundled seed pages.")
     stop = stop or asyncio.Event()
     hooks = []
 

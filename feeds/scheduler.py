@@ -133,7 +133,10 @@ def start_scheduler(job: Callable[[], Awaitable[object]], trigger, *, run_now: b
     scheduler.add_listener(_on_job_error, EVENT_JOB_ERROR)
     scheduler.add_listener(_on_missed, EVENT_JOB_MISSED)
     async def tick() -> None:  # a plain coroutine function, whatever `job` is
-        await job()
+        try:
+            await job()
+        except asyncio.CancelledError:  # the process is stopping mid-tick: say so, no traceback
+            log.info("refresh tick interrupted by shutdown")
 
     first = {"next_run_time": datetime.now(UTC)} if run_now else {}  # None would mean "paused"
     scheduler.add_job(tick, trigger, id=JOB_ID, name="refresh and publish", coalesce=True, max_instances=1,

@@ -67,3 +67,30 @@ async def test_run_with_bot_alerts_from_another_process_refresh(fake_discord: Fa
     await asyncio.wait_for(task, 10)
     assert len(fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")) == 1
     assert fake_discord.token not in "\n".join(said)
+
+
+async def test_mapwatch_run_process_answers_through_the_configured_discord(fake_discord: FakeDiscord,
+                                                                           tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, **fake_discord.env(), "MAPWATCH_ALERT_INTERVAL": "1"}
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "m.db"),
+                                 "--out", str(tmp_path / "out"), "--port", "0"],
+                                cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        await fake_discord.wait_for(lambda: fake_discord.command_syncs and fake_discord.identifies, 20)
+        h = await fake_discord.slash("paper", {"paper": "2412.10400"})
+        msg = await h.wait_message(timeout=10)
+        assert msg.embed["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
+        await _wait(lambda: "Feeds: http://" in log.read_text(), 20)
+    finally:
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 20)
+    text = log.read_text()
+    assert "stored the bundled seed pages" in text and "MAPWATCH_DISCORD_API" in text
+    assert fake_discord.token not in text and "Traceback" not in text, text
