@@ -131,8 +131,10 @@ def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
 async def sync_commands(token: str, db_path: str | None) -> int:
     """`mapwatch sync`: log in, sync the tree, remember its hash."""
     from bot import config
+    from bot.discord_endpoints import from_environment
     from store.db import open_db
 
+    from_environment()
     open_db(db_path).close()  # the schema
     client = MapwatchBot(db_path, base_url=config.base_url(), sync="never")
     async with client:

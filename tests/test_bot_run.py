@@ -94,3 +94,17 @@ async def test_mapwatch_run_process_answers_through_the_configured_discord(fake_
     text = log.read_text()
     assert "stored the bundled seed pages" in text and "MAPWATCH_DISCORD_API" in text
     assert fake_discord.token not in text and "Traceback" not in text, text
+
+
+async def test_mapwatch_sync_registers_the_commands(fake_discord: FakeDiscord, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "sync", "--db", str(tmp_path / "m.db"), cwd=root,
+        env={**os.environ, **fake_discord.env()}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().strip() == "Synced 11 commands." and fake_discord.token not in out.decode() + err.decode()
+    assert len(fake_discord.command_syncs) == 1 and len(fake_discord.commands()) == 11
