@@ -37,6 +37,7 @@ def utc_now() -> datetime:
 class MapwatchBot(discord.Client):
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", **client_kwargs: Any) -> None:
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.runner = Runner(db_path, clock=clock, base_url=base_url)
         self.tree = app_commands.CommandTree(self)

@@ -108,3 +108,18 @@ async def test_mapwatch_sync_registers_the_commands(fake_discord: FakeDiscord, t
     assert proc.returncode == 0, err.decode()
     assert out.decode().strip() == "Synced 11 commands." and fake_discord.token not in out.decode() + err.decode()
     assert len(fake_discord.command_syncs) == 1 and len(fake_discord.commands()) == 11
+
+
+async def test_a_refused_token_is_one_clear_line(fake_discord: FakeDiscord, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, **fake_discord.env(), "DISCORD_TOKEN": "not-the-token-123"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "m.db"), "--out", str(tmp_path / "out"),
+        "--port", "0", cwd=root, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 1
+    assert "mapwatch: error: Discord refused DISCORD_TOKEN" in err.decode()
+    assert "not-the-token-123" not in out.decode() + err.decode() and "Traceback" not in err.decode()
