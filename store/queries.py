@@ -247,6 +247,17 @@ def _directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple]:
+    """Full rows (paper columns + first_seen) for (id, first_seen) pairs, in their order:
+    the sort runs on narrow indexes, and only the page shown reads whole rows."""
+    if not keys:
+        return []
+    marks = ",".join("?" * len(keys))
+    found = {r[0]: r for r in db.conn.execute(
+        f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
+    return [(*found[k], seen) for k, seen in keys if k in found]
+
+
 def _check_page(offset: int, limit: int) -> None:
     if offset < 0 or not 1 <= limit <= 100:
         raise BadOption("page out of range")
@@ -263,14 +274,16 @@ def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str |
     if direction:
         where += (" AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = c.citing_id"
                   " AND pl.direction_slug = :dir)")
-    order = ("(p.cited_by IS NULL), p.cited_by DESC, coalesce(e.pos, 1e18), p.id" if sort == "cited"
-             else "c.first_seen DESC, coalesce(e.pos, 1e18), p.id")
+    # The map's listing order: the first event of each edge (pages list most cited first).
+    pos = ("coalesce((SELECT min(e.id) FROM events e WHERE e.paper_id = c.cited_id"
+           " AND e.citing_id = c.citing_id), 1e18)")
+    order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
+             else f"c.first_seen DESC, {pos}, c.citing_id")
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
-    rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
-        " LEFT JOIN (SELECT citing_id, min(id) AS pos FROM events WHERE paper_id = :pid"
-        " AND kind = 'citation' GROUP BY citing_id) e ON e.citing_id = c.citing_id"
-        f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall()
+    # Sort on narrow indexes first, then read the rows of the one page shown.
+    rows = _rows_in_order(db, db.conn.execute(
+        f"SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
+        f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute(f"SELECT count(*) FROM citations c WHERE {where}", params).fetchone()[0]
     dirs = _directions_of(db, [r[0] for r in rows])
     return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)
@@ -280,13 +293,11 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> Pa
     """The papers `paper_id` cites, most cited first (as its page lists them)."""
     _check_page(offset, limit)
     params = {"pid": paper_id, "lim": limit, "off": offset}
-    rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, c.first_seen FROM citations c JOIN papers p ON p.id = c.cited_id"
-        " LEFT JOIN (SELECT paper_id, min(id) AS pos FROM events WHERE citing_id = :pid"
-        " AND kind = 'citation' GROUP BY paper_id) e ON e.paper_id = c.cited_id"
-        " WHERE c.citing_id = :pid"
-        " ORDER BY (p.cited_by IS NULL), p.cited_by DESC, coalesce(e.pos, 1e18), p.id"
-        " LIMIT :lim OFFSET :off", params).fetchall()
+    rows = _rows_in_order(db, db.conn.execute(
+        "SELECT c.cited_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.cited_id"
+        " WHERE c.citing_id = :pid ORDER BY (p.cited_by IS NULL), p.cited_by DESC,"
+        " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
+        " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
     dirs = _directions_of(db, [r[0] for r in rows])
     return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)

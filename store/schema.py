@@ -173,6 +173,12 @@ def _tracking(db: Database) -> None:
         CREATE INDEX tracks_guild ON tracks(guild_id);
         CREATE INDEX papers_title_nocase ON papers(title COLLATE NOCASE);
         CREATE INDEX directions_name_nocase ON directions(name COLLATE NOCASE);
+        -- Lists of citers and references sorted without reading whole rows: most cited
+        -- (papers' counts), the map's listing order (the first event of each edge), newest.
+        CREATE INDEX papers_id_cited_by ON papers(id, cited_by);
+        CREATE INDEX events_edge ON events(paper_id, citing_id, id);
+        CREATE INDEX events_citing_edge ON events(citing_id, paper_id, id);
+        CREATE INDEX citations_cited_seen ON citations(cited_id, first_seen, citing_id);
 
         -- Small key/value state of the bot (e.g. the hash of the last synced command set).
         CREATE TABLE bot_state (
