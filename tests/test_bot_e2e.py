@@ -131,6 +131,8 @@ async def test_track_needs_manage_channels(fake_discord: FakeDiscord, seeded_pat
         assert not h.ephemeral and "Tracking" in msg.content
         h = await fake_discord.slash("tracked", {})
         assert "2412.10400" in (await h.wait_message()).text()
+        choices = await fake_discord.autocomplete("untrack", {"paper": ""}, focused="paper", permissions=MANAGE)
+        assert [c["value"] for c in choices] == ["2412.10400"]  # what this channel tracks
         h = await fake_discord.slash("tracked", {}, guild_id=None)
         msg = await h.wait_message()
         assert "2412.10400" not in msg.text()
