@@ -151,7 +151,7 @@ def to_text(r: Reply) -> str:
 
 # --- Views ------------------------------------------------------------------------------
 
-def _date(iso: str | None) -> str:
+def day(iso: str | None) -> str:
     """ISO date or timestamp -> '14 Oct 2026' (pure; no locale)."""
     if not iso:
         return "-"
@@ -168,8 +168,8 @@ def when(iso: str | None) -> str:
     if not iso:
         return "never"
     if len(iso) >= 16 and iso[10] == "T":
-        return f"{_date(iso)} {iso[11:16]} UTC"
-    return _date(iso)
+        return f"{day(iso)} {iso[11:16]} UTC"
+    return day(iso)
 
 
 def paper_line(p: Any, n: int | None = None, *, dirs: bool = True) -> str:
@@ -192,10 +192,10 @@ def paper_feed_url(base_url: str, paper_id: str) -> str:
 
 def paper_card(v: Any, base_url: str) -> Reply:
     p = v.paper
-    head = [f"arXiv [{p.id}]({p.arxiv_url})" + (f" · first posted {_date(v.first_posted)}" if v.first_posted else "")]
+    head = [f"arXiv [{p.id}]({p.arxiv_url})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
     if p.has_page:
         head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
-                    f" (data through {_date(v.data_through)})")
+                    f" (data through {day(v.data_through)})")
         if v.refs_in_map is not None:
             head.append(f"Builds on **{v.refs_in_map}** of its {v.refs_total if v.refs_total is not None else '?'}"
                         " references that are in the map")
@@ -263,8 +263,8 @@ def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
     lines = []
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
-        last = _date(t.last_alert_at) if t.last_alert_at else "no alert yet"
-        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · since {_date(t.created_at)}"
+        last = day(t.last_alert_at) if t.last_alert_at else "no alert yet"
+        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · since {day(t.created_at)}"
                 f" · last alert: {last}")
         if t.disabled_reason:
             line += f" · **disabled**: {clean(t.disabled_reason)}"

@@ -152,12 +152,17 @@ def _clip(text: str, limit: int = CHOICE_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _paper_row(r: tuple) -> PaperRow:
+def paper_row(r: tuple) -> PaperRow:
     pid, title, year, url, cited_by, has_page = r[:6]
     return PaperRow(pid, title, year, url, arxiv_url(pid), cited_by, bool(has_page))
 
 
-_PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+
+
+def query_words(text: str) -> list[str]:
+    """The words of user text, as searches use them (at most 12)."""
+    return [w[:_MAX_TOKEN_CHARS] for w in _WORD.findall(text)[:_MAX_QUERY_TOKENS]]
 
 
 def fts_query(text: str, *, prefix_last: bool = False) -> str | None:
@@ -185,8 +190,8 @@ def _nocase_prefix_bounds(prefix: str) -> tuple[str, str]:
 
 
 def get_paper(db: Database, paper_id: str) -> PaperRow | None:
-    r = db.conn.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
-    return _paper_row(r) if r else None
+    r = db.conn.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    return paper_row(r) if r else None
 
 
 def suggest_titles(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
@@ -212,10 +217,10 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
         raise PaperNotFound(pid, suggest_titles(db, text))
     title = text[:1000]
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS} FROM papers p WHERE p.title = ? COLLATE NOCASE"
+        f"SELECT {PAPER_COLS} FROM papers p WHERE p.title = ? COLLATE NOCASE"
         " ORDER BY p.has_page DESC, p.cited_by DESC LIMIT 1", (title,)).fetchall()
     if rows:
-        return _paper_row(rows[0])
+        return paper_row(rows[0])
     # "Title (id)" as autocomplete shows it, when a client sends the name instead of the value.
     m = re.search(r"\(([^()]+)\)\s*$", title)
     if m and (pid := normalize_id(m.group(1))) and (found := get_paper(db, pid)):
@@ -223,19 +228,19 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
     q = fts_query(title)
     if q:
         rows = db.conn.execute(
-            f"SELECT {_PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+            f"SELECT {PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
             " WHERE papers_fts.title MATCH ? LIMIT 2", (q,)).fetchall()
         if len(rows) == 1:
-            return _paper_row(rows[0])
+            return paper_row(rows[0])
     raise PaperNotFound(_clip(text, 200), suggest_titles(db, title))
 
 
-def _listed(r: tuple, directions: dict[str, tuple[str, ...]]) -> ListedPaper:
-    base = _paper_row(r)
+def listed_paper(r: tuple, directions: dict[str, tuple[str, ...]]) -> ListedPaper:
+    base = paper_row(r)
     return ListedPaper(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
 
 
-def _directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
+def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
@@ -254,7 +259,7 @@ def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple]:
         return []
     marks = ",".join("?" * len(keys))
     found = {r[0]: r for r in db.conn.execute(
-        f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
+        f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
     return [(*found[k], seen) for k, seen in keys if k in found]
 
 
@@ -285,8 +290,8 @@ def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str |
         f"SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
         f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute(f"SELECT count(*) FROM citations c WHERE {where}", params).fetchone()[0]
-    dirs = _directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)
+    dirs = directions_of(db, [r[0] for r in rows])
+    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
 
 
 def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> PaperPage:
@@ -299,13 +304,13 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> Pa
         " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
         " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
-    dirs = _directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)
+    dirs = directions_of(db, [r[0] for r in rows])
+    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
 
 
 def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
     r = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, p.abstract, p.first_posted, p.data_through, p.refs_in_map, p.refs_total"
+        f"SELECT {PAPER_COLS}, p.abstract, p.first_posted, p.data_through, p.refs_in_map, p.refs_total"
         " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
     if not r:
         raise PaperNotFound(paper_id)
@@ -318,7 +323,7 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
     snaps = tuple(Snapshot(*s) for s in db.conn.execute(
         "SELECT data_through, cited_by, ingested_at FROM snapshots WHERE paper_id = ? ORDER BY id",
         (paper_id,)))
-    return PaperView(_paper_row(r), r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
+    return PaperView(paper_row(r), r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
                      cit.items, ref.items, snaps)
 
 
@@ -330,12 +335,12 @@ def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) 
     if q is None:
         raise BadOption("give at least one word to search for")
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, '' FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+        f"SELECT {PAPER_COLS}, '' FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
         " WHERE papers_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?", (q, limit, offset)).fetchall()
     total = db.conn.execute("SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?)",
                             (q, SEARCH_COUNT_CAP)).fetchone()[0]
-    dirs = _directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(_listed(r, dirs) for r in rows), offset, limit, total)
+    dirs = directions_of(db, [r[0] for r in rows])
+    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
 
 
 def _direction_row(r: tuple) -> DirectionRow:
@@ -384,15 +389,15 @@ def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> D
         " FROM directions d WHERE d.slug = ?", (slug,)).fetchone()
     if not r:
         raise DirectionNotFound(slug)
-    papers = tuple(_paper_row(p) for p in db.conn.execute(
-        f"SELECT {_PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+    papers = tuple(paper_row(p) for p in db.conn.execute(
+        f"SELECT {PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
         " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
         (slug, top)))
     # Walk the event log backwards (ids only grow) until enough distinct citers are found.
     rows: list[tuple] = []
     seen: set[str] = set()
     for ev in db.conn.execute(
-            f"SELECT {_PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
             " WHERE e.kind = 'citation' AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = e.paper_id"
             " AND pl.direction_slug = ?) ORDER BY e.id DESC LIMIT 2000", (slug,)):
         if ev[0] not in seen:
@@ -400,8 +405,8 @@ def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> D
             rows.append(ev)
             if len(rows) >= newest:
                 break
-    dirs = _directions_of(db, [x[0] for x in rows])
-    return DirectionView(_direction_row(r), papers, tuple(_listed(x, dirs) for x in rows))
+    dirs = directions_of(db, [x[0] for x in rows])
+    return DirectionView(_direction_row(r), papers, tuple(listed_paper(x, dirs) for x in rows))
 
 
 def directions_by_area(db: Database) -> tuple[AreaDirections, ...]:
@@ -427,24 +432,24 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
 
     c = db.conn
     if not text:
-        add(c.execute(f"SELECT {_PAPER_COLS} FROM papers p INDEXED BY papers_cited_by"
+        add(c.execute(f"SELECT {PAPER_COLS} FROM papers p INDEXED BY papers_cited_by"
                       " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC LIMIT ?", (limit,)).fetchall())
     else:
         pid = normalize_id(text)
         if pid:
-            add(c.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (pid,)).fetchall())
+            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (pid,)).fetchall())
         if re.fullmatch(r"[\w.\-/]+", text):
             lo, hi = text, text + "\U0010ffff"
-            add(c.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id >= ? AND p.id < ? ORDER BY p.id LIMIT ?",
+            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id >= ? AND p.id < ? ORDER BY p.id LIMIT ?",
                           (lo, hi, limit)).fetchall())
         if len(seen) < limit:
             lo, hi = _nocase_prefix_bounds(text)
-            add(c.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.title >= ? COLLATE NOCASE"
+            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.title >= ? COLLATE NOCASE"
                           " AND p.title < ? COLLATE NOCASE ORDER BY p.title COLLATE NOCASE LIMIT ?",
                           (lo, hi, limit)).fetchall())
         q = fts_query(text, prefix_last=True)
         if q and len(seen) < limit:
-            add(c.execute(f"SELECT {_PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+            add(c.execute(f"SELECT {PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
                           " WHERE papers_fts.title MATCH ? LIMIT ?", (q, limit)).fetchall())
     out = []
     for pid, title, year, *_ in seen.values():

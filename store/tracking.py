@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlite_utils import Database
 
-from store.queries import _PAPER_COLS, ListedPaper, PaperRow, _directions_of, _listed, _paper_row
+from store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
 
 
 @dataclass(frozen=True)
@@ -127,12 +127,12 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
             " FROM events WHERE paper_id = ? AND id > ?", (t.paper_id, t.last_event_id)).fetchone()
         rows = c.execute(
-            f"SELECT {_PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
             " WHERE e.paper_id = ? AND e.id > ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
             (t.paper_id, t.last_event_id, limit)).fetchall()
-        dirs = _directions_of(db, [r[0] for r in rows])
-        paper = _paper_row(c.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
-        out.append(Alert(t, paper, tuple(_listed(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
+        dirs = directions_of(db, [r[0] for r in rows])
+        paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
+        out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
                          old_count, new_count, unlisted, upto))
     return out
 

@@ -24,7 +24,7 @@ def stats_core(db: Database, ctx: Ctx) -> Reply:
         Field("Papers", f"{s.papers:,} ({s.papers_with_page:,} with pages)", True),
         Field("Citations", f"{s.citations:,}", True),
         Field("Directions", f"{s.directions:,}", True),
-        Field("Data through", render._date(s.newest_data_through), True),
+        Field("Data through", render.day(s.newest_data_through), True),
         Field("Last refresh", render.when(s.last_ingest_at), True),
         Field("Next refresh", render.when(nxt) if nxt else "not scheduled (`mapwatch run` schedules it)", True),
     )

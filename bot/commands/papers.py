@@ -70,7 +70,7 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     if words is None:
         raise BadOption("Give at least one word to search for.")
     result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
-    shown = " ".join(queries._WORD.findall(query)[:12])
+    shown = " ".join(queries.query_words(query))
     capped = result.total >= queries.SEARCH_COUNT_CAP
     matched = f"{result.total:,} or more papers match" if capped else f"{result.total} papers match"
     return render.paper_list(
