@@ -56,7 +56,7 @@ def map_stats(db: Database) -> MapStats:
 AUTOCOMPLETE_LIMIT = 25
 CHOICE_MAX = 100  # Discord: choice names and values are at most 100 characters
 SORTS = ("cited", "newest")
-SEARCH_COUNT_CAP = 1000  # search counts stop here ("1000 or more")
+SEARCH_COUNT_CAP = 2000  # search ranks and counts at most this many matches ("2,000 or more")
 _MAX_QUERY_TOKENS = 12
 _MAX_TOKEN_CHARS = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -334,9 +334,11 @@ def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) 
     q = fts_query(text)
     if q is None:
         raise BadOption("give at least one word to search for")
+    # bm25 ranks at most SEARCH_COUNT_CAP matches, so a query matching most of the map stays fast.
     rows = db.conn.execute(
-        f"SELECT {PAPER_COLS}, '' FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
-        " WHERE papers_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?", (q, limit, offset)).fetchall()
+        f"SELECT {PAPER_COLS}, '' FROM (SELECT rowid, rank FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?) f"
+        " JOIN papers p ON p.rowid = f.rowid ORDER BY f.rank LIMIT ? OFFSET ?",
+        (q, SEARCH_COUNT_CAP, limit, offset)).fetchall()
     total = db.conn.execute("SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?)",
                             (q, SEARCH_COUNT_CAP)).fetchone()[0]
     dirs = directions_of(db, [r[0] for r in rows])

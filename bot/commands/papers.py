@@ -72,9 +72,11 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
     shown = " ".join(queries.query_words(query))
     capped = result.total >= queries.SEARCH_COUNT_CAP
-    matched = f"{result.total:,} or more papers match" if capped else f"{result.total} papers match"
+    matched = (f"{result.total:,} or more papers match in titles and abstracts: the best of the first "
+               f"{result.total:,} are shown; add words to narrow it." if capped
+               else f"{result.total} papers match in titles and abstracts.")
     return render.paper_list(
-        f"Search: {shown}", None, result, subtitle=matched + " (titles and abstracts)",
+        f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",
         pager=Pager("search", {"query": shown}, n, pages(result.total)))
 
