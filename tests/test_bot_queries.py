@@ -112,3 +112,17 @@ def test_directions(seeded) -> None:
     areas = queries.directions_by_area(seeded)
     assert [a.area for a in areas] == ["LLM alignment", "LLM reasoning"]
     assert all(d.papers == 2 for a in areas for d in a.directions)
+
+
+def test_search_over_many_matches_is_capped_and_says_so(db) -> None:
+    from bot.commands import run_core
+    from tests.bot_helpers import ctx
+
+    with db.atomic():
+        db.conn.executemany("INSERT INTO papers (id, title, has_page, first_seen, updated) VALUES (?, ?, 0, 't', 't')",
+                            [(f"2101.{i:05d}", f"Common words paper {i}")
+                             for i in range(queries.SEARCH_COUNT_CAP + 50)])
+    page = queries.search_papers(db, "common words")
+    assert page.total == queries.SEARCH_COUNT_CAP and len(page.items) == 10
+    reply, ok = run_core(db, ctx(), "search", {"query": "common words"})
+    assert ok and "2,000 or more papers match" in reply.embeds[0].description
