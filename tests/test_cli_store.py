@@ -64,3 +64,14 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_help_lists_commands() -> None:
     r = run("--help")
     assert r.returncode == 0 and "ingest" in r.stdout and "stats" in r.stdout
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    assert run("ingest", "--db", tmp_path / "x.db").returncode == 0
+    proc = subprocess.Popen([*MAPWATCH, "ask", "--db", str(tmp_path / "x.db"), "/citers 2412.10400"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the answer is written, like `| head -0`
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=30)
+    assert "Traceback" not in err
