@@ -43,3 +43,12 @@ class BadOption(MapwatchError):
 
 class NotAllowed(MapwatchError):
     """The user lacks the permission a command needs (e.g. Manage Channels for /track)."""
+
+
+class PathSearchTooLarge(MapwatchError):
+    """A citation-path search that would visit more papers than its cap allows."""
+
+    def __init__(self, a: str, b: str, cap: int) -> None:
+        super().__init__(f"The search for a chain from {a} to {b} reached its limit of {cap:,} papers "
+                         f"without finding one")
+        self.a, self.b, self.cap = a, b, cap

@@ -192,3 +192,24 @@ def _tracking(db: Database) -> None:
 
 def apply(db: Database) -> None:
     migrations.apply(db)
+
+
+@migrations(name="0004_graph")
+def _graph(db: Database) -> None:
+    db.executescript(
+        """
+        -- PageRank of each direction's papers over the citations among them, computed at
+        -- refresh time (store.graph.compute_direction_ranks) and replaced each time.
+        CREATE TABLE direction_ranks (
+            direction_slug TEXT NOT NULL REFERENCES directions(slug),
+            paper_id TEXT NOT NULL REFERENCES papers(id),
+            pagerank REAL NOT NULL,
+            rank INTEGER NOT NULL,        -- 1 = highest PageRank within the direction
+            computed_at TEXT NOT NULL,    -- ISO timestamp (UTC)
+            PRIMARY KEY (direction_slug, paper_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX direction_ranks_rank ON direction_ranks(direction_slug, rank);
+        -- /rising reads the events of the last N days.
+        CREATE INDEX events_seen_at ON events(seen_at);
+        """
+    )
