@@ -14,7 +14,7 @@ EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
 # Modules that add subcommands: each has `register(subparsers)`, and imports heavy
 # libraries only inside its command functions.
-COMMAND_MODULES = ["bot.cli", "feeds.cli", "bot.cli_admin", "bot.cli_bot"]
+COMMAND_MODULES = ["bot.cli", "feeds.cli", "bot.cli_admin", "bot.cli_bot", "bot.cli_graph"]
 
 
 def db_arg(p: argparse.ArgumentParser) -> None:
