@@ -151,6 +151,7 @@ def test_mapwatch_graph_writes_a_png(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"Wrote {out} (1200x900")
     assert decode(out.read_bytes()).size == (1200, 900)
+    assert out.stat().st_mode & 0o044 == 0o044  # readable by others, like any file the user writes
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
 
 
