@@ -17,6 +17,7 @@ from sqlite_utils import Database
 
 from store.errors import FetchError
 from store.fetch import SEEDS_DIR
+from store.graph import compute_direction_ranks
 from store.http_source import (
     Failed,
     Fetched,
@@ -94,10 +95,22 @@ def refresh(
     (asyncio.to_thread) when a loop is already running in the calling thread."""
     source = str(source)
     if is_url(source):
-        return _refresh_http(db, source, clock, priority, options)
-    ingest = ingest_paths(db, [source], clock=clock)
-    return RefreshReport(source=source, kind="folder", pages_read=ingest.pages_read, skipped=ingest.skipped,
-                         saved=ingest.saved, rejected=ingest.rejected)
+        report = _refresh_http(db, source, clock, priority, options)
+    else:
+        ingest = ingest_paths(db, [source], clock=clock)
+        report = RefreshReport(source=source, kind="folder", pages_read=ingest.pages_read,
+                               skipped=ingest.skipped, saved=ingest.saved, rejected=ingest.rejected)
+    update_ranks(db, report, clock)
+    return report
+
+
+def update_ranks(db: Database, report: RefreshReport, clock: Clock = utc_now) -> bool:
+    """Recompute the stored PageRank within each direction (store.graph) after a tick that
+    stored pages, or when none is stored yet. Returns whether it ran."""
+    if not report.stored and db.conn.execute("SELECT 1 FROM direction_ranks LIMIT 1").fetchone():
+        return False
+    compute_direction_ranks(db, clock())
+    return True
 
 
 def crawl_order(db: Database, source: str, priority: Sequence[str] = ()) -> list[str]:
