@@ -156,3 +156,11 @@ def test_format_round_trip(path: Path) -> None:
 ])
 def test_normalize_id(text: str, expected: str | None) -> None:
     assert normalize_id(text) == expected
+
+
+def test_a_date_with_an_enormous_day_is_a_parse_error() -> None:
+    text = SEED_FILES[0].read_text(encoding="utf-8")
+    bad = text.replace("(data through 14 Oct 2026)", "(data through 9999999999999999999999914 Oct 2026)")
+    assert bad != text
+    with pytest.raises(ParseError, match="not a date"):
+        parse_page(bad)

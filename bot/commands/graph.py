@@ -1,0 +1,174 @@
+"""/related, /path, /rising, /graph: graph questions (store.graph), answered as text or a picture.
+
+networkx and matplotlib load only inside the cores that need them (plot, PageRank is stored).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from bot import render, render_graph
+from bot.commands import Command, Opt
+from bot.replies import Ctx, Embed, File, Reply
+from store import graph
+from store.errors import BadOption
+
+if TYPE_CHECKING:
+    from bot.glue import Runner
+
+PAPER_HELP = "arXiv id, arXiv or map URL, or title"
+MAX_STEPS = 6
+GRAPH_NODES = 40
+
+
+def _int(value: Any, name: str, lo: int, hi: int, default: int) -> int:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise BadOption(f"{name} must be a whole number from {lo} to {hi}") from None
+    if not lo <= n <= hi:
+        raise BadOption(f"{name} must be from {lo} to {hi}")
+    return n
+
+
+def _yes(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("yes", "true", "1", "on"):
+        return True
+    if text in ("no", "false", "0", "off", ""):
+        return False
+    raise BadOption("exclude_direct must be yes or no")
+
+
+def text_reply(text: str, footer: str = "") -> Reply:
+    """A render_graph answer as an embed: its first line the title, the rest escaped."""
+    head, _, body = text.partition("\n")
+    if not body:
+        return Reply(content=render.esc(head))
+    return render.fit_reply(Reply(embeds=(Embed(render.clip(head, 256), render.esc(body), None, (), footer,
+                                                render.COLOR),)))
+
+
+def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
+    found = graph.resolve_paper(db, paper)
+    return text_reply(render_graph.related_text(graph.related(db, found.id, exclude_direct=_yes(exclude_direct))),
+                      "score = papers citing both + references both cite")
+
+
+def path_core(db: Database, ctx: Ctx, **options: Any) -> Reply:
+    a, b = (options.get(k) or "" for k in ("from", "to"))
+    if not a.strip() or not b.strip():
+        raise BadOption("give two papers: from and to")
+    start, end = graph.resolve_paper(db, a), graph.resolve_paper(db, b)
+    found = graph.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
+    text = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
+    return text_reply(text) if found else Reply(content=text)
+
+
+def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: Any = None) -> Reply:
+    n = _int(days, "days", 1, 365, 30)
+    direction = direction if direction and direction.strip() else None
+    return text_reply(render_graph.rising_text(graph.rising(db, ctx.now, days=n, direction=direction)))
+
+
+def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Reply:
+    from bot.plot import draw_neighbourhood
+
+    d = _int(depth, "depth", 1, 3, 1)
+    view = graph.neighbourhood(db, paper, depth=d, max_nodes=GRAPH_NODES)
+    pic = draw_neighbourhood(view)
+    name = f"graph-{view.center.id.replace('/', '_')}.png"
+    caption = render_graph.neighbourhood_caption(view)
+    return Reply(embeds=(Embed(render.clip(view.center.title, 256), render.esc(caption), None, (),
+                               "arrows point from citing to cited paper; red ring: this paper", render.COLOR),),
+                 files=(File(name, pic.png, f"Citation neighbourhood of {view.center.id}"),))
+
+
+def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
+    """/paper: attach the cited-by chart when at least two snapshots are stored."""
+    history = graph.count_history(db, paper_id)
+    if len(history) < 2:
+        return reply
+    from bot.plot import count_chart_png
+
+    png = count_chart_png(history, title=f"{paper_id}: cited by, as the map stated it")
+    if png is None:
+        return reply
+    return Reply(content=reply.content, embeds=reply.embeds, ephemeral=reply.ephemeral, pager=reply.pager,
+                 files=(*reply.files, File(f"cited-by-{paper_id.replace('/', '_')}.png", png,
+                                           f"Cited-by count of {paper_id} over stored snapshots")))
+
+
+def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
+    """/direction: its papers by the PageRank stored at the last refresh (a Field, or None)."""
+    from bot.replies import Field
+
+    ranks = graph.direction_ranks(db, slug, limit=limit)
+    if not ranks.papers:
+        return None
+    lines = [f"{r.rank}. {render.esc(render.clip(r.paper.title, 90))} · `{r.paper.id}` · "
+             f"PageRank {r.pagerank:.3f}" for r in ranks.papers]
+    return Field("By PageRank within the direction", render.clip_lines(lines, 1024))
+
+
+COMMANDS = [
+    Command("related", "Papers most like a paper: cited together with it, or citing the same papers",
+            (Opt("paper", PAPER_HELP, "paper"),
+             Opt("exclude_direct", "leave out its direct citers and references (yes/no)", "choice",
+                 required=False, choices=("yes", "no"))),
+            related_core, slow=True),
+    Command("path", "The shortest citation chain between two papers (up to 6 steps)",
+            (Opt("from", PAPER_HELP, "paper"), Opt("to", PAPER_HELP, "paper")), path_core, slow=True),
+    Command("rising", "Papers that gained the most citers in the last N days",
+            (Opt("direction", "only papers placed in this direction", "direction", required=False),
+             Opt("days", "how many days back (default 30)", "int", required=False)),
+            rising_core),
+    Command("graph", "A picture of a paper's citation neighbourhood",
+            (Opt("paper", PAPER_HELP, "paper"), Opt("depth", "citation steps, 1 to 3 (default 1)", "int",
+                                                     required=False)),
+            graph_core, slow=True),
+]
+
+
+def install(tree: Any, runner: Runner) -> None:
+    import discord
+    from discord import app_commands
+
+    @app_commands.command(name="related", description=COMMANDS[0].description)
+    @app_commands.describe(paper=PAPER_HELP, exclude_direct="leave out its direct citers and references")
+    @app_commands.choices(exclude_direct=[app_commands.Choice(name="yes", value="yes"),
+                                          app_commands.Choice(name="no", value="no")])
+    async def related(interaction: discord.Interaction, paper: str, exclude_direct: str | None = None) -> None:
+        await runner.run(interaction, "related", paper=paper, exclude_direct=exclude_direct)
+
+    @app_commands.command(name="path", description=COMMANDS[1].description)
+    @app_commands.rename(from_="from")
+    @app_commands.describe(from_=PAPER_HELP, to=PAPER_HELP)
+    async def path(interaction: discord.Interaction, from_: str, to: str) -> None:
+        await runner.run(interaction, "path", **{"from": from_, "to": to})
+
+    @app_commands.command(name="rising", description=COMMANDS[2].description)
+    @app_commands.describe(direction="only papers placed in this direction", days="how many days back (default 30)")
+    async def rising(interaction: discord.Interaction, direction: str | None = None,
+                     days: int | None = None) -> None:
+        await runner.run(interaction, "rising", direction=direction, days=days)
+
+    @app_commands.command(name="graph", description=COMMANDS[3].description)
+    @app_commands.describe(paper=PAPER_HELP, depth="citation steps, 1 to 3 (default 1)")
+    async def graph_(interaction: discord.Interaction, paper: str,
+                     depth: int | None = None) -> None:
+        await runner.run(interaction, "graph", paper=paper, depth=depth)
+
+    related.autocomplete("paper")(runner.paper_autocomplete)
+    path.autocomplete("from_")(runner.paper_autocomplete)
+    path.autocomplete("to")(runner.paper_autocomplete)
+    rising.autocomplete("direction")(runner.direction_autocomplete)
+    graph_.autocomplete("paper")(runner.paper_autocomplete)
+    for cmd in (related, path, rising, graph_):
+        tree.add_command(cmd)
