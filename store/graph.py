@@ -22,8 +22,8 @@ from datetime import datetime, timedelta
 
 from sqlite_utils import Database
 
-from store.errors import DirectionNotFound, PaperNotFound, PathSearchTooLarge
-from store.ids import normalize_id
+from store import queries
+from store.errors import PathSearchTooLarge
 
 # Caps on the work one question may do (rows read, papers visited).
 MAX_FRONTIER = 2000       # citers (or references) of the asked paper considered by `related`
@@ -64,37 +64,16 @@ def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
 
 
 def resolve_paper(db: Database, ref: str) -> PaperRef:
-    """A paper by arXiv id, arXiv or map URL, or exact title; PaperNotFound with suggestions."""
-    text = ref.strip()
-    pid = normalize_id(text) or text
-    row = db.conn.execute("SELECT id, title, year FROM papers WHERE id = ?", (pid,)).fetchone()
-    if row is None and text:
-        row = db.conn.execute("SELECT id, title, year FROM papers WHERE title = ? COLLATE NOCASE LIMIT 1",
-                              (text,)).fetchone()
-    if row is not None:
-        return PaperRef(*row)
-    suggestions: tuple[str, ...] = ()
-    if text and normalize_id(text) is None:
-        try:
-            rows = db["papers"].search(text, quote=True, limit=5, columns=["id", "title"])
-            suggestions = tuple(f"{r['title']} ({r['id']})" for r in rows)
-        except Exception:  # a malformed query must not hide the not-found answer
-            suggestions = ()
-    raise PaperNotFound(ref, suggestions)
+    """A paper by arXiv id, arXiv or map URL, or title (store.queries.resolve_paper):
+    PaperNotFound with the closest titles otherwise."""
+    found = queries.resolve_paper(db, ref)
+    return PaperRef(found.id, found.title, found.year)
 
 
 def resolve_direction(db: Database, ref: str) -> tuple[str, str]:
-    """(slug, name) of a direction given its slug, the last part of its slug, or its name."""
-    text = ref.strip().strip("/")
-    row = db.conn.execute(
-        "SELECT slug, name FROM directions WHERE slug = ? OR name = ? COLLATE NOCASE"
-        " OR slug LIKE '%/' || ? ORDER BY slug = ? DESC LIMIT 1", (text, text, text, text)).fetchone()
-    if row:
-        return row[0], row[1]
-    like = f"%{text}%"
-    rows = db.conn.execute("SELECT name FROM directions WHERE name LIKE ? OR slug LIKE ? ORDER BY name LIMIT 5",
-                           (like, like)).fetchall()
-    raise DirectionNotFound(ref, tuple(r[0] for r in rows))
+    """(slug, name) of a direction by slug, map URL or name; DirectionNotFound otherwise."""
+    found = queries.resolve_direction(db, ref)
+    return found.slug, found.name
 
 
 def _citers(db: Database, pid: str, limit: int) -> list[str]:

@@ -90,7 +90,8 @@ async def test_page_buttons_turn_pages_and_survive_a_restart(fake_discord: FakeD
 
 
 SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reasoning", "query": "reward model",
-           "sort": "cited"}
+           "sort": "cited", "exclude_direct": "no", "from": "2005.14165", "to": "2509.02547", "days": 30,
+           "depth": 1}
 
 
 async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:

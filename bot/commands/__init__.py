@@ -15,7 +15,8 @@ from typing import Any
 
 from bot.replies import Reply
 
-MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.info"]
+MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.info",
+           "bot.commands.graph"]
 PAGE_SIZE = 10
 
 

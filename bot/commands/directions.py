@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sqlite_utils import Database
@@ -18,8 +19,16 @@ DIRECTION_HELP = "a research direction: its name, slug or map URL"
 
 
 def direction_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
+    from bot.commands.graph import pagerank_field
+
     d = queries.resolve_direction(db, direction)
-    return render.direction_card(queries.direction_view(db, d.slug), ctx.base_url)
+    reply = render.direction_card(queries.direction_view(db, d.slug), ctx.base_url)
+    ranked = pagerank_field(db, d.slug)
+    if ranked is None or not reply.embeds:
+        return reply
+    e = reply.embeds[0]
+    fields = (*e.fields[:1], ranked, *e.fields[1:])  # after "Most cited papers"
+    return render.fit_reply(Reply(content=reply.content, embeds=(replace(e, fields=fields), *reply.embeds[1:])))
 
 
 def directions_core(db: Database, ctx: Ctx) -> Reply:

@@ -26,8 +26,10 @@ def _page(page: int | None) -> int:
 
 
 def paper_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
+    from bot.commands.graph import with_count_chart
+
     found = queries.resolve_paper(db, paper)
-    return render.paper_card(queries.paper_view(db, found.id), ctx.base_url)
+    return with_count_chart(db, render.paper_card(queries.paper_view(db, found.id), ctx.base_url), found.id)
 
 
 def citers_core(db: Database, ctx: Ctx, *, paper: str, direction: str | None = None,
