@@ -199,7 +199,8 @@ def test_database_survives_reopen_with_schema_applied_once(db_path: Path, seeds_
     assert db2.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db2.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db2.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert [r["name"] for r in db2["_sqlite_migrations"].rows] == ["0001_initial", "0002_feeds", "0003_tracking"]
+    assert [r["name"] for r in db2["_sqlite_migrations"].rows] == ["0001_initial", "0002_feeds", "0003_tracking",
+                                                                   "0005_follows"]
 
 
 def test_seed_files_are_named_by_arxiv_id() -> None:
