@@ -13,6 +13,7 @@ so the loop is tested without Discord and the adapter against the fake Discord.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,7 +40,14 @@ class Sent:
 
 
 Call = Callable[..., Awaitable[Any]]
-Send = Callable[[Place, render_follow.Delivery], Awaitable[Sent]]
+Send = Callable[[Place, render_follow.Delivery, str], Awaitable[Sent]]  # place, message, nonce
+
+
+def digest_nonce(place: Place, mode: str, period: str) -> str:
+    """Discord drops a repeat of an enforced nonce for a few minutes: a crash between its
+    acceptance and our record cannot post the same digest twice then."""
+    key = f"{place.guild_id}:{place.channel_id}:{place.user_id}:{mode}:{period}"
+    return "d" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Callable[[], datetime], *,
@@ -56,7 +64,8 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Callable[
     sent = 0
     for news in now:
         await pacer.wait()
-        result = await send(news.follow.place, render_follow.follow_alert(news))
+        result = await send(news.follow.place, render_follow.follow_alert(news),
+                            f"f{news.follow.id}e{news.upto_event_id}"[:25])
         if result.status == "ok":
             await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock())
             sent += 1
@@ -77,7 +86,8 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Callable[
             await call(follows.record_digest, digest, clock())
             continue
         await pacer.wait()
-        result = await send(due.place, render_follow.digest_message(digest))
+        result = await send(due.place, render_follow.digest_message(digest),
+                            digest_nonce(due.place, due.mode, digest.period))
         if result.status == "ok":
             await call(follows.record_digest, digest, clock(), message_id=result.message_id)
             sent += 1
@@ -112,12 +122,12 @@ def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
 
-    async def send(place: Place, delivery: render_follow.Delivery) -> Sent:
+    async def send(place: Place, delivery: render_follow.Delivery, nonce: str) -> Sent:
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)
         try:
             msg = await channel.send(content=delivery.content or None,
                                      embeds=[to_discord_embed(e) for e in delivery.embeds],
-                                     allowed_mentions=allowed_mentions(delivery.role_ids))
+                                     allowed_mentions=allowed_mentions(delivery.role_ids), nonce=nonce)
         except discord.NotFound:
             return Sent("gone")
         except discord.Forbidden:

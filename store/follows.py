@@ -5,12 +5,13 @@ same entries as the direction's Atom feed, one per citing paper, at the first ev
 made it cite a paper placed in the direction. A follow starts at the newest event when it
 is created, so the direction's history does not flood the channel.
 
-Delivery modes: `instant` (after each refresh, like /track alerts) or a `daily` / `weekly`
-digest at the scope's chosen local hour (weekly: on Mondays). Exactly once, as for alerts:
-the bot reads what is pending up to a snapshot event id, posts, and only after Discord
-accepted the message advances the cursors (`mark_follow_delivered`, `record_digest`). A
-digest period is recorded in `digests` whether it was sent or quiet, so it is handled once;
-periods missed while the bot was down collapse into one digest when it returns.
+Delivery modes (for follows and for tracked papers, table `tracks`): `instant` (after each
+refresh; tracks' instant alerts are store.tracking's) or a `daily` / `weekly` digest at the
+scope's chosen local hour (weekly: on Mondays). Exactly once, as for alerts: the bot reads
+what is pending up to a snapshot event id, posts, and only after Discord accepted the
+message advances the cursors (`mark_follow_delivered`, `record_digest`). A digest period
+is recorded in `digests` whether it was sent or quiet, so it is handled once; periods missed
+while the bot was down collapse into one digest when it returns.
 
 No discord here: plain frozen dataclasses out, the clock passed in.
 """
@@ -407,15 +408,19 @@ def disable_follow(db: Database, follow_id: int, reason: str) -> None:
 
 
 def disable_follows_in(db: Database, place: Place, reason: str, *, mode: str | None = None) -> int:
-    """Disable a place's follows (of one mode, or all): a digest found the channel gone."""
-    sql = ("UPDATE follows SET disabled_reason = ? WHERE disabled_reason IS NULL AND coalesce(guild_id, 0) = ?"
-           " AND channel_id = ? AND coalesce(user_id, 0) = ?")
-    params: list = [reason[:300], place.guild_id or 0, place.channel_id, place.user_id or 0]
-    if mode is not None:
-        sql += " AND mode = ?"
-        params.append(mode)
+    """Disable a place's follows and tracks (of one mode, or all): a digest found the channel
+    gone or forbidden. Returns how many were disabled."""
+    n = 0
     with db.atomic():
-        return db.conn.execute(sql, params).rowcount
+        for table in ("follows", "tracks"):
+            sql = (f"UPDATE {table} SET disabled_reason = ? WHERE disabled_reason IS NULL"
+                   " AND coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?")
+            params: list = [reason[:300], place.guild_id or 0, place.channel_id, place.user_id or 0]
+            if mode is not None:
+                sql += " AND mode = ?"
+                params.append(mode)
+            n += db.conn.execute(sql, params).rowcount
+    return n
 
 
 # -- digest schedule ----------------------------------------------------------------------
@@ -481,12 +486,18 @@ def next_digest_at(settings: DigestSettings, mode: str, last_delivered: datetime
 
 
 def _digest_places(db: Database) -> list[tuple[Place, str, str]]:
-    """(place, mode, earliest created_at) for every place with enabled digest-mode items."""
-    return [(Place(g, ch, u), m, since) for g, ch, u, m, since in db.conn.execute(
-        "SELECT guild_id, channel_id, user_id, mode, min(created_at) FROM follows"
-        " WHERE disabled_reason IS NULL AND mode IN ('daily', 'weekly')"
-        " GROUP BY coalesce(guild_id, 0), channel_id, coalesce(user_id, 0), mode"
-        " ORDER BY coalesce(guild_id, 0), channel_id, mode")]
+    """(place, mode, earliest created_at) for every place with enabled digest-mode follows or tracks."""
+    found: dict[tuple[Place, str], str] = {}
+    for g, ch, u, m, since in db.conn.execute(
+            "SELECT guild_id, channel_id, user_id, mode, created_at FROM follows"
+            " WHERE disabled_reason IS NULL AND mode IN ('daily', 'weekly')"
+            " UNION ALL SELECT guild_id, channel_id, user_id, mode, created_at FROM tracks"
+            " WHERE disabled_reason IS NULL AND mode IN ('daily', 'weekly')"):
+        key = (Place(g, ch, u), m)
+        if key not in found or since < found[key]:
+            found[key] = since
+    return [(p, m, since) for (p, m), since in sorted(
+        found.items(), key=lambda kv: (kv[0][0].guild_id or 0, kv[0][0].channel_id, kv[0][0].user_id or 0, kv[0][1]))]
 
 
 def last_digest_period(db: Database, place: Place, mode: str) -> datetime | None:
@@ -533,10 +544,42 @@ def compose_digest(db: Database, place: Place, mode: str, period: datetime | str
         if news.total:
             sections.append(DigestSection("direction", f.id, f.direction_slug, f.direction_name, f.direction_url,
                                           f.keyword, f.role_id, news.total, news.citers))
-    cursors = [f.last_event_id for f in follows]
+    tracks = db.conn.execute(
+        "SELECT t.id, t.paper_id, p.title, p.url, p.arxiv_url, t.role_id, t.last_event_id"
+        " FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.disabled_reason IS NULL AND t.mode = ?"
+        " AND coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ?"
+        " ORDER BY p.title COLLATE NOCASE, t.id",
+        (mode, place.guild_id or 0, place.channel_id, place.user_id or 0)).fetchall()
+    for tid, pid, title, url, arxiv, role, cursor in tracks:
+        citers, old_count, new_count, unlisted = paper_news(db, pid, cursor, top)
+        grew = old_count is not None and new_count is not None and new_count > old_count
+        if citers or grew:
+            top_citers = tuple(most_cited_first(citers)[:limit])
+            sections.append(DigestSection("paper", tid, pid, title, url or arxiv, None, role, len(citers), top_citers,
+                                          old_count if grew else None, new_count if grew else None, unlisted))
+    cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks]
     period_text = period if isinstance(period, str) else _iso(period)
     return Digest(place, mode, period_text, min(cursors, default=top), max([top, *cursors]), tuple(sections),
-                  tuple(f.id for f in follows))
+                  tuple(f.id for f in follows), tuple(t[0] for t in tracks))
+
+
+def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list[NewCiter], int | None, int | None,
+                                                                           int]:
+    """A tracked paper's events in (after, upto]: its new citers (event order), and how its
+    stated cited-by count moved (old, new, how many gained citers its page does not name)."""
+    c = db.conn
+    me = c.execute("SELECT id, title FROM papers WHERE id = ?", (paper_id,)).fetchone()
+    cites = (CitedRef(me[0], me[1]),) if me else ()
+    rows = c.execute(
+        "SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, e.id, e.seen_at FROM events e"
+        " JOIN papers p ON p.id = e.citing_id WHERE e.paper_id = ? AND e.kind = 'citation' AND e.id > ?"
+        " AND e.id <= ? ORDER BY e.id", (paper_id, after, upto)).fetchall()
+    old_count, new_count, unlisted = c.execute(
+        "SELECT min(old_count), max(new_count), coalesce(sum(unlisted), 0) FROM events"
+        " WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto)).fetchone()
+    citers = [NewCiter(r[0], r[1], r[2], r[3], r[4] or f"https://arxiv.org/abs/{r[0]}", r[5], r[6], r[7], cites)
+              for r in rows]
+    return citers, old_count, new_count, unlisted
 
 
 def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: int | None = None) -> bool:
@@ -563,6 +606,14 @@ def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: in
             else:
                 db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?) WHERE id = ?",
                                 (digest.upto_event_id, fid))
+        alerted = {s.item_id for s in digest.sections if s.kind == "paper"}
+        for tid in digest.track_ids:
+            if tid in alerted:
+                db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ?"
+                                " WHERE id = ?", (digest.upto_event_id, _iso(now), tid))
+            else:
+                db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?) WHERE id = ?",
+                                (digest.upto_event_id, tid))
     return True
 
 

@@ -192,9 +192,15 @@ def _tracking(db: Database) -> None:
 
 @migrations(name="0005_follows")
 def _follows(db: Database) -> None:
-    """Followed directions (the bot's /follow), digest settings and the digests delivered."""
+    """Followed directions (the bot's /follow), digest settings and the digests delivered;
+    a delivery mode and a role on tracked papers too."""
     db.executescript(
         """
+        -- /track's delivery mode and the one role its alerts mention (see follows).
+        ALTER TABLE tracks ADD COLUMN mode TEXT NOT NULL DEFAULT 'instant'
+            CHECK (mode IN ('instant', 'daily', 'weekly'));
+        ALTER TABLE tracks ADD COLUMN role_id INTEGER;
+
         -- A channel (or a user's DMs) that receives a direction's newly added citing papers.
         CREATE TABLE follows (
             id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -71,7 +71,8 @@ class Recorder:
         self.posts: list[tuple[Place, Delivery]] = []
         self.status: dict[int, str] = {}
 
-    async def send(self, place: Place, delivery: Delivery) -> fd.Sent:
+    async def send(self, place: Place, delivery: Delivery, nonce: str) -> fd.Sent:
+        assert 1 <= len(nonce) <= 25
         status = self.status.get(place.channel_id, "ok")
         if status == "ok":
             self.posts.append((place, delivery))
