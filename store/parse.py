@@ -82,7 +82,7 @@ def _date(text: str, line: int) -> date:
         if month:
             try:
                 return date(int(parts[2]), month, int(parts[0]))
-            except ValueError:
+            except (ValueError, OverflowError):  # e.g. a day of 10**25
                 pass
     raise ParseError(f"not a date: {text!r}", line)
 
