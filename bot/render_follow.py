@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from bot.replies import Embed, Field, Reply
 from store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
@@ -213,8 +213,9 @@ def digest_message(d: Digest) -> Delivery:
 
 
 def _when(ts: datetime) -> str:
+    """Discord shows <t:…> in each reader's own time; the UTC time is for text output."""
     unix = int(ts.timestamp())
-    return f"<t:{unix}:f> (<t:{unix}:R>)"
+    return f"<t:{unix}:f> ({ts.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
 
 
 def digest_preview(previews: Sequence[tuple[Digest, datetime]]) -> Reply:
@@ -239,7 +240,9 @@ def digest_preview(previews: Sequence[tuple[Digest, datetime]]) -> Reply:
 # -- /tracked ---------------------------------------------------------------------------------------
 
 def _day(ts: str | None) -> str:
-    return ts[:10] if ts else "never"
+    from bot.render import day
+
+    return day(ts) if ts else "none yet"
 
 
 def follow_line(f: Follow, *, in_dm: bool = False) -> str:

@@ -78,7 +78,7 @@ async def test_follow_then_refresh_one_message_naming_the_new_citers(fake_discor
         h = await fake.slash("tracked", {})
         text = (await h.wait_message()).text()
         assert "Reinforcement learning for reasoning" in text and "Reward modeling and RLHF" in text
-        assert "instant" in text and "“CELLRFT”" in text and "last delivery 2026-11-01" in text
+        assert "instant" in text and "“CELLRFT”" in text and "last delivery 1 Nov 2026" in text
         h = await fake.slash("tracked", {}, guild_id=None)  # another scope sees none of it
         assert "Reward modeling" not in (await h.wait_message()).text()
 

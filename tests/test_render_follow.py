@@ -126,7 +126,7 @@ def test_a_huge_digest_shrinks_to_fit_and_says_how_many_more() -> None:
 def test_preview_is_ephemeral_and_says_when() -> None:
     at = datetime(2026, 11, 2, 9, tzinfo=UTC)
     r = rf.digest_preview([(digest((section(1, 2),)), at), (digest(()), at)])
-    assert r.ephemeral and f"<t:{int(at.timestamp())}:f>" in r.content
+    assert r.ephemeral and f"<t:{int(at.timestamp())}:f> (2026-11-02 09:00 UTC)" in r.content
     assert "nothing new so far" in r.content and len(r.embeds) == 1
     assert rf.digest_preview([]).content.startswith("This channel gets no digests")
 
@@ -135,8 +135,8 @@ def test_follow_lines_for_tracked() -> None:
     f = a_follow(keyword="reward", role_id=9, mode="daily", last_delivery_at="2026-11-03T09:00:01+00:00",
                  disabled_reason="the channel is gone (404 from Discord)")
     line = rf.follow_line(f)
-    assert "<#20>" in line and "daily" in line and "“reward”" in line and "since 2026-11-01" in line
-    assert "last delivery 2026-11-03" in line and "disabled: the channel is gone" in line
+    assert "<#20>" in line and "daily" in line and "“reward”" in line and "since 1 Nov 2026" in line
+    assert "last delivery 3 Nov 2026" in line and "disabled: the channel is gone" in line
     assert mentions(line) == []  # the role is named, not mentioned
     field = rf.follows_field([f] * 40)
     assert field is not None and len(field.value) <= 1024 and field.value.endswith("more")
