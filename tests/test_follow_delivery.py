@@ -11,7 +11,7 @@ import pytest
 from bot import follow_delivery as fd
 from bot.pacer import Pacer, per_channel
 from bot.render_follow import Delivery
-from store import follows
+from store import follows, tracking
 from store.db import open_db
 from store.follows import Place
 from tests.conftest import FakeClock, seed_page
@@ -184,3 +184,22 @@ async def test_real_client_posts_once_with_only_the_chosen_role(fake_discord, ma
     assert len(fake.requests_to("POST", "/channels/*/messages")) == 3  # two delivered, one 404
     assert fake.unknown_routes == []
     db.close()
+
+
+async def test_a_digest_to_a_gone_channel_disables_its_follows_and_tracks(db, clock: FakeClock) -> None:
+    clock.now = datetime(2026, 11, 1, 4, tzinfo=UTC)
+    start_older(db, clock)
+    f = add(db, clock, 8, mode="weekly")
+    tracking.add_track(db, guild_id=G, channel_id=8, user_id=1, paper_id=SURVEY, created_by=1, now=clock(),
+                       mode="weekly")
+    instant = add(db, clock, 8, slug=RLHF)
+    store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
+    rec = Recorder()
+    rec.status = {8: "forbidden"}
+    clock.now = datetime(2026, 11, 2, 9, 5, tzinfo=UTC)  # Monday
+    assert await fd.deliver_digests(make_call(db), rec.send, fast_pacer(), clock) == 0
+    assert follows.get_follow(db, f.id).disabled_reason == fd.FORBIDDEN  # type: ignore[union-attr]
+    [t] = tracking.list_tracks(db, guild_id=G, user_id=None)
+    assert t.disabled_reason == fd.FORBIDDEN
+    assert follows.get_follow(db, instant.id).disabled_reason is None  # other modes are not touched
+    assert db["digests"].count == 0 and follows.due_digests(db, clock()) == []
