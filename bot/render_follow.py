@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.render import clip, embed_size, esc  # text from pages can neither format nor ping
 from bot.replies import Embed, Field, Reply
 from store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
 
@@ -26,8 +27,6 @@ COLOR = 0x10B981
 ALERT_LIMIT = 10  # citers named in an instant delivery
 DIGEST_LINES = 5  # top citers named per digest section, before shrinking to fit
 
-_MD = re.compile(r"([\\*_~`|>\[\]()<#@:-])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 _URL = re.compile(r"https?://[^\s()<>\[\]\"'`]{1,400}")
 
 
@@ -45,26 +44,6 @@ class Delivery:
 
 # -- text helpers ---------------------------------------------------------------------------
 
-def esc(text: str | None) -> str:
-    """Page text made literal: one line, no control characters, Markdown and mentions escaped."""
-    if not text:
-        return ""
-    return _MD.sub(r"\\\1", " ".join(_CONTROL.sub(" ", text).split()))
-
-
-def clip(text: str, limit: int) -> str:
-    """At most `limit` characters, cut at a word with an ellipsis, never a dangling escape."""
-    if len(text) <= limit:
-        return text
-    cut = text[: max(0, limit - 1)]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    while cut.endswith("\\"):
-        cut = cut[:-1]
-    return cut.rstrip() + "…"
-
-
 def safe_url(url: str | None) -> str | None:
     return url if url and _URL.fullmatch(url) else None
 
@@ -77,10 +56,6 @@ def link(title: str | None, url: str | None, limit: int = 180) -> str:
 
 def role_mention(role_id: int) -> str:
     return f"<@&{int(role_id)}>"
-
-
-def embed_size(e: Embed) -> int:
-    return len(e.title) + len(e.description) + len(e.footer) + sum(len(f.name) + len(f.value) for f in e.fields)
 
 
 def join_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:

@@ -171,7 +171,8 @@ async def test_real_client_posts_once_with_only_the_chosen_role(fake_discord, ma
     assert "2611.00001" in msg.embed["description"] and "2506.12217" in msg.embed["description"]
     [other] = fake.channel_messages(fake.channel.id)
     assert other.allowed_mentions["parse"] == [] and not other.allowed_mentions.get("roles")
-    assert "<@&" not in other.content and r"\@everyone" in other.embed["description"]
+    assert "<@&" not in other.content and "@everyone" not in other.embed["description"]
+    assert "@\u2060everyone" in other.embed["description"]  # shown, but it cannot ping
     assert "2506.12217" not in other.embed["description"]  # the keyword kept only the matching title
     gone = [f for f in follows.list_follows(db, guild_id=fake.guild.id, user_id=None) if f.channel_id == 987654321]
     assert gone[0].disabled_reason == fd.GONE
