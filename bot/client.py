@@ -20,9 +20,10 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot import render
+from bot import follow_delivery, render
 from bot.commands import MODULES
 from bot.glue import NO_PINGS, PageButton, Runner, to_embed
+from bot.pacer import Pacer, per_channel
 from store import tracking
 
 log = logging.getLogger("mapwatch.bot")
@@ -47,6 +48,7 @@ class MapwatchBot(discord.Client):
         self.alert_interval = alert_interval
         self.sync_mode = sync  # auto: when the command set changed; never; always
         self._alert_lock = asyncio.Lock()
+        self.pacer = Pacer()  # shared by alerts, follows and digests: no burst across channels
         self._poller: asyncio.Task | None = None
         self.synced = False
 
@@ -91,34 +93,48 @@ class MapwatchBot(discord.Client):
             await asyncio.sleep(self.alert_interval)
 
     async def deliver_alerts(self) -> int:
-        """Send every pending alert; advance each track's cursor only after Discord accepted
-        the message. Returns how many messages were sent."""
-        sent = 0
+        """Send every pending alert, then every instant follow's news and every digest that is
+        due; cursors advance only after Discord accepted a message. Every post waits for the
+        shared pacer. Returns how many messages were sent."""
         async with self._alert_lock:
-            alerts = await self.runner.call(tracking.pending_alerts)
-            for a in alerts:
-                reply = render.alert(a)
-                channel = self.get_partial_messageable(a.track.channel_id,
-                                                       guild_id=a.track.guild_id)
-                try:
-                    # The nonce (enforced) lets Discord drop a repeat if we crash between its
-                    # acceptance and our cursor update and resend within a few minutes.
-                    await channel.send(content=reply.content or None, embeds=[to_embed(e) for e in reply.embeds],
-                                       allowed_mentions=NO_PINGS, nonce=f"t{a.track.id}e{a.upto_event_id}"[:25])
-                except discord.NotFound:
-                    await self.runner.call(tracking.disable_track, a.track.id,
-                                           "the channel is gone (404 from Discord)")
-                    continue
-                except discord.Forbidden:
-                    await self.runner.call(tracking.disable_track, a.track.id,
-                                           "the bot may not post in that channel (403 from Discord)")
-                    continue
-                except (TimeoutError, discord.HTTPException, OSError) as e:
-                    log.warning("alert for track %d not delivered (%s); will retry", a.track.id,
-                                type(e).__name__)
-                    continue
-                await self.runner.call(tracking.mark_delivered, a.track.id, a.upto_event_id, self.clock())
-                sent += 1
+            sent = await self._deliver_track_alerts()
+            sender = follow_delivery.discord_sender(self)
+            sent += await follow_delivery.deliver_follows(self.runner.call, sender, self.pacer, self.clock)
+            sent += await follow_delivery.deliver_digests(self.runner.call, sender, self.pacer, self.clock)
+        return sent
+
+    async def _deliver_track_alerts(self) -> int:
+        sent = 0
+        alerts = await self.runner.call(tracking.pending_alerts)
+        alerts, later = per_channel(alerts, key=lambda a: (a.track.guild_id, a.track.channel_id))
+        if later:
+            log.info("%d alerts wait for the next tick (per-channel limit)", len(later))
+        for a in alerts:
+            reply = render.alert(a)
+            role = a.track.role_id
+            content = f"<@&{int(role)}> {reply.content}".strip() if role is not None else reply.content
+            channel = self.get_partial_messageable(a.track.channel_id, guild_id=a.track.guild_id)
+            await self.pacer.wait()
+            try:
+                # The nonce (enforced) lets Discord drop a repeat if we crash between its
+                # acceptance and our cursor update and resend within a few minutes.
+                await channel.send(content=content or None, embeds=[to_embed(e) for e in reply.embeds],
+                                   allowed_mentions=follow_delivery.allowed_mentions((role,) if role else ()),
+                                   nonce=f"t{a.track.id}e{a.upto_event_id}"[:25])
+            except discord.NotFound:
+                await self.runner.call(tracking.disable_track, a.track.id,
+                                       "the channel is gone (404 from Discord)")
+                continue
+            except discord.Forbidden:
+                await self.runner.call(tracking.disable_track, a.track.id,
+                                       "the bot may not post in that channel (403 from Discord)")
+                continue
+            except (TimeoutError, discord.HTTPException, OSError) as e:
+                log.warning("alert for track %d not delivered (%s); will retry", a.track.id,
+                            type(e).__name__)
+                continue
+            await self.runner.call(tracking.mark_delivered, a.track.id, a.upto_event_id, self.clock())
+            sent += 1
         return sent
 
 

@@ -264,7 +264,9 @@ def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
         last = day(t.last_alert_at) if t.last_alert_at else "no alert yet"
-        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · since {day(t.created_at)}"
+        how = getattr(t, "mode", "instant") + (f" · mentions role `{int(t.role_id)}`"
+                                                if getattr(t, "role_id", None) is not None else "")
+        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · {how} · since {day(t.created_at)}"
                 f" · last alert: {last}")
         if t.disabled_reason:
             line += f" · **disabled**: {clean(t.disabled_reason)}"

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlite_utils import Database
 
+from store.errors import BadOption
 from store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
 
 
@@ -30,6 +31,8 @@ class Track:
     last_event_id: int
     last_alert_at: str | None
     disabled_reason: str | None
+    mode: str = "instant"  # instant | daily | weekly (a digest; see store.follows)
+    role_id: int | None = None  # the one role its alerts mention
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Alert:
 
 
 _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
-               " t.last_event_id, t.last_alert_at, t.disabled_reason")
+               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id")
 
 
 def _iso(ts: datetime) -> str:
@@ -66,22 +69,31 @@ def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list]:
 
 
 def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
-              paper_id: str, created_by: int | None, now: datetime) -> tuple[Track, bool]:
+              paper_id: str, created_by: int | None, now: datetime, mode: str | None = None,
+              role_id: int | None = None) -> tuple[Track, bool]:
     """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
-    Returns the track and whether it is new; tracking again re-enables a disabled track."""
+    Returns the track and whether it is new or changed; tracking again re-enables a
+    disabled track and sets the delivery mode (default instant) and role as given."""
+    from store.follows import normalize_mode
+
+    md = normalize_mode(mode)
+    if role_id is not None and guild_id is None:
+        raise BadOption("Roles exist only in servers: leave out the role in a DM.")
     dm_user = user_id if guild_id is None else None
     with db.atomic():
         existing = _find(db, guild_id, channel_id, dm_user, paper_id)
         if existing:
-            if existing.disabled_reason:
-                db.conn.execute("UPDATE tracks SET disabled_reason = NULL, last_event_id = max(last_event_id,"
-                                " (SELECT coalesce(max(id), 0) FROM events)) WHERE id = ?", (existing.id,))
+            if existing.disabled_reason or (existing.mode, existing.role_id) != (md, role_id):
+                db.conn.execute(
+                    "UPDATE tracks SET mode = ?, role_id = ?, last_event_id = CASE WHEN disabled_reason IS NULL"
+                    " THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END,"
+                    " disabled_reason = NULL WHERE id = ?", (md, role_id, existing.id))
                 return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
             return existing, False
         db.conn.execute(
-            "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events))",
-            (guild_id, channel_id, dm_user, paper_id, _iso(now), created_by))
+            "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
+            " mode, role_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
+            (guild_id, channel_id, dm_user, paper_id, _iso(now), created_by, md, role_id))
         track = _find(db, guild_id, channel_id, dm_user, paper_id)
     assert track is not None
     return track, True
@@ -119,7 +131,7 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
     out: list[Alert] = []
     tracks = [_track(r) for r in c.execute(
         f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
-        " WHERE t.disabled_reason IS NULL"
+        " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
         " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
         " ORDER BY t.id LIMIT ?", (max_tracks,))]
     for t in tracks:

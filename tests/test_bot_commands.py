@@ -188,8 +188,8 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     names = [c.name for c in tree.get_commands()]
     assert len(names) == len(set(names)) == len(specs)
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
-                                        "untrack", "tracked", "feed", "stats",
-                                        "related", "path", "rising", "graph"}
+                                        "untrack", "tracked", "feed", "stats", "follow", "unfollow",
+                                        "digest-time", "digest-preview", "related", "path", "rising", "graph"}
     for c in tree.get_commands():
         spec = specs[c.name]
         assert c.description and len(c.description) <= 100 and c.description == spec.description

@@ -15,8 +15,8 @@ from typing import Any
 
 from bot.replies import Reply
 
-MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.info",
-           "bot.commands.graph"]
+MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.follow",
+           "bot.commands.info", "bot.commands.graph"]
 PAGE_SIZE = 10
 
 
@@ -24,7 +24,7 @@ PAGE_SIZE = 10
 class Opt:
     name: str
     description: str
-    kind: str = "text"  # paper | direction | text | choice | int
+    kind: str = "text"  # paper | direction | text | choice | int | role
     required: bool = True
     choices: tuple[str, ...] = ()
 

@@ -24,17 +24,23 @@ def _check(ctx: Ctx) -> None:
         raise NotAllowed(MANAGE)
 
 
-def track_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
+def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
+    from bot.commands.follow import delivery_words, parse_role
+    from store import follows
+
     _check(ctx)
     found = queries.resolve_paper(db, paper)
-    _track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
-                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now)
+    track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
+                                    paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
+                                    role_id=parse_role(role))
     where = "this channel" if ctx.guild_id is not None else "your DMs"
     title = render.esc(render.clip(found.title, 200))
+    settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    how = delivery_words(track.mode, track.role_id, settings)
     if not new:
-        return Reply(content=f"Already tracking {title} (`{found.id}`) in {where}.", ephemeral=True)
+        return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
     return render.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
-                                          "gains citers. /untrack to stop."))
+                                          f"gains citers, {how}. /untrack to stop."))
 
 
 def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
@@ -49,16 +55,38 @@ def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
+    from bot import render_follow
+    from bot.replies import Embed
+    from store import follows
+
     tracks = tracking.list_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    return render.tracked_list(tracks, ctx.guild_id is None)
+    followed = follows.list_follows(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    in_dm = ctx.guild_id is None
+    if not followed:
+        return render.tracked_list(tracks, in_dm)
+    block = render_follow.follows_block(followed, in_dm=in_dm, limit=1900 if tracks else 3900)
+    if not tracks:
+        title = "Followed in your DMs" if in_dm else "Followed in this server"
+        return render.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(followed)} followed",
+                                                    render.COLOR),)))
+    listed = render.tracked_list(tracks, in_dm)
+    first = listed.embeds[0]
+    desc = render.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
+    footer = f"{first.footer} · {len(followed)} followed"
+    return render.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, footer, first.color),)))
 
 
 COMMANDS = [
     Command("track", "Alert this channel when a paper gains citers (needs Manage Channels)",
-            (Opt("paper", PAPER_HELP, "paper"),), track_core, manage=True),
+            (Opt("paper", PAPER_HELP, "paper"),
+             Opt("mode", "instant (after each refresh, the default), daily or weekly (a digest)", "choice",
+                 required=False, choices=("instant", "daily", "weekly")),
+             Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
+                 required=False)), track_core, manage=True),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
             (Opt("paper", PAPER_HELP, "paper"),), untrack_core, manage=True),
-    Command("tracked", "This server's tracked papers: channel, since when, last alert", (), tracked_core),
+    Command("tracked", "This server's tracked papers and followed directions: where, mode, since, last delivery",
+            (), tracked_core),
 ]
 
 
@@ -68,12 +96,17 @@ def install(tree: Any, runner: Runner) -> None:
 
     manage = discord.Permissions(manage_channels=True)
 
+    from bot.commands.follow import MODE_HELP, annotate, mode_choices
+
     @app_commands.command(name="track", description=COMMANDS[0].description)
-    @app_commands.describe(paper=PAPER_HELP)
+    @app_commands.describe(paper=PAPER_HELP, mode=MODE_HELP, role=COMMANDS[0].options[2].description)
+    @app_commands.choices(mode=mode_choices())
     @app_commands.default_permissions(manage)
     @app_commands.check(runner.manage_check)
-    async def track(interaction: discord.Interaction, paper: str) -> None:
-        await runner.run(interaction, "track", paper=paper)
+    @annotate(role=discord.Role | None)
+    async def track(interaction: discord.Interaction, paper: str, mode: str | None = None,
+                    role: Any = None) -> None:
+        await runner.run(interaction, "track", paper=paper, mode=mode, role=role.id if role else None)
 
     @app_commands.command(name="untrack", description=COMMANDS[1].description)
     @app_commands.describe(paper=PAPER_HELP)

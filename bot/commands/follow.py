@@ -1,0 +1,183 @@
+"""/follow, /unfollow, /digest-time, /digest-preview: a direction's new citing papers in a
+channel, instantly or as a daily or weekly digest, optionally mentioning one role."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from bot import render, render_follow
+from bot.commands import Command, Opt
+from bot.commands.directions import DIRECTION_HELP
+from bot.replies import Ctx, Reply
+from store import follows, queries
+from store.errors import BadOption, NotAllowed
+
+if TYPE_CHECKING:
+    from bot.glue import Runner
+
+MANAGE = "You need the Manage Channels permission to change what this channel follows."
+KEYWORD_HELP = "only citing papers whose title contains this (any case)"
+MODE_HELP = "instant (after each refresh, the default), daily or weekly (a digest)"
+ROLE_HELP = "a role to mention in these deliveries (only that role is ever mentioned)"
+HOUR_HELP = "the local hour of digests, 0-23"
+TZ_HELP = "a time zone such as UTC (the default), Europe/Paris or America/New_York"
+_ROLE = re.compile(r"^\s*(?:<@&)?(\d{1,20})>?\s*$")
+
+
+def check_manage(ctx: Ctx, message: str = MANAGE) -> None:
+    if ctx.guild_id is not None and not ctx.can_manage:
+        raise NotAllowed(message)
+
+
+def parse_role(role: Any) -> int | None:
+    """A role option: a discord Role (its id), an id, or a `<@&id>` mention; None when absent."""
+    if role is None or role == "":
+        return None
+    if isinstance(role, int) and not isinstance(role, bool):
+        return role
+    rid = getattr(role, "id", None)
+    if isinstance(rid, int):
+        return rid
+    m = _ROLE.match(str(role))
+    if not m:
+        raise BadOption("The role must be a server role (or its id).")
+    return int(m.group(1))
+
+
+def parse_hour(hour: Any) -> int:
+    if isinstance(hour, int) and not isinstance(hour, bool):
+        return hour
+    try:
+        return int(str(hour).strip())
+    except ValueError:
+        raise BadOption("The hour is a whole number from 0 to 23.") from None
+
+
+def _where(ctx: Ctx) -> str:
+    return "this channel" if ctx.guild_id is not None else "your DMs"
+
+
+def delivery_words(mode: str, role_id: int | None, settings: follows.DigestSettings | None = None) -> str:
+    if mode == "instant":
+        when = "after each refresh"
+    else:
+        at = f"{settings.hour:02d}:00 {settings.timezone}" if settings else "the digest hour"
+        when = f"in a {mode} digest at {at}" + (" on Mondays" if mode == "weekly" else "")
+    return when + (f", mentioning <@&{int(role_id)}>" if role_id is not None else "")
+
+
+def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
+                role: Any = None) -> Reply:
+    check_manage(ctx)
+    d = queries.resolve_direction(db, direction)
+    f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
+                                direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
+                                created_by=ctx.user_id, now=ctx.now)
+    settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    name = render.esc(render.clip(d.name, 150))
+    only = f" whose title contains “{render.esc(f.keyword)}”" if f.keyword else ""
+    verb = "Following" if new else "Updated: following"
+    text = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
+            f"{delivery_words(f.mode, f.role_id, settings)}. Starting now (the feed holds the history). "
+            "/unfollow to stop.")
+    return Reply(content=render_follow.clip(text, 2000))
+
+
+def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
+    check_manage(ctx)
+    d = queries.resolve_direction(db, direction)
+    gone = follows.remove_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
+                                 direction_slug=d.slug)
+    name = render.esc(render.clip(d.name, 150))
+    if not gone:
+        return Reply(content=f"**{name}** is not followed here.", ephemeral=True)
+    return Reply(content=f"Stopped following **{name}** here.")
+
+
+def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None = None) -> Reply:
+    check_manage(ctx, "You need the Manage Channels permission to change when this server's digests come.")
+    s = follows.set_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id, hour=parse_hour(hour),
+                                    timezone=timezone, updated_by=ctx.user_id, now=ctx.now)
+    scope = "This server's" if ctx.guild_id is not None else "Your"
+    return Reply(content=f"{scope} digests now come at {s.hour:02d}:00 {s.timezone}: daily ones every day, "
+                         "weekly ones on Mondays.")
+
+
+def digest_preview_core(db: Database, ctx: Ctx) -> Reply:
+    place = follows.Place(ctx.guild_id, ctx.channel_id, ctx.user_id if ctx.guild_id is None else None)
+    return render_follow.digest_preview(follows.preview_digests(db, place, ctx.now))
+
+
+COMMANDS = [
+    Command("follow", "Send this channel a direction's new citing papers (needs Manage Channels)",
+            (Opt("direction", DIRECTION_HELP, "direction"), Opt("keyword", KEYWORD_HELP, required=False),
+             Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
+             Opt("role", ROLE_HELP, "role", required=False)), follow_core, manage=True),
+    Command("unfollow", "Stop sending this channel a direction's new citing papers (needs Manage Channels)",
+            (Opt("direction", DIRECTION_HELP, "direction"),), unfollow_core, manage=True),
+    Command("digest-time", "When this server's daily and weekly digests come (needs Manage Channels)",
+            (Opt("hour", HOUR_HELP, "int"), Opt("timezone", TZ_HELP, required=False)), digest_time_core,
+            manage=True),
+    Command("digest-preview", "What this channel's next digest would hold, now (only you see it)", (),
+            digest_preview_core),
+]
+
+
+def mode_choices() -> list[Any]:
+    from discord import app_commands
+
+    return [app_commands.Choice(name=m, value=m) for m in follows.MODES]
+
+
+def annotate(**types: Any) -> Any:
+    """Give a wrapper real parameter types (discord is imported lazily, so the module's
+    string annotations could not be resolved by discord.py)."""
+    def deco(fn: Any) -> Any:
+        fn.__annotations__.update(types)
+        return fn
+    return deco
+
+
+def install(tree: Any, runner: Runner) -> None:
+    import discord
+    from discord import app_commands
+
+    manage = discord.Permissions(manage_channels=True)
+
+    @app_commands.command(name="follow", description=COMMANDS[0].description)
+    @app_commands.describe(direction=DIRECTION_HELP, keyword=KEYWORD_HELP, mode=MODE_HELP, role=ROLE_HELP)
+    @app_commands.choices(mode=mode_choices())
+    @app_commands.default_permissions(manage)
+    @app_commands.check(runner.manage_check)
+    @annotate(role=discord.Role | None)
+    async def follow(interaction: discord.Interaction, direction: str, keyword: str | None = None,
+                     mode: str | None = None, role: Any = None) -> None:
+        await runner.run(interaction, "follow", direction=direction, keyword=keyword, mode=mode,
+                         role=role.id if role else None)
+
+    @app_commands.command(name="unfollow", description=COMMANDS[1].description)
+    @app_commands.describe(direction=DIRECTION_HELP)
+    @app_commands.default_permissions(manage)
+    @app_commands.check(runner.manage_check)
+    async def unfollow(interaction: discord.Interaction, direction: str) -> None:
+        await runner.run(interaction, "unfollow", direction=direction)
+
+    @app_commands.command(name="digest-time", description=COMMANDS[2].description)
+    @app_commands.describe(hour=HOUR_HELP, timezone=TZ_HELP)
+    @app_commands.default_permissions(manage)
+    @app_commands.check(runner.manage_check)
+    @annotate(hour=app_commands.Range[int, 0, 23])
+    async def digest_time(interaction: discord.Interaction, hour: int, timezone: str | None = None) -> None:
+        await runner.run(interaction, "digest-time", hour=hour, timezone=timezone)
+
+    @app_commands.command(name="digest-preview", description=COMMANDS[3].description)
+    async def digest_preview(interaction: discord.Interaction) -> None:
+        await runner.run(interaction, "digest-preview")
+
+    follow.autocomplete("direction")(runner.direction_autocomplete)
+    unfollow.autocomplete("direction")(runner.direction_autocomplete)
+    for cmd in (follow, unfollow, digest_time, digest_preview):
+        tree.add_command(cmd)
