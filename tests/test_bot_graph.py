@@ -40,8 +40,10 @@ def test_related_names_the_shared_papers(seeded) -> None:
     text = render.to_text(r)
     assert ok and "1. “A Technical Survey of Reinforcement" in text
     assert "score 13: cited together by 2 (2509.02547, 2605.02913); 11 shared references" in text
+    numbered = [line for line in text.splitlines() if line[:3] in {f"{i}. " for i in range(1, 10)}]
+    assert [line[:2] for line in numbered] == [f"{i}." for i in range(1, 10)]  # one result a line
     r, ok = ask(seeded, "related", paper="2412.10400", exclude_direct="yes")
-    assert ok and "2507.04136" not in render.to_text(r).split("\n", 2)[2]  # it cites 2412.10400: left out
+    assert ok and "(2507.04136), score" not in render.to_text(r)  # it cites 2412.10400: left out
     r, ok = ask(seeded, "related", paper="2412.10400", exclude_direct="maybe")
     assert not ok and r.ephemeral and "yes or no" in render.to_text(r)
 

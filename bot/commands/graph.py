@@ -51,8 +51,8 @@ def text_reply(text: str, footer: str = "") -> Reply:
     head, _, body = text.partition("\n")
     if not body:
         return Reply(content=render.esc(head))
-    return render.fit_reply(Reply(embeds=(Embed(render.clip(head, 256), render.esc(body), None, (), footer,
-                                                render.COLOR),)))
+    lines = "\n".join(render.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
+    return render.fit_reply(Reply(embeds=(Embed(render.clip(head, 256), lines, None, (), footer, render.COLOR),)))
 
 
 def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
