@@ -107,26 +107,17 @@ def allowed_mentions(role_ids: tuple[int, ...]) -> Any:
     return discord.AllowedMentions(everyone=False, users=False, roles=roles, replied_user=False)
 
 
-def to_discord_embed(e: Any) -> Any:
-    import discord
-
-    emb = discord.Embed(title=e.title or None, description=e.description or None, url=e.url, color=e.color)
-    for f in e.fields:
-        emb.add_field(name=f.name, value=f.value, inline=f.inline)
-    if e.footer:
-        emb.set_footer(text=e.footer)
-    return emb
-
-
 def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
+
+    from bot.glue import to_embed
 
     async def send(place: Place, delivery: render_follow.Delivery, nonce: str) -> Sent:
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)
         try:
             msg = await channel.send(content=delivery.content or None,
-                                     embeds=[to_discord_embed(e) for e in delivery.embeds],
+                                     embeds=[to_embed(e) for e in delivery.embeds],
                                      allowed_mentions=allowed_mentions(delivery.role_ids), nonce=nonce)
         except discord.NotFound:
             return Sent("gone")

@@ -32,30 +32,20 @@ from store.http_source import (
 from store.ids import normalize_id
 from store.ingest import BATCH_SIZE, Clock, IngestReport, ingest_paths, log_ingest, utc_now
 from store.model import MapPage
-from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
+from store.save import Rejection, SourceInfo, record_rejections, save_pages
 
 DEFAULT_OPTIONS = HttpOptions()
 
 
 @dataclass
-class RefreshReport:
-    source: str
-    kind: str  # "folder" or "http"
-    pages_read: int = 0  # files looked at, or HTTP responses received
-    skipped: int = 0  # unchanged files not read, 304 answers, identical bodies
-    saved: SaveResult = field(default_factory=SaveResult)
-    rejected: list[Rejection] = field(default_factory=list)
+class RefreshReport(IngestReport):
+    """An ingest report, plus what only HTTP sources have. `pages_read` counts files looked
+    at or HTTP responses received; `skipped` unchanged files, 304 answers, identical bodies."""
+
+    kind: str = "folder"  # or "http"
     failed: list[Failed] = field(default_factory=list)  # could not be fetched: stored data kept
     missing: int = 0  # HTTP 404/410: no page for that paper
     over_budget: int = 0  # left for a later tick
-
-    @property
-    def unchanged(self) -> int:
-        return self.skipped + self.saved.unchanged
-
-    @property
-    def stored(self) -> int:
-        return len(self.saved.stored)
 
     @property
     def new_citations(self) -> int:
@@ -169,8 +159,7 @@ def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[st
         report.saved.add(save_pages(db, batch[i:i + BATCH_SIZE], clock()))
     record_rejections(db, report.rejected, clock())
     _mark_checked(db, touched, clock().isoformat(timespec="seconds"))
-    log_ingest(db, IngestReport(source=source, pages_read=report.pages_read, rejected=report.rejected,
-                                saved=report.saved, skipped=report.skipped), started, clock())
+    log_ingest(db, report, started, clock())
     return report
 
 
