@@ -355,6 +355,9 @@ class FakeDiscord:
         self.interactions: dict[int, InteractionHandle] = {}
         self._by_token: dict[str, InteractionHandle] = {}
         self.dm_channels: dict[int, FakeChannel] = {}  # by recipient user id
+        #: Channel posts with ``enforce_nonce`` by (channel id, nonce): a repeat returns the first.
+        self.nonces: dict[tuple[int, str], FakeMessage] = {}
+        self.nonce_repeats = 0  # posts answered with an earlier message (enforced nonce)
 
         # faults
         self._faults: list[_Fault] = []
@@ -1381,7 +1384,16 @@ class FakeDiscord:
         if int(body.get("flags") or 0) & EPHEMERAL:
             violation = limits.Violation(("flags",), "MESSAGE_FLAGS_INVALID", "Ephemeral is for interactions")
             raise _invalid_form([violation])
+        nonce = body.get("nonce")
+        key = (ch.id, str(nonce))
+        if body.get("enforce_nonce") and nonce is not None and key in self.nonces:
+            # Discord: the same author's message with this nonce (within minutes) is returned,
+            # and no new message is created.
+            self.nonce_repeats += 1
+            return self.nonces[key].payload
         msg = self._new_message(body, rec.files, channel_id=ch.id, guild_id=ch.guild_id, kind="channel")
+        if body.get("enforce_nonce") and nonce is not None:
+            self.nonces[key] = msg
         return msg.payload
 
     def _message_in(self, channel_id: str, message_id: str) -> FakeMessage:
