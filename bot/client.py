@@ -114,6 +114,7 @@ class MapwatchBot(discord.Client):
             role = a.track.role_id
             content = f"<@&{int(role)}> {reply.content}".strip() if role is not None else reply.content
             channel = self.get_partial_messageable(a.track.channel_id, guild_id=a.track.guild_id)
+            await self.runner.call(tracking.mark_sending, a.track.id, a.upto_event_id, self.clock())
             await self.pacer.wait()
             try:
                 # The nonce (enforced) lets Discord drop a repeat if we crash between its

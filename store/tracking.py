@@ -115,6 +115,8 @@ def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id
         cur = db.conn.execute(
             "DELETE FROM tracks WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
             " AND paper_id = ?", (guild_id or 0, channel_id, dm_user or 0, paper_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key LIKE ? AND CAST(substr(key, ?) AS INTEGER)"
+                        " NOT IN (SELECT id FROM tracks)", (SENDING + "%", len(SENDING) + 1))
     return cur.rowcount > 0
 
 
@@ -134,19 +136,38 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
         " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
         " ORDER BY t.id LIMIT ?", (max_tracks,))]
+    caps = _sending(db)
     for t in tracks:
+        # An alert that may have reached Discord (no answer, or a crash before the cursor
+        # moved) is resent exactly as it was, with the same nonce, so Discord drops the
+        # repeat; later events go in the next alert.
+        hi = caps.get(t.id, 0) if caps.get(t.id, 0) > t.last_event_id else 2**62
         upto, n_citers, old_count, new_count, unlisted = c.execute(
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
-            " FROM events WHERE paper_id = ? AND id > ?", (t.paper_id, t.last_event_id)).fetchone()
+            " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
         rows = c.execute(
             f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
-            " WHERE e.paper_id = ? AND e.id > ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
-            (t.paper_id, t.last_event_id, limit)).fetchall()
+            " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
+            (t.paper_id, t.last_event_id, hi, limit)).fetchall()
         dirs = directions_of(db, [r[0] for r in rows])
         paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
         out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
                          old_count, new_count, unlisted, upto))
     return out
+
+
+SENDING = "alert-sending:"  # bot_state key prefix: the alert being posted for a track (its upto)
+
+
+def _sending(db: Database) -> dict[int, int]:
+    return {int(k[len(SENDING):]): int(v) for k, v in db.conn.execute(
+        "SELECT key, value FROM bot_state WHERE key LIKE ?", (SENDING + "%",))}
+
+
+def mark_sending(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
+    """Record, before posting, which alert is being posted: until `mark_delivered`, the
+    track's next alert is this same one (see `pending_alerts`)."""
+    set_state(db, f"{SENDING}{track_id}", str(upto_event_id), now)
 
 
 def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
@@ -155,12 +176,14 @@ def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetim
         db.conn.execute(
             "UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ? WHERE id = ?",
             (upto_event_id, _iso(now), track_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
 
 
 def disable_track(db: Database, track_id: int, reason: str) -> None:
     """The channel is gone or forbids the bot: stop alerting there, and say why in /tracked."""
     with db.atomic():
         db.conn.execute("UPDATE tracks SET disabled_reason = ? WHERE id = ?", (reason[:300], track_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
 
 
 def get_state(db: Database, key: str) -> str | None:

@@ -89,3 +89,23 @@ def test_tracked_paper_ids_for_refresh_priority(db, clock, seeded) -> None:
     assert tracking.tracked_paper_ids(db) == ["2412.10400", "2507.04136"]
     tracking.disable_track(db, t.id, "gone")
     assert tracking.tracked_paper_ids(db) == ["2507.04136"]
+
+
+def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make_older_seeds) -> None:
+    ingest_paths(db, [make_older_seeds(6)], clock=clock)
+    track, _ = tracking.add_track(db, guild_id=GUILD, channel_id=CHANNEL, user_id=USER, paper_id="2412.10400",
+                                  created_by=USER, now=clock())
+    clock.advance(days=1)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    first = tracking.pending_alerts(db)[0]
+    tracking.mark_sending(db, track.id, first.upto_event_id, clock())  # then: no answer, or a crash
+    clock.advance(days=1)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    again = tracking.pending_alerts(db)[0]
+    assert again == first  # the same alert (same nonce): Discord drops the repeat
+    tracking.mark_delivered(db, track.id, again.upto_event_id, clock())
+    rest = tracking.pending_alerts(db)[0]
+    assert len(rest.new_citers) == 3 and not {c.id for c in rest.new_citers} & {c.id for c in first.new_citers}
+    tracking.mark_sending(db, track.id, rest.upto_event_id, clock())
+    assert tracking.remove_track(db, guild_id=GUILD, channel_id=CHANNEL, user_id=USER, paper_id="2412.10400")
+    assert db.conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'").fetchone() == (0,)

@@ -34,6 +34,7 @@ pytest_plugins = ["tests.fakediscord.fixtures"]
 MANAGE = discord.Permissions(manage_channels=True)
 PAPERS = ("2412.10400", "2507.04136")
 NONCE = re.compile(r"t(\d+)e(\d+)")
+GAINED = re.compile(r": (\d+) new citers?$")
 
 
 def make_bot(db_path: Path, **kw) -> MapwatchBot:
@@ -43,12 +44,27 @@ def make_bot(db_path: Path, **kw) -> MapwatchBot:
 
 def delivered(fake: FakeDiscord) -> dict[int, list[int]]:
     """Per track id: the upto event ids of the alert messages Discord created, in order."""
-    out: dict[int, list[int]] = defaultdict(list)
+    return {t: [u for u, _ in msgs] for t, msgs in alert_messages(fake).items()}
+
+
+def alert_messages(fake: FakeDiscord) -> dict[int, list[tuple[int, int]]]:
+    """Per track id: (upto event id, citers the title announces) of each alert message created."""
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for msg in fake.messages.values():
         m = NONCE.fullmatch(str(msg.body.get("nonce") or ""))
         if msg.kind == "channel" and m and not msg.deleted:
-            out[int(m[1])].append(int(m[2]))
+            gained = GAINED.search(msg.embed["title"])
+            assert gained, msg.embed["title"]
+            out[int(m[1])].append((int(m[2]), int(gained[1])))
     return out
+
+
+def gained_between(conn: sqlite3.Connection, paper_id: str, lo: int, hi: int) -> int:
+    """What an alert for events (lo, hi] of a paper announces (as bot.render.alert counts)."""
+    n, old, new = conn.execute(
+        "SELECT sum(kind = 'citation'), min(old_count), max(new_count) FROM events"
+        " WHERE paper_id = ? AND id > ? AND id <= ?", (paper_id, lo, hi)).fetchone()
+    return n or (new - old if new is not None and old is not None else 0)
 
 
 def expected_uptos(db_path: Path) -> dict[int, int]:
@@ -71,6 +87,22 @@ def cursors(db_path: Path) -> dict[int, tuple[int, str | None]]:
 
 
 def check_exactly_once(fake: FakeDiscord, db_path: Path, start: dict[int, int], *, settled: bool = True) -> None:
+    """Per track: the alerts Discord created cover consecutive event ranges (start, u1], (u1, u2],
+    ... each announcing exactly the citers of its range (none twice), and the cursor is at
+    the last; `settled`: nothing is pending any more."""
+    msgs = alert_messages(fake)
+    conn = sqlite3.connect(db_path)
+    try:
+        papers = dict(conn.execute("SELECT id, paper_id FROM tracks"))
+        for track_id, sent in msgs.items():
+            lo = start[track_id]
+            for upto, gained in sent:
+                assert gained == gained_between(conn, papers[track_id], lo, upto), (
+                    f"track {track_id}: the alert up to event {upto} announces {gained} citers, "
+                    f"but events ({lo}, {upto}] hold {gained_between(conn, papers[track_id], lo, upto)}")
+                lo = upto
+    finally:
+        conn.close()
     got = delivered(fake)
     for track_id, (cursor, disabled) in cursors(db_path).items():
         uptos = got.get(track_id, [])
@@ -245,3 +277,29 @@ async def test_random_faults_long(fake_discord: FakeDiscord, db_path: Path, cloc
     assert figures["alerts"] >= rounds  # every round changed at least one tracked paper
     print(f"\ndiscord faults: {rounds} rounds, {dict(figures)}, "
           f"{len(fake.requests_to('POST', '/channels/*/messages'))} posts")
+
+
+async def test_an_alert_whose_answer_was_lost_is_not_repeated_by_the_next(fake_discord: FakeDiscord, db_path: Path,
+                                                                          clock, make_older_seeds) -> None:
+    """Discord created the message but the bot got an error back (or crashed before moving
+    the cursor); then new events arrive. The resend must be the same alert (same nonce, which
+    Discord drops), and the new events a second alert: no citer announced twice."""
+    fake = fake_discord
+    ingest_paths(open_db(db_path), [make_older_seeds(6)], clock=clock)
+    alerts = fake.guild.channel("alerts")
+    bot = make_bot(db_path)
+    async with fake.connected(bot):
+        h = await fake.slash("track", {"paper": PAPERS[0]}, channel_id=alerts.id, permissions=MANAGE)
+        await h.wait_message()
+        start = {tid: c for tid, (c, _) in cursors(db_path).items()}
+        await _ingest(db_path, make_older_seeds(3), clock)
+        fake.lose_answer("POST /channels/*/messages", 503)
+        assert await bot.deliver_alerts() == 0  # the bot saw a 503; Discord has the message
+        assert len(fake.channel_messages(alerts.id)) == 1
+        await _ingest(db_path, SEEDS_DIR, clock)  # three more citers before the next tick
+        while await bot.deliver_alerts():
+            pass
+        check_exactly_once(fake, db_path, start)
+        assert [m.embed["title"].rsplit(": ", 1)[1] for m in fake.channel_messages(alerts.id)] == [
+            "3 new citers", "3 new citers"]
+        assert fake.nonce_repeats == 1

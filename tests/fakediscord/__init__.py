@@ -73,13 +73,15 @@ The ``FakeDiscord`` API (server.py):
     Faults (issue 7): ``fake.rate_limit("POST /channels/*/messages", retry_after=0.05,
     is_global=False, times=1)`` (429 with ``X-RateLimit-*`` and ``Via``, so discord.py retries),
     ``fake.server_error(route, 500, times=1)`` (discord.py retries 500/502/504/524 after 1 s),
-    ``fake.inject(route, status, body, headers=, times=)``, ``fake.forbid_channel(id)`` (403
+    ``fake.inject(route, status, body, headers=, times=)``, ``fake.lose_answer(route, 503)`` (the
+    request takes effect, then the answer is an error), ``fake.forbid_channel(id)`` (403
     Missing Access 50001), ``fake.delete_channel(id)`` (404 Unknown Channel 10003; the
     client's cache keeps it), ``await fake.remove_channel(id)`` (the same plus CHANNEL_DELETE),
     ``await fake.drop_gateway(code=4000)`` (``code=None``: TCP drop) then
     ``await fake.wait_resumed()`` (missed dispatches are replayed on RESUME),
     ``await fake.invalidate_session()``, ``await fake.request_reconnect()``,
-    ``fake.ack_heartbeats = False``.
+    ``fake.ack_heartbeats = False``. Channel posts honour ``enforce_nonce`` as Discord does: a
+    repeated nonce returns the first message (``fake.nonce_repeats`` counts them).
 """
 
 from .payloads import FakeChannel, FakeGuild, FakeRole, FakeUser

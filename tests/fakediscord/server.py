@@ -269,6 +269,7 @@ class _Fault:
     body: Any
     headers: dict[str, str]
     times: int | None  # None = forever
+    after: bool = False  # handle the request first (its effect happens), then answer this instead
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method in ("*", method)) and fnmatch.fnmatchcase(path, self.pattern)
@@ -595,6 +596,13 @@ class FakeDiscord:
     def server_error(self, route: str, status: int = 500, *, times: int = 1) -> None:
         """Queue 5xx answers. discord.py retries 500, 502, 504 and 524 (after 1 s, 3 s...)."""
         self.inject(route, status, error_payload(0, f"{status}: Internal Server Error"), times=times)
+
+    def lose_answer(self, route: str, status: int = 503, *, times: int = 1) -> None:
+        """Handle the next ``times`` matching requests (a message is created), then answer
+        ``status`` instead of the result: the client cannot know its request took effect."""
+        method, _, pattern = route.partition(" ")
+        body = error_payload(0, f"{status}: answer lost")
+        self._faults.append(_Fault(method.upper(), pattern, status, body, {}, times, after=True))
 
     def forbid_channel(self, channel_id: int) -> None:
         """Posting to the channel answers 403 Missing Access (50001) until ``allow_channel``."""
@@ -1108,6 +1116,7 @@ class FakeDiscord:
         )
         self.requests.append(rec)
         try:
+            lost: _Fault | None = None
             for fault in self._faults:
                 if fault.matches(request.method, path):
                     if fault.times is not None:
@@ -1115,6 +1124,9 @@ class FakeDiscord:
                         if fault.times <= 0:
                             self._faults.remove(fault)
                     rec.injected = True
+                    if fault.after:
+                        lost = fault
+                        break
                     raise _Reply(fault.status, fault.body, fault.headers)
             for method, pattern, handler in self._routes:
                 if method != request.method:
@@ -1126,6 +1138,8 @@ class FakeDiscord:
                 if not public and not rec.authorized:
                     raise _Reply(401, error_payload(0, "401: Unauthorized"))
                 result = await handler(rec, *m.groups())
+                if lost is not None:
+                    raise _Reply(lost.status, lost.body, lost.headers)
                 raise _Reply(204 if result is None else 200, result)
             raise _Reply(404, error_payload(0, "404: Not Found"))
         except _Reply as reply:
