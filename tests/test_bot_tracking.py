@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from store import tracking
 from store.fetch import SEEDS_DIR
 from store.ingest import ingest_paths
@@ -102,7 +104,8 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     again = tracking.pending_alerts(db)[0]
-    assert again == first  # the same alert (same nonce): Discord drops the repeat
+    # The same alert (same nonce: Discord drops the repeat); only the paper's row is today's.
+    assert replace(again, paper=first.paper) == first
     tracking.mark_delivered(db, track.id, again.upto_event_id, clock())
     rest = tracking.pending_alerts(db)[0]
     assert len(rest.new_citers) == 3 and not {c.id for c in rest.new_citers} & {c.id for c in first.new_citers}
