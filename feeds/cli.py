@@ -152,8 +152,11 @@ def _run_until_signal(make) -> int:
     import logging
     import signal
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    level = os.environ.get("MAPWATCH_LOG_LEVEL", "").strip().upper() or "INFO"
+    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level != "DEBUG":
+        logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
     async def main() -> None:
         task = asyncio.ensure_future(make())

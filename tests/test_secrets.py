@@ -1,0 +1,120 @@
+"""The bot's token never leaves the process: `mapwatch run` with a known, unique DISCORD_TOKEN
+against the fake Discord, logging at DEBUG, answers commands (one of them failing at Discord),
+posts an alert, meets a forbidden channel; another run is refused its token. The token is in
+no log line, no stdout/stderr, no message sent to Discord, no row of any table (and no byte of
+the database files), no published file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import discord
+import pytest
+
+from store import tracking
+from store.db import open_db
+from store.ingest import ingest_paths
+from tests.fakediscord import FakeDiscord
+
+pytest_plugins = ["tests.fakediscord.fixtures"]
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = f"MTA5ODc2NTQzMjEwMTIzNDU2Nw.Gsecret.{secrets.token_urlsafe(24)}"
+REFUSED = f"MTA5ODc2NTQzMjEwOTk5OTk5OQ.Grefused.{secrets.token_urlsafe(24)}"
+MANAGE = discord.Permissions(manage_channels=True)
+
+
+def _scan_db(db_path: Path, needles: list[str]) -> int:
+    """Every column of every row of every table; then the raw bytes of the database files.
+    Returns how many values were looked at."""
+    conn = sqlite3.connect(db_path)
+    seen = 0
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                for value in row:
+                    seen += 1
+                    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+                    assert not any(n in text for n in needles), f"the token is in table {table}"
+    finally:
+        conn.close()
+    for suffix in ("", "-wal", "-shm"):
+        f = Path(f"{db_path}{suffix}")
+        if f.exists():
+            data = f.read_bytes()
+            assert not any(n.encode() in data for n in needles), f"the token is in {f.name}"
+    return seen
+
+
+@pytest.mark.parametrize("fake_config", [{"token": TOKEN}])
+async def test_the_token_appears_nowhere(fake_discord: FakeDiscord, tmp_path: Path, clock,
+                                         make_older_seeds) -> None:
+    fake = fake_discord
+    assert fake.token == TOKEN
+    db_path, out, log = tmp_path / "m.db", tmp_path / "out", tmp_path / "run.log"
+    db = open_db(db_path)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    alerts, general = fake.guild.channel("alerts"), fake.channel
+    for ch in (alerts, general):
+        tracking.add_track(db, guild_id=fake.guild.id, channel_id=ch.id, user_id=None, paper_id="2412.10400",
+                           created_by=fake.user.id, now=clock())
+    db.close()
+    fake.forbid_channel(general.id)  # its alert: 403, the track disabled (an error path)
+    env = {**os.environ, **fake.env(), "MAPWATCH_LOG_LEVEL": "DEBUG", "MAPWATCH_ALERT_INTERVAL": "0.2"}
+    assert env["DISCORD_TOKEN"] == TOKEN
+    with log.open("w") as sink:
+        # The first refresh (from the seeds, newer than the database) makes the alert.
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--out", str(out),
+                                 "--port", "0"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        await fake.wait_for(lambda: fake.command_syncs and fake.identifies, 20)
+        await fake.wait_channel_messages(alerts.id, 1, timeout=20)
+        h = await fake.slash("paper", {"paper": "2412.10400"})
+        assert (await h.wait_message(timeout=10)).embed["title"].startswith("Reinforcement")
+        h = await fake.slash("paper", {"paper": "no such paper " + TOKEN[:6]})
+        assert "No paper matches" in (await h.wait_message(timeout=10)).content
+        h = await fake.slash("search", {"query": '"unbalanced NEAR( OR -x *'})
+        await h.wait_message(timeout=10)
+        h = await fake.slash("citers", {"paper": "2412.10400", "direction": "", "sort": "newest"})
+        page = await fake.click(await h.wait_message(timeout=10), label="Next ▶")
+        await page.wait_response()
+        await fake.autocomplete("paper", {"paper": "rein"}, focused="paper")
+        h = await fake.slash("tracked", {}, permissions=MANAGE)
+        assert "403" in (await h.wait_message(timeout=10)).text()
+        # Discord refuses an answer (400 on the callback): the bot logs the error with its traceback.
+        fake.inject("POST /interactions/*", 400, {"message": "Invalid Form Body", "code": 50035})
+        h = await fake.slash("stats", {})
+        await fake.wait_for(lambda: "command error" in log.read_text(), 10)
+        await fake.drop_gateway(code=None)  # a reconnect: RESUME carries the token too
+        await fake.wait_resumed()
+    finally:
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 20)
+
+    refused = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--out", str(out), "--port", "0", cwd=ROOT,
+        env={**env, "DISCORD_TOKEN": REFUSED}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    r_out, r_err = (b.decode() for b in await asyncio.wait_for(refused.communicate(), 60))
+    assert refused.returncode == 1 and "Discord refused DISCORD_TOKEN" in r_err
+
+    text = log.read_text()
+    assert " DEBUG discord." in text, "not logging at DEBUG"
+    assert "Traceback" in text  # the error path was logged in full
+    for needle in (TOKEN, REFUSED):
+        assert needle not in text and needle not in r_out + r_err
+        # Not even a large piece of it (a token cut at a line end, or its secret part).
+        assert needle.rsplit(".", 1)[1][:12] not in text + r_out + r_err
+    for rec in fake.requests:  # what the bot sent to Discord (the Authorization header aside)
+        assert TOKEN not in repr((rec.path, rec.query, rec.json, rec.headers))
+    assert not any(TOKEN in repr(p) for p in fake.gateway_received if p.get("op") not in (2, 6))
+    assert any(p.get("op") == 6 for p in fake.gateway_received)  # a RESUME was sent (it holds the token)
+    assert _scan_db(db_path, [TOKEN, REFUSED]) > 1000
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert files and not any(TOKEN.encode() in f.read_bytes() for f in files)
