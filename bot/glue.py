@@ -147,12 +147,12 @@ class Runner:
     async def paper_autocomplete(self, interaction: discord.Interaction,
                                  current: str) -> list[app_commands.Choice[str]]:
         found = await self.call(queries.autocomplete_papers, current or "")
-        return [app_commands.Choice(name=c.name, value=c.value) for c in found]
+        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
 
     async def direction_autocomplete(self, interaction: discord.Interaction,
                                      current: str) -> list[app_commands.Choice[str]]:
         found = await self.call(queries.autocomplete_directions, current or "")
-        return [app_commands.Choice(name=c.name, value=c.value) for c in found]
+        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
 
     async def tracked_autocomplete(self, interaction: discord.Interaction,
                                    current: str) -> list[app_commands.Choice[str]]:

@@ -290,6 +290,7 @@ def alert(a: Any) -> Reply:
         desc = (desc + "\n\n" if desc else "") + " ".join(notes)
     gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)
     noun = "citer" if gained == 1 else "citers"
-    title = f"{esc(p.title)}: {gained} new {noun}"
+    suffix = f": {gained} new {noun}"
+    title = clip(esc(p.title), 256 - len(suffix)) + suffix  # a long title never hides the news
     embed = Embed(title, desc, p.url or p.arxiv_url, (), f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))

@@ -42,7 +42,7 @@ def feed_core(db: Database, ctx: Ctx, *, direction: str | None = None) -> Reply:
         d = queries.resolve_direction(db, direction)
         desc = (f"Paste into a feed reader: {render.feed_url(base, d.slug)}\n"
                 f"Every direction at once (OPML, for import): {opml}")
-        return render.fit_reply(Reply(embeds=(Embed(f"Feed: {render.clean(d.name)}", desc, None, (),
+        return render.fit_reply(Reply(embeds=(Embed(f"Feed: {render.esc(d.name)}", desc, None, (),
                                                    "New citing papers of this direction's papers",
                                                    render.COLOR),)))
     lines = [f"• {render.esc(d.name)}: {render.feed_url(base, d.slug)}"
