@@ -121,3 +121,19 @@ async def test_every_command_with_hostile_options_over_hostile_titles(fake_disco
     assert conn.execute("SELECT count(*) FROM papers").fetchone() == (before[0] + 1,)  # the hostile citer only
     assert conn.execute("SELECT count(*) FROM tracks").fetchone() == (0,)  # /untrack removed it; no hostile one
     print(f"\nbot abuse: {answered} answers, {len(VALUES)} hostile values")
+
+
+def test_mapwatch_ask_with_hostile_options(hostile_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The terminal path to the same commands: one clear answer or one error line, no traceback."""
+    from bot.cli import main
+
+    for name in ("paper", "search", "citers", "direction", "refs"):
+        for v in VALUES:
+            if "\x00" in v:  # argv cannot carry NUL
+                continue
+            code = main(["ask", f"/{name} {v}", "--db", str(hostile_db)])
+            out, err = capsys.readouterr()
+            assert code in (0, 1, 2), (name, v[:40])
+            assert (out.strip() or err.strip()) and "Traceback" not in out + err, (name, v[:40])
+            assert len(err.splitlines()) <= 1, (name, v[:40], err[:300])
+            assert not CONTROL.search(out + err), (name, v[:40], (out + err)[:300])  # no terminal escapes
