@@ -29,20 +29,12 @@ from store.db import open_db
 from store.ingest import ingest_paths
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
-from tests.test_discord_faults import check_exactly_once, cursors, delivered
+from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACKED = 30
-
-
-def _pending(db_path: Path) -> int:
-    db = open_db(db_path)
-    try:
-        return len(tracking.pending_alerts(db))
-    finally:
-        db.close()
 
 
 async def _setup(fake: FakeDiscord, tmp: Path, clock) -> tuple[Path, list[Path]]:
@@ -94,7 +86,7 @@ async def kill_loop(fake: FakeDiscord, tmp: Path, clock, kills: int, seed: int) 
     db_path, waves = await _setup(fake, tmp, clock)
     start = {tid: c for tid, (c, _) in cursors(db_path).items()}
     await asyncio.to_thread(_ingest, db_path, waves[0], clock)
-    expected_first = await asyncio.to_thread(_pending, db_path)
+    expected_first = await asyncio.to_thread(pending, db_path)
     assert expected_first >= 4
     log = tmp / "run.log"
     posts = fake.requests_to
@@ -103,11 +95,11 @@ async def kill_loop(fake: FakeDiscord, tmp: Path, clock, kills: int, seed: int) 
         if k == kills // 2:
             await asyncio.to_thread(_ingest, db_path, waves[1], clock)  # a refresh elsewhere, meanwhile
         before = len(posts("POST", "/channels/*/messages"))
-        pending = await asyncio.to_thread(_pending, db_path)
+        waiting = await asyncio.to_thread(pending, db_path)
         proc = _start(fake, tmp, db_path, log)
         try:
-            if pending and rng.random() < 0.7:  # while posting: after a random number of further posts
-                target = before + rng.randint(1, pending)
+            if waiting and rng.random() < 0.7:  # while posting: after a random number of further posts
+                target = before + rng.randint(1, waiting)
                 await fake.wait_for(lambda t=target, p=proc: len(posts("POST", "/channels/*/messages")) >= t
                                     or p.poll() is not None, 30)
                 figures["kills_while_posting"] += 1
@@ -126,7 +118,7 @@ async def kill_loop(fake: FakeDiscord, tmp: Path, clock, kills: int, seed: int) 
     proc = _start(fake, tmp, db_path, log)  # the last run: until nothing is pending
     try:
         deadline = time.monotonic() + 60
-        while await asyncio.to_thread(_pending, db_path):
+        while await asyncio.to_thread(pending, db_path):
             assert time.monotonic() < deadline, "alerts still pending after 60 s"
             assert proc.poll() is None, log.read_text()[-3000:]
             await asyncio.sleep(0.2)
