@@ -63,6 +63,7 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Callable[
         log.info("%d follow deliveries wait for the next tick (per-channel limit)", len(later))
     sent = 0
     for news in now:
+        await call(follows.mark_follow_sending, news.follow.id, news.upto_event_id, clock())
         await pacer.wait()
         result = await send(news.follow.place, render_follow.follow_alert(news),
                             f"f{news.follow.id}e{news.upto_event_id}"[:25])

@@ -385,7 +385,24 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
         "   AND pl.direction_slug = f.direction_slug WHERE e.id > f.last_event_id AND e.id <= ?"
         "   AND e.kind = 'citation')"
         " ORDER BY f.id LIMIT ?", (upto, upto, max_follows))]
-    return [follow_news(db, f, upto=upto, limit=limit) for f in follows]
+    # A delivery that may have reached Discord (no answer, or a crash before the cursor moved)
+    # is resent exactly as it was, with the same nonce, so Discord drops the repeat.
+    caps = {int(k[len(FOLLOW_SENDING):]): int(v) for k, v in db.conn.execute(
+        "SELECT key, value FROM bot_state WHERE key LIKE ?", (FOLLOW_SENDING + "%",))}
+    return [follow_news(db, f, upto=caps[f.id] if caps.get(f.id, 0) > f.last_event_id else upto, limit=limit)
+            for f in follows]
+
+
+FOLLOW_SENDING = "follow-sending:"  # bot_state key prefix: the delivery being posted for a follow (its upto)
+
+
+def mark_follow_sending(db: Database, follow_id: int, upto_event_id: int, now: datetime) -> None:
+    """Record, before posting, which delivery is being posted: until `mark_follow_delivered`,
+    the follow's next delivery is this same one (see `pending_follow_alerts`)."""
+    with db.atomic():
+        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
+                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
+                        (f"{FOLLOW_SENDING}{follow_id}", str(upto_event_id), _iso(now)))
 
 
 def mark_follow_delivered(db: Database, follow_id: int, upto_event_id: int, now: datetime, *,
@@ -399,12 +416,14 @@ def mark_follow_delivered(db: Database, follow_id: int, upto_event_id: int, now:
         else:
             db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?) WHERE id = ?",
                             (upto_event_id, follow_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{FOLLOW_SENDING}{follow_id}",))
 
 
 def disable_follow(db: Database, follow_id: int, reason: str) -> None:
     """The channel is gone or forbids the bot: stop delivering there, and say why in /tracked."""
     with db.atomic():
         db.conn.execute("UPDATE follows SET disabled_reason = ? WHERE id = ?", (reason[:300], follow_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{FOLLOW_SENDING}{follow_id}",))
 
 
 def disable_follows_in(db: Database, place: Place, reason: str, *, mode: str | None = None) -> int:

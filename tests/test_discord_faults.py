@@ -331,3 +331,28 @@ async def test_an_alert_whose_answer_was_lost_is_not_repeated_by_the_next(fake_d
         assert [m.embed["title"].rsplit(": ", 1)[1] for m in fake.channel_messages(alerts.id)] == [
             "3 new citers", "3 new citers"]
         assert fake.nonce_repeats == 1
+
+
+async def test_a_follow_delivery_whose_answer_was_lost_is_not_repeated(fake_discord: FakeDiscord, db_path: Path,
+                                                                       clock, make_older_seeds) -> None:
+    """The same for /follow: the resend is the same delivery (same nonce), new citers come next."""
+    fake = fake_discord
+    ingest_paths(open_db(db_path), [make_older_seeds(6)], clock=clock)
+    alerts = fake.guild.channel("alerts")
+    bot = make_bot(db_path)
+    async with fake.connected(bot):
+        h = await fake.slash("follow", {"direction": "Reinforcement learning for reasoning"}, channel_id=alerts.id,
+                             permissions=MANAGE)
+        await h.wait_message()
+        await _ingest(db_path, make_older_seeds(3), clock)
+        fake.lose_answer("POST /channels/*/messages", 503)
+        assert await bot.deliver_alerts() == 0  # the bot saw a 503; Discord has the message
+        await _ingest(db_path, SEEDS_DIR, clock)
+        for _ in range(3):
+            await bot.deliver_alerts()
+        msgs = [m for m in fake.channel_messages(alerts.id) if str(m.body.get("nonce", "")).startswith("f")]
+        listed = [re.findall(r"^• .*?`(\d{4}\.\d{4,5})`", m.embed["description"], re.MULTILINE) for m in msgs]
+        every = [pid for ids in listed for pid in ids]
+        assert len(msgs) == 2 and all(listed), listed
+        assert len(every) == len(set(every)), f"a citer delivered twice: {listed}"
+        assert fake.nonce_repeats == 1

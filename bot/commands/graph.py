@@ -52,7 +52,8 @@ def text_reply(text: str, footer: str = "") -> Reply:
     if not body:
         return Reply(content=render.esc(head))
     lines = "\n".join(render.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
-    return render.fit_reply(Reply(embeds=(Embed(render.clip(head, 256), lines, None, (), footer, render.COLOR),)))
+    title = render.clip(render.esc(head), 256)
+    return render.fit_reply(Reply(embeds=(Embed(title, lines, None, (), footer, render.COLOR),)))
 
 
 def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
@@ -85,7 +86,7 @@ def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Repl
     pic = draw_neighbourhood(view)
     name = f"graph-{view.center.id.replace('/', '_')}.png"
     caption = render_graph.neighbourhood_caption(view)
-    return Reply(embeds=(Embed(render.clip(view.center.title, 256), render.esc(caption), None, (),
+    return Reply(embeds=(Embed(render.clip(render.esc(view.center.title), 256), render.esc(caption), None, (),
                                "arrows point from citing to cited paper; red ring: this paper", render.COLOR),),
                  files=(File(name, pic.png, f"Citation neighbourhood of {view.center.id}"),))
 
