@@ -101,6 +101,14 @@ def serve_map(server: SourceServer | None = None) -> Iterator[SourceServer]:
         holder["runner"] = runner
         server.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
 
+    async def stop() -> None:
+        await holder["runner"].cleanup()
+        # Handlers still sleeping (timeouts the client gave up on) end here, not at exit.
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+
     def main() -> None:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(start())
@@ -113,7 +121,7 @@ def serve_map(server: SourceServer | None = None) -> Iterator[SourceServer]:
     try:
         yield server
     finally:
-        asyncio.run_coroutine_threadsafe(holder["runner"].cleanup(), loop).result(10)
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
