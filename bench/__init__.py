@@ -1,0 +1,1 @@
+"""Benchmarks: a synthetic map at scale (`bench.generate`) and `bench/run` (`bench.main`)."""

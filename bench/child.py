@@ -1,0 +1,124 @@
+"""Work run in a child process by `bench.main`, so that its peak memory (ru_maxrss) is its own.
+
+    python -m bench.child ingest DB FOLDER [--force]   -> JSON: seconds, counts
+    python -m bench.child floor DB FOLDER              -> JSON: parse and insert seconds
+
+Each prints one JSON line on stdout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import sys
+import time
+from datetime import UTC, datetime
+
+from store.db import open_db
+from store.fetch import page_files
+from store.ingest import ingest_paths
+from store.parse import parse_page
+from store.save import page_hash
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def run_ingest(db_path: str, folder: str, force: bool = False) -> dict:
+    db = open_db(db_path)
+    t0 = time.perf_counter()
+    report = ingest_paths(db, [folder], clock=lambda: NOW, force=force)
+    seconds = time.perf_counter() - t0
+    events = db.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    db.close()
+    return {"seconds": seconds, "pages_read": report.pages_read, "stored": report.stored,
+            "unchanged": report.unchanged, "skipped": report.skipped, "rejected": len(report.rejected),
+            "new_citations": report.saved.new_citations, "events_total": events}
+
+
+def run_floor(db_path: str, folder: str) -> dict:
+    """The floor: read and parse every page, then one raw executemany per table of the rows
+    the ingest ends with, into the same schema (same indexes, same FTS triggers)."""
+    open_db(db_path).close()  # the schema, exactly as the store creates it
+    t0 = time.perf_counter()
+    parsed = []
+    for path in page_files([folder]):
+        data = path.read_bytes()
+        parsed.append((str(path.resolve()), data, parse_page(data)))
+    parse_seconds = time.perf_counter() - t0
+
+    # Rows, built outside the timed part.
+    now = NOW.isoformat(timespec="seconds")
+    papers: dict[str, tuple] = {}
+    stubs: dict[str, tuple] = {}
+    directions: dict[str, tuple] = {}
+    snapshots, placements, sources = [], [], []
+    edges: dict[tuple[str, str], int] = {}
+    for sid, (location, data, page) in enumerate(parsed, 1):
+        through = page.data_through.isoformat() if page.data_through else None
+        papers[page.id] = (page.id, page.title, page.first_posted.year if page.first_posted else None,
+                           page.map_url, page.arxiv_url, page.abstract,
+                           page.first_posted.isoformat() if page.first_posted else None, page.cited_by,
+                           page.refs_in_map, page.refs_total, through, 1, now, now)
+        refs = page.builds_on.items if page.builds_on else ()
+        cited = page.built_on_by.items if page.built_on_by else ()
+        snapshots.append((sid, page.id, through, page.cited_by, page.refs_in_map, page.refs_total,
+                          len(cited), len(refs), page_hash(page), location, now))
+        for i, p in enumerate(page.placements):
+            directions.setdefault(p.slug, (p.slug, p.direction, p.area, p.breadcrumb, p.url,
+                                           page.direction_count if i == 0 else None))
+            placements.append((page.id, p.slug, i + 1))
+        for it in (*refs, *cited):
+            stubs.setdefault(it.id, (it.id, it.title, it.year, it.url, 0, now, now))
+        for it in refs:
+            edges.setdefault((page.id, it.id), sid)
+        for it in cited:
+            edges.setdefault((it.id, page.id), sid)
+        sources.append((location, page.id, hashlib.sha256(data).hexdigest(), len(data), 0, None, None, now))
+    paper_rows = list(papers.values()) + [row for pid, row in stubs.items() if pid not in papers]
+    citation_rows = [(a, b, now, sid) for (a, b), sid in edges.items()]
+    event_rows = [(b, a, sid, now) for (a, b), sid in edges.items()]
+
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    t1 = time.perf_counter()
+    with conn:
+        conn.executemany("INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
+                         " refs_in_map, refs_total, data_through, has_page, first_seen, updated)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", paper_rows)
+        conn.executemany("INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
+                         " VALUES (?, ?, ?, ?, ?, ?)", list(directions.values()))
+        conn.executemany("INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
+                         " citers_listed, refs_listed, content_hash, source, ingested_at)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
+        conn.executemany("INSERT INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
+                         placements)
+        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id)"
+                         " VALUES (?, ?, ?, ?)", citation_rows)
+        conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
+                         " VALUES ('citation', ?, ?, ?, ?)", event_rows)
+        conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag,"
+                         " last_modified, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
+    insert_seconds = time.perf_counter() - t1
+    conn.close()
+    return {"parse_seconds": parse_seconds, "insert_seconds": insert_seconds,
+            "seconds": parse_seconds + insert_seconds, "pages": len(parsed), "papers": len(paper_rows),
+            "citations": len(citation_rows)}
+
+
+def main(argv: list[str]) -> int:
+    cmd, db_path, folder, *rest = argv
+    if cmd == "ingest":
+        out = run_ingest(db_path, folder, force="--force" in rest)
+    elif cmd == "floor":
+        out = run_floor(db_path, folder)
+    else:
+        raise SystemExit(f"unknown command {cmd!r}")
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
