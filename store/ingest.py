@@ -6,6 +6,8 @@ fails to parse is reported and skipped while every other page is stored.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,9 +16,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from store.errors import FetchError, ParseError
-from store.fetch import page_files, read_page_file, stat_key
+from store.fetch import FilePage, page_files, read_page_file, stat_key
 from store.model import MapPage
-from store.parse import parse_page
+from store.parse import MAX_PAGE_BYTES, parse_page
 from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
 
 Clock = Callable[[], datetime]
@@ -63,14 +65,15 @@ def ingest_paths(
         for loc, size, mtime in db.conn.execute("SELECT location, size, mtime_ns FROM sources")
     }
     batch: list[tuple[MapPage, SourceInfo]] = []
+    folders: dict[Path, str] = {}
     for done, path in enumerate(files, 1):
         report.pages_read += 1
-        location = str(path.resolve())
+        location = _location(path, folders)
         try:
             if not force and known.get(location) == stat_key(path):
                 report.skipped += 1
             else:
-                item = _parse_file(path)
+                item = _parse_file(path, location)
                 if isinstance(item, Rejection):
                     report.rejected.append(item)
                 else:
@@ -89,8 +92,29 @@ def ingest_paths(
     return report
 
 
-def _parse_file(path: Path) -> tuple[MapPage, SourceInfo] | Rejection:
-    f = read_page_file(path)
+def _location(path: Path, folders: dict[Path, str]) -> str:
+    """`str(path.resolve())`, resolving each folder once instead of every file's whole path."""
+    folder = folders.get(path.parent)
+    if folder is None:
+        folder = folders[path.parent] = os.path.realpath(path.parent)
+    full = os.path.join(folder, path.name)
+    return os.path.realpath(full) if os.path.islink(full) or path.name in ("", ".", "..") else full
+
+
+def _read(path: Path, location: str) -> FilePage:
+    """`read_page_file`, for a path whose location is already known."""
+    try:
+        with path.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read(MAX_PAGE_BYTES + 1)
+    except OSError as e:
+        raise FetchError(f"{path}: {e.strerror or e}") from None
+    return FilePage(location=location, data=data, sha256=hashlib.sha256(data).hexdigest(),
+                    size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def _parse_file(path: Path, location: str | None = None) -> tuple[MapPage, SourceInfo] | Rejection:
+    f = read_page_file(path) if location is None else _read(path, location)
     try:
         page = parse_page(f.data)
     except ParseError as e:

@@ -8,13 +8,14 @@ nothing; every new edge and every growth of a stated count is an event with a gr
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from sqlite_utils import Database
 
-from store.model import MapPage
+from store.model import ListedPaper, MapPage, PaperList, Placement
 
 
 @dataclass(frozen=True)
@@ -62,56 +63,184 @@ def _iso(ts: datetime) -> str:
 
 
 def save_pages(db: Database, pages: Sequence[tuple[MapPage, SourceInfo]], now: datetime) -> SaveResult:
-    """Store a batch of parsed pages in one transaction."""
+    """Store a batch of parsed pages in one transaction.
+
+    The result is exactly that of saving the pages one after the other (same rows, same
+    event ids and order); the work is done per batch, a few statements for all its pages.
+    """
     result = SaveResult()
+    ts = _iso(now)
     with db.atomic():
-        for page, source in pages:
-            _save_one(db, page, source, _iso(now), result)
+        for group in _distinct_groups(pages):
+            _save_group(db.conn, group, ts, result)
     return result
 
 
-def _save_source(db: Database, page_id: str, src: SourceInfo, now: str) -> None:
-    db.conn.execute(
+def _distinct_groups(
+        pages: Sequence[tuple[MapPage, SourceInfo]]) -> list[list[tuple[MapPage, SourceInfo]]]:
+    """Consecutive runs in which no paper appears twice (a repeat starts a new run)."""
+    groups: list[list[tuple[MapPage, SourceInfo]]] = [[]]
+    seen: set[str] = set()
+    for item in pages:
+        if item[0].id in seen:
+            groups.append([])
+            seen = set()
+        seen.add(item[0].id)
+        groups[-1].append(item)
+    return [g for g in groups if g]
+
+
+def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    conn.executemany(
         "INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified, checked_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET"
         " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
         " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
         " checked_at=excluded.checked_at",
-        (src.location, page_id, src.sha256, src.size, src.mtime_ns, src.etag, src.last_modified, now),
+        rows,
     )
-    db.conn.execute("DELETE FROM ingest_errors WHERE location = ?", (src.location,))
+    conn.executemany("DELETE FROM ingest_errors WHERE location = ?", [(r[0],) for r in rows])
 
 
 def page_hash(page: MapPage) -> str:
-    """A hash of what the page says (not its bytes): reformatting a page is not a change."""
-    return hashlib.sha256(repr(page).encode("utf-8", "surrogatepass")).hexdigest()
+    """A hash of what the page says (not its bytes): reformatting a page is not a change.
+
+    It is the sha256 of `repr(page)`; `_page_repr` builds that same text faster."""
+    return hashlib.sha256(_page_repr(page).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _save_one(db: Database, page: MapPage, src: SourceInfo, now: str, result: SaveResult) -> None:
-    conn = db.conn
-    content_hash = page_hash(page)
-    row = conn.execute(
-        "SELECT p.has_page, p.data_through, p.cited_by,"
+def _tuple_repr(parts: list[str]) -> str:
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _list_repr(lst: PaperList | None) -> str:
+    if lst is None:
+        return "None"
+    items = _tuple_repr([
+        f"ListedPaper(id={it.id!r}, title={it.title!r}, year={it.year!r}, position={it.position!r},"
+        f" url={it.url!r})" for it in lst.items])
+    return f"PaperList(shown={lst.shown!r}, total={lst.total!r}, items={items})"
+
+
+def _fast_page_repr(p: MapPage) -> str:
+    placements = _tuple_repr([
+        f"Placement(breadcrumb={x.breadcrumb!r}, area={x.area!r}, direction={x.direction!r},"
+        f" slug={x.slug!r}, url={x.url!r})" for x in p.placements])
+    return (
+        f"MapPage(id={p.id!r}, title={p.title!r}, arxiv_url={p.arxiv_url!r}, map_url={p.map_url!r},"
+        f" cited_by={p.cited_by!r}, data_through={p.data_through!r}, direction={p.direction!r},"
+        f" direction_count={p.direction_count!r}, area={p.area!r}, refs_in_map={p.refs_in_map!r},"
+        f" refs_total={p.refs_total!r}, first_posted={p.first_posted!r}, placements={placements},"
+        f" builds_on={_list_repr(p.builds_on)}, built_on_by={_list_repr(p.built_on_by)},"
+        f" abstract={p.abstract!r})")
+
+
+_REPR_FIELDS = {
+    MapPage: ("id", "title", "arxiv_url", "map_url", "cited_by", "data_through", "direction",
+              "direction_count", "area", "refs_in_map", "refs_total", "first_posted", "placements",
+              "builds_on", "built_on_by", "abstract"),
+    PaperList: ("shown", "total", "items"),
+    ListedPaper: ("id", "title", "year", "position", "url"),
+    Placement: ("breadcrumb", "area", "direction", "slug", "url"),
+}
+# The fast repr is used only while the model has exactly the fields it spells out.
+_page_repr = _fast_page_repr if all(
+    tuple(f.name for f in fields(cls) if f.repr) == names and cls.__repr__ is not object.__repr__
+    for cls, names in _REPR_FIELDS.items()) else repr
+
+
+def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple]:
+    """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks."""
+    rows: list[tuple] = []
+    for i in range(0, len(keys), size):
+        chunk = keys[i:i + size]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
+
+
+def _save_group(conn: sqlite3.Connection, group: list[tuple[MapPage, SourceInfo]], now: str,
+                result: SaveResult) -> None:
+    """Save pages of distinct papers, with the outcome of saving them one by one."""
+    ids = [page.id for page, _src in group]
+    stored = {row[0]: row[1:] for row in _chunked_query(
+        conn,
+        "SELECT p.id, p.has_page, p.data_through, p.cited_by,"
         " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1)"
-        " FROM papers p WHERE p.id = ?",
-        (page.id,),
-    ).fetchone()
-    had_page, stored_through, old_count, last_hash = row if row else (0, None, None, None)
-    through = page.data_through.isoformat() if page.data_through else None
+        " FROM papers p WHERE p.id IN ({})", ids)}
 
-    if last_hash == content_hash:
-        result.unchanged += 1
-        _remember_unchanged(db, page.id, src, now)
-        return
-    if had_page and stored_through and through and through < stored_through:
-        result.stale += 1
-        _remember_unchanged(db, page.id, src, now)
-        return
+    # Decide page by page, as a sequential save would.
+    accepted: list[tuple[MapPage, SourceInfo, str, str | None]] = []  # page, source, hash, through
+    kept_sources: list[tuple[MapPage, SourceInfo]] = []  # unchanged or stale: validators only
+    order: list[tuple[int, int]] = []  # (0, index in accepted) | (1, index in kept_sources)
+    for page, src in group:
+        content_hash = page_hash(page)
+        had_page, stored_through, _old, last_hash = stored.get(page.id, (0, None, None, None))
+        through = page.data_through.isoformat() if page.data_through else None
+        if last_hash == content_hash:
+            result.unchanged += 1
+        elif had_page and stored_through and through and through < stored_through:
+            result.stale += 1
+        else:
+            order.append((0, len(accepted)))
+            accepted.append((page, src, content_hash, through))
+            continue
+        order.append((1, len(kept_sources)))
+        kept_sources.append((page, src))
 
-    cited = page.built_on_by.items if page.built_on_by else ()
-    refs = page.builds_on.items if page.builds_on else ()
-    year = page.first_posted.year if page.first_posted else None
-    conn.execute(
+    if accepted:
+        _write_accepted(conn, accepted, stored, now, result)
+
+    # Sources, in page order: every stored page's, and the new validators of the others.
+    kept_known = {row[0]: row[1:] for row in _chunked_query(
+        conn, "SELECT location, sha256, size, mtime_ns, etag, last_modified FROM sources"
+              " WHERE location IN ({})", list(dict.fromkeys(src.location for _p, src in kept_sources)))}
+    source_rows: list[tuple] = []
+    for kind, i in order:
+        page, src = (accepted[i][0], accepted[i][1]) if kind == 0 else kept_sources[i]
+        validators = (src.sha256, src.size, src.mtime_ns, src.etag, src.last_modified)
+        if kind == 1 and kept_known.get(src.location) == validators:
+            continue
+        kept_known[src.location] = validators
+        source_rows.append((src.location, page.id, *validators, now))
+    if source_rows:
+        _save_source_rows(conn, source_rows)
+
+
+def _write_accepted(conn: sqlite3.Connection, accepted: list[tuple[MapPage, SourceInfo, str, str | None]],
+                    stored: dict[str, tuple], now: str, result: SaveResult) -> None:
+    page_ids = {page.id for page, *_rest in accepted}
+
+    # Papers seen only in lists: the first listing of a paper with no row yet makes its stub
+    # (INSERT OR IGNORE one page after the other). Stubs of papers whose page is in this group
+    # are folded into the page's row below instead of written and then overwritten.
+    listed: dict[str, ListedPaper] = {}
+    for page, *_rest in accepted:
+        for lst in (page.builds_on, page.built_on_by):
+            if lst is not None:
+                for it in lst.items:
+                    if it.id != page.id and it.id not in listed:
+                        listed[it.id] = it
+    candidates = [pid for pid in listed if pid not in page_ids]
+    existing = {row[0] for row in _chunked_query(conn, "SELECT id FROM papers WHERE id IN ({})", candidates)}
+
+    paper_rows = []
+    stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
+    listed_so_far: set[str] = set()
+    for page, _src, _hash, through in accepted:
+        year = page.first_posted.year if page.first_posted else None
+        url = page.map_url
+        if page.id not in stored and page.id in listed_so_far:
+            stub = listed[page.id]  # what the stub would have held: coalesce as the upsert does
+            stubbed_before.add(page.id)
+            year = year if year is not None else stub.year
+            url = url if url is not None else stub.url
+        paper_rows.append((page.id, page.title, year, url, page.arxiv_url, page.abstract,
+                           page.first_posted.isoformat() if page.first_posted else None, page.cited_by,
+                           page.refs_in_map, page.refs_total, through, now, now))
+        for lst in (page.builds_on, page.built_on_by):
+            if lst is not None:
+                listed_so_far.update(it.id for it in lst.items if it.id != page.id)
+    conn.executemany(
         "INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
         " refs_in_map, refs_total, data_through, has_page, first_seen, updated)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)"
@@ -120,91 +249,88 @@ def _save_one(db: Database, page: MapPage, src: SourceInfo, now: str, result: Sa
         " first_posted=excluded.first_posted, cited_by=excluded.cited_by,"
         " refs_in_map=excluded.refs_in_map, refs_total=excluded.refs_total,"
         " data_through=excluded.data_through, has_page=1, updated=excluded.updated",
-        (page.id, page.title, year, page.map_url, page.arxiv_url, page.abstract,
-         page.first_posted.isoformat() if page.first_posted else None, page.cited_by,
-         page.refs_in_map, page.refs_total, through, now, now),
+        paper_rows,
     )
-    if not row:
-        result.new_papers += 1
-    snapshot_id = conn.execute(
-        "INSERT INTO snapshots (paper_id, data_through, cited_by, refs_in_map, refs_total,"
-        " citers_listed, refs_listed, content_hash, source, ingested_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (page.id, through, page.cited_by, page.refs_in_map, page.refs_total,
-         len(cited), len(refs), content_hash, src.location, now),
-    ).lastrowid
+    result.new_papers += sum(1 for page, *_rest in accepted
+                             if page.id not in stored and page.id not in stubbed_before)
 
-    # Directions and placements: the page's current placements replace the stored ones.
+    snapshot_ids: list[int] = []
+    for page, src, content_hash, through in accepted:
+        cited = page.built_on_by.items if page.built_on_by else ()
+        refs = page.builds_on.items if page.builds_on else ()
+        snapshot_ids.append(conn.execute(
+            "INSERT INTO snapshots (paper_id, data_through, cited_by, refs_in_map, refs_total,"
+            " citers_listed, refs_listed, content_hash, source, ingested_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (page.id, through, page.cited_by, page.refs_in_map, page.refs_total,
+             len(cited), len(refs), content_hash, src.location, now),
+        ).lastrowid or 0)
+
+    # Directions: each page's placements overwrite the direction's fields; a stated count
+    # is kept until another is stated. Merged here into one upsert per direction.
+    directions: dict[str, list] = {}
+    placement_rows = []
+    for page, *_rest in accepted:
+        for i, p in enumerate(page.placements):
+            count = page.direction_count if i == 0 else None
+            previous = directions.get(p.slug)
+            if count is None and previous is not None:
+                count = previous[5]
+            directions[p.slug] = [p.slug, p.direction, p.area, p.breadcrumb, p.url, count]
+            placement_rows.append((page.id, p.slug, i + 1))
     conn.executemany(
         "INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(slug) DO UPDATE SET name=excluded.name,"
         " area=excluded.area, breadcrumb=excluded.breadcrumb, url=excluded.url,"
         " direction_count=coalesce(excluded.direction_count, direction_count)",
-        [(p.slug, p.direction, p.area, p.breadcrumb, p.url,
-          page.direction_count if i == 0 else None) for i, p in enumerate(page.placements)],
+        list(directions.values()),
     )
-    conn.execute("DELETE FROM placements WHERE paper_id = ?", (page.id,))
-    conn.executemany(
-        "INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
-        [(page.id, p.slug, i + 1) for i, p in enumerate(page.placements)],
-    )
+    # The page's current placements replace the stored ones.
+    conn.executemany("DELETE FROM placements WHERE paper_id = ?", [(page.id,) for page, *_rest in accepted])
+    conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
+                     placement_rows)
 
-    # Papers seen only in lists: stubs.
-    listed = [it for it in (*refs, *cited) if it.id != page.id]
     conn.executemany(
         "INSERT OR IGNORE INTO papers (id, title, year, url, has_page, first_seen, updated)"
         " VALUES (?, ?, ?, ?, 0, ?, ?)",
-        [(it.id, it.title, it.year, it.url, now, now) for it in listed],
+        [(it.id, it.title, it.year, it.url, now, now) for pid, it in listed.items()
+         if pid not in page_ids and pid not in existing],
     )
 
-    # Edges from both lists; only those not stored yet come back from RETURNING.
-    edges = [(page.id, it.id) for it in refs if it.id != page.id]
-    edges += [(it.id, page.id) for it in cited if it.id != page.id]
-    new_edges: list[tuple[str, str]] = []
-    for chunk in _chunks(list(dict.fromkeys(edges)), 500):
-        values = ",".join(["(?, ?, ?, ?)"] * len(chunk))
-        params = [v for citing, cited_id in chunk for v in (citing, cited_id, now, snapshot_id)]
-        new_edges += conn.execute(
-            f"INSERT OR IGNORE INTO citations (citing_id, cited_id, first_seen, snapshot_id)"
-            f" VALUES {values} RETURNING citing_id, cited_id",
-            params,
-        ).fetchall()
-    # RETURNING order is not guaranteed: keep the page's order (most cited first).
-    order = {edge: i for i, edge in enumerate(edges)}
-    new_edges.sort(key=lambda e: order[(e[0], e[1])])
+    # Edges from both lists, in page order (most cited first); the first page to show an
+    # edge not stored yet reveals it.
+    known = set(_chunked_query(conn, "SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({})",
+                               list(page_ids)))
+    known.update(_chunked_query(conn, "SELECT citing_id, cited_id FROM citations WHERE cited_id IN ({})",
+                                list(page_ids)))
+    citation_rows = []
+    event_rows: list[tuple] = []
+    for (page, *_rest), snapshot_id in zip(accepted, snapshot_ids, strict=True):
+        edges = [(page.id, it.id) for it in (page.builds_on.items if page.builds_on else ()) if it.id != page.id]
+        edges += [(it.id, page.id) for it in (page.built_on_by.items if page.built_on_by else ()) if it.id != page.id]
+        new_edges = [e for e in dict.fromkeys(edges) if e not in known]
+        if len(new_edges) != len(edges):  # a repeated edge takes the place of its last mention
+            last = {e: i for i, e in enumerate(edges)}
+            new_edges.sort(key=last.__getitem__)
+        known.update(new_edges)
+        named = sum(1 for e in new_edges if e[1] == page.id)
+        citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
+        event_rows += [("citation", cited_id, citing, None, None, None, snapshot_id, now)
+                       for citing, cited_id in new_edges]
+        result.new_citations += len(new_edges)
+        # Growth of the stated count, with how much of it the page does not list by name.
+        had_page, _through, old_count, _hash = stored.get(page.id, (0, None, None, None))
+        if had_page and old_count is not None and page.cited_by is not None and page.cited_by > old_count:
+            unlisted = max(0, page.cited_by - old_count - named)
+            event_rows.append(("count", page.id, None, old_count, page.cited_by, unlisted, snapshot_id, now))
+        result.stored.append(page.id)
+    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
+                     citation_rows)
     conn.executemany(
-        "INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
-        " VALUES ('citation', ?, ?, ?, ?)",
-        [(cited_id, citing, snapshot_id, now) for citing, cited_id in new_edges],
+        "INSERT INTO events (kind, paper_id, citing_id, old_count, new_count, unlisted, snapshot_id, seen_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        event_rows,
     )
-    result.new_citations += len(new_edges)
-
-    # Growth of the stated count, with how much of it the page does not list by name.
-    if had_page and old_count is not None and page.cited_by is not None and page.cited_by > old_count:
-        named = sum(1 for _citing, cited_id in new_edges if cited_id == page.id)
-        unlisted = max(0, page.cited_by - old_count - named)
-        conn.execute(
-            "INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id, seen_at)"
-            " VALUES ('count', ?, ?, ?, ?, ?, ?)",
-            (page.id, old_count, page.cited_by, unlisted, snapshot_id, now),
-        )
-
-    _save_source(db, page.id, src, now)
-    result.stored.append(page.id)
-
-
-def _remember_unchanged(db: Database, page_id: str, src: SourceInfo, now: str) -> None:
-    """Record new validators for a page whose content is already stored; write nothing else."""
-    stored = db.conn.execute(
-        "SELECT sha256, size, mtime_ns, etag, last_modified FROM sources WHERE location = ?",
-        (src.location,),
-    ).fetchone()
-    if stored != (src.sha256, src.size, src.mtime_ns, src.etag, src.last_modified):
-        _save_source(db, page_id, src, now)
-
-
-def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def record_rejections(db: Database, rejections: Sequence[Rejection], now: datetime) -> None:
