@@ -32,6 +32,7 @@ from bench import generate as gen
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 SECTIONS = (1, 2, 3, 4, 5, 6, 7)
+PARSE_PASSES = 3
 TITLES = {
     1: "parse", 2: "cold ingest", 3: "re-ingest unchanged", 4: "refresh, 2% changed",
     5: "query latency", 6: "feeds", 7: "alert latency",
@@ -122,15 +123,22 @@ class Bench:
         from store.parse import parse_page
 
         data = [p.read_bytes() for p in page_files([self.map_dir])]
-        t_cpu, t = time.process_time(), time.perf_counter()
-        for d in data:
-            parse_page(d)
-        wall, cpu = time.perf_counter() - t, time.process_time() - t_cpu
-        rate = len(data) / wall
-        self.r.line(f"parse: {len(data):,} pages in {wall:.2f} s = {rate:,.0f} pages/s "
-                    f"(one core; CPU {cpu:.2f} s; {sum(map(len, data)) / len(data) / 1024:.1f} KiB/page)")
+        walls, cpus = [], []
+        for _ in range(PARSE_PASSES):
+            t_cpu, t = time.process_time(), time.perf_counter()
+            for d in data:
+                parse_page(d)
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - t_cpu)
+        rate, cpu_rate = len(data) / min(walls), len(data) / min(cpus)
+        self.r.line(f"parse: {len(data):,} pages ({sum(map(len, data)) / len(data) / 1024:.1f} KiB/page), "
+                    f"best of {PARSE_PASSES} passes: {min(walls):.2f} s wall = {rate:,.0f} pages/s; "
+                    f"{min(cpus):.2f} s CPU = {cpu_rate:,.0f} pages per CPU-second (one core)")
         self.r.fig("parse_pages_per_s", round(rate))
-        self.r.target("parse >= 5,000 pages/s", rate >= 5000, f"{rate / 5000:.2f}x of target")
+        self.r.fig("parse_pages_per_cpu_s", round(cpu_rate))
+        self.r.target("parse >= 5,000 pages/s", rate >= 5000,
+                      f"{rate:,.0f}/s wall = {rate / 5000:.2f}x of target; {cpu_rate:,.0f}/CPU-s = "
+                      f"{cpu_rate / 5000:.2f}x")
 
     # -- 2 -------------------------------------------------------------------------------
     def s2_cold(self) -> None:
@@ -139,17 +147,22 @@ class Bench:
         cold, rss = run_child("ingest", str(self.db), str(self.map_dir))
         self.cold_seconds = cold["seconds"]
         ratio = cold["seconds"] / floor["seconds"]
+        cpu_ratio = cold["cpu_seconds"] / floor["cpu_seconds"]
         self.r.line(f"cold ingest: {cold['stored']:,} pages stored, {cold['new_citations']:,} new citations "
-                    f"in {cold['seconds']:.2f} s ({cold['stored'] / cold['seconds']:,.0f} pages/s); "
-                    f"peak memory {rss / 1024:.0f} MiB (ru_maxrss of the ingesting process)")
+                    f"in {cold['seconds']:.2f} s wall ({cold['stored'] / cold['seconds']:,.0f} pages/s), "
+                    f"{cold['cpu_seconds']:.2f} s CPU; peak memory {rss / 1024:.0f} MiB "
+                    f"(ru_maxrss of the ingesting process)")
         self.r.line(f"floor: read+parse {floor['parse_seconds']:.2f} s + raw executemany "
-                    f"{floor['insert_seconds']:.2f} s = {floor['seconds']:.2f} s "
-                    f"({floor['papers']:,} papers, {floor['citations']:,} citations; peak {floor_rss / 1024:.0f} MiB)")
-        self.r.line(f"cold ingest / floor = {ratio:.2f}")
+                    f"{floor['insert_seconds']:.2f} s = {floor['seconds']:.2f} s wall; CPU "
+                    f"{floor['parse_cpu_seconds']:.2f} + {floor['insert_cpu_seconds']:.2f} = "
+                    f"{floor['cpu_seconds']:.2f} s ({floor['papers']:,} papers, {floor['citations']:,} "
+                    f"citations; peak {floor_rss / 1024:.0f} MiB)")
+        self.r.line(f"cold ingest / floor = {ratio:.2f} wall, {cpu_ratio:.2f} CPU")
         self.r.fig("cold_ingest", {**cold, "peak_rss_mib": round(rss / 1024)})
         self.r.fig("floor", {**floor, "peak_rss_mib": round(floor_rss / 1024)})
         self.r.fig("cold_over_floor", round(ratio, 3))
-        self.r.target("cold ingest <= 1.5x floor", ratio <= 1.5, f"{ratio:.2f}x")
+        self.r.fig("cold_over_floor_cpu", round(cpu_ratio, 3))
+        self.r.target("cold ingest <= 1.5x floor", ratio <= 1.5, f"{ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
         if self.args.papers >= 20_000:
             self.r.target("peak memory <= 500 MB (20k ingest)", rss / 1024 <= 500, f"{rss / 1024:.0f} MiB")
         else:
@@ -164,8 +177,8 @@ class Bench:
         forced, _ = run_child("ingest", str(self.db), str(self.map_dir), "--force")
         ratio = again["seconds"] / self.cold_seconds
         self.r.line(f"re-ingest unchanged: {again['pages_read']:,} pages, {again['skipped']:,} skipped by "
-                    f"size+mtime, {again['stored']} stored, in {again['seconds']:.3f} s; "
-                    f"ratio to cold = {ratio:.3f} (1/{1 / ratio:.0f})")
+                    f"size+mtime, {again['stored']} stored, in {again['seconds']:.3f} s wall "
+                    f"({again['cpu_seconds']:.3f} s CPU); ratio to cold = {ratio:.3f} (1/{1 / ratio:.0f})")
         self.r.line(f"re-ingest --force (read, parse, compare content hash): {forced['seconds']:.2f} s, "
                     f"{forced['unchanged']:,} unchanged, {forced['stored']} stored; "
                     f"ratio to cold = {forced['seconds'] / self.cold_seconds:.2f}")

@@ -315,22 +315,34 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[tuple[MapPage, Sour
         known.update(new_edges)
         named = sum(1 for e in new_edges if e[1] == page.id)
         citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
-        event_rows += [("citation", cited_id, citing, None, None, None, snapshot_id, now)
-                       for citing, cited_id in new_edges]
+        event_rows += [(cited_id, citing, snapshot_id, now) for citing, cited_id in new_edges]
         result.new_citations += len(new_edges)
         # Growth of the stated count, with how much of it the page does not list by name.
         had_page, _through, old_count, _hash = stored.get(page.id, (0, None, None, None))
         if had_page and old_count is not None and page.cited_by is not None and page.cited_by > old_count:
             unlisted = max(0, page.cited_by - old_count - named)
-            event_rows.append(("count", page.id, None, old_count, page.cited_by, unlisted, snapshot_id, now))
+            event_rows.append((page.id, old_count, page.cited_by, unlisted, snapshot_id, now, None))
         result.stored.append(page.id)
     conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
                      citation_rows)
-    conn.executemany(
-        "INSERT INTO events (kind, paper_id, citing_id, old_count, new_count, unlisted, snapshot_id, seen_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        event_rows,
-    )
+    _insert_events(conn, event_rows)
+
+
+def _insert_events(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Insert events in order: runs of citation events (4-tuples) and count events (7-tuples)."""
+    start = 0
+    while start < len(rows):
+        kind = len(rows[start])
+        end = start
+        while end < len(rows) and len(rows[end]) == kind:
+            end += 1
+        if kind == 4:
+            conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
+                             " VALUES ('citation', ?, ?, ?, ?)", rows[start:end])
+        else:
+            conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
+                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)", [r[:6] for r in rows[start:end]])
+        start = end
 
 
 def record_rejections(db: Database, rejections: Sequence[Rejection], now: datetime) -> None:
