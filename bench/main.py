@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from bench import generate as gen
 
@@ -42,8 +43,8 @@ TITLES = {
 class Report:
     """Collects figures and prints them as they come."""
 
-    def __init__(self, stream=sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
         self.figures: dict[str, object] = {}
         self.checks: list[tuple[str, bool, str]] = []
 
@@ -222,7 +223,7 @@ class Bench:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bench/run", description="mapwatch speed figures on this machine")
-    p.add_argument("--papers", type=int, default=20_000, help="pages for sections 1-4 (default 20,000)")
+    p.add_argument("--papers", type=int, default=None, help="pages for sections 1-4 (default 20,000)")
     p.add_argument("--large", type=int, default=200_000, help="papers for section 5 (default 200,000)")
     p.add_argument("--only", default="", help="comma-separated sections, e.g. 1,2,3")
     p.add_argument("--smoke", action="store_true", help="1,000 pages, every section, quick")
@@ -230,7 +231,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=OUT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.smoke:
-        a.papers, a.large = 1000, 1000
+        a.papers, a.large = a.papers or 1000, min(a.large, a.papers or 1000)
+    a.papers = a.papers or 20_000
     try:
         a.sections = tuple(sorted({int(s) for s in a.only.split(",") if s.strip()})) or SECTIONS
     except ValueError:

@@ -1,0 +1,90 @@
+"""The benchmark cannot rot: the generator and `bench/run --smoke` on a small map.
+
+No timing assertions: speed is measured by bench/run, not by tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aiohttp
+
+from bench import generate as gen
+from bench import main as bench_main
+from store.format import format_page
+from store.parse import parse_page
+
+
+def test_generated_pages_parse_back_to_what_was_generated() -> None:
+    m = gen.build_map(400, seed=2)
+    pages = [gen.page(m, i, snap) for snap in (1, 2) for i in range(m.n)]
+    for p in pages:
+        assert parse_page(format_page(p).encode("utf-8")) == p
+    first = pages[:m.n]
+    assert len({p.id for p in first}) == m.n
+    assert any("/" in p.id for p in first) and any("." in p.id and "/" not in p.id for p in first)
+    assert any(p.built_on_by and p.built_on_by.shown == 30 < p.built_on_by.total for p in first)
+    assert any(" / " in x.breadcrumb.removeprefix(x.area + " / ").removesuffix(" / " + x.direction)
+               for p in first for x in p.placements)
+    # first-posted dates agree with the ids (yymm)
+    for p in first:
+        assert p.first_posted is not None
+        digits = p.id.split("/")[-1][:4]
+        assert digits == f"{p.first_posted.year % 100:02d}{p.first_posted.month:02d}"
+
+
+def test_generator_is_deterministic_and_snapshot_2_changes_two_percent(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    one = gen.generate(500, a, seed=4)
+    gen.generate(500, b, seed=4)
+    files = sorted(p.relative_to(a) for p in a.rglob("*.txt"))
+    assert len(files) == 500 == one["papers"]
+    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+    two = gen.generate(500, a, seed=4, snapshot=2)
+    assert two["files_written"] == two["changed_pages"] == 10
+    assert two["new_citations"] >= 10
+    changed = [f for f in files if (a / f).read_bytes() != (b / f).read_bytes()]
+    assert len(changed) == 10
+    for f in changed:
+        old, new = parse_page((b / f).read_bytes()), parse_page((a / f).read_bytes())
+        assert new.data_through > old.data_through and new.cited_by > old.cited_by
+
+
+async def test_the_map_is_served_with_validators_and_304(tmp_path: Path) -> None:
+    gen.generate(50, tmp_path, seed=5)
+    some = next(tmp_path.rglob("*.txt"))
+    pid = gen._id_from_path(some)
+    runner, base = await gen.start_server(tmp_path)
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"{base}/paper/{pid}/") as r:
+                assert r.status == 200 and await r.read() == some.read_bytes()
+                etag, modified = r.headers["ETag"], r.headers["Last-Modified"]
+            async with s.get(f"{base}/paper/{pid}/", headers={"If-None-Match": etag}) as r:
+                assert r.status == 304
+            async with s.get(f"{base}/paper/{pid}/", headers={"If-Modified-Since": modified}) as r:
+                assert r.status == 304
+            async with s.get(f"{base}/paper/0000.00000/") as r:
+                assert r.status == 404
+            async with s.get(f"{base}/ids.txt") as r:
+                assert pid in (await r.text()).split()
+    finally:
+        await runner.cleanup()
+
+
+def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
+    assert bench_main.main(["--smoke", "--papers", "400", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for n, title in bench_main.TITLES.items():
+        assert f"## {n}. {title}" in out
+    assert "## targets" in out
+    results = json.loads((tmp_path / "results.json").read_text())
+    fig = results["figures"]
+    assert fig["cold_ingest"]["stored"] == 400 and fig["cold_ingest"]["rejected"] == 0
+    assert fig["floor"]["citations"] == fig["cold_ingest"]["new_citations"] > 0
+    assert fig["reingest"]["skipped"] == 400 and fig["reingest"]["stored"] == 0
+    assert fig["reingest_force"]["unchanged"] == 400
+    assert fig["refresh_folder"]["stored"] == fig["refresh_folder"]["changed_pages"] == 8
+    assert fig["refresh_folder"]["new_citations"] > 0
+    assert {t["name"] for t in results["targets"]} >= {"parse >= 5,000 pages/s", "cold ingest <= 1.5x floor"}
+    assert not any(p.name != "run" and p.name != "results.json" for p in tmp_path.iterdir())
