@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -88,6 +89,82 @@ def run_child(*args: str) -> tuple[dict, int]:
     return json.loads(out.strip().splitlines()[-1]), usage.ru_maxrss
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+class Server:
+    """A server in a child process (stopped by its pid when the block ends)."""
+
+    def __init__(self, argv: list[str], port: int, log: Path) -> None:
+        self.argv, self.port, self.log = argv, port, log
+
+    def __enter__(self) -> Server:
+        self.fh = self.log.open("w")
+        self.proc = subprocess.Popen(self.argv, cwd=ROOT, stdout=self.fh, stderr=subprocess.STDOUT)
+        wait_for_port(self.port, self.proc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.fh.close()
+
+
+def copy_db(src: Path, dst: Path) -> None:
+    """A consistent copy of a SQLite database (WAL included)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    b.close()
+    a.close()
+
+
+def count_events(db_path: Path) -> int:
+    with sqlite3.connect(db_path) as c:
+        n = c.execute("SELECT count(*) FROM events").fetchone()[0]
+    c.close()
+    return n
+
+
+def http_refresh(db_path: Path, base: str) -> dict:
+    """One HTTP refresh tick over the whole map (budget unlimited); its figures."""
+    from store.db import open_db
+    from store.http_source import HttpOptions
+    from store.refresh import refresh
+
+    db = open_db(db_path)
+    t, c = time.perf_counter(), time.process_time()
+    rep = refresh(db, base, options=HttpOptions(budget=10**9))
+    seconds, cpu = time.perf_counter() - t, time.process_time() - c
+    db.close()
+    not_modified = rep.skipped  # 304 answers (and identical bodies)
+    return {"seconds": seconds, "cpu_seconds": cpu, "requests": rep.pages_read + rep.missing + len(rep.failed),
+            "pages_read": rep.pages_read, "not_modified": not_modified, "stored": rep.stored,
+            "new_citations": rep.new_citations, "missing": rep.missing, "failed": len(rep.failed),
+            "rejected": len(rep.rejected)}
+
+
 def timed(fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     fn()
@@ -101,6 +178,8 @@ class Bench:
         self.work = args.out / "run"
         self.map_dir = self.work / "map"
         self.db = self.work / "ingest.db"
+        self.snap1_db = self.work / "snapshot1.db"  # the cold ingest, kept for sections 4 and 6
+        self.snapshot2_written = False
         self.smap: gen.SyntheticMap | None = None
         self.cold_seconds: float | None = None
 
@@ -183,6 +262,7 @@ class Bench:
         self.r.line(f"re-ingest --force (read, parse, compare content hash): {forced['seconds']:.2f} s, "
                     f"{forced['unchanged']:,} unchanged, {forced['stored']} stored; "
                     f"ratio to cold = {forced['seconds'] / self.cold_seconds:.2f}")
+        copy_db(self.db, self.snap1_db)
         self.r.fig("reingest", again)
         self.r.fig("reingest_force", forced)
         self.r.fig("reingest_over_cold", round(ratio, 4))
@@ -191,31 +271,139 @@ class Bench:
             raise RuntimeError("re-ingesting unchanged pages stored something")
 
     # -- 4 -------------------------------------------------------------------------------
-    def s4_refresh(self) -> None:
-        if self.cold_seconds is None:
-            self.s2_cold()
+    def ensure_snapshot1_db(self) -> None:
+        if not self.snap1_db.exists():
+            if self.cold_seconds is None:
+                self.s2_cold()
+            copy_db(self.db, self.snap1_db)
+
+    def write_snapshot2(self, folder: Path) -> dict:
         assert self.smap is not None
-        t = time.perf_counter()
-        manifest = gen.write_map(self.smap, self.map_dir, 2)
-        self.r.line(f"snapshot 2 written in {time.perf_counter() - t:.1f} s: {manifest['files_written']:,} "
-                    f"pages changed ({manifest['new_citations']:,} new citations, "
-                    f"{manifest['new_listed_citations']:,} of them named in lists)")
+        return gen.write_map(self.smap, folder, 2)
+
+    def s4_refresh(self) -> None:
+        self.ensure_snapshot1_db()
+        # Over HTTP: the snapshot-1 map served by a loopback server (another process).
+        http_map = self.work / "http-map"
+        shutil.copytree(self.map_dir, http_map)
+        http_db = self.work / "http.db"
+        copy_db(self.snap1_db, http_db)
+        port = free_port()
+        with Server([sys.executable, "-m", "bench.generate", "serve", str(http_map), "--port", str(port)],
+                    port, self.work / "map-server.log"):
+            base = f"http://127.0.0.1:{port}"
+            first = http_refresh(http_db, base)
+            self.r.line(f"HTTP refresh, first tick (no validators stored yet): {first['seconds']:.2f} s wall, "
+                        f"{first['cpu_seconds']:.2f} s CPU; {first['pages_read']:,} pages fetched, "
+                        f"{first['stored']:,} stored, {first['missing']:,} without a page")
+            manifest = self.write_snapshot2(http_map)
+            events_before = count_events(http_db)
+            second = http_refresh(http_db, base)
+            new_events = count_events(http_db) - events_before
+        self.r.line(f"snapshot 2 on the server: {manifest['files_written']:,} pages changed "
+                    f"({manifest['new_citations']:,} new citations, {manifest['new_listed_citations']:,} "
+                    f"named in lists)")
+        self.r.line(f"HTTP refresh with 2% changed: {second['seconds']:.2f} s wall, {second['cpu_seconds']:.2f} s "
+                    f"CPU; {second['requests']:,} requests, {second['not_modified']:,} answered 304, "
+                    f"{second['pages_read'] - second['not_modified']:,} pages fetched, {second['stored']:,} stored, "
+                    f"{second['new_citations']:,} new citations, {new_events:,} new events "
+                    f"({second['missing']:,} listed papers without a page)")
+        self.r.fig("refresh_http_first", first)
+        self.r.fig("refresh_http", {**second, "new_events": new_events, "changed_pages": manifest["files_written"]})
+        if second["stored"] != manifest["files_written"] or new_events == 0:
+            raise RuntimeError("the HTTP refresh did not store the changed pages")
+
+        # From the folder: the same change, written in place (unchanged files keep their mtime).
+        manifest = self.write_snapshot2(self.map_dir)
+        self.snapshot2_written = True
+        events_before = count_events(self.db)
         refresh, _ = run_child("ingest", str(self.db), str(self.map_dir))
-        self.r.line(f"refresh from the folder: {refresh['seconds']:.2f} s, {refresh['pages_read']:,} pages "
-                    f"seen, {refresh['pages_read'] - refresh['skipped']:,} read, {refresh['stored']:,} stored, "
-                    f"{refresh['new_citations']:,} new citations")
-        self.r.fig("refresh_folder", {**refresh, "changed_pages": manifest["files_written"]})
+        new_events = count_events(self.db) - events_before
+        self.r.line(f"refresh from the folder: {refresh['seconds']:.2f} s wall, {refresh['cpu_seconds']:.2f} s CPU; "
+                    f"{refresh['pages_read']:,} files seen, {refresh['pages_read'] - refresh['skipped']:,} read, "
+                    f"{refresh['stored']:,} stored, {refresh['new_citations']:,} new citations, "
+                    f"{new_events:,} new events")
+        self.r.fig("refresh_folder", {**refresh, "changed_pages": manifest["files_written"], "new_events": new_events})
         if refresh["stored"] != manifest["files_written"] or refresh["new_citations"] == 0:
             raise RuntimeError("the refresh did not store the changed pages")
-        self.r.line("refresh over HTTP: not measurable yet (no HTTP refresh in store on this branch)")
+
+    def s6_feeds(self) -> None:
+        try:
+            from feeds.publish import publish
+        except ImportError:
+            self.r.line("not measurable yet: feeds are not on this branch")
+            return
+        self.ensure_snapshot1_db()
+        db_path = self.work / "feeds.db"
+        copy_db(self.snap1_db, db_path)
+        out = self.work / "public"
+        base = "http://127.0.0.1:8080"
+        from store.db import open_db
+
+        db = open_db(db_path)
+        t, c = time.perf_counter(), time.process_time()
+        cold = publish(db, out, base)
+        cold_s, cold_cpu = time.perf_counter() - t, time.process_time() - c
+        db.close()
+        if not self.snapshot2_written:
+            self.write_snapshot2(self.map_dir)
+            self.snapshot2_written = True
+        run_child("ingest", str(db_path), str(self.map_dir))
+        db = open_db(db_path)
+        t, c = time.perf_counter(), time.process_time()
+        inc = publish(db, out, base)
+        inc_s, inc_cpu = time.perf_counter() - t, time.process_time() - c
+        db.close()
+        ratio = inc_s / cold_s
+        self.r.line(f"publish cold: {cold.total:,} files ({len(cold.written):,} written) in {cold_s:.2f} s wall, "
+                    f"{cold_cpu:.2f} s CPU")
+        self.r.line(f"publish incremental after the 2% change: {len(inc.written):,} files written, "
+                    f"{inc.unchanged:,} unchanged, in {inc_s:.2f} s wall, {inc_cpu:.2f} s CPU; "
+                    f"ratio to cold = {ratio:.3f}")
+        self.r.fig("publish_cold", {"seconds": cold_s, "cpu_seconds": cold_cpu, "files": cold.total,
+                                    "written": len(cold.written)})
+        self.r.fig("publish_incremental", {"seconds": inc_s, "cpu_seconds": inc_cpu, "written": len(inc.written),
+                                           "unchanged": inc.unchanged, "incremental": inc.incremental})
+        self.r.target("publish incremental <= 1/10 of cold", ratio <= 0.1, f"{ratio:.3f}")
+        self.feed_server_load(out)
+
+    def feed_server_load(self, out: Path) -> None:
+        from bench import load
+
+        paths = load.sample_paths(out, 200)
+        port = free_port()
+        argv = [sys.executable, "-c",
+                "import asyncio, sys\n"
+                "from feeds.server import start_server\n"
+                "async def main():\n"
+                "    await start_server(sys.argv[1], '127.0.0.1', int(sys.argv[2]))\n"
+                "    await asyncio.Event().wait()\n"
+                "asyncio.run(main())\n", str(out), str(port)]
+        results = {}
+        with Server(argv, port, self.work / "feed-server.log"):
+            results["mapwatch feed server (aiohttp)"] = load.run(f"http://127.0.0.1:{port}", paths,
+                                                                 self.args.load_seconds, self.work)
+        nginx = load.Nginx(out, self.work / "nginx")
+        if nginx.available():
+            with nginx:
+                results["nginx, same folder"] = load.run(f"http://127.0.0.1:{nginx.port}", paths,
+                                                         self.args.load_seconds, self.work)
+        else:
+            self.r.line("nginx: not installed, no comparison")
+        for name, res in results.items():
+            self.r.line(f"{name}: {res['requests_per_s']:,.0f} requests/s, p50 {res['p50_ms']:.2f} ms, "
+                        f"p99 {res['p99_ms']:.2f} ms ({res['tool']}, {res['connections']} connections, "
+                        f"{res['seconds']:.0f} s, conditional GETs over {len(paths)} feeds, "
+                        f"{res['status_304_share']:.0%} answered 304)")
+        self.r.fig("feed_server", results)
+        ours = results["mapwatch feed server (aiohttp)"]
+        self.r.target("feed server >= 3,000 requests/s (conditional GETs)", ours["requests_per_s"] >= 3000,
+                      f"{ours['requests_per_s']:,.0f}/s")
 
     # -- 5-7 -----------------------------------------------------------------------------
     def s5_queries(self) -> None:
         self.r.line("not measurable yet: the /paper, /citers, /search, autocomplete, /related and /path "
                     "handlers are not on this branch")
-
-    def s6_feeds(self) -> None:
-        self.r.line("not measurable yet: feeds publishing and the feed server are not on this branch")
 
     def s7_alerts(self) -> None:
         self.r.line("not measurable yet: alerts and the fake Discord server are not on this branch")
@@ -228,10 +416,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--only", default="", help="comma-separated sections, e.g. 1,2,3")
     p.add_argument("--smoke", action="store_true", help="1,000 pages, every section, quick")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--load-seconds", type=float, default=5.0, help="length of each load test (default 5)")
     p.add_argument("--out", type=Path, default=OUT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.smoke:
         a.papers, a.large = a.papers or 1000, min(a.large, a.papers or 1000)
+        a.load_seconds = min(a.load_seconds, 1.0)
     a.papers = a.papers or 20_000
     try:
         a.sections = tuple(sorted({int(s) for s in a.only.split(",") if s.strip()})) or SECTIONS
@@ -254,7 +444,9 @@ def main(argv: list[str] | None = None) -> int:
              6: b.s6_feeds, 7: b.s7_alerts}
     for n in args.sections:
         r.section(n)
+        t = time.perf_counter()
         steps[n]()
+        r.line(f"   (section {n} ran {time.perf_counter() - t:.1f} s)")
     r.line()
     r.line("## targets")
     for name, ok, detail in r.checks:

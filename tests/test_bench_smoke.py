@@ -73,18 +73,25 @@ async def test_the_map_is_served_with_validators_and_304(tmp_path: Path) -> None
 
 
 def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
-    assert bench_main.main(["--smoke", "--papers", "400", "--out", str(tmp_path)]) == 0
+    assert bench_main.main(["--smoke", "--papers", "200", "--load-seconds", "1", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for n, title in bench_main.TITLES.items():
         assert f"## {n}. {title}" in out
     assert "## targets" in out
     results = json.loads((tmp_path / "results.json").read_text())
     fig = results["figures"]
-    assert fig["cold_ingest"]["stored"] == 400 and fig["cold_ingest"]["rejected"] == 0
+    assert fig["cold_ingest"]["stored"] == 200 and fig["cold_ingest"]["rejected"] == 0
     assert fig["floor"]["citations"] == fig["cold_ingest"]["new_citations"] > 0
-    assert fig["reingest"]["skipped"] == 400 and fig["reingest"]["stored"] == 0
-    assert fig["reingest_force"]["unchanged"] == 400
-    assert fig["refresh_folder"]["stored"] == fig["refresh_folder"]["changed_pages"] == 8
+    assert fig["reingest"]["skipped"] == 200 and fig["reingest"]["stored"] == 0
+    assert fig["reingest_force"]["unchanged"] == 200
+    assert fig["refresh_folder"]["stored"] == fig["refresh_folder"]["changed_pages"] == 4
     assert fig["refresh_folder"]["new_citations"] > 0
+    http = fig["refresh_http"]
+    assert http["stored"] == 4 and http["not_modified"] == 196 and http["new_events"] > 0
+    assert fig["refresh_http_first"]["pages_read"] == 200 and fig["refresh_http_first"]["stored"] == 0
+    assert fig["publish_incremental"]["incremental"] and fig["publish_incremental"]["written"] > 0
+    assert fig["publish_cold"]["written"] > fig["publish_incremental"]["written"]
+    for server in fig["feed_server"].values():
+        assert server["requests_per_s"] > 0 and server["status_304_share"] == 1.0
     assert {t["name"] for t in results["targets"]} >= {"parse >= 5,000 pages/s", "cold ingest <= 1.5x floor"}
     assert not any(p.name != "run" and p.name != "results.json" for p in tmp_path.iterdir())
