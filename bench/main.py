@@ -78,14 +78,19 @@ def machine() -> str:
 
 def run_child(*args: str) -> tuple[dict, int]:
     """Run `python -m bench.child ARGS`; returns its JSON output and its peak RSS in KiB."""
-    proc = subprocess.Popen([sys.executable, "-m", "bench.child", *args], cwd=ROOT,
+    return run_module("bench.child", *args)
+
+
+def run_module(module: str, *args: str) -> tuple[dict, int]:
+    """Run `python -m MODULE ARGS`; returns its last JSON line and its peak RSS in KiB."""
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     out = proc.stdout.read()
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"bench.child {args[0]} failed with status {proc.returncode}")
+        raise RuntimeError(f"{module} {' '.join(args[:1])} failed with status {proc.returncode}")
     return json.loads(out.strip().splitlines()[-1]), usage.ru_maxrss
 
 
@@ -402,8 +407,49 @@ class Bench:
 
     # -- 5-7 -----------------------------------------------------------------------------
     def s5_queries(self) -> None:
-        self.r.line("not measurable yet: the /paper, /citers, /search, autocomplete, /related and /path "
-                    "handlers are not on this branch")
+        from bench import queries
+
+        if not queries.available():
+            self.r.line("not measurable yet: the /paper, /citers, /search, autocomplete, /related and /path "
+                        "handlers are not in this checkout")
+            return
+        large = self.args.large
+        folder = self.work / f"large-map-{large}"
+        db_path = self.work / f"large-{large}.db"
+        t = time.perf_counter()
+        lmap = gen.build_map(large, self.args.seed)
+        manifest = gen.write_map(lmap, folder, 1)
+        self.r.line(f"map: {large:,} pages, {manifest['citations']:,} citations, generated in "
+                    f"{time.perf_counter() - t:.0f} s")
+        cold, rss = run_child("ingest", str(db_path), str(folder))
+        self.r.line(f"cold ingest of {large:,} pages: {cold['seconds']:.1f} s wall, {cold['cpu_seconds']:.1f} s CPU, "
+                    f"peak memory {rss / 1024:.0f} MiB")
+        changed = gen.write_map(lmap, folder, 2)["files_written"]
+        res, q_rss = run_module("bench.queries", str(db_path), "--during", str(folder))
+        if res["missing"]:
+            self.r.line(f"not measurable yet (not in this checkout): {', '.join(res['missing'])}")
+        limits = {"/paper": 10, "/citers": 10, "/search": 10, "autocomplete": 10, "/related": 300, "/path": 300}
+        for name, idle in res["idle"].items():
+            busy = res["during_refresh"].get(name, {})
+            self.r.line(f"{name:13} idle p50 {idle['p50_ms']:7.2f} ms  p99 {idle['p99_ms']:7.2f} ms  "
+                        f"({idle['n']} calls) | while a refresh writes p50 {busy.get('p50_ms', float('nan')):7.2f} ms  "
+                        f"p99 {busy.get('p99_ms', float('nan')):7.2f} ms  ({busy.get('n', 0)} calls)")
+        refresh = res.get("refresh", {})
+        self.r.line(f"the refresh: {changed:,} changed pages ingested by another process in "
+                    f"{refresh.get('seconds', float('nan')):.1f} s, {refresh.get('stored')} stored")
+        self.r.line(f"peak memory of the process running the commands at {large:,} papers: {q_rss / 1024:.0f} MiB")
+        self.r.fig("queries", {**res, "papers": large, "peak_rss_mib": round(q_rss / 1024),
+                               "cold_ingest": {**cold, "peak_rss_mib": round(rss / 1024)}})
+        for name, idle in res["idle"].items():
+            self.r.target(f"{name} p99 <= {limits[name]} ms at {large:,} papers", idle["p99_ms"] <= limits[name],
+                          f"{idle['p99_ms']:.1f} ms")
+        busy_worst = max((v["p99_ms"] for v in res["during_refresh"].values() if v["n"]), default=float("nan"))
+        if res["during_refresh"]:
+            self.r.target("every command p99 <= 50 ms while a refresh writes", busy_worst <= 50,
+                          f"worst p99 {busy_worst:.1f} ms")
+        if res["idle"]:
+            self.r.target(f"commands' process <= 200 MB at {large:,} papers", q_rss / 1024 <= 200,
+                          f"{q_rss / 1024:.0f} MiB (store + rendering; discord.py itself not loaded)")
 
     def s7_alerts(self) -> None:
         self.r.line("not measurable yet: alerts and the fake Discord server are not on this branch")
