@@ -25,6 +25,8 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     from bot.discord_endpoints import point_discord_py_at
     from feeds.run import RunConfig
     from store.db import open_db
+    from store.http_source import HttpOptions
+    from store.ingest import ingest_paths
     from store.refresh import refresh
     from tests.fakediscord import FakeDiscord
 
@@ -39,7 +41,9 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
                 port, work / "alert-map-server.log"):
         base = f"http://127.0.0.1:{port}"
         db = open_db(db_path)
-        await asyncio.to_thread(refresh, db, base)  # the map as it was: validators stored
+        # The map as it was: its papers from the folder, then their URLs' validators.
+        await asyncio.to_thread(ingest_paths, db, [folder])
+        await asyncio.to_thread(refresh, db, base, options=HttpOptions(budget=10**9))
         db.close()
         fake = FakeDiscord()
         await fake.start()
@@ -59,8 +63,11 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
             t0 = time.monotonic()
             await asyncio.to_thread(gen.write_map, smap, folder, 2)  # the change at the source
             written = time.monotonic() - t0
-            await fake.wait_for(lambda: len(fake.channel_messages(channel.id)) > before,
-                                timeout=interval_s * 3 + 60)
+            try:
+                await fake.wait_for(lambda: len(fake.channel_messages(channel.id)) > before,
+                                    timeout=interval_s * 3 + 60)
+            except TimeoutError:
+                raise RuntimeError("no alert arrived; the run said:\n" + "\n".join(said)) from None
             latency = time.monotonic() - t0
             msg = fake.channel_messages(channel.id)[before]
         finally:

@@ -459,7 +459,7 @@ class Bench:
         if not alerts.available():
             self.r.line("not measurable yet: the bot's alerts are not in this checkout")
             return
-        interval = 5 if self.args.smoke else 10
+        interval = 2 if self.args.smoke else 10
         papers = min(self.args.papers, 1000)
         res = asyncio.run(alerts.measure(self.work, papers, self.args.seed, interval, free_port()))
         self.r.line(f"alert latency: {res['seconds']:.1f} s from the changed page (written in "

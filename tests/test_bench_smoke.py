@@ -93,5 +93,11 @@ def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
     assert fig["publish_cold"]["written"] > fig["publish_incremental"]["written"]
     for server in fig["feed_server"].values():
         assert server["requests_per_s"] > 0 and server["status_304_share"] == 1.0
+    if "queries" in fig:  # the bot's commands are in this checkout
+        q = fig["queries"]
+        assert q["idle"]["/paper"]["n"] > 0 and q["idle"]["/search"]["n"] > 0
+        assert q["refresh"]["stored"] == 4
+    if "alert" in fig:
+        assert fig["alert"]["alert_title"] and fig["alert"]["seconds"] > 0
     assert {t["name"] for t in results["targets"]} >= {"parse >= 5,000 pages/s", "cold ingest <= 1.5x floor"}
     assert not any(p.name != "run" and p.name != "results.json" for p in tmp_path.iterdir())
