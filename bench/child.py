@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from store.db import open_db
 from store.fetch import page_files
-from store.ingest import ingest_paths
+from store.ingest import INGEST_CACHE_KIB, ingest_paths
 from store.parse import parse_page
 from store.save import page_hash
 
@@ -83,6 +83,7 @@ def run_floor(db_path: str, folder: str) -> dict:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA cache_size = -{INGEST_CACHE_KIB}")  # the ingest's setting: same conditions
     t1, c1 = time.perf_counter(), time.process_time()
     with conn:
         conn.executemany("INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"

@@ -110,3 +110,11 @@ def test_locations_are_resolved_paths(tmp_path: Path) -> None:
     assert report.stored == 2
     assert {r[0] for r in db.conn.execute("SELECT location FROM sources")} == {
         str(real / "a.txt"), str(SEED_FILES[1].resolve())}
+
+
+def test_ingest_restores_the_connection_settings_it_raises(tmp_path: Path) -> None:
+    db = open_db(tmp_path / "m.db")
+    before = [db.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint")]
+    ingest_paths(db, SEED_FILES, clock=FakeClock())
+    after = [db.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint")]
+    assert after == before and db["papers"].count == 99
