@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -131,6 +132,8 @@ def main(argv: list[str]) -> int:
         result["refresh"] = {"seconds": time.perf_counter() - t0, "stored": writer_out.get("stored"),
                              "rounds": i}
     db.close()
+    # This process's own peak (wait4 on it would add the writer's, a child it waited for).
+    result["self_peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(result), flush=True)
     return 0
 
