@@ -74,8 +74,9 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     """Build and write the direction feeds, the paper feeds, feeds.opml and index.html.
 
     Paper feeds are rebuilt only for papers changed since the last publish into the same
-    folder with the same base URL and limit (cursors on events and snapshots); the
-    first publish, `full=True`, or a missing file rebuilds everything."""
+    folder with the same base URL and limit (cursors on events and snapshots), direction
+    feeds only when anything changed since then; the first publish, `full=True`, or a
+    missing file rebuilds everything."""
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     key = str(root.resolve())
@@ -99,15 +100,22 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         else:
             log.warning("not publishing direction %r: unsafe slug", d.slug)
             report.skipped.append(build.direction_feed_path(d.slug))
-    for d in dirs:
-        put(build.direction_feed_path(d.slug),
-            build.direction_feed(d, timeline.direction_citers(db, d.slug, limit), base_url))
-
     state = db.conn.execute(
         "SELECT base_url, entry_limit, last_event_id, last_snapshot_id FROM feed_publishes WHERE out_dir = ?",
         (key,)).fetchone()
+    same_settings = not full and state is not None and state[0] == base_url and state[1] == limit
+    # A direction feed is built from events, pages and placements: with no new event and no
+    # page stored since the last publish, its bytes cannot differ (an idle tick is cheap).
+    idle = same_settings and state is not None and (state[2], state[3]) == (cursor, snap)
+    for d in dirs:
+        rel = build.direction_feed_path(d.slug)
+        if idle and (root / rel).exists():
+            report.unchanged += 1
+            continue
+        put(rel, build.direction_feed(d, timeline.direction_citers(db, d.slug, limit), base_url))
+
     papers = timeline.followed_papers(db)
-    if not full and state and state[0] == base_url and state[1] == limit:
+    if same_settings and state is not None:
         changed = timeline.papers_changed_since(db, state[2], state[3])
         todo = [pid for pid in papers if pid in changed or not (root / build.paper_feed_path(pid)).exists()]
         report.incremental = True

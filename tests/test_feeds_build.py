@@ -170,3 +170,18 @@ def test_incremental_publish_matches_a_full_rebuild(db, clock, tmp_path: Path, m
     assert publish(db, inc, BASE, clock=clock).written == ["feeds/papers/2507.04136.atom"]
     moved = publish(db, inc, "https://elsewhere.example", clock=clock)
     assert not moved.incremental and len(moved.written) == len(feed_files(inc)) + 2
+
+
+def test_an_idle_publish_does_not_rebuild_direction_feeds(db, clock, tmp_path: Path, seeds_dir: Path) -> None:
+    ingest_paths(db, [seeds_dir], clock=clock)
+    out = tmp_path / "public"
+    publish(db, out, BASE, clock=clock)
+    feed = out / f"feeds/{RL}.atom"
+    original = feed.read_bytes()
+    feed.write_bytes(original.replace(b"new citing papers", b"EDITED BY HAND", 1))
+    clock.advance(hours=1)
+    idle = publish(db, out, BASE, clock=clock)  # nothing stored since: nothing to rebuild
+    assert idle.written == [] and b"EDITED BY HAND" in feed.read_bytes()
+    assert idle.unchanged == idle.total
+    assert f"feeds/{RL}.atom" in publish(db, out, BASE, clock=clock, full=True).written
+    assert feed.read_bytes() == original
