@@ -59,6 +59,7 @@ SORTS = ("cited", "newest")
 SEARCH_COUNT_CAP = 2000  # search ranks and counts at most this many matches ("2,000 or more")
 _MAX_QUERY_TOKENS = 12
 _MAX_TOKEN_CHARS = 64
+_MIN_PREFIX_CHARS = 3  # shortest last word autocomplete expands as a prefix
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAP_DIRECTION_URL = re.compile(r"^https?://[^/\s]+/(?P<slug>[^?#\s]+?)/?(?:[?#].*)?$")
 
@@ -173,7 +174,12 @@ def fts_query(text: str, *, prefix_last: bool = False) -> str | None:
         return None
     quoted = ['"' + w.replace('"', '""') + '"' for w in words]
     if prefix_last:
-        quoted[-1] += "*"
+        if len(words[-1]) >= _MIN_PREFIX_CHARS:
+            quoted[-1] += "*"
+        elif len(quoted) > 1:
+            # A word still being typed ("reinforcement l"): expanding a 1-2 letter prefix
+            # reads the index of every word it starts (tens of ms at 200k papers); wait for more.
+            quoted.pop()
     return " ".join(quoted)
 
 

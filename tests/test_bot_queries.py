@@ -126,3 +126,11 @@ def test_search_over_many_matches_is_capped_and_says_so(db) -> None:
     assert page.total == queries.SEARCH_COUNT_CAP and len(page.items) == 10
     reply, ok = run_core(db, ctx(), "search", {"query": "common words"})
     assert ok and "2,000 or more papers match" in reply.embeds[0].description
+
+
+def test_autocomplete_expands_only_prefixes_of_three_letters_or_more(seeded) -> None:
+    assert queries.fts_query("enhanced llms surv", prefix_last=True) == '"enhanced" "llms" "surv"*'
+    # A last word of one or two letters is still being typed: it is left out, not expanded.
+    assert queries.fts_query("enhanced llms s", prefix_last=True) == '"enhanced" "llms"'
+    assert queries.fts_query("ab", prefix_last=True) == '"ab"'
+    assert "2412.10400" in [c.value for c in queries.autocomplete_papers(seeded, "enhanced llms s")]
