@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.cli import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, db_arg
+from feeds.cli import base_arg, listen_arg, out_arg, source_arg
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
 
@@ -96,14 +97,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "refresh schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. "
                     "On an empty database the bundled seeds are stored first.")
     db_arg(p)
-    p.add_argument("--source", metavar="DIR|URL",
-                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
-    p.add_argument("--out", metavar="DIR", help="folder for the published feeds (default: $MAPWATCH_FEEDS_DIR, "
-                                                "else ./public)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
-    p.add_argument("--base-url", metavar="URL",
-                   help="public address of the feeds (default: $MAPWATCH_BASE_URL, else http://<host>:<port>)")
+    source_arg(p)
+    out_arg(p)
+    listen_arg(p)
+    base_arg(p, "http://<host>:<port>")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sync", help="register the slash commands with Discord (needs DISCORD_TOKEN)")

@@ -14,18 +14,23 @@ def _db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="FILE", help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
 
 
-def _out(p: argparse.ArgumentParser) -> None:
+def out_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR",
                    help="folder the feeds are written to (default: $MAPWATCH_FEEDS_DIR, else ./public)")
 
 
-def _base(p: argparse.ArgumentParser, default: str) -> None:
+def base_arg(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--base-url", metavar="URL",
                    help="public address of the feeds, used in their links "
                         f"(default: $MAPWATCH_BASE_URL, else {default})")
 
 
-def _listen(p: argparse.ArgumentParser) -> None:
+def source_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--source", metavar="DIR|URL",
+                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
+
+
+def listen_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
 
@@ -41,27 +46,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "new-citation events, and republish the feeds that changed. Exit 0: all read; "
                     "1: some pages rejected or not fetched (the rest stored); 2: usage error.")
     _db(p)
-    p.add_argument("--source", metavar="DIR|URL",
-                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
+    source_arg(p)
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="HTTP source: pages fetched at most in this tick (default: 500)")
-    _out(p)
-    _base(p, "http://localhost:8080")
+    out_arg(p)
+    base_arg(p, "http://localhost:8080")
     _limit(p)
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("publish", help="write the Atom feeds, feeds.opml and index.html into a folder")
     _db(p)
-    _out(p)
-    _base(p, "http://localhost:8080")
+    out_arg(p)
+    base_arg(p, "http://localhost:8080")
     _limit(p)
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("serve", help="publish the feeds, then serve the folder over HTTP")
     _db(p)
-    _out(p)
-    _listen(p)
-    _base(p, "http://<host>:<port>")
+    out_arg(p)
+    listen_arg(p)
+    base_arg(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
     # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_bot.py.
