@@ -617,22 +617,16 @@ def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: in
              message_id, _iso(now)))
         if cur.rowcount == 0:
             return False
-        delivered = {s.item_id for s in digest.sections if s.kind == "direction"}
-        for fid in digest.follow_ids:
-            if fid in delivered:
-                db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_delivery_at = ?"
-                                " WHERE id = ?", (digest.upto_event_id, _iso(now), fid))
-            else:
-                db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?) WHERE id = ?",
-                                (digest.upto_event_id, fid))
-        alerted = {s.item_id for s in digest.sections if s.kind == "paper"}
-        for tid in digest.track_ids:
-            if tid in alerted:
-                db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ?"
-                                " WHERE id = ?", (digest.upto_event_id, _iso(now), tid))
-            else:
-                db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?) WHERE id = ?",
-                                (digest.upto_event_id, tid))
+        # Every follow and track of the digest moves its cursor past the period; those it
+        # listed also record the delivery.
+        for table, stamp, kind, ids in (("follows", "last_delivery_at", "direction", digest.follow_ids),
+                                        ("tracks", "last_alert_at", "paper", digest.track_ids)):
+            listed = {s.item_id for s in digest.sections if s.kind == kind}
+            for item_id in ids:
+                db.conn.execute(
+                    f"UPDATE {table} SET last_event_id = max(last_event_id, ?),"
+                    f" {stamp} = CASE WHEN ? THEN ? ELSE {stamp} END WHERE id = ?",
+                    (digest.upto_event_id, item_id in listed, _iso(now), item_id))
     return True
 
 
