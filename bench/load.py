@@ -151,10 +151,7 @@ class Nginx:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        from bench.main import stop_process
+
+        stop_process(self.proc)
         self.log.close()

@@ -126,13 +126,18 @@ class Server:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         self.fh.close()
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Terminate a child, killing it if it has not exited within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def copy_db(src: Path, dst: Path) -> None:
