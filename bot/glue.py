@@ -22,7 +22,7 @@ import discord
 from discord import app_commands
 
 from bot import render
-from bot.commands import Command, commands, error_reply, run_core
+from bot.commands import Command, commands, error_reply, refusal, run_core
 from bot.replies import Ctx, Pager, Reply
 from store import queries, tracking
 from store.db import open_db
@@ -168,8 +168,7 @@ class Runner:
     # -- errors -------------------------------------------------------------------------
     async def on_tree_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         if isinstance(error, app_commands.CheckFailure):
-            from bot.commands.tracking import MANAGE
-            reply = error_reply(NotAllowed(MANAGE))
+            reply = error_reply(NotAllowed(refusal(interaction.command.name if interaction.command else "")))
         else:
             log.error("command error: %s", error, exc_info=error)
             reply = error_reply(getattr(error, "original", error))
