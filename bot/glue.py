@@ -194,12 +194,12 @@ def page_key(db: Any, args: dict[str, Any], now: datetime) -> str:
     if len(raw) <= CUSTOM_ID_MAX - 30 and not raw.startswith("@"):
         return raw
     digest = hashlib.sha256(raw.encode()).hexdigest()[:20]
-    tracking.set_state(db, f"page:{digest}", raw, now)
+    tracking.set_state(db, f"{tracking.PAGE_STATE}{digest}", raw, now)
     return "@" + digest
 
 
 def page_args(db: Any, key: str) -> dict[str, Any] | None:
-    raw = tracking.get_state(db, f"page:{key[1:]}") if key.startswith("@") else key
+    raw = tracking.get_state(db, f"{tracking.PAGE_STATE}{key[1:]}") if key.startswith("@") else key
     try:
         args = json.loads(raw) if raw else None
     except ValueError:

@@ -81,7 +81,13 @@ The ``FakeDiscord`` API (server.py):
     ``await fake.wait_resumed()`` (missed dispatches are replayed on RESUME),
     ``await fake.invalidate_session()``, ``await fake.request_reconnect()``,
     ``fake.ack_heartbeats = False``. Channel posts honour ``enforce_nonce`` as Discord does: a
-    repeated nonce returns the first message (``fake.nonce_repeats`` counts them).
+    repeated nonce returns the first message (``fake.nonce_repeats`` counts them), for
+    ``nonce_ttl`` seconds (a ``FakeDiscord`` argument; None, the default: for ever; Discord's
+    is a few minutes). ``fake.refuse_posts(channel_id=, containing=, status=400, code=50035,
+    message="Invalid Form Body", times=None)``: channel posts to that channel and/or whose
+    content or embeds contain that text are refused for good with Discord's error body.
+    ``GET /channels/{id}/messages?limit=&before=`` lists a channel's messages, newest first
+    (without nonces, as Discord).
 """
 
 from .payloads import FakeChannel, FakeGuild, FakeRole, FakeUser
