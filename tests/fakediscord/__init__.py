@@ -54,7 +54,8 @@ The ``FakeDiscord`` API (server.py):
         ``await fake.slash(name, {opt: value}, guild_id=, channel_id=, user_id=, permissions=)``
         (``guild_id=None``: a DM; option types come from the synced command),
         ``await fake.autocomplete(name, {opts}, focused="opt")`` -> list of choices
-        (``autocomplete_handle`` for the handle), ``await fake.click(message, custom_id | label=)``.
+        (``autocomplete_handle`` for the handle), ``await fake.click(message, custom_id | label=, message_patch=)``
+        (``message_patch={"interaction_metadata": None}``: a malformed event discord.py chokes on).
     Handle: ``wait_response()`` (the accepted callback body), ``wait_message()``,
     ``wait_messages(n)``, ``wait_followups(n)``, ``wait_rejected()`` (a refused answer, e.g. the
     late 404), ``choices()``, ``.callback``, ``.callback_type``, ``.ephemeral``, ``.deferred``,

@@ -874,8 +874,11 @@ class FakeDiscord:
         values: list[str] | None = None,
         user_id: Any = DEFAULT,
         permissions: Any = None,
+        message_patch: dict[str, Any] | None = None,
     ) -> InteractionHandle:
-        """Press a button (or pick ``values`` in a select) of ``message``: a type 3 interaction."""
+        """Press a button (or pick ``values`` in a select) of ``message``: a type 3 interaction.
+        ``message_patch`` overrides keys of the message in the payload (a malformed event, e.g.
+        ``{"interaction_metadata": None}``, which makes discord.py raise TypeError)."""
         items = message.buttons()
         if custom_id is None:
             found = [b for b in items if b.get("label") == label]
@@ -898,7 +901,7 @@ class FakeDiscord:
         if values is not None:
             data["values"] = values
         payload["data"] = data
-        payload["message"] = message.payload
+        payload["message"] = {**message.payload, **(message_patch or {})}
         handle = InteractionHandle(self, payload)
         handle.component_message = message
         self.interactions[handle.id] = handle
