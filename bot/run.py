@@ -125,12 +125,13 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
     loop = asyncio.get_running_loop()
     crashes = 0
     while True:
-        bot = make_bot()
-        current[:] = [bot]
-        health.bot_ready = lambda bot=bot: bot.is_ready() and not bot.is_closed()
-        health.set_bot("connecting")
+        bot: Any = None
         started = loop.time()
         try:
+            bot = make_bot()
+            current[:] = [bot]
+            health.bot_ready = lambda bot=bot: bot.is_ready() and not bot.is_closed()
+            health.set_bot("connecting")
             await _run_bot(bot, token, say)
             health.set_bot("off")
             return  # closed on purpose
@@ -146,7 +147,7 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
             health.set_bot("restarting", reason)
             log.error("Discord bot crashed (%s); restarting it in %.1f s", reason, delay, exc_info=True)
         finally:
-            if not bot.is_closed():
+            if bot is not None and not bot.is_closed():
                 with contextlib.suppress(Exception):
                     await bot.close()
         await asyncio.sleep(delay)

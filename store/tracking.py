@@ -260,19 +260,25 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
 
     page_cut = _iso(now - timedelta(days=page_days))
     refused_cut = _iso(now - timedelta(days=REFUSED_DAYS))
+    stale_marker = ("key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
+                    " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
+                    " AND x.last_event_id < CAST(bot_state.value AS INTEGER))")
+    conditions: list[tuple[str, tuple]] = [
+        ("key LIKE ? AND updated < ?", (PAGE_STATE + "%", page_cut)),
+        ("key LIKE ? AND key NOT IN (SELECT key FROM bot_state WHERE key LIKE ? ORDER BY updated DESC, key"
+         " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),
+        ("key LIKE ? AND updated < ?", (REFUSED + "%", refused_cut)),
+        (stale_marker.format(table="tracks"), (SENDING + "%", len(SENDING) + 1)),
+        (stale_marker.format(table="follows"), (FOLLOW_SENDING + "%", len(FOLLOW_SENDING) + 1)),
+    ]
+    c = db.conn
+    # Read first: a write transaction only when there is something to remove, so pruning
+    # does not disturb the commands' own transactions for nothing.
+    if not any(c.execute(f"SELECT EXISTS (SELECT 1 FROM bot_state WHERE {where})", params).fetchone()[0]
+               for where, params in conditions):
+        return 0
     n = 0
     with db.atomic():
-        c = db.conn
-        n += c.execute("DELETE FROM bot_state WHERE key LIKE ? AND updated < ?", (PAGE_STATE + "%", page_cut)).rowcount
-        n += c.execute("DELETE FROM bot_state WHERE key LIKE ? AND key NOT IN (SELECT key FROM bot_state"
-                       " WHERE key LIKE ? ORDER BY updated DESC, key LIMIT ?)",
-                       (PAGE_STATE + "%", PAGE_STATE + "%", page_max)).rowcount
-        n += c.execute("DELETE FROM bot_state WHERE key LIKE ? AND updated < ?",
-                       (REFUSED + "%", refused_cut)).rowcount
-        for prefix, table in ((SENDING, "tracks"), (FOLLOW_SENDING, "follows")):
-            n += c.execute(
-                f"DELETE FROM bot_state WHERE key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
-                " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
-                " AND x.last_event_id < CAST(bot_state.value AS INTEGER))",
-                (prefix + "%", len(prefix) + 1)).rowcount
+        for where, params in conditions:
+            n += c.execute(f"DELETE FROM bot_state WHERE {where}", params).rowcount
     return n
