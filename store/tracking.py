@@ -196,6 +196,9 @@ def count_refusal(db: Database, nonce: str, now: datetime) -> int:
 
 
 def clear_refusals(db: Database, nonce: str) -> None:
+    """Forget a settled delivery's refusal count (no write when there is none)."""
+    if get_state(db, REFUSED + nonce) is None:
+        return
     with db.atomic():
         db.conn.execute("DELETE FROM bot_state WHERE key = ?", (REFUSED + nonce,))
 
