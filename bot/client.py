@@ -13,22 +13,25 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import discord
 from discord import app_commands
 
-from bot import follow_delivery, render
+from bot import delivery, follow_delivery, render
 from bot.commands import MODULES
-from bot.glue import NO_PINGS, PageButton, Runner, to_embed
+from bot.glue import NO_PINGS, PageButton, Runner
 from bot.pacer import Pacer, per_channel
+from bot.render_follow import Delivery
 from store import tracking
+from store.follows import Place
 
 log = logging.getLogger("mapwatch.bot")
 
 SYNC_HASH_KEY = "command_tree_hash"
+PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.tracking.prune_state)
 
 
 def utc_now() -> datetime:
@@ -85,11 +88,20 @@ class MapwatchBot(discord.Client):
     # -- alerts -------------------------------------------------------------------------
     async def _poll_alerts(self) -> None:
         await self.wait_until_ready()
+        pruned_at: datetime | None = None
         while not self.is_closed():
             try:
                 await self.deliver_alerts()
             except Exception:
                 log.exception("alert delivery failed; retrying next tick")
+            if pruned_at is None or self.clock() - pruned_at >= PRUNE_EVERY:
+                pruned_at = self.clock()
+                try:
+                    removed = await self.runner.call(tracking.prune_state, pruned_at)
+                    if removed:
+                        log.info("pruned %d rows of bot state", removed)
+                except Exception:
+                    log.exception("pruning the bot state failed; trying again later")
             await asyncio.sleep(self.alert_interval)
 
     async def deliver_alerts(self) -> int:
@@ -99,43 +111,38 @@ class MapwatchBot(discord.Client):
         async with self._alert_lock:
             sent = await self._deliver_track_alerts()
             sender = follow_delivery.discord_sender(self)
-            sent += await follow_delivery.deliver_follows(self.runner.call, sender, self.pacer, self.clock)
+            sent += await follow_delivery.deliver_follows(self.runner.call, sender, self.pacer, self.clock,
+                                                          find=delivery.discord_finder(self))
             sent += await follow_delivery.deliver_digests(self.runner.call, sender, self.pacer, self.clock)
         return sent
 
     async def _deliver_track_alerts(self) -> int:
         sent = 0
-        alerts = await self.runner.call(tracking.pending_alerts)
+        call = self.runner.call
+        alerts = await call(tracking.pending_alerts)
         alerts, later = per_channel(alerts, key=lambda a: (a.track.guild_id, a.track.channel_id))
         if later:
             log.info("%d alerts wait for the next tick (per-channel limit)", len(later))
+        send, find = delivery.discord_sender(self), delivery.discord_finder(self)
         for a in alerts:
             reply = render.alert(a)
             role = a.track.role_id
             content = f"<@&{int(role)}> {reply.content}".strip() if role is not None else reply.content
-            channel = self.get_partial_messageable(a.track.channel_id, guild_id=a.track.guild_id)
-            await self.runner.call(tracking.mark_sending, a.track.id, a.upto_event_id, self.clock())
-            await self.pacer.wait()
-            try:
-                # The nonce (enforced) lets Discord drop a repeat if we crash between its
-                # acceptance and our cursor update and resend within a few minutes.
-                await channel.send(content=content or None, embeds=[to_embed(e) for e in reply.embeds],
-                                   allowed_mentions=follow_delivery.allowed_mentions((role,) if role else ()),
-                                   nonce=f"t{a.track.id}e{a.upto_event_id}"[:25])
-            except discord.NotFound:
-                await self.runner.call(tracking.disable_track, a.track.id,
-                                       "the channel is gone (404 from Discord)")
-                continue
-            except discord.Forbidden:
-                await self.runner.call(tracking.disable_track, a.track.id,
-                                       "the bot may not post in that channel (403 from Discord)")
-                continue
-            except (TimeoutError, discord.HTTPException, OSError) as e:
-                log.warning("alert for track %d not delivered (%s); will retry", a.track.id,
-                            type(e).__name__)
-                continue
-            await self.runner.call(tracking.mark_delivered, a.track.id, a.upto_event_id, self.clock())
-            sent += 1
+            message = Delivery(content, reply.embeds, (role,) if role is not None else ())
+            tid, upto = a.track.id, a.upto_event_id
+            # The nonce (enforced) lets Discord drop a repeat if we crash between its
+            # acceptance and our cursor update and resend within a few minutes; later than
+            # that, the channel's recent messages are searched for it (bot.delivery).
+            nonce = f"t{tid}e{upto}"[:25]
+            await call(tracking.mark_sending, tid, upto, self.clock())
+            place = Place(a.track.guild_id, a.track.channel_id, a.track.user_id)
+            result = await delivery.post(send, find, self.pacer, place, message, nonce, a.sending_since, self.clock())
+            if await delivery.settle(
+                    call, f"alert for track {tid}", nonce, result, self.clock(),
+                    delivered=lambda _r, tid=tid, upto=upto: call(tracking.mark_delivered, tid, upto, self.clock()),
+                    disable=lambda why, tid=tid: call(tracking.disable_track, tid, why),
+                    give_up=lambda why, tid=tid, upto=upto: call(tracking.mark_failed, tid, upto, why, self.clock())):
+                sent += not result.found
         return sent
 
 

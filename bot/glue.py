@@ -22,7 +22,7 @@ import discord
 from discord import app_commands
 
 from bot import render
-from bot.commands import Command, commands, error_reply, run_core
+from bot.commands import Command, commands, error_reply, refusal, run_core
 from bot.replies import Ctx, Pager, Reply
 from store import queries, tracking
 from store.db import open_db
@@ -168,8 +168,7 @@ class Runner:
     # -- errors -------------------------------------------------------------------------
     async def on_tree_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         if isinstance(error, app_commands.CheckFailure):
-            from bot.commands.tracking import MANAGE
-            reply = error_reply(NotAllowed(MANAGE))
+            reply = error_reply(NotAllowed(refusal(interaction.command.name if interaction.command else "")))
         else:
             log.error("command error: %s", error, exc_info=error)
             reply = error_reply(getattr(error, "original", error))
@@ -195,12 +194,12 @@ def page_key(db: Any, args: dict[str, Any], now: datetime) -> str:
     if len(raw) <= CUSTOM_ID_MAX - 30 and not raw.startswith("@"):
         return raw
     digest = hashlib.sha256(raw.encode()).hexdigest()[:20]
-    tracking.set_state(db, f"page:{digest}", raw, now)
+    tracking.set_state(db, f"{tracking.PAGE_STATE}{digest}", raw, now)
     return "@" + digest
 
 
 def page_args(db: Any, key: str) -> dict[str, Any] | None:
-    raw = tracking.get_state(db, f"page:{key[1:]}") if key.startswith("@") else key
+    raw = tracking.get_state(db, f"{tracking.PAGE_STATE}{key[1:]}") if key.startswith("@") else key
     try:
         args = json.loads(raw) if raw else None
     except ValueError:

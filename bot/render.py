@@ -270,6 +270,8 @@ def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
                 f" · last alert: {last}")
         if t.disabled_reason:
             line += f" · **disabled**: {clean(t.disabled_reason)}"
+        if getattr(t, "last_failure", None):
+            line += f" · last failed delivery: {clean(clip(t.last_failure, 200))}"
         lines.append(line)
     title = "Tracked in your DMs" if in_dm else "Tracked in this server"
     return fit_reply(Reply(embeds=(Embed(title, clip_lines(lines, 4000), None, (), f"{len(tracks)} tracked", COLOR),)))

@@ -233,6 +233,8 @@ def follow_line(f: Follow, *, in_dm: bool = False) -> str:
     line = "• " + " · ".join(bits)
     if f.disabled_reason:
         line += f"\n  disabled: {clip(esc(f.disabled_reason), 200)} (/follow again to resume)"
+    if f.last_failure:
+        line += f"\n  last failed delivery: {clip(esc(f.last_failure), 200)}"
     return line
 
 

@@ -13,10 +13,13 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
 from store.errors import MapwatchError
+
+if TYPE_CHECKING:
+    from feeds.health import Health
 
 log = logging.getLogger("mapwatch.run")
 
@@ -37,10 +40,22 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
         db.close()
 
 
+BOT_BACKOFF = 5.0  # seconds before the first restart of a crashed bot; doubled each time
+BOT_BACKOFF_CAP = 300.0  # at most 5 minutes between restarts
+REFUSED = "Discord refused DISCORD_TOKEN (check the token)"
+
+
 async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], None] = print,
                   stop: asyncio.Event | None = None, alert_interval: float = 30.0,
-                  client_kwargs: dict[str, Any] | None = None) -> None:
-    """Run everything until `stop` is set (or forever). Without a token, all but the bot."""
+                  client_kwargs: dict[str, Any] | None = None, bot_backoff: float = BOT_BACKOFF,
+                  health: Health | None = None) -> None:
+    """Run everything until `stop` is set (or forever). Without a token, all but the bot.
+
+    The bot side is supervised: a crash (an exception out of discord.py, e.g. on a malformed
+    gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
+    seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
+    line. The feed server and the scheduler run on throughout; only their crash ends this."""
+    from feeds.health import Health
     from feeds.scheduler import parse_schedule
     from store.db import open_db
 
@@ -49,13 +64,15 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     if await asyncio.to_thread(seed_if_empty, config.db_path):  # before the bot answers anything
         say("Empty database: stored the bundled seed pages.")
     stop = stop or asyncio.Event()
+    health = health or Health(config.db_path)
     hooks = []
 
     async def next_refresh(_result: Any) -> None:
         await asyncio.to_thread(_remember_next_refresh, config.db_path, trigger)
 
     hooks.append(next_refresh)
-    bot = None
+    current: list[Any] = []  # the bot now running (one at a time; a new one after each restart)
+    make_bot: Callable[[], Any] | None = None
     if token:
         from bot.client import MapwatchBot
         from bot.discord_endpoints import from_environment
@@ -63,10 +80,13 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         if from_environment():
             say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
         base = (config.base_url or default_base_url(config.host, config.port)).rstrip("/")
-        bot = MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, **(client_kwargs or {}))
+
+        def make_bot() -> Any:
+            return MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, **(client_kwargs or {}))
 
         async def deliver_alerts(_result: Any) -> None:
-            if bot is not None and bot.is_ready():
+            bot = current[0] if current else None
+            if bot is not None and bot.is_ready() and not bot.is_closed():
                 sent = await bot.deliver_alerts()
                 if sent:
                     log.info("sent %d alerts", sent)
@@ -77,23 +97,60 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
 
     from store.tracking import tracked_paper_ids
 
-    services = run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids)
-    tasks = [asyncio.create_task(services, name="mapwatch-services")]
-    if bot is not None:
-        tasks.append(asyncio.create_task(_run_bot(bot, token or "", say), name="mapwatch-bot"))
+    services = asyncio.create_task(
+        run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health),
+        name="mapwatch-services")
+    supervisor = None
+    if make_bot is not None:
+        supervisor = asyncio.create_task(
+            supervise_bot(make_bot, token or "", say, health, current, backoff=bot_backoff), name="mapwatch-bot")
     try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for t in done:
-            t.result()  # a crash of either side ends the process with its error
+        await services  # a crash of the services side ends the process with its error
     finally:
         stop.set()
-        if bot is not None and not bot.is_closed():
-            await bot.close()
-        for t in tasks:
-            if not t.done():
-                t.cancel()
+        if supervisor is not None:
+            supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await t
+                await supervisor
+        if not services.done():
+            services.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await services
+
+
+async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[str], None], health: Health,
+                        current: list[Any], *, backoff: float = BOT_BACKOFF, cap: float = BOT_BACKOFF_CAP) -> None:
+    """Run a bot from `make_bot` until it is closed on purpose or its token is refused;
+    restart it after a crash with exponential backoff (reset once a run lasted `cap`)."""
+    loop = asyncio.get_running_loop()
+    crashes = 0
+    while True:
+        bot: Any = None
+        started = loop.time()
+        try:
+            bot = make_bot()
+            current[:] = [bot]
+            health.bot_ready = lambda bot=bot: bot.is_ready() and not bot.is_closed()
+            health.set_bot("connecting")
+            await _run_bot(bot, token, say)
+            health.set_bot("off")
+            return  # closed on purpose
+        except BotLoginError as e:
+            say(f"{e}: running the feeds and the refresh schedule without the Discord bot.")
+            log.error("%s; the Discord bot is stopped, the rest runs on", e)
+            health.set_bot("off", str(e))
+            return
+        except Exception as e:
+            crashes = 1 if loop.time() - started >= cap else crashes + 1
+            delay = min(cap, backoff * 2 ** (crashes - 1))
+            reason = f"{type(e).__name__}: {e}"
+            health.set_bot("restarting", reason)
+            log.error("Discord bot crashed (%s); restarting it in %.1f s", reason, delay, exc_info=True)
+        finally:
+            if bot is not None and not bot.is_closed():
+                with contextlib.suppress(Exception):
+                    await bot.close()
+        await asyncio.sleep(delay)
 
 
 async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
@@ -102,9 +159,14 @@ async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
     try:
         await bot.login(token)
     except discord.LoginFailure:
-        raise BotLoginError("Discord refused DISCORD_TOKEN (check the token)") from None
+        raise BotLoginError(REFUSED) from None
     say("Discord bot: connecting.")
-    await bot.connect(reconnect=True)
+    try:
+        await bot.connect(reconnect=True)
+    except discord.ConnectionClosed as e:
+        if e.code == 4004:  # Authentication failed: the gateway refused the token
+            raise BotLoginError(REFUSED) from None
+        raise
 
 
 class BotLoginError(MapwatchError):

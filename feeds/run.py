@@ -18,6 +18,8 @@ from feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from feeds.health import Health
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -87,21 +89,24 @@ def describe(s: Serving) -> str:
 
 async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
                        say: Callable[[str], None] = print, stop: asyncio.Event | None = None,
-                       priority: Callable[[Database], Sequence[str]] | None = None) -> None:
-    """Serve the feeds and refresh them on schedule until `stop` is set (or forever)."""
+                       priority: Callable[[Database], Sequence[str]] | None = None,
+                       health: Health | None = None) -> None:
+    """Serve the feeds (and /healthz) and refresh them on schedule until `stop` is set (or forever)."""
+    from feeds.health import Health
     from feeds.server import start_server
 
+    health = health or Health(config.db_path)
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
-    runner, port = await start_server(config.out_dir, config.host, config.port)
+    runner, port = await start_server(config.out_dir, config.host, config.port, health)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
         serving = await asyncio.to_thread(_publish_now, tick, port)
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
-        scheduler = start_scheduler(tick, trigger, run_now=True)
+        scheduler = start_scheduler(tick, trigger, run_now=True, health=health)
         try:
             await (stop or asyncio.Event()).wait()
         finally:

@@ -22,6 +22,7 @@ from store.errors import MapwatchError
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
+    from feeds.health import Health
     from feeds.publish import PublishReport
     from store.refresh import RefreshReport
 
@@ -123,8 +124,9 @@ def _on_missed(event) -> None:
 
 
 def start_scheduler(job: Callable[[], Awaitable[object]], trigger, *, run_now: bool = True,
-                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS):
-    """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop."""
+                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None):
+    """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop.
+    With `health`, each tick's outcome (its error too) is reported to it, for /healthz."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -134,12 +136,21 @@ def start_scheduler(job: Callable[[], Awaitable[object]], trigger, *, run_now: b
     scheduler.add_listener(_on_missed, EVENT_JOB_MISSED)
     async def tick() -> None:  # a plain coroutine function, whatever `job` is
         try:
-            await job()
+            result = await job()
         except asyncio.CancelledError:  # the process is stopping mid-tick: say so, no traceback
             log.info("refresh tick interrupted by shutdown")
+            return
+        except Exception as e:
+            if health is not None:
+                health.refresh_failed(e)
+            raise  # logged by _on_job_error
+        if health is not None and isinstance(result, TickResult):
+            health.refreshed(result)
 
     first = {"next_run_time": datetime.now(UTC)} if run_now else {}  # None would mean "paused"
     scheduler.add_job(tick, trigger, id=JOB_ID, name="refresh and publish", coalesce=True, max_instances=1,
                       misfire_grace_time=misfire_grace_time, replace_existing=True, **first)
     scheduler.start()
+    if health is not None:
+        health.next_refresh = lambda: getattr(scheduler.get_job(JOB_ID), "next_run_time", None)
     return scheduler

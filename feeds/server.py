@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from feeds.build import safe_path
+
+if TYPE_CHECKING:
+    from feeds.health import Health
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
     return target, CONTENT_TYPES[Path(rel).suffix]
 
 
-def make_app(out_dir: str | Path) -> web.Application:
+def make_app(out_dir: str | Path, health: Health | None = None) -> web.Application:
     root = Path(out_dir)
 
     async def handle(request: web.Request) -> web.StreamResponse:
@@ -55,13 +59,18 @@ def make_app(out_dir: str | Path) -> web.Application:
         })
 
     app = web.Application()
+    if health is not None:  # GET /healthz (feeds/health.py)
+        from feeds.health import add_route
+        add_route(app, health)
     app.router.add_route("*", "/{tail:.*}", handle)
     return app
 
 
-async def start_server(out_dir: str | Path, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Start serving `out_dir`; returns the runner (call `cleanup()` to stop) and the bound port."""
-    runner = web.AppRunner(make_app(out_dir), access_log=None)
+async def start_server(out_dir: str | Path, host: str, port: int,
+                       health: Health | None = None) -> tuple[web.AppRunner, int]:
+    """Start serving `out_dir` (and /healthz, given `health`); returns the runner (call
+    `cleanup()` to stop) and the bound port."""
+    runner = web.AppRunner(make_app(out_dir, health), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -66,6 +66,7 @@ class Follow:
     last_event_id: int
     last_delivery_at: str | None
     disabled_reason: str | None
+    last_failure: str | None = None  # the last delivery Discord refused for good, and why
 
     @property
     def place(self) -> Place:
@@ -101,6 +102,7 @@ class FollowNews:
     citers: tuple[NewCiter, ...]  # the first `limit` (event order, or most cited first)
     total: int  # every new entry that matches the keyword
     upto_event_id: int
+    sending_since: str | None = None  # first tried at (a resend of a delivery that may have been posted)
 
     @property
     def more(self) -> int:
@@ -244,7 +246,8 @@ def last_event_id(db: Database) -> int:
 # -- follows ------------------------------------------------------------------------------
 
 _FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.name, d.url, f.keyword, f.mode,"
-                " f.role_id, f.created_at, f.created_by, f.last_event_id, f.last_delivery_at, f.disabled_reason")
+                " f.role_id, f.created_at, f.created_by, f.last_event_id, f.last_delivery_at, f.disabled_reason,"
+                " f.last_failure")
 _FOLLOW_FROM = "follows f JOIN directions d ON d.slug = f.direction_slug"
 
 
@@ -309,6 +312,8 @@ def remove_follow(db: Database, *, guild_id: int | None, channel_id: int, user_i
         cur = db.conn.execute(
             "DELETE FROM follows WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
             " AND direction_slug = ?", (guild_id or 0, channel_id, dm_user or 0, direction_slug))
+        db.conn.execute("DELETE FROM bot_state WHERE key LIKE ? AND CAST(substr(key, ?) AS INTEGER)"
+                        " NOT IN (SELECT id FROM follows)", (FOLLOW_SENDING + "%", len(FOLLOW_SENDING) + 1))
     return cur.rowcount > 0
 
 
@@ -387,10 +392,16 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
         " ORDER BY f.id LIMIT ?", (upto, upto, max_follows))]
     # A delivery that may have reached Discord (no answer, or a crash before the cursor moved)
     # is resent exactly as it was, with the same nonce, so Discord drops the repeat.
-    caps = {int(k[len(FOLLOW_SENDING):]): int(v) for k, v in db.conn.execute(
-        "SELECT key, value FROM bot_state WHERE key LIKE ?", (FOLLOW_SENDING + "%",))}
-    return [follow_news(db, f, upto=caps[f.id] if caps.get(f.id, 0) > f.last_event_id else upto, limit=limit)
-            for f in follows]
+    caps = {int(k[len(FOLLOW_SENDING):]): (int(v), at) for k, v, at in db.conn.execute(
+        "SELECT key, value, updated FROM bot_state WHERE key LIKE ?", (FOLLOW_SENDING + "%",))}
+    out = []
+    for f in follows:
+        cap, since = caps.get(f.id, (0, None))
+        if cap > f.last_event_id:
+            out.append(replace(follow_news(db, f, upto=cap, limit=limit), sending_since=since))
+        else:
+            out.append(follow_news(db, f, upto=upto, limit=limit))
+    return out
 
 
 FOLLOW_SENDING = "follow-sending:"  # bot_state key prefix: the delivery being posted for a follow (its upto)
@@ -398,11 +409,20 @@ FOLLOW_SENDING = "follow-sending:"  # bot_state key prefix: the delivery being p
 
 def mark_follow_sending(db: Database, follow_id: int, upto_event_id: int, now: datetime) -> None:
     """Record, before posting, which delivery is being posted: until `mark_follow_delivered`,
-    the follow's next delivery is this same one (see `pending_follow_alerts`)."""
+    the follow's next delivery is this same one (see `pending_follow_alerts`). The marker
+    keeps the time of the first try (`updated`), as store.tracking's does."""
+    from store.tracking import mark_state
+
+    mark_state(db, f"{FOLLOW_SENDING}{follow_id}", str(upto_event_id), now)
+
+
+def mark_follow_failed(db: Database, follow_id: int, upto_event_id: int, failure: str, now: datetime) -> None:
+    """Discord refused this delivery for good: record why (shown by /tracked) and move the
+    cursor past it, so later citing papers are delivered."""
     with db.atomic():
-        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
-                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
-                        (f"{FOLLOW_SENDING}{follow_id}", str(upto_event_id), _iso(now)))
+        db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
+                        (upto_event_id, f"{_iso(now)}: {failure}"[:400], follow_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{FOLLOW_SENDING}{follow_id}",))
 
 
 def mark_follow_delivered(db: Database, follow_id: int, upto_event_id: int, now: datetime, *,
@@ -601,22 +621,33 @@ def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list
     return citers, old_count, new_count, unlisted
 
 
-def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: int | None = None) -> bool:
-    """Record a digest period handled: posted (Discord accepted it) or quiet (nothing to
-    send). Advances every covered item's cursor, in one transaction. Returns False, and
-    changes nothing, when that period was already recorded."""
+def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: int | None = None,
+                  failure: str | None = None) -> bool:
+    """Record a digest period handled: posted (Discord accepted it), quiet (nothing to
+    send) or refused for good by Discord (`failure`: not sent, the reason kept in the row
+    and on each of its follows and tracks, for /tracked). Advances every covered item's
+    cursor, in one transaction. Returns False, and changes nothing, when that period was
+    already recorded."""
     p = digest.place
+    sent = 0 if digest.quiet or failure else 1
     with db.atomic():
         cur = db.conn.execute(
             "INSERT INTO digests (guild_id, channel_id, user_id, mode, period, from_event_id, upto_event_id,"
-            " papers, directions, citers, sent, message_id, delivered_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " papers, directions, citers, sent, message_id, delivered_at, failure)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT DO NOTHING",
             (p.guild_id, p.channel_id, p.user_id, digest.mode, digest.period, digest.from_event_id,
-             digest.upto_event_id, digest.papers, digest.directions, digest.citers, 0 if digest.quiet else 1,
-             message_id, _iso(now)))
+             digest.upto_event_id, digest.papers, digest.directions, digest.citers, sent,
+             message_id, _iso(now), failure))
         if cur.rowcount == 0:
             return False
+        if failure:
+            text = f"{_iso(now)}: {failure}"[:400]
+            for table, ids in (("follows", digest.follow_ids), ("tracks", digest.track_ids)):
+                for item_id in ids:
+                    db.conn.execute(f"UPDATE {table} SET last_event_id = max(last_event_id, ?), last_failure = ?"
+                                    " WHERE id = ?", (digest.upto_event_id, text, item_id))
+            return True
         # Every follow and track of the digest moves its cursor past the period; those it
         # listed also record the delivery.
         for table, stamp, kind, ids in (("follows", "last_delivery_at", "direction", digest.follow_ids),

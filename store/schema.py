@@ -259,6 +259,21 @@ def _follows(db: Database) -> None:
     )
 
 
+@migrations(name="0006_delivery_failures")
+def _delivery_failures(db: Database) -> None:
+    """A delivery Discord refused for good (a 4xx other than 403, 404 and 429, three times):
+    recorded with its HTTP status, Discord's code and message, and passed over (README: Alerts)."""
+    db.executescript(
+        """
+        -- The last delivery Discord refused for good: "<when>: HTTP <status>, Discord error <code>: <message>".
+        ALTER TABLE tracks ADD COLUMN last_failure TEXT;
+        ALTER TABLE follows ADD COLUMN last_failure TEXT;
+        -- A digest period Discord refused for good: recorded (sent 0) with the reason, not retried.
+        ALTER TABLE digests ADD COLUMN failure TEXT;
+        """
+    )
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)
 

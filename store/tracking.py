@@ -33,6 +33,7 @@ class Track:
     disabled_reason: str | None
     mode: str = "instant"  # instant | daily | weekly (a digest; see store.follows)
     role_id: int | None = None  # the one role its alerts mention
+    last_failure: str | None = None  # the last alert Discord refused for good, and why
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,11 @@ class Alert:
     new_count: int | None
     unlisted: int  # gained citers the page does not name
     upto_event_id: int
+    sending_since: str | None = None  # first tried at (a resend of an alert that may have been posted)
 
 
 _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
-               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id")
+               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
 
 
 def _iso(ts: datetime) -> str:
@@ -141,7 +143,9 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         # An alert that may have reached Discord (no answer, or a crash before the cursor
         # moved) is resent exactly as it was, with the same nonce, so Discord drops the
         # repeat; later events go in the next alert.
-        hi = caps.get(t.id, 0) if caps.get(t.id, 0) > t.last_event_id else 2**62
+        cap, since = caps.get(t.id, (0, None))
+        resend = cap > t.last_event_id
+        hi = cap if resend else 2**62
         upto, n_citers, old_count, new_count, unlisted = c.execute(
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
             " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
@@ -152,22 +156,60 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         dirs = directions_of(db, [r[0] for r in rows])
         paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
         out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
-                         old_count, new_count, unlisted, upto))
+                         old_count, new_count, unlisted, upto, since if resend else None))
     return out
 
 
 SENDING = "alert-sending:"  # bot_state key prefix: the alert being posted for a track (its upto)
 
 
-def _sending(db: Database) -> dict[int, int]:
-    return {int(k[len(SENDING):]): int(v) for k, v in db.conn.execute(
-        "SELECT key, value FROM bot_state WHERE key LIKE ?", (SENDING + "%",))}
+REFUSED = "refused:"  # bot_state key prefix: how often Discord refused a delivery for good (by its nonce)
+
+
+def _sending(db: Database) -> dict[int, tuple[int, str]]:
+    return {int(k[len(SENDING):]): (int(v), at) for k, v, at in db.conn.execute(
+        "SELECT key, value, updated FROM bot_state WHERE key LIKE ?", (SENDING + "%",))}
 
 
 def mark_sending(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
     """Record, before posting, which alert is being posted: until `mark_delivered`, the
-    track's next alert is this same one (see `pending_alerts`)."""
-    set_state(db, f"{SENDING}{track_id}", str(upto_event_id), now)
+    track's next alert is this same one (see `pending_alerts`). The marker keeps the time
+    of the first try, so a resend knows how long ago it may have been posted."""
+    mark_state(db, f"{SENDING}{track_id}", str(upto_event_id), now)
+
+
+def mark_state(db: Database, key: str, value: str, now: datetime) -> None:
+    """Set a state row; its `updated` time moves only when the value changes."""
+    with db.atomic():
+        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
+                        " ON CONFLICT(key) DO UPDATE SET updated = CASE WHEN value = excluded.value"
+                        " THEN updated ELSE excluded.updated END, value = excluded.value",
+                        (key, value, _iso(now)))
+
+
+def count_refusal(db: Database, nonce: str, now: datetime) -> int:
+    """Count one more permanent refusal of the delivery with this nonce; returns the count."""
+    with db.atomic():
+        n = int(get_state(db, REFUSED + nonce) or 0) + 1
+        set_state(db, REFUSED + nonce, str(n), now)
+    return n
+
+
+def clear_refusals(db: Database, nonce: str) -> None:
+    """Forget a settled delivery's refusal count (no write when there is none)."""
+    if get_state(db, REFUSED + nonce) is None:
+        return
+    with db.atomic():
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (REFUSED + nonce,))
+
+
+def mark_failed(db: Database, track_id: int, upto_event_id: int, failure: str, now: datetime) -> None:
+    """Discord refused this alert for good: record why (shown by /tracked) and move the
+    cursor past it, so later citers are alerted."""
+    with db.atomic():
+        db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
+                        (upto_event_id, f"{_iso(now)}: {failure}"[:400], track_id))
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
 
 
 def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
@@ -202,3 +244,44 @@ def tracked_paper_ids(db: Database) -> list[str]:
     """Papers some enabled track follows: a refresh with a page budget fetches these first."""
     return [r[0] for r in db.conn.execute(
         "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
+
+
+PAGE_STATE = "page:"  # bot_state key prefix: a long page button's state (bot.glue.page_key)
+PAGE_STATE_DAYS = 30  # page buttons older than this say "This list has expired"
+PAGE_STATE_MAX = 10_000  # at most this many page-button states are kept (the newest)
+REFUSED_DAYS = 30  # a refusal count not touched for this long belongs to a delivery long settled
+
+
+def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS,
+                page_max: int = PAGE_STATE_MAX) -> int:
+    """Bound `bot_state`: drop page-button state older than `page_days` (and all but the
+    newest `page_max`), "sending" markers whose track or follow is gone, disabled or already
+    past them, and stale refusal counts. Returns how many rows were removed."""
+    from datetime import timedelta
+
+    from store.follows import FOLLOW_SENDING
+
+    page_cut = _iso(now - timedelta(days=page_days))
+    refused_cut = _iso(now - timedelta(days=REFUSED_DAYS))
+    stale_marker = ("key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
+                    " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
+                    " AND x.last_event_id < CAST(bot_state.value AS INTEGER))")
+    conditions: list[tuple[str, tuple]] = [
+        ("key LIKE ? AND updated < ?", (PAGE_STATE + "%", page_cut)),
+        ("key LIKE ? AND key NOT IN (SELECT key FROM bot_state WHERE key LIKE ? ORDER BY updated DESC, key"
+         " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),
+        ("key LIKE ? AND updated < ?", (REFUSED + "%", refused_cut)),
+        (stale_marker.format(table="tracks"), (SENDING + "%", len(SENDING) + 1)),
+        (stale_marker.format(table="follows"), (FOLLOW_SENDING + "%", len(FOLLOW_SENDING) + 1)),
+    ]
+    c = db.conn
+    # Read first: a write transaction only when there is something to remove, so pruning
+    # does not disturb the commands' own transactions for nothing.
+    if not any(c.execute(f"SELECT EXISTS (SELECT 1 FROM bot_state WHERE {where})", params).fetchone()[0]
+               for where, params in conditions):
+        return 0
+    n = 0
+    with db.atomic():
+        for where, params in conditions:
+            n += c.execute(f"DELETE FROM bot_state WHERE {where}", params).rowcount
+    return n

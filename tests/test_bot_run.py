@@ -113,6 +113,7 @@ async def test_mapwatch_sync_registers_the_commands(fake_discord: FakeDiscord, t
 
 
 async def test_a_refused_token_is_one_clear_line(fake_discord: FakeDiscord, tmp_path: Path) -> None:
+    """The bot side stops with one line; the feeds and the schedule run on (issue 12, item 3)."""
     import os
     import sys
 
@@ -121,7 +122,20 @@ async def test_a_refused_token_is_one_clear_line(fake_discord: FakeDiscord, tmp_
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "m.db"), "--out", str(tmp_path / "out"),
         "--port", "0", cwd=root, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
-    assert proc.returncode == 1
-    assert "mapwatch: error: Discord refused DISCORD_TOKEN" in err.decode()
-    assert "not-the-token-123" not in out.decode() + err.decode() and "Traceback" not in err.decode()
+    out_lines: list[str] = []
+    try:
+        async with asyncio.timeout(30):
+            while not any("Discord refused DISCORD_TOKEN" in s for s in out_lines) or \
+                    not any(s.startswith("Feeds: ") for s in out_lines):
+                line = await proc.stdout.readline()
+                assert line, "mapwatch run ended"
+                out_lines.append(line.decode())
+        index = next(s for s in out_lines if s.startswith("Feeds: ")).split()[1]
+        assert await asyncio.to_thread(_get, index + "healthz") == 200  # still serving
+        assert proc.returncode is None  # still running
+    finally:
+        proc.terminate()
+        rest, err = await asyncio.wait_for(proc.communicate(), 30)
+    out = "".join(out_lines) + rest.decode()
+    assert sum("Discord refused DISCORD_TOKEN (check the token)" in s for s in out.splitlines()) == 1
+    assert "not-the-token-123" not in out + err.decode() and "Traceback" not in out + err.decode()

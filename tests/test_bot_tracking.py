@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from store import tracking
 from store.fetch import SEEDS_DIR
@@ -104,8 +105,10 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     again = tracking.pending_alerts(db)[0]
-    # The same alert (same nonce: Discord drops the repeat); only the paper's row is today's.
-    assert replace(again, paper=first.paper) == first
+    # The same alert (same nonce: Discord drops the repeat); only the paper's row is today's,
+    # and it knows when it was first tried (older than Discord's nonce memory: looked up first).
+    assert replace(again, paper=first.paper, sending_since=None) == first
+    assert again.sending_since == (clock.now - timedelta(days=1)).isoformat(timespec="seconds")
     tracking.mark_delivered(db, track.id, again.upto_event_id, clock())
     rest = tracking.pending_alerts(db)[0]
     assert len(rest.new_citers) == 3 and not {c.id for c in rest.new_citers} & {c.id for c in first.new_citers}

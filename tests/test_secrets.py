@@ -94,19 +94,34 @@ async def test_the_token_appears_nowhere(fake_discord: FakeDiscord, tmp_path: Pa
         await fake.wait_for(lambda: "command error" in log.read_text(), 10)
         await fake.drop_gateway(code=None)  # a reconnect: RESUME carries the token too
         await fake.wait_resumed()
+        # A malformed event crashes the bot side: logged with its traceback, then restarted.
+        h = await fake.slash("citers", {"paper": "2412.10400"})
+        await fake.click(await h.wait_message(timeout=10), label="Next ▶",
+                         message_patch={"interaction_metadata": None})
+        await fake.wait_for(lambda: "Discord bot crashed" in log.read_text(), 10)
     finally:
         proc.terminate()
         await asyncio.to_thread(proc.wait, 20)
 
     refused = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--out", str(out), "--port", "0", cwd=ROOT,
-        env={**env, "DISCORD_TOKEN": REFUSED}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    r_out, r_err = (b.decode() for b in await asyncio.wait_for(refused.communicate(), 60))
-    assert refused.returncode == 1 and "Discord refused DISCORD_TOKEN" in r_err
+        env={**env, "DISCORD_TOKEN": REFUSED}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    seen: list[str] = []
+    try:  # the bot side stops with one line; the feeds run on (until terminated)
+        async with asyncio.timeout(60):
+            while not any("Discord refused DISCORD_TOKEN" in s for s in seen):
+                line = await refused.stdout.readline()
+                assert line, "mapwatch run ended"
+                seen.append(line.decode())
+    finally:
+        refused.terminate()
+        rest, _ = await asyncio.wait_for(refused.communicate(), 30)
+    r_out, r_err = "".join(seen) + rest.decode(), ""
 
     text = log.read_text()
     assert " DEBUG discord." in text, "not logging at DEBUG"
-    assert "Traceback" in text  # the error path was logged in full
+    assert "Traceback" in text  # the error paths were logged in full
+    assert "Discord bot crashed (TypeError" in text  # the restart path too
     for needle in (TOKEN, REFUSED):
         assert needle not in text and needle not in r_out + r_err
         # Not even a large piece of it (a token cut at a line end, or its secret part).

@@ -36,8 +36,15 @@ class Command:
     options: tuple[Opt, ...]
     core: Callable[..., Reply]
     manage: bool = False  # needs Manage Channels in a server
+    refusal: str = ""  # what a user without Manage Channels is told (names this command's action)
     slow: bool = False  # defer before running
     paged: bool = False  # accepts `page` (0-based) for its buttons
+
+
+def refusal(name: str) -> str:
+    """The Manage Channels refusal of command `name` (each guarded command names its own action)."""
+    cmd = commands().get(name)
+    return (cmd.refusal if cmd else "") or "You need the Manage Channels permission to do that here."
 
 
 def commands() -> dict[str, Command]:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from bot.glue import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
+UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."
+DIGEST_TIME_REFUSAL = "You need the Manage Channels permission to change when this server's digests come."
 KEYWORD_HELP = "only citing papers whose title contains this (any case)"
 MODE_HELP = "instant (after each refresh, the default), daily or weekly (a digest)"
 ROLE_HELP = "a role to mention in these deliveries (only that role is ever mentioned)"
@@ -87,7 +89,7 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
 
 
 def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
-    check_manage(ctx)
+    check_manage(ctx, UNFOLLOW_REFUSAL)
     d = queries.resolve_direction(db, direction)
     gone = follows.remove_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                  direction_slug=d.slug)
@@ -98,7 +100,7 @@ def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
 
 
 def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None = None) -> Reply:
-    check_manage(ctx, "You need the Manage Channels permission to change when this server's digests come.")
+    check_manage(ctx, DIGEST_TIME_REFUSAL)
     s = follows.set_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id, hour=parse_hour(hour),
                                     timezone=timezone, updated_by=ctx.user_id, now=ctx.now)
     scope = "This server's" if ctx.guild_id is not None else "Your"
@@ -115,12 +117,13 @@ COMMANDS = [
     Command("follow", "Send this channel a direction's new citing papers (needs Manage Channels)",
             (Opt("direction", DIRECTION_HELP, "direction"), Opt("keyword", KEYWORD_HELP, required=False),
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
-             Opt("role", ROLE_HELP, "role", required=False)), follow_core, manage=True),
+             Opt("role", ROLE_HELP, "role", required=False)), follow_core, manage=True, refusal=MANAGE),
     Command("unfollow", "Stop sending this channel a direction's new citing papers (needs Manage Channels)",
-            (Opt("direction", DIRECTION_HELP, "direction"),), unfollow_core, manage=True),
+            (Opt("direction", DIRECTION_HELP, "direction"),), unfollow_core, manage=True,
+            refusal=UNFOLLOW_REFUSAL),
     Command("digest-time", "When this server's daily and weekly digests come (needs Manage Channels)",
             (Opt("hour", HOUR_HELP, "int"), Opt("timezone", TZ_HELP, required=False)), digest_time_core,
-            manage=True),
+            manage=True, refusal=DIGEST_TIME_REFUSAL),
     Command("digest-preview", "What this channel's next digest would hold, now (only you see it)", (),
             digest_preview_core),
 ]

@@ -17,11 +17,12 @@ if TYPE_CHECKING:
     from bot.glue import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
+UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
 
 
-def _check(ctx: Ctx) -> None:
+def _check(ctx: Ctx, message: str = MANAGE) -> None:
     if ctx.guild_id is not None and not ctx.can_manage:
-        raise NotAllowed(MANAGE)
+        raise NotAllowed(message)
 
 
 def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
@@ -44,7 +45,7 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
 
 
 def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
-    _check(ctx)
+    _check(ctx, UNTRACK_REFUSAL)
     found = queries.resolve_paper(db, paper)
     gone = tracking.remove_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                  paper_id=found.id)
@@ -82,9 +83,9 @@ COMMANDS = [
              Opt("mode", "instant (after each refresh, the default), daily or weekly (a digest)", "choice",
                  required=False, choices=("instant", "daily", "weekly")),
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
-                 required=False)), track_core, manage=True),
+                 required=False)), track_core, manage=True, refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
-            (Opt("paper", PAPER_HELP, "paper"),), untrack_core, manage=True),
+            (Opt("paper", PAPER_HELP, "paper"),), untrack_core, manage=True, refusal=UNTRACK_REFUSAL),
     Command("tracked", "This server's tracked papers and followed directions: where, mode, since, last delivery",
             (), tracked_core),
 ]

@@ -54,7 +54,8 @@ The ``FakeDiscord`` API (server.py):
         ``await fake.slash(name, {opt: value}, guild_id=, channel_id=, user_id=, permissions=)``
         (``guild_id=None``: a DM; option types come from the synced command),
         ``await fake.autocomplete(name, {opts}, focused="opt")`` -> list of choices
-        (``autocomplete_handle`` for the handle), ``await fake.click(message, custom_id | label=)``.
+        (``autocomplete_handle`` for the handle), ``await fake.click(message, custom_id | label=, message_patch=)``
+        (``message_patch={"interaction_metadata": None}``: a malformed event discord.py chokes on).
     Handle: ``wait_response()`` (the accepted callback body), ``wait_message()``,
     ``wait_messages(n)``, ``wait_followups(n)``, ``wait_rejected()`` (a refused answer, e.g. the
     late 404), ``choices()``, ``.callback``, ``.callback_type``, ``.ephemeral``, ``.deferred``,
@@ -81,7 +82,13 @@ The ``FakeDiscord`` API (server.py):
     ``await fake.wait_resumed()`` (missed dispatches are replayed on RESUME),
     ``await fake.invalidate_session()``, ``await fake.request_reconnect()``,
     ``fake.ack_heartbeats = False``. Channel posts honour ``enforce_nonce`` as Discord does: a
-    repeated nonce returns the first message (``fake.nonce_repeats`` counts them).
+    repeated nonce returns the first message (``fake.nonce_repeats`` counts them), for
+    ``nonce_ttl`` seconds (a ``FakeDiscord`` argument; None, the default: for ever; Discord's
+    is a few minutes). ``fake.refuse_posts(channel_id=, containing=, status=400, code=50035,
+    message="Invalid Form Body", times=None)``: channel posts to that channel and/or whose
+    content or embeds contain that text are refused for good with Discord's error body.
+    ``GET /channels/{id}/messages?limit=&before=`` lists a channel's messages, newest first
+    (without nonces, as Discord).
 """
 
 from .payloads import FakeChannel, FakeGuild, FakeRole, FakeUser

@@ -313,6 +313,7 @@ class FakeDiscord:
         followup_window: float = 15 * 60.0,
         heartbeat_interval_ms: int = 41250,
         strict_commands: bool = False,
+        nonce_ttl: float | None = None,
     ) -> None:
         self.token = token
         self.app_id = app_id or snowflake()
@@ -359,6 +360,11 @@ class FakeDiscord:
         #: Channel posts with ``enforce_nonce`` by (channel id, nonce): a repeat returns the first.
         self.nonces: dict[tuple[int, str], FakeMessage] = {}
         self.nonce_repeats = 0  # posts answered with an earlier message (enforced nonce)
+        #: Seconds Discord remembers an enforced nonce (None: for ever); ``nonce_seen`` holds when.
+        self.nonce_ttl = nonce_ttl
+        self.nonce_seen: dict[tuple[int, str], float] = {}
+        #: Posts refused for good (``refuse_posts``): (channel id or None, text or None, status, body, times).
+        self.refusals: list[list[Any]] = []
 
         # faults
         self._faults: list[_Fault] = []
@@ -623,7 +629,40 @@ class FakeDiscord:
             self.guilds[channel.guild_id].channels.remove(channel)
             await self.dispatch("CHANNEL_DELETE", channel.payload())
 
+    def refuse_posts(
+        self,
+        *,
+        channel_id: int | None = None,
+        containing: str | None = None,
+        status: int = 400,
+        code: int = 50035,
+        message: str = "Invalid Form Body",
+        errors: dict[str, Any] | None = None,
+        times: int | None = None,
+    ) -> None:
+        """Refuse channel posts for good, as Discord refuses a message it will never accept:
+        posts to ``channel_id`` (None: any) whose content or embeds contain ``containing``
+        (None: any) answer ``status`` with Discord's error body (``code``, ``message``,
+        ``errors``), ``times`` times (None: until ``clear_faults``)."""
+        if errors is None and code == 50035:
+            errors = {"embeds": {"0": {"description": {"_errors": [
+                {"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be 4096 or fewer in length."}]}}}}
+        self.refusals.append([channel_id, containing, status, error_payload(code, message, errors), times])
+
+    def _refused(self, channel_id: int, body: dict[str, Any]) -> _Reply | None:
+        text = json.dumps({"content": body.get("content"), "embeds": body.get("embeds")}, ensure_ascii=False)
+        for rule in self.refusals:
+            ch, containing, status, payload, times = rule
+            if (ch is None or ch == channel_id) and (containing is None or containing in text):
+                if times is not None:
+                    rule[4] = times - 1
+                    if rule[4] <= 0:
+                        self.refusals.remove(rule)
+                return _Reply(status, payload)
+        return None
+
     def clear_faults(self) -> None:
+        self.refusals.clear()
         self._faults.clear()
         self.forbidden_channels.clear()
         self.deleted_channels.clear()
@@ -835,8 +874,11 @@ class FakeDiscord:
         values: list[str] | None = None,
         user_id: Any = DEFAULT,
         permissions: Any = None,
+        message_patch: dict[str, Any] | None = None,
     ) -> InteractionHandle:
-        """Press a button (or pick ``values`` in a select) of ``message``: a type 3 interaction."""
+        """Press a button (or pick ``values`` in a select) of ``message``: a type 3 interaction.
+        ``message_patch`` overrides keys of the message in the payload (a malformed event, e.g.
+        ``{"interaction_metadata": None}``, which makes discord.py raise TypeError)."""
         items = message.buttons()
         if custom_id is None:
             found = [b for b in items if b.get("label") == label]
@@ -859,7 +901,7 @@ class FakeDiscord:
         if values is not None:
             data["values"] = values
         payload["data"] = data
-        payload["message"] = message.payload
+        payload["message"] = {**message.payload, **(message_patch or {})}
         handle = InteractionHandle(self, payload)
         handle.component_message = message
         self.interactions[handle.id] = handle
@@ -1048,6 +1090,7 @@ class FakeDiscord:
             ("DELETE", r"/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)", self._webhook_delete),
             ("GET", r"/channels/(\d+)", self._get_channel),
             ("POST", r"/channels/(\d+)/messages", self._post_message),
+            ("GET", r"/channels/(\d+)/messages", self._list_messages),
             ("GET", r"/channels/(\d+)/messages/(\d+)", self._get_message),
             ("PATCH", r"/channels/(\d+)/messages/(\d+)", self._edit_message),
             ("DELETE", r"/channels/(\d+)/messages/(\d+)", self._delete_message),
@@ -1398,8 +1441,14 @@ class FakeDiscord:
         if int(body.get("flags") or 0) & EPHEMERAL:
             violation = limits.Violation(("flags",), "MESSAGE_FLAGS_INVALID", "Ephemeral is for interactions")
             raise _invalid_form([violation])
+        refused = self._refused(ch.id, body)
+        if refused is not None:
+            raise refused
         nonce = body.get("nonce")
         key = (ch.id, str(nonce))
+        ttl = self.nonce_ttl
+        if key in self.nonces and ttl is not None and self.loop_time() - self.nonce_seen[key] > ttl:
+            del self.nonces[key]  # Discord remembers a nonce for a few minutes only
         if body.get("enforce_nonce") and nonce is not None and key in self.nonces:
             # Discord: the same author's message with this nonce (within minutes) is returned,
             # and no new message is created.
@@ -1408,7 +1457,23 @@ class FakeDiscord:
         msg = self._new_message(body, rec.files, channel_id=ch.id, guild_id=ch.guild_id, kind="channel")
         if body.get("enforce_nonce") and nonce is not None:
             self.nonces[key] = msg
+            self.nonce_seen[key] = self.loop_time()
         return msg.payload
+
+    async def _list_messages(self, rec: RecordedRequest, channel_id: str) -> Any:
+        """GET /channels/{id}/messages: the newest first, ``limit`` 1-100 (default 50),
+        ``before`` a message id. Real Discord does not return nonces here; neither does this."""
+        ch = self._channel_or_error(int(channel_id))
+        try:
+            limit = int(rec.query.get("limit", 50))
+        except ValueError:
+            raise _Reply(400, error_payload(50035, "Invalid Form Body")) from None
+        if not 1 <= limit <= 100:
+            raise _Reply(400, error_payload(50035, "Invalid Form Body"))
+        before = int(rec.query["before"]) if rec.query.get("before", "").isdigit() else None
+        msgs = [m for m in self.channel_messages(ch.id, include_interactions=True) if not m.ephemeral]
+        msgs = [m for m in sorted(msgs, key=lambda m: m.id, reverse=True) if before is None or m.id < before]
+        return [{k: v for k, v in m.payload.items() if k != "nonce"} for m in msgs[:limit]]
 
     def _message_in(self, channel_id: str, message_id: str) -> FakeMessage:
         self._channel_or_error(int(channel_id))
