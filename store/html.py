@@ -112,9 +112,10 @@ def paper_links(data: bytes, url: str) -> list[str]:
         return []
     base = _declared_base(tree, url) or url
     out: dict[str, None] = {}
+    resolve = _Resolver(base)
     for kind, node in _events(root, skip_header=root.tag == "body"):
         if kind is _ENTER and node.tag == "a":
-            href = _absolute(node.attributes.get("href") or "", base)
+            href = resolve(node.attributes.get("href") or "")
             if href and "/paper/" in urlsplit(href).path and normalize_id(href):
                 out.setdefault(href)
     return list(out)
@@ -230,22 +231,67 @@ def _base_url(tree: LexborHTMLParser, url: str | None, root: LexborNode) -> str 
     return None
 
 
+class _Resolver:
+    """Links resolved against one base URL (`urljoin`, with fast paths for the shapes map
+    pages use: absolute http(s), root-relative `/lr/x/`, relative `../2509.02547/`)."""
+
+    def __init__(self, base: str | None) -> None:
+        self.base = base
+        self.origin = self.directory = None
+        if base:
+            parts = urlsplit(base)
+            if parts.scheme in _LINK_SCHEMES and parts.netloc:
+                self.origin = f"{parts.scheme}://{parts.netloc}"
+                self.directory = parts.path[:parts.path.rfind("/") + 1] or "/"
+
+    def __call__(self, href: str) -> str | None:
+        """`href` made absolute; None for a link that is not http(s) (javascript:, ...)."""
+        href = href.strip()
+        if not href:
+            return None
+        if href.startswith(("https://", "http://")):
+            resolved = href
+        elif (self.origin is not None and not href.startswith("//")
+              and ":" not in href.split("/", 1)[0] and "?" not in href and "#" not in href):
+            path = href if href.startswith("/") else f"{self.directory}{href}"
+            resolved = self.origin + (_remove_dots(path) if "." in path else path)
+        else:
+            try:
+                resolved = urljoin(self.base, href) if self.base else href
+                scheme = urlsplit(resolved).scheme.lower()
+            except ValueError:  # e.g. an unbalanced IPv6 bracket
+                return None
+            if scheme and scheme not in _LINK_SCHEMES:
+                return None
+            if not scheme and ":" in resolved.split("/", 1)[0]:
+                return None
+        # The text form ends a link at ")" or whitespace: keep those out of the URL.
+        if " " in resolved or "(" in resolved or ")" in resolved:
+            resolved = resolved.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+        return resolved
+
+
+def _remove_dots(path: str) -> str:
+    """RFC 3986 5.2.4 for an absolute path: "." and ".." segments resolved."""
+    segments = path.split("/")
+    out: list[str] = []
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        if seg == "..":
+            if len(out) > 1:
+                out.pop()
+            if i == last:
+                out.append("")
+        elif seg == ".":
+            if i == last:
+                out.append("")
+        else:
+            out.append(seg)
+    return "/".join(out) if len(out) > 1 or out != [""] else "/"
+
+
 def _absolute(href: str, base: str | None) -> str | None:
-    """`href` resolved against `base`; None for a link that is not http(s) (javascript:, ...)."""
-    href = href.strip()
-    if not href:
-        return None
-    try:
-        resolved = urljoin(base, href) if base else href
-        scheme = urlsplit(resolved).scheme.lower()
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    if scheme and scheme not in _LINK_SCHEMES:
-        return None
-    if not scheme and ":" in resolved.split("/", 1)[0]:
-        return None
-    # The text form ends a link at ")" or whitespace: keep those out of the URL.
-    return resolved.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return _Resolver(base)(href)
 
 
 _ENTER, _EXIT, _TEXT = object(), object(), object()
@@ -289,6 +335,7 @@ class _Converter:
 
     def __init__(self, base: str | None) -> None:
         self.base = base
+        self.resolve = _Resolver(base)
         self.lines: list[str] = []
         self.buf: list[str] = []
         self.prefix = ""
@@ -320,8 +367,11 @@ class _Converter:
         return "\n".join([lines[0], *header, *lines[header_end:]]).rstrip("\n") + "\n"
 
     def _flush(self) -> None:
-        text = _collapse("".join(self.buf))
+        if not self.buf:
+            return
+        text = "".join(self.buf)
         self.buf.clear()
+        text = _collapse(text) if not text.isspace() else ""
         if text:
             if self.prefix == "# ":
                 text = _escape(text)
@@ -338,7 +388,7 @@ class _Converter:
     def _enter(self, node: LexborNode) -> None:
         tag = node.tag
         if tag == "a":
-            href = _absolute(node.attributes.get("href") or "", self.base)
+            href = self.resolve(node.attributes.get("href") or "")
             self.links.append((len(self.buf), None if self.heading else href))
         elif tag == "br":
             if self.prefix or self.heading:

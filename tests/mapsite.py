@@ -86,14 +86,26 @@ def texts_of(pages: Iterable[MapPage]) -> dict[str, str]:
     return {p.id: format_page(p) for p in pages}
 
 
+def _literal(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("*", "\\*")
+            .replace("_", "\\_").replace("`", "\\`"))
+
+
 def _markdown_source(text: str) -> str:
-    """The page text as Markdown that renders to what the page says: `<`, `*`, `_` and
-    backticks in titles and prose are literal characters on the map, not markup."""
-    parts = _URLISH.split(text)
-    for i in range(0, len(parts), 2):
-        parts[i] = (parts[i].replace("&", "&amp;").replace("<", "&lt;").replace("*", "\\*")
-                    .replace("_", "\\_").replace("`", "\\`"))
-    return "".join(parts)
+    """The page text as Markdown that renders to what the page says: `<`, `&`, `*`, `_` and
+    backticks in titles and prose, and brackets in the titles of list items, are literal
+    characters on the map, not markup."""
+    out = []
+    for line in text.split("\n"):
+        k = line.rfind("](")
+        if line.startswith("- [") and k > 3:  # a list item: its title, as the text parser reads it
+            out.append("- [" + _literal(line[3:k]).replace("[", "\\[").replace("]", "\\]") + "](" + line[k + 2:])
+            continue
+        parts = _URLISH.split(line)
+        for i in range(0, len(parts), 2):
+            parts[i] = _literal(parts[i])
+        out.append("".join(parts))
+    return "\n".join(out)
 
 
 def _relative_text(text: str, paper_id: str) -> str:
