@@ -80,8 +80,10 @@ def html_to_page_text(data: bytes, url: str | None = None) -> str:
     root = _content_root(tree)
     if root is None or not (root.text(deep=True, separator=" ", strip=True)):
         raise ParseError("HTML page with an empty body")
-    base = _base_url(tree, url, root)
+    base = _base_url(tree, url)
     text = _Converter(base).convert(root, skip_header=root.tag == "body")
+    if base is None and (derived := _derived_base(text)) is not None:
+        text = _Converter(derived).convert(root, skip_header=root.tag == "body")
     return text
 
 
@@ -204,10 +206,9 @@ def _declared_base(tree: LexborHTMLParser, url: str | None) -> str | None:
     return page
 
 
-def _base_url(tree: LexborHTMLParser, url: str | None, root: LexborNode) -> str | None:
+def _base_url(tree: LexborHTMLParser, url: str | None) -> str | None:
     """The URL links are resolved against, and the page's own URL when it has no `HTML:`
-    line: `<base>`, the page's http(s) URL, `<link rel="canonical">`, else the map host
-    that the content's absolute `/paper/` links name plus `/paper/<own id>/`."""
+    line: `<base>`, the page's http(s) URL, else `<link rel="canonical">`."""
     declared = _declared_base(tree, url)
     if declared:
         return declared
@@ -216,18 +217,23 @@ def _base_url(tree: LexborHTMLParser, url: str | None, root: LexborNode) -> str 
             href = (link.attributes.get("href") or "").strip()
             if urlsplit(href).scheme in _LINK_SCHEMES:
                 return href
+    return None
+
+
+def _derived_base(text: str) -> str | None:
+    """For a page with no base at all (a saved file): `<map host>/paper/<own id>/`, the host
+    from the first absolute `/paper/` link of the text form, the id from its arXiv line."""
     own = host = None
-    for a in root.css("a[href]"):
-        href = (a.attributes.get("href") or "").strip()
-        parts = urlsplit(href)
-        if parts.scheme not in _LINK_SCHEMES or _inside_skipped(a):
-            continue
-        if parts.netloc.endswith("arxiv.org"):
-            own = own or normalize_id(href)
-        elif "/paper/" in parts.path and host is None:
-            host = f"{parts.scheme}://{parts.netloc}"
-    if own and host:
-        return f"{host}/paper/{own}/"
+    for line in text.splitlines():
+        if own is None and "arXiv:" in line and not line.startswith("- "):
+            own = next((normalize_id(w) for w in line[line.find("arXiv:") + 6:].split()[:1]), None)
+        k = line.rfind("](")
+        if host is None and line.startswith("- ") and k >= 0:
+            parts = urlsplit(line[k + 2:].split(")", 1)[0])
+            if parts.scheme in _LINK_SCHEMES and parts.netloc and "/paper/" in parts.path:
+                host = f"{parts.scheme}://{parts.netloc}"
+        if own and host:
+            return f"{host}/paper/{own}/"
     return None
 
 

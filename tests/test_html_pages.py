@@ -466,3 +466,21 @@ def test_site_robots_sitemaps_directions_etags_and_snapshots() -> None:
         urlset = gzip.decompress(get(f"{site.base}/sitemap-papers.xml.gz")[2]).decode()
         assert f"<loc>{site.page_url('2412.10400')}</loc><lastmod>2026-11-12</lastmod>" in urlset
         assert "/robots.txt" in site.paths_requested()
+
+
+def test_saved_page_without_base_or_canonical_uses_the_host_its_links_name() -> None:
+    text = seed_texts()["2412.10400"].replace(" · HTML: https://mlsanity.com/paper/2412.10400/", "")
+    html = render_page(text, "a").replace('<link rel="canonical" href="https://mlsanity.com/paper/2412.10400/">', "")
+    assert "canonical" not in html and "HTML:" not in html
+    page = parse_document(html.encode(), url="file:///saved/2412.10400.html")
+    assert page.map_url == f"{HOST}/paper/2412.10400/"
+    assert fields(page) == fields(parse_page(seed_texts()["2412.10400"]))
+
+
+def test_saved_page_with_relative_links_and_no_base_is_rejected_with_its_item() -> None:
+    html = render_page(seed_texts()["2412.10400"], "b").replace(
+        '<link rel="canonical" href="https://mlsanity.com/paper/2412.10400/">', "")
+    with pytest.raises(ParseError) as e:
+        parse_document(html.encode(), url="file:///saved/2412.10400.html")
+    assert e.value.reason == ("HTML page: list item is not a paper link: "
+                              "'- [Language Models are Few-Shot Learners](../2005.14165/) (2020)'")
