@@ -20,7 +20,9 @@ that text, so the text parser stays the single definition of the format (README,
   `/paper/` links name (a saved file); with none of these, relative links stay as written.
 - Between the title and the first section, an anchor labelled "arXiv" or "HTML", or one
   pointing at arxiv.org, becomes the header's `arXiv: <url>` / `HTML: <url>`. When the page
-  has no `HTML:` self link, its own URL (as above) is written as that link.
+  has no `HTML:` self link, its own URL is written as that link: the URL it was fetched from,
+  or for a saved file its canonical link, else its `<base href>`, else the map host its
+  absolute `/paper/` links name plus `/paper/<its id>/`.
 - Links whose scheme is not http or https (`javascript:`, `data:`, `mailto:`, ...) are not
   links: their text is kept and their target dropped. In a paper list that leaves an item
   without a link, and the text parser rejects the page ("list item is not a paper link").
@@ -31,7 +33,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -66,10 +68,7 @@ def is_html(data: bytes, content_type: str | None = None) -> bool:
     with `<!doctype html` or `<html`."""
     if content_type and content_type.split(";", 1)[0].strip().lower() in HTML_TYPES:
         return True
-    head = data[:512]
-    for bom in (codecs.BOM_UTF8,):
-        head = head.removeprefix(bom)
-    head = head.lstrip(b" \t\r\n\f").lower()
+    head = data[:512].removeprefix(codecs.BOM_UTF8).lstrip(b" \t\r\n\f").lower()
     return head.startswith((b"<!doctype html", b"<html"))
 
 
@@ -80,17 +79,18 @@ def html_to_page_text(data: bytes, url: str | None = None) -> str:
     root = _content_root(tree)
     if root is None or not (root.text(deep=True, separator=" ", strip=True)):
         raise ParseError("HTML page with an empty body")
-    base = _base_url(tree, url)
-    text = _Converter(base).convert(root, skip_header=root.tag == "body")
+    base, own = _base_url(tree, url)
+    skip_header = root.tag == "body"
+    text = _Converter(base, own).convert(root, skip_header=skip_header)
     if base is None and (derived := _derived_base(text)) is not None:
-        text = _Converter(derived).convert(root, skip_header=root.tag == "body")
+        text = _Converter(derived, own or derived).convert(root, skip_header=skip_header)
     return text
 
 
 def text_alternate_url(data: bytes, url: str) -> str | None:
     """The absolute href of `<link rel="alternate" type="text/markdown"|"text/plain">` in the
-    document's head, if any."""
-    tree = _tree(data)
+    document's head, if any. Never raises."""
+    tree = _tree(data, strict=False)
     head = tree.head
     if head is None:
         return None
@@ -107,8 +107,9 @@ def text_alternate_url(data: bytes, url: str) -> str | None:
 
 def paper_links(data: bytes, url: str) -> list[str]:
     """Absolute URLs of the `/paper/<id>/` links in the main content of any HTML page (a
-    direction page's papers: pages to fetch, never citations), in order, without repeats."""
-    tree = _tree(data)
+    direction page's papers: pages to fetch, never citations), in order, without repeats.
+    Never raises."""
+    tree = _tree(data, strict=False)
     root = _content_root(tree)
     if root is None:
         return []
@@ -118,15 +119,23 @@ def paper_links(data: bytes, url: str) -> list[str]:
     for kind, node in _events(root, skip_header=root.tag == "body"):
         if kind is _ENTER and node.tag == "a":
             href = resolve(node.attributes.get("href") or "")
-            if href and "/paper/" in urlsplit(href).path and normalize_id(href):
+            parts = _split(href) if href else None
+            if parts is not None and "/paper/" in parts.path and normalize_id(href):
                 out.setdefault(href)
     return list(out)
 
 
 # --- the document ---------------------------------------------------------------------------
 
-def _tree(data: bytes) -> LexborHTMLParser:
-    return LexborHTMLParser(_decode(data))
+def _tree(data: bytes, *, strict: bool = True) -> LexborHTMLParser:
+    """The parsed document. Not strict: undecodable bytes become U+FFFD instead of a
+    `ParseError` (for the helpers that only look for links)."""
+    try:
+        return LexborHTMLParser(_decode(data))
+    except ParseError:
+        if strict:
+            raise
+        return LexborHTMLParser(data.decode("utf-8", errors="replace"))
 
 
 def _decode(data: bytes) -> str:
@@ -196,28 +205,33 @@ def _content_root(tree: LexborHTMLParser) -> LexborNode | None:
 
 def _declared_base(tree: LexborHTMLParser, url: str | None) -> str | None:
     """`<base href>` resolved against `url`, or `url` if it is http(s)."""
-    page = url if url and urlsplit(url).scheme in _LINK_SCHEMES else None
+    page = url if _is_web(url) else None
     base = tree.css_first("base[href]")
     if base is not None:
         href = (base.attributes.get("href") or "").strip()
-        resolved = urljoin(page, href) if page else href
-        if urlsplit(resolved).scheme in _LINK_SCHEMES:
+        try:
+            resolved = urljoin(page, href) if page else href
+        except ValueError:
+            resolved = ""
+        if _is_web(resolved):
             return resolved
     return page
 
 
-def _base_url(tree: LexborHTMLParser, url: str | None) -> str | None:
-    """The URL links are resolved against, and the page's own URL when it has no `HTML:`
-    line: `<base>`, the page's http(s) URL, else `<link rel="canonical">`."""
-    declared = _declared_base(tree, url)
-    if declared:
-        return declared
-    for link in tree.css("link[rel][href]"):
-        if "canonical" in (link.attributes.get("rel") or "").lower().split():
-            href = (link.attributes.get("href") or "").strip()
-            if urlsplit(href).scheme in _LINK_SCHEMES:
-                return href
-    return None
+def _base_url(tree: LexborHTMLParser, url: str | None) -> tuple[str | None, str | None]:
+    """(the URL links are resolved against, the page's own URL). Over HTTP the page's URL is
+    its own; a saved file's is its `<link rel="canonical">`, else its `<base href>`. Links
+    resolve against `<base>`, else the page's own URL."""
+    own = url if _is_web(url) else None
+    if own is None:
+        for link in tree.css("link[rel][href]"):
+            if "canonical" in (link.attributes.get("rel") or "").lower().split():
+                href = (link.attributes.get("href") or "").strip()
+                if _is_web(href):
+                    own = href
+                    break
+    declared = _declared_base(tree, own)
+    return declared or own, own or declared
 
 
 def _derived_base(text: str) -> str | None:
@@ -229,8 +243,8 @@ def _derived_base(text: str) -> str | None:
             own = next((normalize_id(w) for w in line[line.find("arXiv:") + 6:].split()[:1]), None)
         k = line.rfind("](")
         if host is None and line.startswith("- ") and k >= 0:
-            parts = urlsplit(line[k + 2:].split(")", 1)[0])
-            if parts.scheme in _LINK_SCHEMES and parts.netloc and "/paper/" in parts.path:
+            parts = _split(line[k + 2:].split(")", 1)[0])
+            if parts is not None and parts.scheme in _LINK_SCHEMES and parts.netloc and "/paper/" in parts.path:
                 host = f"{parts.scheme}://{parts.netloc}"
         if own and host:
             return f"{host}/paper/{own}/"
@@ -244,11 +258,10 @@ class _Resolver:
     def __init__(self, base: str | None) -> None:
         self.base = base
         self.origin = self.directory = None
-        if base:
-            parts = urlsplit(base)
-            if parts.scheme in _LINK_SCHEMES and parts.netloc:
-                self.origin = f"{parts.scheme}://{parts.netloc}"
-                self.directory = parts.path[:parts.path.rfind("/") + 1] or "/"
+        parts = _split(base) if base else None
+        if parts is not None and parts.scheme in _LINK_SCHEMES and parts.netloc:
+            self.origin = f"{parts.scheme}://{parts.netloc}"
+            self.directory = parts.path[:parts.path.rfind("/") + 1] or "/"
 
     def __call__(self, href: str) -> str | None:
         """`href` made absolute; None for a link that is not http(s) (javascript:, ...)."""
@@ -300,6 +313,19 @@ def _absolute(href: str, base: str | None) -> str | None:
     return _Resolver(base)(href)
 
 
+def _split(url: str) -> SplitResult | None:
+    try:
+        return urlsplit(url)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return None
+
+
+def _is_web(url: str | None) -> bool:
+    """An absolute http(s) URL."""
+    parts = _split(url) if url else None
+    return parts is not None and parts.scheme in _LINK_SCHEMES and bool(parts.netloc)
+
+
 _ENTER, _EXIT, _TEXT = object(), object(), object()
 
 
@@ -339,8 +365,9 @@ def _escape(text: str) -> str:
 class _Converter:
     """One walk of the main content, writing the text form's lines."""
 
-    def __init__(self, base: str | None) -> None:
+    def __init__(self, base: str | None, own: str | None) -> None:
         self.base = base
+        self.own = own  # the page's own URL: its self link when it has no "HTML:" line
         self.resolve = _Resolver(base)
         self.lines: list[str] = []
         self.buf: list[str] = []
@@ -366,10 +393,10 @@ class _Converter:
         header = lines[1:header_end]
         if not any(_arxiv_label(s) for s in header):
             raise ParseError("HTML page without an arXiv link")
-        if self.base and not any("HTML:" in s for s in header) and urlsplit(self.base).scheme in _LINK_SCHEMES:
+        if self.own and not any("HTML:" in s for s in header) and _is_web(self.own):
             # The page's own URL is its self link (README, "Page formats").
             k = next(i for i, s in enumerate(header) if _arxiv_label(s))
-            header[k] = f"{header[k]} · HTML: {self.base}"
+            header[k] = f"{header[k]} · HTML: {self.own}"
         return "\n".join([lines[0], *header, *lines[header_end:]]).rstrip("\n") + "\n"
 
     def _flush(self) -> None:
@@ -450,7 +477,8 @@ class _Converter:
                 return f" {href} "
             if label:
                 return f" {label}: {href} "
-            if urlsplit(href).netloc.lower().endswith("arxiv.org") and normalize_id(href):
+            parts = _split(href)
+            if parts is not None and parts.netloc.lower().endswith("arxiv.org") and normalize_id(href):
                 return f" arXiv: {href} "
             if text == href:
                 return f" {href} "

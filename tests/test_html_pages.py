@@ -484,3 +484,12 @@ def test_saved_page_with_relative_links_and_no_base_is_rejected_with_its_item() 
         parse_document(html.encode(), url="file:///saved/2412.10400.html")
     assert e.value.reason == ("HTML page: list item is not a paper link: "
                               "'- [Language Models are Few-Shot Learners](../2005.14165/) (2020)'")
+
+
+def test_a_base_element_moves_links_but_not_the_page_itself() -> None:
+    html = render_page(seed_texts()["2412.10400"], "b").replace(
+        "<head>", '<head><base href="https://mirror.example/paper/2412.10400/">', 1)
+    url = "http://127.0.0.1:9/paper/2412.10400/"
+    page = parse_document(html.encode(), url=url)
+    assert page.map_url == url  # the page's own URL, not where <base> points
+    assert page.builds_on is not None and page.builds_on.items[0].url == "https://mirror.example/paper/2005.14165/"
