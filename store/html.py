@@ -64,11 +64,16 @@ _LINK_SCHEMES = ("http", "https")
 
 
 def is_html(data: bytes, content_type: str | None = None) -> bool:
-    """An HTML document: by its content type, or by starting (after a BOM and whitespace)
-    with `<!doctype html` or `<html`."""
+    """An HTML document: by its content type, or by starting (after a BOM, whitespace, an XML
+    declaration and comments) with `<!doctype html` or `<html`."""
     if content_type and content_type.split(";", 1)[0].strip().lower() in HTML_TYPES:
         return True
-    head = data[:512].removeprefix(codecs.BOM_UTF8).lstrip(b" \t\r\n\f").lower()
+    head = data[:2048].removeprefix(codecs.BOM_UTF8).lstrip(b" \t\r\n\f").lower()
+    while head.startswith((b"<!--", b"<?xml")):
+        end = head.find(b"-->" if head.startswith(b"<!--") else b"?>")
+        if end < 0:
+            return False
+        head = head[end + (3 if head.startswith(b"<!--") else 2):].lstrip(b" \t\r\n\f")
     return head.startswith((b"<!doctype html", b"<html"))
 
 

@@ -358,6 +358,9 @@ def test_entities_comments_and_cdata_in_content() -> None:
     (b"<p>fragment</p>", "application/xhtml+xml", True),
     (b"<!doctype html>", "text/plain", True),  # the bytes say HTML whatever the header says
     (b"<?xml version='1.0'?><feed/>", "application/atom+xml", False),
+    (b"<?xml version='1.0' encoding='utf-8'?>\n<!DOCTYPE html PUBLIC '-//W3C//DTD XHTML 1.0//EN'>", None, True),
+    (b"<!-- generated 2026-11-30 -->\n<!-- cache: hit -->\n<html>", None, True),
+    (b"<!-- an unterminated comment <html>", None, False),
     (b"", None, False),
 ])
 def test_is_html(data: bytes, content_type: str | None, expected: bool) -> None:
@@ -493,3 +496,22 @@ def test_a_base_element_moves_links_but_not_the_page_itself() -> None:
     page = parse_document(html.encode(), url=url)
     assert page.map_url == url  # the page's own URL, not where <base> points
     assert page.builds_on is not None and page.builds_on.items[0].url == "https://mirror.example/paper/2005.14165/"
+
+
+def test_title_and_arxiv_line_inside_the_articles_own_header() -> None:
+    """`<header>` inside the article holds the page's title: kept; a self link around the
+    title is the title's text; the arXiv link labelled by its id."""
+    text = seed_texts()["2507.04136"]
+    html = render_page(text, "b")
+    h1 = "<h1>A Technical Survey of Reinforcement Learning Techniques for Large Language Models</h1>"
+    arxiv = '<p><a href="https://arxiv.org/abs/2507.04136">arXiv</a></p>'
+    assert h1 in html and arxiv in html
+    html = html.replace(h1 + "\n" + arxiv, (
+        '<article><header><h1><a href="./">A Technical Survey of Reinforcement Learning Techniques for '
+        'Large Language Models</a></h1><div class="meta">First posted 5 Jul 2025 · '
+        '<a href="https://arxiv.org/abs/2507.04136v1">arXiv:2507.04136</a></div></header>'))
+    html = html.replace("</div></div>\n<div hidden>", "</article></div></div>\n<div hidden>", 1)
+    url = f"{HOST}/paper/2507.04136/"
+    page = parse_document(html.encode(), url=url)
+    expected = parse_page(text)
+    assert fields(page) == {**fields(expected), "arxiv_url": "https://arxiv.org/abs/2507.04136v1"}
