@@ -30,7 +30,10 @@ The server: `with serve_site(MapSite(pages=seed_texts(), template="b")) as site:
 - anything else: a 404 HTML page in the site's template.
 Every answer has an ETag and honours `If-None-Match` (304). `site.requests` records each
 request as (path with query, headers). `site.swap(texts)` replaces every page at once (a
-later snapshot). With `host_links=True` (the default) the pages' `https://mlsanity.com` links
+later snapshot; change pages only through it). Pages are rendered on first request and kept
+until `swap`; `prerender()`
+renders them all up front (to time a crawl without the rendering). With `host_links=True`
+(the default) the pages' `https://mlsanity.com` links
 point at the server itself.
 """
 
@@ -251,11 +254,35 @@ class MapSite:
     sitemap: bool = True
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     base: str = ""
-    _directions: tuple[int, dict[str, tuple[str, list[tuple[str, str, int | None]]]]] | None = None
+    # Caches of what the pages served now say, each beside the `pages` dict it was made from.
+    _directions: tuple[dict, dict[str, tuple[str, list[tuple[str, str, int | None]]]]] | None = None
+    _lastmod: tuple[dict, dict[str, str]] | None = None
+    _rendered: tuple[dict, dict[str, bytes]] | None = None
 
     def swap(self, pages: dict[str, str]) -> None:
         """Serve a later snapshot: every page replaced at once."""
         self.pages = dict(pages)
+
+    def prerender(self) -> None:
+        """Render every page now (pages are rendered once, on first request, and kept until
+        `swap`): for timing a crawl without the rendering. Needs the server's `base`."""
+        for pid in self.pages:
+            self.render(pid)
+
+    def render(self, paper_id: str) -> bytes | None:
+        """The HTML the site serves for a page (None: no such page)."""
+        pages = self.pages
+        if self._rendered is None or self._rendered[0] is not pages:
+            self._rendered = (pages, {})
+        cache = self._rendered[1]
+        body = cache.get(paper_id)
+        if body is None:
+            text = pages.get(paper_id)
+            if text is None:
+                return None
+            body = cache[paper_id] = render_page(text, self.template, self._base(),
+                                                 offer_text=self.offer_text).encode()
+        return body
 
     def paths_requested(self) -> list[str]:
         return [path for path, _ in self.requests]
@@ -269,7 +296,7 @@ class MapSite:
     def directions(self) -> dict[str, tuple[str, list[tuple[str, str, int | None]]]]:
         """Direction path -> (name, papers placed there), from the pages served now."""
         pages = self.pages
-        if self._directions is not None and self._directions[0] == id(pages):
+        if self._directions is not None and self._directions[0] is pages:
             return self._directions[1]
         out: dict[str, tuple[str, list[tuple[str, str, int | None]]]] = {}
         for text in pages.values():
@@ -278,7 +305,7 @@ class MapSite:
             for placement in page.placements:
                 path = urlsplit(placement.url).path
                 out.setdefault(path, (placement.direction, []))[1].append((page.id, page.title, year))
-        self._directions = (id(pages), out)
+        self._directions = (pages, out)
         return out
 
     def _respond(self, request: web.Request, body: bytes, content_type: str, status: int = 200,
@@ -312,11 +339,9 @@ class MapSite:
                     text = text.replace(HOST, self.base)
                 return self._respond(request, text.encode(), "text/markdown")
         if path.startswith("/paper/") and path.endswith("/"):
-            text = self.pages.get(path[len("/paper/"):-1])
-            if text is not None:
-                return self._respond(request, render_page(text, self.template, base,
-                                                          offer_text=self.offer_text).encode(),
-                                     "text/html")
+            body = self.render(path[len("/paper/"):-1])
+            if body is not None:
+                return self._respond(request, body, "text/html")
         direction = self.directions().get(path)
         if direction is not None:
             name, papers = direction
@@ -325,10 +350,15 @@ class MapSite:
         return self._respond(request, render_not_found(self.template, base).encode(), "text/html", status=404)
 
     def _lastmods(self) -> dict[str, str]:
+        """Paper id -> the page's "data through" date (ISO), for the sitemap's lastmod."""
+        pages = self.pages
+        if self._lastmod is not None and self._lastmod[0] is pages:
+            return self._lastmod[1]
         out = {}
-        for pid, text in self.pages.items():
+        for pid, text in pages.items():
             through = parse_page(text).data_through
             out[pid] = through.isoformat() if through else "2026-01-01"
+        self._lastmod = (pages, out)
         return out
 
     def _sitemap_index(self) -> str:
