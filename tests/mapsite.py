@@ -31,10 +31,9 @@ The server: `with serve_site(MapSite(pages=seed_texts(), template="b")) as site:
 Every answer has an ETag and honours `If-None-Match` (304). `site.requests` records each
 request as (path with query, headers). `site.swap(texts)` replaces every page at once (a
 later snapshot; change pages only through it). Pages are rendered on first request and kept
-until `swap`; `prerender()`
-renders them all up front (to time a crawl without the rendering). With `host_links=True`
-(the default) the pages' `https://mlsanity.com` links
-point at the server itself.
+until `swap`; `prerender()` renders them all up front (to time a crawl without the rendering).
+With `host_links=True` (the default) the pages' `https://mlsanity.com` links point at the
+server itself.
 """
 
 from __future__ import annotations
