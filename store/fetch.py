@@ -10,7 +10,9 @@ from pathlib import Path
 from store.errors import FetchError
 from store.parse import MAX_PAGE_BYTES
 
-PAGE_SUFFIXES = (".txt", ".md")
+PAGE_SUFFIXES = (".txt", ".md", ".html", ".htm")
+TEXT_SUFFIXES = (".txt", ".md")  # read as text only (README, "Page formats")
+HTML_SUFFIXES = (".html", ".htm")  # read as HTML documents
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
 
 
@@ -25,8 +27,8 @@ class FilePage:
 
 def page_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Every page file named by `paths`: files as given, folders searched recursively
-    for *.txt and *.md (README files excepted), in sorted order. Raises FetchError for a
-    path that does not exist."""
+    for *.txt, *.md, *.html and *.htm (README files excepted), in sorted order. Raises
+    FetchError for a path that does not exist."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():

@@ -16,9 +16,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from store.errors import FetchError, ParseError
-from store.fetch import FilePage, page_files, read_page_file, stat_key
+from store.fetch import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage, page_files, read_page_file, stat_key
 from store.model import MapPage
-from store.parse import MAX_PAGE_BYTES, parse_page
+from store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 from store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
 
 Clock = Callable[[], datetime]
@@ -139,7 +139,14 @@ def _read(path: Path, location: str) -> FilePage:
 def _parse_file(path: Path, location: str | None = None) -> tuple[MapPage, SourceInfo] | Rejection:
     f = read_page_file(path) if location is None else _read(path, location)
     try:
-        page = parse_page(f.data)
+        # .txt and .md files are text; any other page file (.html, .htm, or a file named
+        # explicitly) is read as HTML when it is an HTML document (README, "Page formats").
+        suffix = path.suffix.lower()
+        if suffix in TEXT_SUFFIXES:
+            page = parse_page(f.data)
+        else:
+            page = parse_document(f.data, url=Path(f.location).as_uri(),
+                                  content_type="text/html" if suffix in HTML_SUFFIXES else None)
     except ParseError as e:
         return Rejection(f.location, e.line, e.reason, f.sha256)
     return page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns)

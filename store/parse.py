@@ -42,6 +42,25 @@ def parse_page(data: bytes | str) -> MapPage:
     return _Parser(lines).page()
 
 
+def parse_document(data: bytes, *, url: str | None = None, content_type: str | None = None) -> MapPage:
+    """Parse one page in any format the map serves: an HTML document (by `content_type` or
+    its first bytes) is read from its main content (`store.html`), then parsed as text; any
+    other document is text. `url` is where the page came from: relative links are resolved
+    against it, and it is the page's `map_url` when the page has no `HTML:` self link.
+    Raises `ParseError`; for HTML, reasons name the HTML page and carry no line number."""
+    from store import html  # HTML support loads its parser only when a page needs it
+
+    if not html.is_html(data, content_type):
+        return parse_page(data)
+    if len(data) > MAX_PAGE_BYTES:
+        raise ParseError(f"file over 2 MB ({len(data):,} bytes), not a map page")
+    text = html.html_to_page_text(data, url)
+    try:
+        return parse_page(text)
+    except ParseError as e:
+        raise ParseError(f"HTML page: {e.reason}") from None
+
+
 def _decode(data: bytes | str) -> str:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > MAX_PAGE_BYTES:

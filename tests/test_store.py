@@ -12,6 +12,7 @@ from store.db import open_db
 from store.ingest import ingest_paths
 from store.save import SourceInfo, save_pages
 from tests.conftest import DATA, SEED_FILES, FakeClock, older_snapshot, seed_page, write_page
+from tests.seedfacts import assert_seed_facts
 
 DATA_TABLES = ("papers", "citations", "directions", "placements", "snapshots", "events")
 
@@ -23,46 +24,8 @@ def dump(db) -> dict[str, list[tuple]]:
 def test_seeds_exact_values(db, seeds_dir: Path, clock: FakeClock) -> None:
     report = ingest_paths(db, [seeds_dir], clock=clock)
     assert (report.pages_read, report.stored, report.unchanged, report.rejected) == (2, 2, 0, [])
-    assert db["papers"].count == 99
-    assert db["citations"].count == 111
     assert report.saved.new_citations == 111
-
-    p = db["papers"].get("2412.10400")
-    assert {k: p[k] for k in ("cited_by", "refs_in_map", "refs_total", "first_posted",
-                              "data_through", "has_page", "year")} == {
-        "cited_by": 71, "refs_in_map": 78, "refs_total": 110, "first_posted": "2024-12-05",
-        "data_through": "2026-10-14", "has_page": 1, "year": 2024}
-    assert p["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
-    assert p["url"] == "https://mlsanity.com/paper/2412.10400/"
-    slugs = [r[0] for r in db.conn.execute(
-        "SELECT direction_slug FROM placements WHERE paper_id = '2412.10400' ORDER BY position")]
-    assert slugs == ["lr/reinforcement-learning-for-reasoning", "alignment/reward-modeling-and-rlhf"]
-
-    def count(sql: str, *args: str) -> int:
-        return db.conn.execute(sql, args).fetchone()[0]
-
-    # 30 listed citers + 30 listed references for 2412.10400 (one citer, 2507.04136, is also a page).
-    assert count("SELECT count(*) FROM citations WHERE cited_id = ?", "2412.10400") == 30
-    assert count("SELECT count(*) FROM citations WHERE citing_id = ?", "2412.10400") == 30
-    assert count("SELECT count(*) FROM citations WHERE cited_id = ?", "2507.04136") == 21
-    # 30 listed references, plus 2412.10400, which lists it as a citer (both sides are evidence).
-    assert count("SELECT count(*) FROM citations WHERE citing_id = ?", "2507.04136") == 31
-    q = db["papers"].get("2507.04136")
-    assert (q["cited_by"], q["refs_in_map"], q["refs_total"], q["first_posted"]) == (21, 79, 106, "2025-07-05")
-    # The edge both pages state is stored once.
-    assert count("SELECT count(*) FROM citations WHERE citing_id = '2507.04136' AND cited_id = '2412.10400'") == 1
-
-    stub = db["papers"].get("1706.03762")
-    assert (stub["title"], stub["year"], stub["has_page"]) == ("Attention Is All You Need", 2017, 0)
-    d = db["directions"].get("alignment/reward-modeling-and-rlhf")
-    assert (d["name"], d["area"], d["breadcrumb"]) == (
-        "Reward modeling and RLHF", "LLM alignment",
-        "LLM alignment / RLHF / preference optimisation / Reward modeling and RLHF")
-    assert db["directions"].get("lr/reinforcement-learning-for-reasoning")["direction_count"] == 17
-    # Every edge got an event with a growing id; no count events on a first import.
-    assert count("SELECT count(*) FROM events WHERE kind = 'citation'") == 111
-    assert count("SELECT count(*) FROM events WHERE kind = 'count'") == 0
-    assert db["snapshots"].count == 2
+    assert_seed_facts(db)
 
 
 def test_full_text_search_over_titles_and_abstracts(db, seeds_dir: Path, clock: FakeClock) -> None:
