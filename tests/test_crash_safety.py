@@ -205,7 +205,8 @@ def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Fi
     chain_kills = 0
     sc = scenarios[0]
     fresh = True
-    while fig.kills < kills or not fresh:
+    # Past `kills`, a few more (at most as many again) until one lands between two commits.
+    while fig.kills < kills or not fresh or (fig.kills_mid_run == 0 and fig.kills < 2 * kills):
         if fresh:
             sc = scenarios[fig.chains % len(scenarios)]
             fig.chains += 1
@@ -240,7 +241,7 @@ def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Fi
         finally:
             if proc.stderr:
                 proc.stderr.close()
-        if stored == len(sc.pages) or chain_kills >= 6 or fig.kills >= kills:
+        if stored == len(sc.pages) or chain_kills >= 6 or (fig.kills >= kills and fig.kills_mid_run):
             # End of the chain: one more run, uninterrupted, must reach the reference state.
             check_after_kill(db, sc)
             ingest_to_end(sc.folder, db)
