@@ -103,7 +103,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from store.db import open_db
     from store.queries import map_stats
 
-    s = map_stats(open_db(args.db))
+    s = map_stats(open_db(args.db, create=False))
     print(f"papers:        {s.papers:,} ({s.papers_with_page:,} with pages, "
           f"{s.papers - s.papers_with_page:,} seen only in lists)")
     print(f"citations:     {s.citations:,}")
@@ -117,22 +117,48 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# SQLite's primary result codes that mean the --db given is not a database it can open.
+_SQLITE_CANTOPEN, _SQLITE_NOTADB = 14, 26
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL = 5, 6, 13
+
+
+def database_error(e: sqlite3.DatabaseError) -> tuple[str, int]:
+    """One line and the exit status for a database error: 2 when the --db is not a database
+    that can be opened (a usage error), 1 for a failure while working (README, "Exit status")."""
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return ("mapwatch: error: the database is locked: another process kept it busy past the busy "
+                "timeout ($MAPWATCH_BUSY_TIMEOUT); nothing was lost, try again", EXIT_REJECTED)
+    if code == _SQLITE_FULL:
+        return "mapwatch: error: the database or disk is full; nothing was half-written", EXIT_REJECTED
+    if code in (_SQLITE_CANTOPEN, _SQLITE_NOTADB):
+        return f"mapwatch: database error: {e}", EXIT_USAGE
+    return f"mapwatch: database error: {e}", EXIT_REJECTED
+
+
+def os_error(e: OSError) -> str:
+    """An operating system failure (a full disk, a network failure) as one line."""
+    where = f": {e.filename}" if getattr(e, "filename", None) else ""
+    return f"mapwatch: error: {e.strerror or e}{where}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from store.errors import FetchError, MapwatchError
+    from store.errors import FetchError, MapwatchError, NoDatabase
 
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except FetchError as e:
+    except (FetchError, NoDatabase) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except MapwatchError as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_REJECTED
     except sqlite3.DatabaseError as e:
-        print(f"mapwatch: database error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        line, code = database_error(e)
+        print(line, file=sys.stderr)
+        return code
     except KeyboardInterrupt:
         print("mapwatch: interrupted", file=sys.stderr)
         return 130
@@ -140,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`mapwatch ask ... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:  # a full disk, a network failure: not a usage error
+        print(os_error(e), file=sys.stderr)
+        return EXIT_REJECTED
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     channel = args.channel if args.channel is not None else user
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=datetime.now(UTC), can_manage=True,
               base_url=config.base_url())
-    reply, ok = run_core(open_db(args.db), ctx, name, options)
+    reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED
 
@@ -163,7 +163,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     from bot.client import sync_commands
+    from store.db import require_db
 
-    count = asyncio.run(sync_commands(token, args.db))
+    count = asyncio.run(sync_commands(token, require_db(args.db)))
     print(f"Synced {count} commands.")
     return EXIT_OK

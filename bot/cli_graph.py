@@ -52,7 +52,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         print(f"mapwatch: error: no such folder for the output: {out.parent}", file=sys.stderr)
         return EXIT_USAGE
-    view = neighbourhood(open_db(args.db), args.paper, depth=args.depth, max_nodes=DEFAULT_MAX_NODES)
+    view = neighbourhood(open_db(args.db, create=False), args.paper, depth=args.depth, max_nodes=DEFAULT_MAX_NODES)
     picture = draw_neighbourhood(view)
     try:
         write_atomic(out, picture.png)

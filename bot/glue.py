@@ -179,7 +179,9 @@ class Runner:
 
 
 def to_embed(e: Any) -> discord.Embed:
-    emb = discord.Embed(title=e.title or None, description=e.description or None, url=e.url, color=e.color)
+    # Every embed sent to Discord passes here: its link once more through the one rule.
+    emb = discord.Embed(title=e.title or None, description=e.description or None, url=render.safe_link(e.url),
+                        color=e.color)
     for f in e.fields:
         emb.add_field(name=f.name, value=f.value, inline=f.inline)
     if e.footer:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.replies import Embed, Field, Reply
+from store.ids import arxiv_url
+from store.urls import safe_http_url
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
 FOOTER_MAX, TOTAL_MAX, CONTENT_MAX, EMBEDS_MAX = 2048, 6000, 2000, 10
@@ -73,13 +75,22 @@ def clip_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
 
 def link(title: str | None, url: str | None) -> str:
     t = esc(title) or "untitled"
-    if url and _safe_url(url):
-        return f"[{t}]({url})"
-    return t
+    u = safe_link(url)
+    return f"[{t}]({u})" if u else t
+
+
+_MARKDOWN_BREAKERS = re.compile(r"[()\[\]]")
+
+
+def safe_link(url: str | None) -> str | None:
+    """`url` if it may be shown as a link: http(s) with a host (store/urls.py, the one rule
+    for links from pages), at most 400 characters, and nothing that ends a Markdown link."""
+    u = safe_http_url(url)
+    return u if u and len(u) <= 400 and not _MARKDOWN_BREAKERS.search(u) else None
 
 
 def _safe_url(url: str) -> bool:
-    return bool(re.fullmatch(r"https?://[^\s()<>\[\]]{1,400}", url))
+    return safe_link(url) is not None
 
 
 def embed_size(e: Embed) -> int:
@@ -92,7 +103,7 @@ def fit_embed(e: Embed, budget: int = TOTAL_MAX) -> Embed:
     fields = tuple(Field(clip(f.name, FIELD_NAME_MAX) or "\u200b", clip(f.value, FIELD_VALUE_MAX) or "\u200b",
                          f.inline) for f in e.fields[:FIELDS_MAX])
     e = Embed(clip(e.title, TITLE_MAX), clip(e.description, DESC_MAX),
-              e.url if e.url and _safe_url(e.url) else None, fields, clip(e.footer, FOOTER_MAX), e.color)
+              safe_link(e.url), fields, clip(e.footer, FOOTER_MAX), e.color)
     while embed_size(e) > budget and e.fields:
         e = Embed(e.title, e.description, e.url, e.fields[:-1], e.footer, e.color)
     if embed_size(e) > budget:
@@ -192,7 +203,8 @@ def paper_feed_url(base_url: str, paper_id: str) -> str:
 
 def paper_card(v: Any, base_url: str) -> Reply:
     p = v.paper
-    head = [f"arXiv [{p.id}]({p.arxiv_url})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
+    arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
+    head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
     if p.has_page:
         head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
                     f" (data through {day(v.data_through)})")
@@ -294,5 +306,6 @@ def alert(a: Any) -> Reply:
     noun = "citer" if gained == 1 else "citers"
     suffix = f": {gained} new {noun}"
     title = clip(esc(p.title), 256 - len(suffix)) + suffix  # a long title never hides the news
-    embed = Embed(title, desc, p.url or p.arxiv_url, (), f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
+    embed = Embed(title, desc, safe_link(p.url) or safe_link(p.arxiv_url), (),
+                  f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))

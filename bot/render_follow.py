@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.render import clip, embed_size, esc  # text from pages can neither format nor ping
+from bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
 from bot.replies import Embed, Field, Reply
 from store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
 
@@ -45,7 +45,9 @@ class Delivery:
 # -- text helpers ---------------------------------------------------------------------------
 
 def safe_url(url: str | None) -> str | None:
-    return url if url and _URL.fullmatch(url) else None
+    """bot.render.safe_link (store/urls.py's rule), and no quote or backtick either."""
+    u = safe_link(url)
+    return u if u and _URL.fullmatch(u) else None
 
 
 def link(title: str | None, url: str | None, limit: int = 180) -> str:

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from html import escape
 
+from store.ids import arxiv_url
 from store.timeline import CountGrowth, Direction, NewCiter, PaperRef
+from store.urls import safe_http_url
 
 TAG = "tag:mapwatch,2026:"
 GENERATOR = "mapwatch"
@@ -49,10 +51,19 @@ def _join(base_url: str, rel: str) -> str:
     return f"{base_url.rstrip('/')}/{rel}"
 
 
+def _page_link(p: PaperRef) -> str:
+    """The paper's map page, else its arXiv page: only http(s) links (store/urls.py), so a
+    row stored by an older version cannot put a `javascript:` link into a feed."""
+    return safe_http_url(p.url) or _arxiv_link(p)
+
+
+def _arxiv_link(p: PaperRef) -> str:
+    return safe_http_url(p.arxiv_url) or safe_http_url(arxiv_url(p.id)) or "https://arxiv.org/"
+
+
 def _paper_line(p: PaperRef) -> str:
     year = f" ({p.year})" if p.year else ""
-    link = p.url or p.arxiv_url
-    return f'<a href="{escape(clean(link))}">{escape(clean(p.title))}</a>{year}'
+    return f'<a href="{escape(clean(_page_link(p)))}">{escape(clean(p.title))}</a>{year}'
 
 
 def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None):
@@ -64,6 +75,7 @@ def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate:
     fg.subtitle(clean(subtitle))
     fg.author(AUTHOR)
     fg.link(href=self_url, rel="self", type="application/atom+xml")
+    alternate = safe_http_url(alternate)
     if alternate:
         fg.link(href=clean(alternate), rel="alternate", type="text/html")
     fg.generator(GENERATOR)
@@ -81,10 +93,10 @@ def _citer_entry(fg, entry_id: str, c: NewCiter, what: str) -> None:
     fe.published(when)
     # One link only: feedgen 1.0 drops rel/type on entry links, and two untyped
     # alternates would break RFC 4287. The content links the arXiv page too.
-    fe.link(href=clean(p.url or p.arxiv_url))
+    fe.link(href=clean(_page_link(p)))
     n = len(c.cites)
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
-    html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(p.arxiv_url))}\">arXiv</a>) cites "
+    html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">arXiv</a>) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
             f"<p>First seen on {when.date().isoformat()}.</p>")
     fe.content(html, type="html")
@@ -113,7 +125,7 @@ def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Seq
         f"{p.title}: new citing papers",
         f"Papers newly citing arXiv {p.id} in the citation map.",
         _join(base_url, paper_feed_path(p.id)),
-        p.url or p.arxiv_url,
+        safe_http_url(p.url) or safe_http_url(p.arxiv_url),
     )
     items: list[tuple[str, int, object]] = [(c.first_seen, c.first_event_id, c) for c in citers]
     items += [(g.seen_at, g.event_id, g) for g in growths]
@@ -136,7 +148,7 @@ def _growth_entry(fg, p: PaperRef, g: CountGrowth) -> None:
     when = stamp(g.seen_at)
     fe.updated(when)
     fe.published(when)
-    fe.link(href=clean(p.url or p.arxiv_url))
+    fe.link(href=clean(_page_link(p)))
     fe.content(f"<p>{_paper_line(p)}: cited by {g.old_count} → {g.new_count} papers in the map; "
                f"{n} of the new citers are not listed on its page (it lists the most cited only).</p>",
                type="html")
@@ -147,7 +159,7 @@ def opml(dirs: Sequence[Direction], base_url: str) -> bytes:
     rows = "\n".join(
         f'    <outline type="rss" text="{escape(clean(d.name))}" title="{escape(clean(d.name))}"'
         f' xmlUrl="{escape(_join(base_url, direction_feed_path(d.slug)))}"'
-        + (f' htmlUrl="{escape(clean(d.url))}"' if d.url else "") + "/>"
+        + (f' htmlUrl="{escape(clean(u))}"' if (u := safe_http_url(d.url)) else "") + "/>"
         for d in dirs)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">\n  <head>\n'

@@ -115,7 +115,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from feeds.publish import publish
     from store.db import open_db
 
-    report = publish(open_db(args.db), out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit)
+    db = open_db(args.db, create=False)
+    report = publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit)
     print(report.summary())
     return EXIT_OK
 
@@ -126,8 +127,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from feeds.publish import publish
     from feeds.run import default_base_url
     from feeds.server import start_server
-    from store.db import open_db
+    from store.db import open_db, require_db
 
+    require_db(args.db)  # before listening: serve never creates a database
     the_port = port(args)
     folder = out_dir(args)
 
@@ -135,7 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         runner, bound = await start_server(folder, args.host, the_port)
         try:
             url = base_url(args, default_base_url(args.host, bound))
-            db = open_db(args.db)
+            db = open_db(args.db, create=False)
             try:
                 report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)
             finally:
@@ -175,7 +177,7 @@ def _run_until_signal(make) -> int:
 
     try:
         asyncio.run(main())
-    except OSError as e:  # e.g. the port is taken
+    except OSError as e:  # e.g. the port is taken, a full disk: a failure, not a usage error
         print(f"mapwatch: error: {e.strerror or e}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_REJECTED
     return EXIT_OK

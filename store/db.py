@@ -4,28 +4,70 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import urllib.parse
 from pathlib import Path
 
 from sqlite_utils import Database
 
 from store import schema
+from store.errors import NoDatabase
 
 DEFAULT_DB = "mapwatch.db"
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
 def default_db_path() -> str:
     return os.environ.get("MAPWATCH_DB") or DEFAULT_DB
 
 
-def open_db(path: str | Path | None = None, *, migrate: bool = True) -> Database:
-    """Open (creating if needed) the mapwatch database: WAL, foreign keys, schema applied."""
+def busy_timeout_ms() -> int:
+    """How long a command waits for another process's write lock: $MAPWATCH_BUSY_TIMEOUT
+    seconds (default 10); past it, "database is locked" (README, "Exit status")."""
+    raw = os.environ.get("MAPWATCH_BUSY_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT_MS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86_400:
+        from store.errors import FetchError
+
+        raise FetchError(f"$MAPWATCH_BUSY_TIMEOUT must be seconds (0 to 86400), not {raw!r}")
+    return int(seconds * 1000)
+
+
+def require_db(path: str | Path | None) -> str:
+    """The database path, if that file exists; else `NoDatabase` naming it."""
     target = str(path) if path is not None else default_db_path()
-    if target != ":memory:":
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    if target != ":memory:" and not Path(target).is_file():
+        raise NoDatabase(target)
+    return target
+
+
+def open_db(path: str | Path | None = None, *, migrate: bool = True, create: bool = True) -> Database:
+    """Open the mapwatch database: WAL, foreign keys, schema applied. With `create` (ingest,
+    refresh, run) a missing file and its folders are made; without, a missing file raises
+    `NoDatabase` and nothing is created (README, "Usage")."""
+    target = str(path) if path is not None else default_db_path()
     # check_same_thread=False: the bot hands the connection to worker threads
     # (asyncio.to_thread); callers that share one connection serialise its use.
-    db = Database(sqlite3.connect(target, check_same_thread=False), execute_plugins=False)
-    db.conn.execute("PRAGMA busy_timeout = 10000")
+    if target == ":memory:" or create:
+        if target != ":memory:":
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(target, check_same_thread=False)
+    else:
+        require_db(target)
+        # mode=rw: SQLite itself refuses to create the file (no race with the check above).
+        uri = "file:" + urllib.parse.quote(os.path.abspath(target)) + "?mode=rw"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.OperationalError:
+            if not Path(target).is_file():
+                raise NoDatabase(target) from None
+            raise
+    db = Database(conn, execute_plugins=False)
+    db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     if target != ":memory:":
         db.conn.execute("PRAGMA journal_mode = WAL")
         db.conn.execute("PRAGMA synchronous = NORMAL")

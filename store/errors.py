@@ -19,6 +19,15 @@ class ParseError(MapwatchError):
         return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
+class NoDatabase(MapwatchError):
+    """A command that only reads was given a database file that does not exist (only
+    ingest, refresh and run create one)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: no such database (mapwatch ingest, refresh or run creates one)")
+        self.path = path
+
+
 class FetchError(MapwatchError):
     """A page that could not be retrieved (missing file, HTTP failure, too large)."""
 

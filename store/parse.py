@@ -13,8 +13,9 @@ from datetime import date
 from urllib.parse import urlparse
 
 from store.errors import ParseError
-from store.ids import ID_RE, normalize_id
+from store.ids import ID_RE, arxiv_url, normalize_id
 from store.model import ListedPaper, MapPage, PaperList, Placement
+from store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 
@@ -34,6 +35,7 @@ _LINK_TAIL = re.compile(r"(?P<url>[^)\s]+)\)(?:\s*\((?P<year>\d{4})\))?$")
 _ID_AT = re.compile(ID_RE.pattern.removeprefix("^"))  # ID_RE from a position (match() ignores ^ there)
 _COUNTS = re.compile(rf"(?P<n>{_NUM}) of (?P<m>{_NUM})")
 _UNESCAPE = re.compile(r"\\([\\\[\]()*_`])")
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,4})?/[A-Za-z0-9._~/%-]*")  # safe as it stands
 
 
 def parse_page(data: bytes | str) -> MapPage:
@@ -128,6 +130,15 @@ def _pick_listed() -> Callable[[str, str, int | None, int, str], ListedPaper]:
 
 _new = object.__new__
 _listed = _pick_listed()
+
+
+def _link(url: str, line: int, what: str) -> str:
+    """A link from a page, if it is http(s) with a host (store/urls.py); else the page is
+    rejected: nothing but http(s) links is stored (README, "Links from pages")."""
+    safe = safe_http_url(url)
+    if safe is None:
+        raise ParseError(f"{what} is {url_problem(url)}", line)
+    return safe
 
 
 def _link_item(s: str) -> tuple[str, str, str | None] | None:
@@ -250,12 +261,18 @@ class _Parser:
     @staticmethod
     def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None]:
         arxiv = html = None
-        for _n, s in header:
+        for n, s in header:
             for m in _HEADER_LINK.finditer(s):
-                if m.group("label") == "arXiv":
-                    arxiv = arxiv or m.group("url")
+                label = m.group("label")
+                if (arxiv if label == "arXiv" else html) is not None:
+                    continue
+                url = m.group("url")
+                bare = ID_RE.match(url) if label == "arXiv" else None  # "arXiv: 2412.10400"
+                url = arxiv_url(bare["id"]) if bare else _link(url, n, f"{label} link")
+                if label == "arXiv":
+                    arxiv = url
                 else:
-                    html = html or m.group("url")
+                    html = url
         return arxiv, html
 
     @staticmethod
@@ -293,7 +310,7 @@ class _Parser:
                 raise ParseError("placement is not '<area> / ... / [<direction>](<url>)'", n)
             crumb = (m["crumb"] or "").strip()
             name = _UNESCAPE.sub(r"\1", m["name"].strip())
-            url = m["url"]
+            url = _link(m["url"], n, "direction link")
             try:
                 slug = urlparse(url).path.strip("/")
             except ValueError:  # e.g. "https://[host/...": an unbalanced IPv6 bracket
@@ -333,6 +350,8 @@ class _Parser:
                 title, url, year = found
             if "/paper/" not in url:
                 raise ParseError(f"list item is not a paper link: {s[:80]!r}", n)
+            if not _PLAIN_URL.fullmatch(url):
+                url = _link(url, n, "list item's link")
             paper_id = None
             if url.endswith("/") and "?" not in url and "#" not in url:
                 mid = _ID_AT.match(url, url.rfind("/paper/") + 7, len(url) - 1)

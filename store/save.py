@@ -8,14 +8,15 @@ nothing; every new edge and every growth of a stated count is an event with a gr
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
-from datetime import datetime
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from datetime import date, datetime
 
 from sqlite_utils import Database
 
-from store.model import ListedPaper, MapPage, PaperList, Placement
+from store.model import ListedPaper, MapPage, PaperList
 
 
 @dataclass(frozen=True)
@@ -102,11 +103,83 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     conn.executemany("DELETE FROM ingest_errors WHERE location = ?", [(r[0],) for r in rows])
 
 
+HASH_FORMAT = "mapwatch-page/1"
+HASH_PREFIX = "page/1:"  # stored hashes of this format start so; older ones are 64 hex digits
+
+
 def page_hash(page: MapPage) -> str:
     """A hash of what the page says (not its bytes): reformatting a page is not a change.
 
-    It is the sha256 of `repr(page)`; `_page_repr` builds that same text faster."""
-    return hashlib.sha256(_page_repr(page).encode("utf-8", "surrogatepass")).hexdigest()
+    It is the sha256 of a canonical encoding: the page's fields as JSON with sorted keys,
+    under a format version (`HASH_FORMAT`). Fields that are None, or equal to their declared
+    default, are left out, so a field added to the model with a default changes no hash
+    (README, "The database"). Stored as `HASH_PREFIX` + the hex digest."""
+    text = '{"format":"' + HASH_FORMAT + '","page":' + canonical_json(page) + "}"
+    return HASH_PREFIX + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def legacy_page_hash(page: MapPage) -> str:
+    """The hash of databases written before `HASH_FORMAT`: the sha256 of the page's repr (as
+    the model had it then, spelled out in `_legacy_repr`), to recognise an unchanged page."""
+    return hashlib.sha256(_legacy_repr(page).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_REQUIRED = object()
+# Per dataclass: ((JSON key, name, default or _REQUIRED), ...) in sorted key order.
+_SPECS: dict[type, tuple[tuple[str, str, object], ...]] = {}
+_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def _spec(cls: type) -> tuple[tuple[str, str, object], ...]:
+    if not is_dataclass(cls):
+        raise TypeError(f"cannot hash a {cls.__name__} in a page")
+    spec = []
+    for f in fields(cls):
+        if f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        else:
+            default = _REQUIRED
+        spec.append((_str(f.name) + ":", f.name, default))
+    _SPECS[cls] = out = tuple(sorted(spec))
+    return out
+
+
+def canonical_json(value: object) -> str:
+    """`value` as JSON text, exactly `json.dumps(plain, sort_keys=True, separators=(",", ":"))`
+    of its plain form: a dataclass as an object without its None fields and those equal to
+    their default, tuples and lists as arrays, dates as ISO text. Written out directly, as
+    building the plain form first costs twice as much on a page with long lists."""
+    kind = type(value)
+    if kind is str:
+        return _str(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is tuple or kind is list:
+        return "[" + ",".join([canonical_json(x) for x in value]) + "]"  # type: ignore[attr-defined]
+    if kind is float:
+        return _finite(value)  # type: ignore[arg-type]
+    if isinstance(value, date):
+        return '"' + value.isoformat() + '"'
+    parts = []
+    for key, name, default in _SPECS.get(kind) or _spec(kind):
+        x = getattr(value, name)
+        if x is None or (default is not _REQUIRED and x == default):
+            continue
+        kx = type(x)  # the common kinds inline: this runs for every field of every list item
+        parts.append(key + (_str(x) if kx is str else int.__repr__(x) if kx is int else canonical_json(x)))
+    return "{" + ",".join(parts) + "}"
+
+
+def _finite(x: float) -> str:
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(f"cannot hash {x!r}")
+    return float.__repr__(x)
 
 
 def _tuple_repr(parts: list[str]) -> str:
@@ -135,19 +208,7 @@ def _fast_page_repr(p: MapPage) -> str:
         f" abstract={p.abstract!r})")
 
 
-_REPR_FIELDS = {
-    MapPage: ("id", "title", "arxiv_url", "map_url", "cited_by", "data_through", "direction",
-              "direction_count", "area", "refs_in_map", "refs_total", "first_posted", "placements",
-              "builds_on", "built_on_by", "abstract"),
-    PaperList: ("shown", "total", "items"),
-    ListedPaper: ("id", "title", "year", "position", "url"),
-    Placement: ("breadcrumb", "area", "direction", "slug", "url"),
-}
-# The fast repr is used only while the model has exactly the fields it spells out.
-_page_repr = _fast_page_repr if all(
-    tuple(f.name for f in fields(cls) if f.repr) == names and cls.__repr__ is not object.__repr__
-    for cls, names in _REPR_FIELDS.items()) else repr
-
+_legacy_repr = _fast_page_repr
 
 def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple]:
     """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks."""
@@ -170,6 +231,7 @@ def _save_group(conn: sqlite3.Connection, group: list[tuple[MapPage, SourceInfo]
 
     # Decide page by page, as a sequential save would.
     accepted: list[tuple[MapPage, SourceInfo, str, str | None]] = []  # page, source, hash, through
+    upgraded: list[tuple[str, str, str]] = []  # (new hash, paper, legacy hash): same content
     kept_sources: list[tuple[MapPage, SourceInfo]] = []  # unchanged or stale: validators only
     order: list[tuple[int, int]] = []  # (0, index in accepted) | (1, index in kept_sources)
     for page, src in group:
@@ -178,6 +240,10 @@ def _save_group(conn: sqlite3.Connection, group: list[tuple[MapPage, SourceInfo]
         through = page.data_through.isoformat() if page.data_through else None
         if last_hash == content_hash:
             result.unchanged += 1
+        elif last_hash and not last_hash.startswith(HASH_PREFIX) and last_hash == legacy_page_hash(page):
+            # Stored before HASH_FORMAT, same content: unchanged; its hash is rewritten once.
+            result.unchanged += 1
+            upgraded.append((content_hash, page.id, last_hash))
         elif had_page and stored_through and through and through < stored_through:
             result.stale += 1
         else:
@@ -187,6 +253,9 @@ def _save_group(conn: sqlite3.Connection, group: list[tuple[MapPage, SourceInfo]
         order.append((1, len(kept_sources)))
         kept_sources.append((page, src))
 
+    if upgraded:
+        conn.executemany("UPDATE snapshots SET content_hash = ? WHERE paper_id = ? AND content_hash = ?",
+                         upgraded)
     if accepted:
         _write_accepted(conn, accepted, stored, now, result)
 

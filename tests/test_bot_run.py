@@ -102,6 +102,7 @@ async def test_mapwatch_sync_registers_the_commands(fake_discord: FakeDiscord, t
     import sys
 
     root = Path(__file__).resolve().parent.parent
+    open_db(tmp_path / "m.db").close()  # sync keeps the command set's hash there; it creates no database
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "sync", "--db", str(tmp_path / "m.db"), cwd=root,
         env={**os.environ, **fake_discord.env()}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)

@@ -10,6 +10,11 @@ holds only whole, valid Atom files. After each chain: the database's canonical d
 an uninterrupted refresh's, and every published feed lists exactly the entries
 of the feeds an uninterrupted refresh published (no entry duplicated or lost).
 
+Kill moments adapt to the machine (tests/test_crash_safety.py's `KillTimer`), and at least
+one kill must land in the write window: after the run's first change to the database or
+the published feeds, before its last (the state is neither the one it started from nor
+the uninterrupted run's).
+
 CI: 20 kills over the folder source and 5 over HTTP. Long form:
 `REFRESH_KILLS=100 REFRESH_PAGES=2000 python -m pytest -m slow -s tests/test_crash_refresh.py`
 (`REFRESH_SEED` picks the random moments).
@@ -35,7 +40,7 @@ from lxml import etree
 from tests import pagegen
 from tests.feedcheck import assert_valid_atom
 from tests.sourceserver import SourceServer, serve_map
-from tests.test_crash_safety import canonical_dump
+from tests.test_crash_safety import KillTimer, canonical_dump
 
 ROOT = Path(__file__).resolve().parent.parent
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -117,6 +122,7 @@ class Figures:
     chains: int = 0
     completed_runs: int = 0
     changed_by_kill: int = 0  # kills after which the database held some of the new state
+    kills_in_write_window: int = 0  # after the run's first write (database or feeds), before its last
     tmp_left: int = 0  # temporary feed files left by kills (not served: dot-files)
     notes: list[str] = field(default_factory=list)
 
@@ -142,27 +148,41 @@ def _fresh(sc: Scenario, db: Path, out: Path) -> None:
 
 def kill_loop(sc: Scenario, tmp: Path, kills: int, seed: int) -> Figures:
     rng = random.Random(seed)
+    timer = KillTimer(rng)
     fig = Figures()
     db, out = tmp / f"{sc.name}-crash.db", tmp / f"{sc.name}-crash-out"
     base_dump = canonical_dump(sc.base_db)
-    while fig.kills < kills:
+    # Past `kills`, a few more (at most as many again) until one lands in the write window: the
+    # learnt window narrows on it whatever the machine's speed.
+    while fig.kills < kills or (fig.kills_in_write_window == 0 and fig.kills < 2 * kills):
         _fresh(sc, db, out)
         fig.chains += 1
         for _ in range(rng.randint(3, 7)):
+            before = (canonical_dump(db), published(out))
+            state = before[0] == base_dump  # has the new state been stored already?
             proc = subprocess.Popen(refresh_cmd(sc.source, db, out), cwd=ROOT, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
+            delay = timer.delay(state, sc.duration)
             try:
-                proc.wait(timeout=rng.uniform(0.05, sc.duration))
+                proc.wait(timeout=delay)
             except subprocess.TimeoutExpired:
                 proc.kill()  # SIGKILL
                 proc.wait()
                 fig.kills += 1
                 check_db(db)
                 fig.tmp_left += check_folder(out)
-                fig.changed_by_kill += canonical_dump(db) != base_dump
+                after = (canonical_dump(db), published(out))
+                fig.changed_by_kill += after[0] != base_dump
+                if after == before:
+                    timer.too_early(state, delay)
+                elif after == (sc.reference, sc.feeds):
+                    timer.too_late(state, delay)
+                else:
+                    fig.kills_in_write_window += 1
             else:
                 assert proc.returncode in (0, 1)
                 fig.completed_runs += 1
+                timer.too_late(state, delay)
         refresh_to_end(sc.source, db, out)  # the end of the chain: one uninterrupted run
         check_db(db)
         check_folder(out, full=True)
@@ -200,6 +220,7 @@ def test_refresh_killed_at_random_moments(corpus, tmp_path: Path, kind: str, kil
     started = time.monotonic()
     fig = _run(corpus, tmp_path, kind, kills, int(os.environ.get("REFRESH_SEED", "3")))
     assert fig.kills >= kills
+    assert fig.kills_in_write_window >= 1, f"no kill landed between the run's first and last write: {fig}"
     print(f"\nrefresh crash ({kind}): {fig} in {time.monotonic() - started:.1f}s")
 
 
@@ -210,4 +231,5 @@ def test_refresh_killed_at_random_moments_long(corpus, tmp_path: Path, kind: str
     started = time.monotonic()
     fig = _run(corpus, tmp_path, kind, kills, int(os.environ.get("REFRESH_SEED", str(time.time_ns()))))
     assert fig.kills >= kills
+    assert fig.kills_in_write_window >= 1, f"no kill landed between the run's first and last write: {fig}"
     print(f"\nrefresh crash ({kind}, long): {fig} in {time.monotonic() - started:.1f}s")

@@ -15,6 +15,11 @@ counts) over a database holding the first version. After every kill:
 When a chain of kills is over, a last uninterrupted run ends in exactly the state of an
 uninterrupted ingest (a canonical dump of every table, ids included, minus timestamps).
 
+Kill moments adapt to the machine (`KillTimer`): half fall anywhere in an uninterrupted
+run's measured duration, half in the window learnt from earlier kills (after the latest
+that stored nothing, before the earliest that came after the end), and at least one kill
+must land between two batches' commits (some but not all of the run's batches stored).
+
 CI: 20 kills over 1,200 pages. Long form: `CRASH_KILLS=200 CRASH_PAGES=4000 python -m pytest
 -m slow tests/test_crash_safety.py` (`CRASH_SEED` picks the random moments).
 """
@@ -167,14 +172,41 @@ def check_after_kill(db: Path, sc: Scenario) -> int:
         conn.close()
 
 
+class KillTimer:
+    """Kill moments that keep landing in the write window on a machine of any speed: half
+    are drawn over a whole uninterrupted run (start-up included), half within the window
+    learnt so far, per starting state: after the latest kill that came too early (nothing
+    new stored) and before the earliest that came too late (the run had finished)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.windows: dict[object, list[float]] = {}
+
+    def delay(self, state: object, duration: float) -> float:
+        lo, hi = self.windows.setdefault(state, [0.05, duration])
+        if self.rng.random() < 0.5 or hi - lo < 0.01:
+            return self.rng.uniform(0.05, duration)
+        return self.rng.uniform(lo, hi)
+
+    def too_early(self, state: object, delay: float) -> None:
+        window = self.windows[state]
+        window[0] = min(max(window[0], delay), window[1])
+
+    def too_late(self, state: object, delay: float) -> None:
+        window = self.windows[state]
+        window[1] = max(min(window[1], delay), window[0])
+
+
 def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Figures:
     rng = random.Random(seed)
+    timer = KillTimer(rng)
     fig = Figures()
     db = tmp / "crash.db"
     chain_kills = 0
     sc = scenarios[0]
     fresh = True
-    while fig.kills < kills or not fresh:
+    # Past `kills`, a few more (at most as many again) until one lands between two commits.
+    while fig.kills < kills or not fresh or (fig.kills_mid_run == 0 and fig.kills < 2 * kills):
         if fresh:
             sc = scenarios[fig.chains % len(scenarios)]
             fig.chains += 1
@@ -183,8 +215,9 @@ def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Fi
             if sc.base:
                 shutil.copy(sc.base, db)
             chain_kills, fresh, stored = 0, False, 0
+        state = (sc.name, stored)  # runs from the same stored prefix behave alike
         proc = run_ingest(sc.folder, db)
-        delay = rng.uniform(0.05, sc.duration)  # from process start to past the last commit
+        delay = timer.delay(state, sc.duration)  # from process start to past the last commit
         try:
             proc.wait(timeout=delay)
         except subprocess.TimeoutExpired:
@@ -196,14 +229,19 @@ def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Fi
             stored = check_after_kill(db, sc)
             if before < stored < len(sc.pages):
                 fig.kills_mid_run += 1
+            elif stored == before:
+                timer.too_early(state, delay)
+            else:
+                timer.too_late(state, delay)
         else:
             assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
             fig.completed_runs += 1
             stored = len(sc.pages)
+            timer.too_late(state, delay)
         finally:
             if proc.stderr:
                 proc.stderr.close()
-        if stored == len(sc.pages) or chain_kills >= 6 or fig.kills >= kills:
+        if stored == len(sc.pages) or chain_kills >= 6 or (fig.kills >= kills and fig.kills_mid_run):
             # End of the chain: one more run, uninterrupted, must reach the reference state.
             check_after_kill(db, sc)
             ingest_to_end(sc.folder, db)
@@ -216,6 +254,7 @@ def test_ingest_killed_at_random_moments(scenarios: list[Scenario], tmp_path: Pa
     started = time.monotonic()
     fig = kill_loop(scenarios, tmp_path, kills=20, seed=int(os.environ.get("CRASH_SEED", "1")))
     assert fig.kills >= 20 and fig.chains >= 2
+    assert fig.kills_mid_run >= 1, f"no kill landed between two batches' commits: {fig}"
     print(f"\ncrash safety: {fig} in {time.monotonic() - started:.1f}s")
 
 
@@ -225,4 +264,5 @@ def test_ingest_killed_at_random_moments_long(scenarios: list[Scenario], tmp_pat
     started = time.monotonic()
     fig = kill_loop(scenarios, tmp_path, kills=kills, seed=int(os.environ.get("CRASH_SEED", str(time.time_ns()))))
     assert fig.kills >= kills
+    assert fig.kills_mid_run >= 1, f"no kill landed between two batches' commits: {fig}"
     print(f"\ncrash safety (long): {fig} in {time.monotonic() - started:.1f}s")

@@ -19,7 +19,7 @@ from store.ids import normalize_id
 from store.ingest import _location, ingest_paths
 from store.model import ListedPaper, PaperList
 from store.parse import _LINK_ITEM, parse_page
-from store.save import SourceInfo, page_hash, save_pages
+from store.save import SourceInfo, legacy_page_hash, save_pages
 
 from .conftest import DATA, SEED_FILES, FakeClock
 
@@ -33,14 +33,14 @@ def all_rows(db) -> dict[str, list]:
     return out
 
 
-def test_page_hash_is_the_sha256_of_the_pages_repr() -> None:
+def test_legacy_page_hash_is_the_sha256_of_the_pages_repr() -> None:
     m = gen.build_map(60, seed=3)
     pages = [parse_page(f.read_bytes()) for f in [*SEED_FILES, *sorted((DATA / "pages").glob("*.txt"))]]
     pages += [gen.page(m, i, 2) for i in range(m.n)]
     pages.append(dataclasses.replace(pages[0], placements=pages[0].placements[:1], builds_on=None,
                                      title=None))  # type: ignore[arg-type]
     for p in pages:
-        assert page_hash(p) == hashlib.sha256(repr(p).encode("utf-8", "surrogatepass")).hexdigest()
+        assert legacy_page_hash(p) == hashlib.sha256(repr(p).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @pytest.mark.parametrize("line", [
