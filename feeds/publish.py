@@ -15,8 +15,9 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from feeds import build
+from feeds import build, pages
 from store import timeline
+from store.graph import count_history
 from store.ingest import Clock, utc_now
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,10 @@ def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
 
 def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT,
             clock: Clock = utc_now, full: bool = False) -> PublishReport:
-    """Build and write the direction feeds, the paper feeds, feeds.opml and index.html.
+    """Build and write the direction feeds, the paper feeds, feeds.opml, and the web pages
+    (index.html, a page per direction and per paper with a feed, the stylesheet and script).
 
+    A paper's feed and page (and its chart) are rebuilt together, as are a direction's.
     Paper feeds are rebuilt only for papers changed since the last publish into the same
     folder with the same base URL and limit (cursors on events and snapshots), direction
     feeds only when anything changed since then; the first publish, `full=True`, or a
@@ -107,31 +110,48 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     # A direction feed is built from events, pages and placements: with no new event and no
     # page stored since the last publish, its bytes cannot differ (an idle tick is cheap).
     idle = same_settings and state is not None and (state[2], state[3]) == (cursor, snap)
-    for d in dirs:
-        rel = build.direction_feed_path(d.slug)
-        if idle and (root / rel).exists():
-            report.unchanged += 1
-            continue
-        put(rel, build.direction_feed(d, timeline.direction_citers(db, d.slug, limit), base_url))
-
     papers = timeline.followed_papers(db)
+    paper_set = frozenset(papers)
+    has_page = paper_set.__contains__  # every paper with a feed gets a page (feeds/pages.py)
+    for d in dirs:
+        rel, page = build.direction_feed_path(d.slug), pages.direction_page_path(d.slug)
+        if idle and (root / rel).exists() and (root / page).exists():
+            report.unchanged += 2
+            continue
+        citers = timeline.direction_citers(db, d.slug, limit)
+        put(rel, build.direction_feed(d, citers, base_url))
+        most_cited, by_rank = timeline.direction_leaders(db, d.slug)
+        put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
+
     if same_settings and state is not None:
         changed = timeline.papers_changed_since(db, state[2], state[3])
-        todo = [pid for pid in papers if pid in changed or not (root / build.paper_feed_path(pid)).exists()]
+        todo = [pid for pid in papers if pid in changed or not (root / build.paper_feed_path(pid)).exists()
+                or not (root / pages.paper_page_path(pid)).exists()]
         report.incremental = True
-        report.unchanged += len(papers) - len(todo)
+        report.unchanged += 2 * (len(papers) - len(todo))
     else:
         todo = papers
     for pid in todo:
-        p = timeline.paper(db, pid)
-        if p is None:
+        facts = timeline.paper_facts(db, pid)
+        if facts is None:
             continue
+        citers, growths = timeline.paper_citers(db, pid, limit), timeline.paper_count_growth(db, pid, limit)
         put(build.paper_feed_path(pid), build.paper_feed(
-            p, timeline.paper_first_seen(db, pid), timeline.paper_citers(db, pid, limit),
-            timeline.paper_count_growth(db, pid, limit), base_url))
+            facts.paper, timeline.paper_first_seen(db, pid), citers, growths, base_url))
+        history = count_history(db, pid)
+        if len(history) >= 2:
+            from feeds.chart import count_chart_png  # matplotlib: imported only when a chart is due
+
+            png = count_chart_png(history, title=f"{pid}: cited by, as the map stated it")
+            if png is not None:
+                put(pages.paper_chart_path(pid), png)
+        put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, len(history), base_url, has_page))
     put("feeds.opml", build.opml(dirs, base_url))
     example = next(iter(timeline.papers_with_pages(db, 1)), None)
-    put("index.html", build.index_html(dirs, base_url, example))
+    activity = timeline.direction_activity(db, *pages.activity_window(clock()))
+    put("index.html", pages.index_page(dirs, activity, base_url, example))
+    put(pages.STYLESHEET, pages.static_file(pages.STYLESHEET))
+    put(pages.SCRIPT, pages.static_file(pages.SCRIPT))
 
     with db.atomic():
         db.conn.execute(
