@@ -30,7 +30,7 @@
   var areas = Array.prototype.slice.call(document.querySelectorAll("section.area"));
   form.hidden = false;
   form.addEventListener("submit", function (event) { event.preventDefault(); });
-  input.addEventListener("input", function () {
+  function apply() {
     var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
     var shown = 0;
     rows.forEach(function (row) {
@@ -43,5 +43,9 @@
       area.hidden = !area.querySelector("li.direction:not([hidden])");
     });
     if (none) { none.hidden = shown !== 0; }
-  });
+  }
+  input.addEventListener("input", apply);
+  // A filter can be shared as a link: /?q=reward
+  var query = new URLSearchParams(window.location.search).get("q");
+  if (query) { input.value = query; apply(); }
 }());
