@@ -62,7 +62,7 @@ def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> b
             lo, hi = min(ys), max(ys)
             pad = max(1, (hi - lo) * 0.15)
             ax.set_ylim(max(0, lo - pad), hi + pad)
-            locator = AutoDateLocator(maxticks=6)
+            locator = AutoDateLocator(minticks=2, maxticks=6)  # a few days apart: day ticks, no warning
             ax.xaxis.set_major_locator(locator)
             ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
             fig.tight_layout()

@@ -10,6 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,13 +34,16 @@ class PublishReport:
     unchanged: int = 0
     skipped: list[str] = field(default_factory=list)  # unsafe names, not written
     incremental: bool = False  # paper feeds rebuilt only for papers changed since the last publish
+    pages: int = 0  # web pages built (index, directions, papers), written or not
+    charts: int = 0  # cited-by charts drawn
+    page_seconds: float = 0.0  # spent building and writing the pages and charts (bench/ reports it)
 
     @property
     def total(self) -> int:
         return len(self.written) + self.unchanged
 
     def summary(self) -> str:
-        s = f"Feeds in {self.out_dir}: {len(self.written):,} written, {self.unchanged:,} unchanged"
+        s = f"Feeds and pages in {self.out_dir}: {len(self.written):,} written, {self.unchanged:,} unchanged"
         if self.skipped:
             s += f", {len(self.skipped):,} skipped (unsafe names)"
         return s + "."
@@ -86,6 +92,14 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     report = PublishReport(out_dir=str(root))
     cursor, snap = timeline.last_event_id(db), timeline.last_snapshot_id(db)  # read before building
 
+    @contextmanager
+    def pages_timer() -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            report.page_seconds += time.perf_counter() - started
+
     def put(rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
             log.warning("not publishing %r: unsafe file name", rel)
@@ -120,8 +134,10 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
             continue
         citers = timeline.direction_citers(db, d.slug, limit)
         put(rel, build.direction_feed(d, citers, base_url))
-        most_cited, by_rank = timeline.direction_leaders(db, d.slug)
-        put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
+        with pages_timer():
+            most_cited, by_rank = timeline.direction_leaders(db, d.slug)
+            put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
+            report.pages += 1
 
     if same_settings and state is not None:
         changed = timeline.papers_changed_since(db, state[2], state[3])
@@ -138,20 +154,25 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         citers, growths = timeline.paper_citers(db, pid, limit), timeline.paper_count_growth(db, pid, limit)
         put(build.paper_feed_path(pid), build.paper_feed(
             facts.paper, timeline.paper_first_seen(db, pid), citers, growths, base_url))
-        history = count_history(db, pid)
-        if len(history) >= 2:
-            from feeds.chart import count_chart_png  # matplotlib: imported only when a chart is due
+        with pages_timer():
+            history = count_history(db, pid)
+            if len(history) >= 2:
+                from feeds.chart import count_chart_png  # matplotlib: imported only when a chart is due
 
-            png = count_chart_png(history, title=f"{pid}: cited by, as the map stated it")
-            if png is not None:
-                put(pages.paper_chart_path(pid), png)
-        put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, len(history), base_url, has_page))
+                png = count_chart_png(history, title=f"{pid}: cited by, as the map stated it")
+                if png is not None:
+                    put(pages.paper_chart_path(pid), png)
+                    report.charts += 1
+            put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, len(history), base_url, has_page))
+            report.pages += 1
     put("feeds.opml", build.opml(dirs, base_url))
-    example = next(iter(timeline.papers_with_pages(db, 1)), None)
-    activity = timeline.direction_activity(db, *pages.activity_window(clock()))
-    put("index.html", pages.index_page(dirs, activity, base_url, example))
-    put(pages.STYLESHEET, pages.static_file(pages.STYLESHEET))
-    put(pages.SCRIPT, pages.static_file(pages.SCRIPT))
+    with pages_timer():
+        example = next(iter(timeline.papers_with_pages(db, 1)), None)
+        activity = timeline.direction_activity(db, *pages.activity_window(clock()))
+        put("index.html", pages.index_page(dirs, activity, base_url, example))
+        put(pages.STYLESHEET, pages.static_file(pages.STYLESHEET))
+        put(pages.SCRIPT, pages.static_file(pages.SCRIPT))
+        report.pages += 1
 
     with db.atomic():
         db.conn.execute(
