@@ -125,8 +125,8 @@ def _when(iso: str) -> str:
 
 def _page(title: str, here: _Here, body: str, *, alternates: Sequence[tuple[str, str]] = (),
           description: str = "", script: bool = True) -> bytes:
-    links = "".join(f'<link rel="alternate" type="application/atom+xml" title="{_t(t)}" href="{escape(u)}">\n'
-                    for t, u in alternates)
+    links = "".join(f'<link rel="alternate" type="application/atom+xml" title="{_t(t)}" href="{escape(h)}">\n'
+                    for t, u in alternates if (h := external_href(u)) is not None)
     desc = f'<meta name="description" content="{_t(description)}">\n' if description else ""
     js = f'<script src="{here.root if here.depth else ""}{SCRIPT}" defer></script>\n' if script else ""
     return f"""<!doctype html>
@@ -148,26 +148,30 @@ def _page(title: str, here: _Here, body: str, *, alternates: Sequence[tuple[str,
 """.encode()
 
 
-def _breadcrumb(here: _Here, crumbs: Sequence[str], current: str) -> str:
+def _breadcrumb(here: _Here, crumbs: Sequence[str | tuple[str, str]], current: str) -> str:
+    """Links home, then each crumb (text, or (text, a page's folder) for a link), then the page."""
     items = [f'<li><a href="{here.root}">All directions</a></li>']
-    items += [f"<li>{_t(c)}</li>" for c in crumbs if clean(c).strip()]
+    for c in crumbs:
+        text, folder = c if isinstance(c, tuple) else (c, None)
+        if clean(text).strip():
+            items.append(f"<li>{here.a(folder, text) if folder else _t(text)}</li>")
     items.append(f'<li aria-current="page">{_t(current)}</li>')
     return f'<nav class="crumbs" aria-label="Breadcrumb"><ol>{"".join(items)}</ol></nav>\n'
 
 
 def _subscribe(here: _Here, feed_url: str, opml_url: str, what: str) -> str:
-    href = escape(feed_url)
+    value = escape(feed_url)
+    feed, every = _a(feed_url, "Open the Atom feed", "feed-link"), _a(opml_url, "Every direction at once (OPML)")
     return f"""<section class="subscribe" aria-labelledby="subscribe">
 <h2 id="subscribe">Subscribe</h2>
 <p>Get {_t(what)} in your feed reader: an app (or website) that checks feeds like this one
 and shows you each new item as it appears.</p>
 <div class="copy-row">
 <label for="feed-url">Feed address</label>
-<input id="feed-url" class="feed-url" type="url" readonly value="{href}">
+<input id="feed-url" class="feed-url" type="url" readonly value="{value}">
 <button type="button" class="copy" data-copy="feed-url" hidden>Copy</button>
 </div>
-<p><a class="feed-link" href="{href}">Open the Atom feed</a> ·
-<a href="{escape(opml_url)}">Every direction at once (OPML)</a></p>
+<p>{feed} · {every}</p>
 </section>
 """
 
@@ -297,7 +301,7 @@ def paper_page(f: PaperFacts, citers: Sequence[NewCiter], growths: Sequence[Coun
         chart = ('<section aria-labelledby="chart">\n<h2 id="chart">Cited-by count</h2>\n'
                  f'<p><img class="chart" src="{CHART}" width="600" height="260" alt="Chart of its cited-by count '
                  f'over {chart_points} stored snapshots of its map page"></p>\n</section>\n')
-    crumbs = [f.directions[0][1]] if f.directions else []
+    crumbs = [(f.directions[0][1], f"directions/{f.directions[0][0]}/")] if f.directions else []
     body = (
         _breadcrumb(here, crumbs, p.id)
         + f"<h1>{_t(p.title) or _t(p.id)}</h1>\n"
@@ -309,6 +313,14 @@ def paper_page(f: PaperFacts, citers: Sequence[NewCiter], growths: Sequence[Coun
         + _by_day([(w, li) for w, _, li in items], "No citing paper seen yet.") + "</section>\n")
     return _page(f"{p.title or p.id} · {SITE}", here, body, alternates=[(f"{p.title}: new citing papers", feed)],
                  description=f"Papers newly citing arXiv {p.id}.")
+
+
+def _feed_link(url: str, name: str) -> str:
+    href = external_href(url)
+    if href is None:
+        return ""
+    return (f'<a class="feed" href="{escape(href)}">Atom feed<span class="visually-hidden"> of {_t(name)}</span>'
+            "</a>")
 
 
 def activity_window(now: datetime) -> tuple[str, str]:
@@ -333,28 +345,27 @@ def index_page(dirs: Sequence[Direction], activity: dict[str, DirectionActivity]
             recent, month = (act.recent, act.month) if act else (0, 0)
             newest = (f'newest <time datetime="{_day_of(act.newest).isoformat()}">{_day_of(act.newest).isoformat()}'
                       "</time>" if act and act.newest else "no citing paper yet")
-            feed = escape(_join(base_url, direction_feed_path(d.slug)))
+            feed = _join(base_url, direction_feed_path(d.slug))
             words = f"{d.name} {d.breadcrumb} {d.slug}".casefold()
             rows.append(
                 f'<li class="direction" data-search="{_t(words)}">{here.a(f"directions/{d.slug}/", d.name, "name")}'
                 f'<span class="counts"><span class="n7">{recent:,} new in {RECENT_DAYS} days</span> · '
                 f'<span class="n30">{month:,} in {MONTH_DAYS} days</span> · {newest}</span>'
-                f' <a class="feed" href="{feed}">Atom feed'
-                f'<span class="visually-hidden"> of {_t(d.name)}</span></a></li>')
+                f' {_feed_link(feed, d.name)}</li>')
         sections.append(f'<section class="area">\n<h2>{_t(area)}</h2>\n<ul class="directions">\n'
                         + "\n".join(rows) + "\n</ul>\n</section>\n")
-    opml_url = escape(_join(base_url, "feeds.opml"))
+    opml_url = _join(base_url, "feeds.opml")
     paper_note = ""
     if example_paper:
-        url = escape(_join(base_url, paper_feed_path(example_paper)))
+        url = _join(base_url, paper_feed_path(example_paper))
         page = here.a(f"papers/{example_paper}/", f"arXiv {example_paper}")
         paper_note = (f'<p class="note">To follow one paper, open its page (e.g. {page}) or subscribe to '
-                      f'<code>/feeds/papers/&lt;arXiv id&gt;.atom</code>, e.g. <a href="{url}">{url}</a>.</p>\n')
+                      f"<code>/feeds/papers/&lt;arXiv id&gt;.atom</code>, e.g. {_a(url, url)}.</p>\n")
     body = (
         "<h1>New citing papers, per research direction</h1>\n"
         '<p class="lede">Each direction\'s page lists the papers newly seen citing a paper placed in it, newest '
         "first; subscribe to it in your feed reader to get the next ones. All directions at once: "
-        f'<a href="{opml_url}">{opml_url}</a> (OPML).</p>\n'
+        f"{_a(opml_url, opml_url)} (OPML).</p>\n"
         + paper_note
         + '<form class="filter" role="search" hidden>\n<label for="filter">Filter directions</label>\n'
         '<input id="filter" type="search" autocomplete="off" placeholder="e.g. reward">\n</form>\n'
