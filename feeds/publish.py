@@ -11,16 +11,16 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from feeds import build, pages
+from feeds import build, chart, pages
 from store import timeline
-from store.graph import count_history
+from store.graph import CountPoint, count_history
 from store.ingest import Clock, utc_now
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,22 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         finally:
             report.page_seconds += time.perf_counter() - started
 
+    def draw_chart(pid: str, history: Sequence[CountPoint]) -> None:
+        """Draw the paper's chart unless its file was already drawn from the same points (drawing
+        is the slow part of a page; the file says what it shows, whatever the base URL)."""
+        rel, title = pages.paper_chart_path(pid), f"{pid}: cited by, as the map stated it"
+        try:
+            current = chart.drawn_key((root / rel).read_bytes()) == chart.chart_key(history, title)
+        except OSError:
+            current = False
+        if current and build.safe_path(rel):
+            report.unchanged += 1
+            return
+        png = chart.count_chart_png(history, title=title)
+        if png is not None:
+            put(rel, png)
+            report.charts += 1
+
     def put(rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
             log.warning("not publishing %r: unsafe file name", rel)
@@ -157,12 +173,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         with pages_timer():
             history = count_history(db, pid)
             if len(history) >= 2:
-                from feeds.chart import count_chart_png  # matplotlib: imported only when a chart is due
-
-                png = count_chart_png(history, title=f"{pid}: cited by, as the map stated it")
-                if png is not None:
-                    put(pages.paper_chart_path(pid), png)
-                    report.charts += 1
+                draw_chart(pid, history)
             put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, len(history), base_url, has_page))
             report.pages += 1
     put("feeds.opml", build.opml(dirs, base_url))

@@ -137,8 +137,16 @@ def test_paper_page_facts_citers_and_chart_after_two_snapshots(db, clock, tmp_pa
     assert set(shown[:5]) == new  # the five new citers first, under the later day
     days = [t for lvl, t in headings(root) if lvl == 3]
     assert days == ["3 November 2026", "1 November 2026"]
-    # The same chart again: same bytes, nothing rewritten.
+    # The same chart again: same bytes, nothing rewritten; not even drawn when its file shows the same points.
     assert publish(db, out, BASE, clock=clock, full=True).written == []
+    chart = out / "papers/2412.10400/cited-by.png"
+    mtime = chart.stat().st_mtime_ns
+    moved = publish(db, out, "https://elsewhere.example", clock=clock)
+    assert moved.charts == 0 and "papers/2412.10400/index.html" in moved.written
+    assert chart.stat().st_mtime_ns == mtime
+    chart.write_bytes(png[:100])  # a damaged file is drawn again
+    again = publish(db, out, BASE, clock=clock, full=True)
+    assert again.charts >= 1 and chart.read_bytes() == png
 
 
 def test_old_style_ids_keep_their_slash(db, clock, tmp_path: Path) -> None:
