@@ -25,6 +25,7 @@ from store.ingest import Clock, utc_now
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMIT = 100
+CHART_SECONDS = 5.0  # charts drawn per publish at most (bounded ticks and shutdowns); the next goes on
 
 
 @dataclass
@@ -36,6 +37,7 @@ class PublishReport:
     incremental: bool = False  # paper feeds rebuilt only for papers changed since the last publish
     pages: int = 0  # web pages built (index, directions, papers), written or not
     charts: int = 0  # cited-by charts drawn
+    charts_pending: int = 0  # charts left for a later publish (time limit)
     page_seconds: float = 0.0  # spent building and writing the pages and charts (bench/ reports it)
 
     @property
@@ -77,7 +79,7 @@ def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
 
 
 def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT,
-            clock: Clock = utc_now, full: bool = False) -> PublishReport:
+            clock: Clock = utc_now, full: bool = False, chart_seconds: float = CHART_SECONDS) -> PublishReport:
     """Build and write the direction feeds, the paper feeds, feeds.opml, and the web pages
     (index.html, a page per direction and per paper with a feed, the stylesheet and script).
 
@@ -100,21 +102,51 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         finally:
             report.page_seconds += time.perf_counter() - started
 
-    def draw_chart(pid: str, history: Sequence[CountPoint]) -> None:
-        """Draw the paper's chart unless its file was already drawn from the same points (drawing
-        is the slow part of a page; the file says what it shows, whatever the base URL)."""
+    drawing = [0.0]  # seconds spent drawing charts in this publish
+
+    def ensure_chart(pid: str, history: Sequence[CountPoint]) -> bool:
+        """True when the paper's chart file shows `history`: already (the file says what it was
+        drawn from, whatever the base URL), or drawn now. Drawing is the slow part of the pages,
+        so it stops after `chart_seconds` of drawing; a chart left out is drawn by a later publish (an
+        outdated file is removed meanwhile, so that publish finds it missing)."""
         rel, title = pages.paper_chart_path(pid), f"{pid}: cited by, as the map stated it"
+        if len(history) < 2 or not build.safe_path(rel):
+            return False
+        path = root / rel
         try:
-            current = chart.drawn_key((root / rel).read_bytes()) == chart.chart_key(history, title)
+            with path.open("rb") as fh:
+                current = chart.drawn_key(fh.read(4096)) == chart.chart_key(history, title)
         except OSError:
             current = False
-        if current and build.safe_path(rel):
+        if current:
             report.unchanged += 1
-            return
+            return True
+        if drawing[0] >= chart_seconds:
+            path.unlink(missing_ok=True)
+            report.charts_pending += 1
+            return False
+        started = time.perf_counter()
         png = chart.count_chart_png(history, title=title)
-        if png is not None:
-            put(rel, png)
-            report.charts += 1
+        drawing[0] += time.perf_counter() - started
+        if png is None:
+            return False
+        put(rel, png)
+        report.charts += 1
+        return True
+
+    def paper_files(pid: str, feed: bool) -> None:
+        facts = timeline.paper_facts(db, pid)
+        if facts is None:
+            return
+        citers, growths = timeline.paper_citers(db, pid, limit), timeline.paper_count_growth(db, pid, limit)
+        if feed:
+            put(build.paper_feed_path(pid), build.paper_feed(
+                facts.paper, timeline.paper_first_seen(db, pid), citers, growths, base_url))
+        with pages_timer():
+            history = count_history(db, pid)
+            points = len(history) if ensure_chart(pid, history) else 0
+            put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, points, base_url, has_page))
+            report.pages += 1
 
     def put(rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
@@ -164,18 +196,14 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     else:
         todo = papers
     for pid in todo:
-        facts = timeline.paper_facts(db, pid)
-        if facts is None:
-            continue
-        citers, growths = timeline.paper_citers(db, pid, limit), timeline.paper_count_growth(db, pid, limit)
-        put(build.paper_feed_path(pid), build.paper_feed(
-            facts.paper, timeline.paper_first_seen(db, pid), citers, growths, base_url))
-        with pages_timer():
-            history = count_history(db, pid)
-            if len(history) >= 2:
-                draw_chart(pid, history)
-            put(pages.paper_page_path(pid), pages.paper_page(facts, citers, growths, len(history), base_url, has_page))
-            report.pages += 1
+        paper_files(pid, feed=True)
+    # Charts a time-limited publish left out: drawn now (within the time left), with their page.
+    done = set(todo)
+    for pid in timeline.papers_with_history(db):
+        if drawing[0] >= chart_seconds:
+            break
+        if pid in paper_set and pid not in done and not (root / pages.paper_chart_path(pid)).exists():
+            paper_files(pid, feed=False)
     put("feeds.opml", build.opml(dirs, base_url))
     with pages_timer():
         example = next(iter(timeline.papers_with_pages(db, 1)), None)

@@ -218,3 +218,10 @@ def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
         "SELECT d.slug, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
         " WHERE pl.paper_id = ? ORDER BY pl.position, d.slug", (paper_id,)))
     return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs)
+
+
+def papers_with_history(db: Database) -> list[str]:
+    """Papers whose page was stored with two data-through dates or more (they get a count chart)."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT paper_id FROM snapshots WHERE data_through IS NOT NULL AND cited_by IS NOT NULL GROUP BY paper_id"
+        " HAVING count(DISTINCT data_through) >= 2 ORDER BY paper_id")]

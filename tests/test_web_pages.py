@@ -149,6 +149,26 @@ def test_paper_page_facts_citers_and_chart_after_two_snapshots(db, clock, tmp_pa
     assert again.charts >= 1 and chart.read_bytes() == png
 
 
+def test_chart_drawing_is_time_limited_and_goes_on_at_the_next_publish(db, clock, tmp_path: Path,
+                                                                       make_older_seeds) -> None:
+    out = tmp_path / "public"
+    ingest_paths(db, [make_older_seeds(5)], clock=clock)
+    clock.advance(days=2)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    charted = timeline.papers_with_history(db)
+    assert charted == ["2412.10400", "2507.04136"]
+    first = publish(db, out, BASE, clock=clock, chart_seconds=0)  # no time for a chart: none drawn
+    assert first.charts == 0 and first.charts_pending == 2
+    page = out / "papers/2412.10400/index.html"
+    assert "cited-by.png" not in page.read_text()  # no image that is not there
+    second = publish(db, out, BASE, clock=clock)  # nothing changed, but the charts are due
+    assert second.charts == 2 and second.charts_pending == 0
+    assert {f"papers/{pid}/cited-by.png" for pid in charted} | {f"papers/{pid}/index.html" for pid in charted} \
+        == set(second.written)
+    assert "cited-by.png" in page.read_text()
+    assert publish(db, out, BASE, clock=clock).written == []
+
+
 def test_old_style_ids_keep_their_slash(db, clock, tmp_path: Path) -> None:
     page = seed_page("2412.10400")
     old = ListedPaper(id="hep-th/9901001", title="An old-style paper", year=1999,
