@@ -7,7 +7,8 @@ Sections (`--only 1,2,3`):
   3 re-ingest of the unchanged pages: time, ratio to cold
   4 refresh with 2% changed pages (snapshot 2): time, pages read, new events
   5 query latency at --large papers (handler + rendering), idle and while a refresh writes
-  6 feeds: publish cold vs incremental, feed server req/s and p99 with conditional GETs
+  6 feeds: publish cold vs incremental (the web pages' share beside the feeds), feed server req/s and p99
+    with conditional GETs
   7 alert latency through the fake Discord server
 Everything it creates lives under bench/out/.
 """
@@ -384,10 +385,17 @@ class Bench:
         self.r.line(f"publish incremental after the 2% change: {len(inc.written):,} files written, "
                     f"{inc.unchanged:,} unchanged, in {inc_s:.2f} s wall, {inc_cpu:.2f} s CPU; "
                     f"ratio to cold = {ratio:.3f}")
+        for label, rep, secs in (("cold", cold, cold_s), ("incremental", inc, inc_s)):
+            self.r.line(f"  of which the web pages ({label}): {rep.pages:,} pages and {rep.charts:,} charts built in "
+                        f"{rep.page_seconds:.2f} s ({rep.page_seconds / secs:.0%} of the publish); the feeds and "
+                        f"OPML the other {secs - rep.page_seconds:.2f} s")
         self.r.fig("publish_cold", {"seconds": cold_s, "cpu_seconds": cold_cpu, "files": cold.total,
-                                    "written": len(cold.written)})
+                                    "written": len(cold.written), "pages": cold.pages, "charts": cold.charts,
+                                    "page_seconds": cold.page_seconds})
         self.r.fig("publish_incremental", {"seconds": inc_s, "cpu_seconds": inc_cpu, "written": len(inc.written),
-                                           "unchanged": inc.unchanged, "incremental": inc.incremental})
+                                           "unchanged": inc.unchanged, "incremental": inc.incremental,
+                                           "pages": inc.pages, "charts": inc.charts,
+                                           "page_seconds": inc.page_seconds})
         self.r.target("publish incremental <= 1/10 of cold", ratio <= 0.1, f"{ratio:.3f}")
         self.feed_server_load(out)
 

@@ -2,44 +2,40 @@
 
 Pure: data in (store.graph dataclasses), PNG bytes out. matplotlib's Agg backend with
 figures made directly (never pyplot, so no figure outlives its call); one drawing at a time
-(matplotlib's text and font caches are shared). Call these off the event loop
+(matplotlib's text and font caches are shared). The count chart lives in feeds/chart.py
+(the paper pages draw it too) and is importable from here. Call these off the event loop
 (`asyncio.to_thread`). Images stay far under Discord's 10 MiB.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import textwrap
-import threading
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
-from matplotlib.ticker import MaxNLocator
 
-from store.graph import CountPoint, Neighbourhood
+from feeds.chart import DRAW_LOCK, LINE, png_bytes
+from feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
+from store.graph import Neighbourhood
 
 HIGHLIGHT = "#d62728"   # the asked paper's ring (not used for any direction)
 NO_DIRECTION = "#b0b0b0"
 EDGE = "#8a8a8a"
 # tab10 without its red, then a few more distinct colours.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+PALETTE = (LINE, "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f", "#393b79")
 MAX_LEGEND = 8
 MAX_LABELS = 48
-MAX_BYTES = 10 * 1024 * 1024
-_LOCK = threading.Lock()
+_LOCK = DRAW_LOCK  # shared with the count chart (feeds/chart.py)
 
 
 @dataclass(frozen=True)
@@ -77,12 +73,7 @@ def _legend_label(name: str) -> str:
 
 
 def _png(fig: Figure, dpi: int) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    data = buf.getvalue()
-    if len(data) > MAX_BYTES:  # cannot happen at these sizes; a guard for the contract
-        raise ValueError("picture over 10 MiB")
-    return data
+    return png_bytes(fig, dpi)
 
 
 ROW = 7  # papers per row in the layered layout
@@ -207,34 +198,3 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
 
 def neighbourhood_png(view: Neighbourhood) -> bytes:
     return draw_neighbourhood(view).png
-
-
-def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> bytes | None:
-    """A small chart of the stated cited-by count over stored snapshots; None with fewer
-    than two points (nothing to chart)."""
-    if len(points) < 2:
-        return None
-    with _LOCK:
-        dpi = 100
-        fig = Figure(figsize=(6, 2.6), dpi=dpi)
-        FigureCanvasAgg(fig)
-        try:
-            ax = fig.add_subplot()
-            xs = [date.fromisoformat(p.data_through) for p in points]
-            ys = [p.cited_by for p in points]
-            ax.plot(xs, ys, marker="o", color=PALETTE[0], linewidth=2)
-            ax.annotate(f"{ys[-1]:,}", (xs[-1], ys[-1]), xytext=(4, 4), textcoords="offset points", fontsize=9)
-            ax.set_ylabel("cited by")
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_title(title or "Cited-by count, as the map stated it", fontsize=10)
-            ax.grid(alpha=0.3)
-            lo, hi = min(ys), max(ys)
-            pad = max(1, (hi - lo) * 0.15)
-            ax.set_ylim(max(0, lo - pad), hi + pad)
-            locator = AutoDateLocator(maxticks=6)
-            ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-            fig.tight_layout()
-            return _png(fig, dpi)
-        finally:
-            fig.clear()

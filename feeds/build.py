@@ -109,7 +109,7 @@ def direction_feed(d: Direction, citers: Sequence[NewCiter], base_url: str) -> b
         f"{d.name}: new citing papers",
         f"Papers newly citing a paper placed in {d.breadcrumb}.",
         _join(base_url, direction_feed_path(d.slug)),
-        d.url,
+        _join(base_url, f"directions/{d.slug}/"),  # its web page (feeds/pages.py)
     )
     for c in citers:
         _citer_entry(fg, f"{TAG}direction/{d.slug}/citer/{c.citer.id}", c, d.name)

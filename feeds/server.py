@@ -20,14 +20,31 @@ CONTENT_TYPES = {
     ".atom": "application/atom+xml",
     ".opml": "text/x-opml; charset=utf-8",
     ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
 }
 ALLOWED = ("GET", "HEAD")
+INDEX = "index.html"
+
+
+def folder_redirect(root: Path, request_path: str) -> str | None:
+    """`/<folder>` whose `<folder>/index.html` is published -> the slash form to redirect to
+    (built from the checked path itself, so never another host), else None."""
+    rel = request_path.strip("/")
+    if not rel or request_path.endswith("/") or Path(rel).suffix in CONTENT_TYPES:
+        return None
+    return f"/{rel}/" if resolve(root, f"/{rel}/") is not None else None
 
 
 def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
     """The file under `root` that `request_path` names and its content type, or None: only plain segments, only
-    the served suffixes, and the resolved file (symlinks followed) must lie inside root."""
-    rel = request_path.lstrip("/") or "index.html"
+    the served suffixes, and the resolved file (symlinks followed) must lie inside root. A folder's path
+    ending in `/` names its `index.html` (the web pages, README: Feeds)."""
+    rel = request_path.lstrip("/")
+    if not rel or rel.endswith("/"):
+        rel += INDEX
     if "\x00" in rel or "\\" in rel or not safe_path(rel):
         return None
     if Path(rel).suffix not in CONTENT_TYPES:
@@ -49,6 +66,8 @@ def make_app(out_dir: str | Path, health: Health | None = None) -> web.Applicati
         if request.method not in ALLOWED:
             raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
         found = resolve(root, request.path)
+        if found is None and (location := folder_redirect(root, request.path)) is not None:
+            raise web.HTTPMovedPermanently(location)
         if found is None:
             raise web.HTTPNotFound(text="Not found. The feeds are listed at /\n")
         target, content_type = found

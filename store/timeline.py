@@ -149,3 +149,79 @@ def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int
         " UNION SELECT c.cited_id FROM citations c JOIN snapshots s ON s.paper_id = c.citing_id WHERE s.id > :s",
         {"e": last_event_id, "s": last_snapshot_id})
     return {r[0] for r in rows}
+
+
+# ---------------------------------------------------------------------------- web pages
+
+
+@dataclass(frozen=True)
+class DirectionActivity:
+    """How many papers newly cite a direction's papers since two instants, and the newest."""
+
+    slug: str
+    recent: int  # first seen at or after the first instant (e.g. 7 days ago)
+    month: int  # first seen at or after the second (e.g. 30 days ago)
+    newest: str | None  # first_seen of the newest citer; None: no citer yet
+
+
+def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
+    """Per direction slug, counted as its feed counts entries (a citer once, at its first event).
+    The instants are ISO 8601 UTC strings, compared with the stored `seen_at`."""
+    rows = db.conn.execute(
+        "SELECT slug, sum(first_seen >= :r), sum(first_seen >= :m), max(first_seen) FROM ("
+        " SELECT pl.direction_slug AS slug, e.citing_id, min(e.seen_at) AS first_seen"
+        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id"
+        " WHERE e.kind = 'citation' GROUP BY pl.direction_slug, e.citing_id) GROUP BY slug",
+        {"r": recent_since, "m": month_since})
+    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows}
+
+
+@dataclass(frozen=True)
+class LeadPaper:
+    paper: PaperRef
+    cited_by: int | None  # the count its page states; None without a page
+    rank: int | None = None  # PageRank rank within the direction (1 = highest), when listed by it
+
+
+def direction_leaders(db: Database, slug: str, top: int = 10) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
+    """A direction's most cited papers, and its papers by stored PageRank (empty until computed)."""
+    cited = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+        " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
+        (slug, top)).fetchall()
+    ranked = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, p.cited_by, r.rank FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
+        " WHERE r.direction_slug = ? ORDER BY r.rank, p.id LIMIT ?", (slug, top)).fetchall()
+    return (tuple(LeadPaper(_ref(r[:5]), r[5]) for r in cited),
+            tuple(LeadPaper(_ref(r[:5]), r[5], r[6]) for r in ranked))
+
+
+@dataclass(frozen=True)
+class PaperFacts:
+    paper: PaperRef
+    has_page: bool
+    cited_by: int | None
+    data_through: str | None  # ISO date its page states its data is through
+    refs_in_map: int | None
+    refs_total: int | None
+    first_posted: str | None
+    directions: tuple[tuple[str, str], ...]  # (slug, name), main direction first
+
+
+def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
+    row = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, p.has_page, p.cited_by, p.data_through, p.refs_in_map, p.refs_total,"
+        " p.first_posted FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if row is None:
+        return None
+    dirs = tuple((s, n) for s, n in db.conn.execute(
+        "SELECT d.slug, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
+        " WHERE pl.paper_id = ? ORDER BY pl.position, d.slug", (paper_id,)))
+    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs)
+
+
+def papers_with_history(db: Database) -> list[str]:
+    """Papers whose page was stored with two data-through dates or more (they get a count chart)."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT paper_id FROM snapshots WHERE data_through IS NOT NULL AND cited_by IS NOT NULL GROUP BY paper_id"
+        " HAVING count(DISTINCT data_through) >= 2 ORDER BY paper_id")]

@@ -91,6 +91,8 @@ def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
     assert fig["refresh_http_first"]["pages_read"] == 200 and fig["refresh_http_first"]["stored"] == 0
     assert fig["publish_incremental"]["incremental"] and fig["publish_incremental"]["written"] > 0
     assert fig["publish_cold"]["written"] > fig["publish_incremental"]["written"]
+    assert fig["publish_cold"]["pages"] > 200 and fig["publish_incremental"]["charts"] > 0  # the web pages too
+    assert 0 < fig["publish_cold"]["page_seconds"] < fig["publish_cold"]["seconds"]
     for server in fig["feed_server"].values():
         assert server["requests_per_s"] > 0 and server["status_304_share"] == 1.0
     if "queries" in fig:  # the bot's commands are in this checkout
