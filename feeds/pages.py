@@ -14,38 +14,30 @@ direction at `directions/<slug>/` and a page per paper at `papers/<id>/`, each a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from html import escape
 from importlib import resources
-from urllib.parse import urlsplit
 
 from feeds.build import clean, direction_feed_path, paper_feed_path, safe_path, stamp
 from store.timeline import CountGrowth, Direction, DirectionActivity, LeadPaper, NewCiter, PaperFacts, PaperRef
+from store.urls import safe_http_url
 
 SITE = "mapwatch"
 STYLESHEET = "style.css"
 SCRIPT = "site.js"
 CHART = "cited-by.png"
 RECENT_DAYS, MONTH_DAYS = 7, 30
-_URL_JUNK = re.compile(r"[\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u2064\u3000\ufeff]")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 
 
 def external_href(url: str | None) -> str | None:
-    """The one gate for links to elsewhere: the URL without whitespace and control characters
-    if it is http(s) with a host, else None (the text is then shown without a link)."""
-    text = _URL_JUNK.sub("", url or "")
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return text
+    """The one gate for links to elsewhere: the URL as a browser reads it if it is http(s)
+    with a host (store/urls.py, the rule every output applies), else None (the text is then
+    shown without a link)."""
+    return safe_http_url(url)
 
 
 def static_file(name: str) -> bytes:
