@@ -13,24 +13,24 @@ from pathlib import Path
 
 def available() -> bool:
     return all(importlib.util.find_spec(m) is not None
-               for m in ("bot.run", "bot.client", "tests.fakediscord", "store.tracking"))
+               for m in ("mapwatch.bot.run", "mapwatch.bot.client", "tests.fakediscord", "mapwatch.store.tracking"))
 
 
 async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int) -> dict:
     """One change, one alert: seconds from writing the changed page to the alert's arrival."""
     import discord
+    from mapwatch.bot.discord_endpoints import point_discord_py_at
+    from mapwatch.feeds.run import RunConfig
+    from mapwatch.store.db import open_db
+    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.refresh import refresh
 
     from bench import generate as gen
     from bench.main import Server
-    from bot.discord_endpoints import point_discord_py_at
-    from feeds.run import RunConfig
-    from store.db import open_db
-    from store.http_source import HttpOptions
-    from store.ingest import ingest_paths
-    from store.refresh import refresh
     from tests.fakediscord import FakeDiscord
 
-    run_all = importlib.import_module("bot.run").run_all  # (not in every checkout: see available())
+    run_all = importlib.import_module("mapwatch.bot.run").run_all  # (not in every checkout: see available())
     folder = work / "alert-map"
     smap = gen.build_map(papers, seed)
     gen.write_map(smap, folder, 1)

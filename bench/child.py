@@ -15,11 +15,11 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from store.db import open_db
-from store.fetch import page_files
-from store.ingest import INGEST_CACHE_KIB, ingest_paths
-from store.parse import parse_page
-from store.save import page_hash
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import page_files
+from mapwatch.store.ingest import INGEST_CACHE_KIB, ingest_paths
+from mapwatch.store.parse import parse_page
+from mapwatch.store.save import page_hash
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

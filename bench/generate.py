@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from store.format import format_page
-from store.model import ListedPaper, MapPage, PaperList, Placement
-from store.parse import parse_page
+from mapwatch.store.format import format_page
+from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.parse import parse_page
 
 HOST = "https://mlsanity.com"
 LIST_LIMIT = 30

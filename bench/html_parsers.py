@@ -110,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1000, help="times each parser reads both pages")
     args = ap.parse_args(argv)
 
-    from store.html import html_to_page_text
-    from store.parse import parse_document, parse_page
+    from mapwatch.store.html import html_to_page_text
+    from mapwatch.store.parse import parse_document, parse_page
+
     from tests.mapsite import render_page, seed_texts
 
     texts = list(seed_texts().values())

@@ -160,9 +160,9 @@ def count_events(db_path: Path) -> int:
 
 def http_refresh(db_path: Path, base: str) -> dict:
     """One HTTP refresh tick over the whole map (budget unlimited); its figures."""
-    from store.db import open_db
-    from store.http_source import HttpOptions
-    from store.refresh import refresh
+    from mapwatch.store.db import open_db
+    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.refresh import refresh
 
     db = open_db(db_path)
     t, c = time.perf_counter(), time.process_time()
@@ -210,8 +210,8 @@ class Bench:
 
     # -- 1 -------------------------------------------------------------------------------
     def s1_parse(self) -> None:
-        from store.fetch import page_files
-        from store.parse import parse_page
+        from mapwatch.store.fetch import page_files
+        from mapwatch.store.parse import parse_page
 
         data = [p.read_bytes() for p in page_files([self.map_dir])]
         walls, cpus = [], []
@@ -354,7 +354,7 @@ class Bench:
 
     def s6_feeds(self) -> None:
         try:
-            from feeds.publish import publish
+            from mapwatch.feeds.publish import publish
         except ImportError:
             self.r.line("not measurable yet: feeds are not on this branch")
             return
@@ -363,7 +363,7 @@ class Bench:
         copy_db(self.snap1_db, db_path)
         out = self.work / "public"
         base = "http://127.0.0.1:8080"
-        from store.db import open_db
+        from mapwatch.store.db import open_db
 
         db = open_db(db_path)
         t, c = time.perf_counter(), time.process_time()
@@ -406,7 +406,7 @@ class Bench:
         port = free_port()
         argv = [sys.executable, "-c",
                 "import asyncio, sys\n"
-                "from feeds.server import start_server\n"
+                "from mapwatch.feeds.server import start_server\n"
                 "async def main():\n"
                 "    await start_server(sys.argv[1], '127.0.0.1', int(sys.argv[2]))\n"
                 "    await asyncio.Event().wait()\n"

@@ -34,16 +34,16 @@ def available() -> list[str]:
     import importlib.util
 
     found = []
-    if importlib.util.find_spec("bot.commands") and importlib.util.find_spec("bot.commands.papers"):
+    if importlib.util.find_spec("mapwatch.bot.commands") and importlib.util.find_spec("mapwatch.bot.commands.papers"):
         found += ["/paper", "/citers", "/search"]
     try:
-        from store import queries
+        from mapwatch.store import queries
 
         if hasattr(queries, "autocomplete_papers"):
             found.append("autocomplete")
     except ImportError:
         pass
-    if importlib.util.find_spec("store.graph") and importlib.util.find_spec("bot.render_graph"):
+    if importlib.util.find_spec("mapwatch.store.graph") and importlib.util.find_spec("mapwatch.bot.render_graph"):
         found += ["/related", "/path"]
     return found
 
@@ -59,8 +59,8 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
     out: dict[str, list[Callable[[], object]]] = {}
     missing: list[str] = []
     try:
-        from bot.commands.papers import citers_core, paper_core, search_core
-        from bot.replies import Ctx
+        from mapwatch.bot.commands.papers import citers_core, paper_core, search_core
+        from mapwatch.bot.replies import Ctx
 
         ctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
         out["/paper"] = [lambda p=p: paper_core(db, ctx, paper=p) for p in sample]
@@ -70,7 +70,7 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
     except ImportError:
         missing += ["/paper", "/citers", "/search"]
     try:
-        from store import queries
+        from mapwatch.store import queries
 
         auto = queries.autocomplete_papers
         prefixes = [titles[p][: rng.randint(2, 12)] for p in sample[:100]] + [p[: rng.randint(3, 8)]
@@ -79,8 +79,8 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
     except (ImportError, AttributeError):
         missing.append("autocomplete")
     try:
-        from bot.render_graph import path_text, related_text
-        from store.graph import citation_path, related
+        from mapwatch.bot.render_graph import path_text, related_text
+        from mapwatch.store.graph import citation_path, related
 
         out["/related"] = [lambda p=p: related_text(related(db, p)) for p in sample[:60]]
         pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(60)]
@@ -105,7 +105,7 @@ def summary(ms: list[float]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from store.db import open_db
+    from mapwatch.store.db import open_db
 
     db_path = argv[0]
     during = argv[argv.index("--during") + 1] if "--during" in argv else None

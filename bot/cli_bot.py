@@ -6,11 +6,12 @@ import argparse
 import re
 import shlex
 import sys
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.cli import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, db_arg
-from feeds.cli import base_arg, listen_arg, out_arg, source_arg
+from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
+from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
 
@@ -25,7 +26,7 @@ def parse_slash(text: str) -> tuple[str, dict[str, Any]]:
     Options come positionally in their declared order or as `name:value` (a named value
     runs until the next `name:`); a command with one option takes all the words. `page:N`
     (1-based) shows another page of a paged answer."""
-    from bot.commands import commands
+    from mapwatch.bot.commands import commands
 
     try:
         tokens = shlex.split(text)
@@ -85,7 +86,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "e.g. mapwatch ask \"/paper 2412.10400\". Options: positionally in "
                                    "their order, or name:value.")
     p.add_argument("command", metavar="\"/COMMAND ...\"", help="the slash command, quoted")
-    db_arg(p)
     p.add_argument("--guild", type=int, metavar="ID", help="as if in this server (default: a DM)")
     p.add_argument("--channel", type=int, metavar="ID", help="as if in this channel")
     p.add_argument("--user", type=int, metavar="ID", help="as this user (default 1)")
@@ -96,7 +96,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the "
                     "refresh schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. "
                     "On an empty database the bundled seeds are stored first.")
-    db_arg(p)
     source_arg(p)
     out_arg(p)
     listen_arg(p)
@@ -104,16 +103,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sync", help="register the slash commands with Discord (needs DISCORD_TOKEN)")
-    db_arg(p)
     p.set_defaults(func=cmd_sync)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from bot import config
-    from bot.commands import commands, run_core
-    from bot.render import to_text
-    from bot.replies import Ctx
-    from store.db import open_db
+    from mapwatch.bot import config
+    from mapwatch.bot.commands import commands, run_core
+    from mapwatch.bot.render import to_text
+    from mapwatch.bot.replies import Ctx
+    from mapwatch.store.db import open_db
 
     try:
         name, options = parse_slash(args.command)
@@ -134,36 +132,36 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_REJECTED
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import os
 
-    from bot import config
-    from bot.run import run_all
-    from feeds.cli import _run_until_signal, out_dir, port
-    from feeds.run import RunConfig
-    from store.refresh import default_source
+    from mapwatch.bot import config
+    from mapwatch.bot.run import run_all
+    from mapwatch.feeds.cli import out_dir, port
+    from mapwatch.feeds.run import RunConfig
+    from mapwatch.store.refresh import default_source
 
     run_config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
                            host=args.host, port=port(args),
                            base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
                            refresh=os.environ.get("MAPWATCH_REFRESH"))
     token = config.discord_token()
-    return _run_until_signal(lambda: run_all(run_config, token, say=lambda s: print(s, flush=True),
-                                             alert_interval=config.alert_interval()))
+    # A service: mapwatch.cli runs it until a signal.
+    return run_all(run_config, token, say=lambda s: print(s, flush=True), alert_interval=config.alert_interval())
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
     import asyncio
 
-    from bot import config
+    from mapwatch.bot import config
 
     token = config.discord_token()
     if not token:
         print("mapwatch: error: DISCORD_TOKEN is not set; sync registers the commands with Discord",
               file=sys.stderr)
         return EXIT_USAGE
-    from bot.client import sync_commands
-    from store.db import require_db
+    from mapwatch.bot.client import sync_commands
+    from mapwatch.store.db import require_db
 
     count = asyncio.run(sync_commands(token, require_db(args.db)))
     print(f"Synced {count} commands.")

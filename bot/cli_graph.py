@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bot.cli import EXIT_OK, EXIT_USAGE, db_arg
+from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
 
 DEFAULT_MAX_NODES = 40
 
@@ -24,7 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paper", help="arXiv id, arXiv or map URL, or exact title")
     p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="citation steps (default 1)")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG file to write")
-    db_arg(p)
     p.set_defaults(func=cmd_graph)
 
 
@@ -43,10 +42,10 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from bot.plot import draw_neighbourhood
-    from bot.render_graph import neighbourhood_caption
-    from store.db import open_db
-    from store.graph import neighbourhood
+    from mapwatch.bot.plot import draw_neighbourhood
+    from mapwatch.bot.render_graph import neighbourhood_caption
+    from mapwatch.store.db import open_db
+    from mapwatch.store.graph import neighbourhood
 
     out = Path(args.output)
     if not out.parent.is_dir():

@@ -19,14 +19,13 @@ from typing import Any
 
 import discord
 from discord import app_commands
-
-from bot import delivery, follow_delivery, render
-from bot.commands import MODULES
-from bot.glue import NO_PINGS, PageButton, Runner
-from bot.pacer import Pacer, per_channel
-from bot.render_follow import Delivery
-from store import tracking
-from store.follows import Place
+from mapwatch.bot import delivery, follow_delivery, render
+from mapwatch.bot.commands import MODULES
+from mapwatch.bot.glue import NO_PINGS, PageButton, Runner
+from mapwatch.bot.pacer import Pacer, per_channel
+from mapwatch.bot.render_follow import Delivery
+from mapwatch.store import tracking
+from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -155,9 +154,9 @@ def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
 
 async def sync_commands(token: str, db_path: str | None) -> int:
     """`mapwatch sync`: log in, sync the tree, remember its hash."""
-    from bot import config
-    from bot.discord_endpoints import from_environment
-    from store.db import open_db
+    from mapwatch.bot import config
+    from mapwatch.bot.discord_endpoints import from_environment
+    from mapwatch.store.db import open_db
 
     from_environment()
     open_db(db_path).close()  # the schema

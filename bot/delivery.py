@@ -26,12 +26,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot import render
-from bot.pacer import Pacer
-from bot.render_follow import Delivery
-from bot.replies import Reply
-from store import tracking
-from store.follows import Place
+from mapwatch.bot import render
+from mapwatch.bot.pacer import Pacer
+from mapwatch.bot.render_follow import Delivery
+from mapwatch.bot.replies import Reply
+from mapwatch.store import tracking
+from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.delivery")
 
@@ -159,9 +159,8 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
 def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
-
-    from bot.follow_delivery import allowed_mentions
-    from bot.glue import to_embed
+    from mapwatch.bot.follow_delivery import allowed_mentions
+    from mapwatch.bot.glue import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from bot import delivery, render_follow
-from bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
-from store import follows
-from store.follows import Place
+from mapwatch.bot import delivery, render_follow
+from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
+from mapwatch.store import follows
+from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.follow")
 

@@ -20,13 +20,12 @@ from typing import Any
 
 import discord
 from discord import app_commands
-
-from bot import render
-from bot.commands import Command, commands, error_reply, refusal, run_core
-from bot.replies import Ctx, Pager, Reply
-from store import queries, tracking
-from store.db import open_db
-from store.errors import NotAllowed
+from mapwatch.bot import render
+from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
+from mapwatch.bot.replies import Ctx, Pager, Reply
+from mapwatch.store import queries, tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.errors import NotAllowed
 
 log = logging.getLogger("mapwatch.bot")
 

@@ -18,14 +18,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from mapwatch.feeds.chart import DRAW_LOCK, LINE, png_bytes
+from mapwatch.feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
+from mapwatch.store.graph import Neighbourhood
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
-
-from feeds.chart import DRAW_LOCK, LINE, png_bytes
-from feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
-from store.graph import Neighbourhood
 
 HIGHLIGHT = "#d62728"   # the asked paper's ring (not used for any direction)
 NO_DIRECTION = "#b0b0b0"

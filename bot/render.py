@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from bot.replies import Embed, Field, Reply
-from store.ids import arxiv_url
-from store.urls import safe_http_url
+from mapwatch.bot.replies import Embed, Field, Reply
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.urls import safe_http_url
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
 FOOTER_MAX, TOTAL_MAX, CONTENT_MAX, EMBEDS_MAX = 2048, 6000, 2000, 10

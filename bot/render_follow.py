@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
-from bot.replies import Embed, Field, Reply
-from store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
+from mapwatch.bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
+from mapwatch.bot.replies import Embed, Field, Reply
+from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
 FOOTER_MAX, TOTAL_MAX, CONTENT_MAX = 2048, 6000, 2000
@@ -217,7 +217,7 @@ def digest_preview(previews: Sequence[tuple[Digest, datetime]]) -> Reply:
 # -- /tracked ---------------------------------------------------------------------------------------
 
 def _day(ts: str | None) -> str:
-    from bot.render import day
+    from mapwatch.bot.render import day
 
     return day(ts) if ts else "none yet"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from store.graph import CitationPath, DirectionRanks, Neighbourhood, PaperRef, Related, Rising
+from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, PaperRef, Related, Rising
 
 LIMIT = 2000
 

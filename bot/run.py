@@ -15,19 +15,19 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
-from store.errors import MapwatchError
+from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
+from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
-    from feeds.health import Health
+    from mapwatch.feeds.health import Health
 
 log = logging.getLogger("mapwatch.run")
 
 
 def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
-    from bot.commands.info import NEXT_REFRESH_KEY
-    from store import tracking
-    from store.db import open_db
+    from mapwatch.bot.commands.info import NEXT_REFRESH_KEY
+    from mapwatch.store import tracking
+    from mapwatch.store.db import open_db
 
     now = datetime.now(UTC)
     nxt = trigger.get_next_fire_time(now, now)
@@ -55,9 +55,9 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
     seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
     line. The feed server and the scheduler run on throughout; only their crash ends this."""
-    from feeds.health import Health
-    from feeds.scheduler import parse_schedule
-    from store.db import open_db
+    from mapwatch.feeds.health import Health
+    from mapwatch.feeds.scheduler import parse_schedule
+    from mapwatch.store.db import open_db
 
     trigger = parse_schedule(config.refresh)
     await asyncio.to_thread(lambda: open_db(config.db_path).close())  # the schema, before anyone reads
@@ -74,8 +74,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     current: list[Any] = []  # the bot now running (one at a time; a new one after each restart)
     make_bot: Callable[[], Any] | None = None
     if token:
-        from bot.client import MapwatchBot
-        from bot.discord_endpoints import from_environment
+        from mapwatch.bot.client import MapwatchBot
+        from mapwatch.bot.discord_endpoints import from_environment
 
         if from_environment():
             say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
@@ -95,7 +95,7 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     else:
         say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
 
-    from store.tracking import tracked_paper_ids
+    from mapwatch.store.tracking import tracked_paper_ids
 
     services = asyncio.create_task(
         run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health),

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from html import escape
 
-from store.ids import arxiv_url
-from store.timeline import CountGrowth, Direction, NewCiter, PaperRef
-from store.urls import safe_http_url
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.timeline import CountGrowth, Direction, NewCiter, PaperRef
+from mapwatch.store.urls import safe_http_url
 
 TAG = "tag:mapwatch,2026:"
 GENERATOR = "mapwatch"

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from store.graph import CountPoint
+from mapwatch.store.graph import CountPoint
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

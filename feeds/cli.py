@@ -1,17 +1,14 @@
-"""The feeds' commands: refresh, publish, serve, run. Heavy imports happen inside them."""
+"""The feeds' commands: refresh, publish, serve. Heavy imports happen inside them."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
+from collections.abc import Coroutine
+from typing import Any
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
-
-
-def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="FILE", help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
+from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
 
 
 def out_arg(p: argparse.ArgumentParser) -> None:
@@ -45,7 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Read the source (a folder of pages, or the map's URL), store what changed with "
                     "new-citation events, and republish the feeds that changed. Exit 0: all read; "
                     "1: some pages rejected or not fetched (the rest stored); 2: usage error.")
-    _db(p)
     source_arg(p)
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="HTTP source: pages fetched at most in this tick (default: 500)")
@@ -55,14 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("publish", help="write the Atom feeds, feeds.opml and index.html into a folder")
-    _db(p)
     out_arg(p)
     base_arg(p, "http://localhost:8080")
     _limit(p)
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("serve", help="publish the feeds, then serve the folder over HTTP")
-    _db(p)
     out_arg(p)
     listen_arg(p)
     base_arg(p, "http://<host>:<port>")
@@ -72,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def out_dir(args: argparse.Namespace) -> str:
-    from feeds.publish import default_out_dir
+    from mapwatch.feeds.publish import default_out_dir
 
     return args.out or default_out_dir()
 
@@ -86,17 +80,17 @@ def port(args: argparse.Namespace) -> int:
         return args.port
     raw = os.environ.get("PORT") or "8080"
     if not raw.isdigit():
-        from store.errors import FetchError
+        from mapwatch.store.errors import FetchError
 
         raise FetchError(f"$PORT must be a number, not {raw!r}")
     return int(raw)
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from feeds.publish import publish
-    from store.db import open_db
-    from store.http_source import HttpOptions
-    from store.refresh import default_source, refresh
+    from mapwatch.feeds.publish import publish
+    from mapwatch.store.db import open_db
+    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.refresh import default_source, refresh
 
     source = args.source or default_source()
     options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
@@ -112,8 +106,8 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from feeds.publish import publish
-    from store.db import open_db
+    from mapwatch.feeds.publish import publish
+    from mapwatch.store.db import open_db
 
     db = open_db(args.db, create=False)
     report = publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit)
@@ -121,13 +115,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
-    from feeds.publish import publish
-    from feeds.run import default_base_url
-    from feeds.server import start_server
-    from store.db import open_db, require_db
+    from mapwatch.feeds.publish import publish
+    from mapwatch.feeds.run import default_base_url
+    from mapwatch.feeds.server import start_server
+    from mapwatch.store.db import open_db, require_db
 
     require_db(args.db)  # before listening: serve never creates a database
     the_port = port(args)
@@ -149,35 +143,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
         finally:
             await runner.cleanup()
 
-    return _run_until_signal(main)
+    return main()  # mapwatch.cli runs it until a signal
 
-
-def _run_until_signal(make) -> int:
-    """Run a coroutine until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal."""
-    import asyncio
-    import logging
-    import signal
-
-    level = os.environ.get("MAPWATCH_LOG_LEVEL", "").strip().upper() or "INFO"
-    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if level != "DEBUG":
-        logging.getLogger("apscheduler").setLevel(logging.WARNING)
-
-    async def main() -> None:
-        task = asyncio.ensure_future(make())
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, task.cancel)
-        try:
-            await task
-        except asyncio.CancelledError:
-            print("mapwatch: stopped", file=sys.stderr)
-
-    try:
-        asyncio.run(main())
-    except OSError as e:  # e.g. the port is taken, a full disk: a failure, not a usage error
-        print(f"mapwatch: error: {e.strerror or e}", file=sys.stderr)
-        return EXIT_REJECTED
-    return EXIT_OK

@@ -20,9 +20,9 @@ from datetime import date, datetime, timedelta
 from html import escape
 from importlib import resources
 
-from feeds.build import clean, direction_feed_path, paper_feed_path, safe_path, stamp
-from store.timeline import CountGrowth, Direction, DirectionActivity, LeadPaper, NewCiter, PaperFacts, PaperRef
-from store.urls import safe_http_url
+from mapwatch.feeds.build import clean, direction_feed_path, paper_feed_path, safe_path, stamp
+from mapwatch.store.timeline import CountGrowth, Direction, DirectionActivity, LeadPaper, NewCiter, PaperFacts, PaperRef
+from mapwatch.store.urls import safe_http_url
 
 SITE = "mapwatch"
 STYLESHEET = "style.css"
@@ -42,7 +42,7 @@ def external_href(url: str | None) -> str | None:
 
 def static_file(name: str) -> bytes:
     """The stylesheet or the script, shipped with the package (feeds/static/)."""
-    return resources.files("feeds").joinpath("static", name).read_bytes()
+    return resources.files("mapwatch.feeds").joinpath("static", name).read_bytes()
 
 
 def direction_page_path(slug: str) -> str:

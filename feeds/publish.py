@@ -16,12 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapwatch.feeds import build, chart, pages
+from mapwatch.store import timeline
+from mapwatch.store.graph import CountPoint, count_history
+from mapwatch.store.ingest import Clock, utc_now
 from sqlite_utils import Database
-
-from feeds import build, chart, pages
-from store import timeline
-from store.graph import CountPoint, count_history
-from store.ingest import Clock, utc_now
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMIT = 100

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
+from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
 
 if TYPE_CHECKING:
+    from mapwatch.feeds.health import Health
     from sqlite_utils import Database
-
-    from feeds.health import Health
 
 
 @dataclass(frozen=True)
@@ -50,9 +49,9 @@ def default_base_url(host: str, port: int) -> str:
 
 def seed_if_empty(db_path: str | Path | None) -> bool:
     """Ingest the bundled seeds into an empty database; True if it did."""
-    from store.db import open_db
-    from store.fetch import SEEDS_DIR
-    from store.ingest import ingest_paths
+    from mapwatch.store.db import open_db
+    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.ingest import ingest_paths
 
     db = open_db(db_path)
     try:
@@ -65,10 +64,10 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
 
 
 def _publish_now(tick: Tick, port: int) -> Serving:
-    from feeds.build import direction_feed_path
-    from feeds.publish import publish
-    from store import timeline
-    from store.db import open_db
+    from mapwatch.feeds.build import direction_feed_path
+    from mapwatch.feeds.publish import publish
+    from mapwatch.store import timeline
+    from mapwatch.store.db import open_db
 
     db = open_db(tick.db_path)
     try:
@@ -92,8 +91,8 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
                        priority: Callable[[Database], Sequence[str]] | None = None,
                        health: Health | None = None) -> None:
     """Serve the feeds (and /healthz) and refresh them on schedule until `stop` is set (or forever)."""
-    from feeds.health import Health
-    from feeds.server import start_server
+    from mapwatch.feeds.health import Health
+    from mapwatch.feeds.server import start_server
 
     health = health or Health(config.db_path)
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts

@@ -17,14 +17,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from store.errors import MapwatchError
+from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
+    from mapwatch.feeds.health import Health
+    from mapwatch.feeds.publish import PublishReport
+    from mapwatch.store.refresh import RefreshReport
     from sqlite_utils import Database
-
-    from feeds.health import Health
-    from feeds.publish import PublishReport
-    from store.refresh import RefreshReport
 
 log = logging.getLogger("mapwatch.scheduler")
 
@@ -88,9 +87,9 @@ class Tick:
     priority: Callable[[Database], Sequence[str]] | None = None  # tracked papers, fetched first
 
     def run_sync(self) -> TickResult:
-        from feeds.publish import publish
-        from store.db import open_db
-        from store.refresh import refresh
+        from mapwatch.feeds.publish import publish
+        from mapwatch.store.db import open_db
+        from mapwatch.store.refresh import refresh
 
         db = open_db(self.db_path)
         try:

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-
-from feeds.build import safe_path
+from mapwatch.feeds.build import safe_path
 
 if TYPE_CHECKING:
-    from feeds.health import Health
+    from mapwatch.feeds.health import Health
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ def make_app(out_dir: str | Path, health: Health | None = None) -> web.Applicati
 
     app = web.Application()
     if health is not None:  # GET /healthz (feeds/health.py)
-        from feeds.health import add_route
+        from mapwatch.feeds.health import add_route
         add_route(app, health)
     app.router.add_route("*", "/{tail:.*}", handle)
     return app

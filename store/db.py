@@ -7,10 +7,9 @@ import sqlite3
 import urllib.parse
 from pathlib import Path
 
+from mapwatch.store import schema
+from mapwatch.store.errors import NoDatabase
 from sqlite_utils import Database
-
-from store import schema
-from store.errors import NoDatabase
 
 DEFAULT_DB = "mapwatch.db"
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
@@ -31,7 +30,7 @@ def busy_timeout_ms() -> int:
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds <= 86_400:
-        from store.errors import FetchError
+        from mapwatch.store.errors import FetchError
 
         raise FetchError(f"$MAPWATCH_BUSY_TIMEOUT must be seconds (0 to 86400), not {raw!r}")
     return int(seconds * 1000)

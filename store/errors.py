@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The exit status of every command (README, "Exit status"): all done; a failure on the way
+# (pages rejected, an error answer, a locked database, a full disk); a usage error.
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+
 
 class MapwatchError(Exception):
     """Base of every error mapwatch turns into a friendly message."""

@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from store.errors import FetchError
-from store.parse import MAX_PAGE_BYTES
+from mapwatch.store.errors import FetchError
+from mapwatch.store.parse import MAX_PAGE_BYTES
 
 PAGE_SUFFIXES = (".txt", ".md", ".html", ".htm")
 TEXT_SUFFIXES = (".txt", ".md")  # read as text only (README, "Page formats")
 HTML_SUFFIXES = (".html", ".htm")  # read as HTML documents
-SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
+# The bundled seed pages, installed as package data of mapwatch.seeds.
+SEEDS_DIR = Path(str(resources.files("mapwatch.seeds")))
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
-
-from store.errors import BadOption
 
 MODES = ("instant", "daily", "weekly")
 DIGEST_MODES = ("daily", "weekly")
@@ -283,7 +282,7 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
         raise BadOption("Roles exist only in servers: leave out the role in a DM.")
     dm_user = _dm_user(guild_id, user_id)
     if not db.conn.execute("SELECT 1 FROM directions WHERE slug = ?", (direction_slug,)).fetchone():
-        from store.errors import DirectionNotFound
+        from mapwatch.store.errors import DirectionNotFound
         raise DirectionNotFound(direction_slug)
     with db.atomic():
         existing = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
@@ -411,7 +410,7 @@ def mark_follow_sending(db: Database, follow_id: int, upto_event_id: int, now: d
     """Record, before posting, which delivery is being posted: until `mark_follow_delivered`,
     the follow's next delivery is this same one (see `pending_follow_alerts`). The marker
     keeps the time of the first try (`updated`), as store.tracking's does."""
-    from store.tracking import mark_state
+    from mapwatch.store.tracking import mark_state
 
     mark_state(db, f"{FOLLOW_SENDING}{follow_id}", str(upto_event_id), now)
 

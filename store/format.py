@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from store.ids import arxiv_url
-from store.model import MapPage, PaperList
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.model import MapPage, PaperList
 
 
 def _d(d: date) -> str:

@@ -20,10 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from mapwatch.store import queries
+from mapwatch.store.errors import PathSearchTooLarge
 from sqlite_utils import Database
-
-from store import queries
-from store.errors import PathSearchTooLarge
 
 # Caps on the work one question may do (rows read, papers visited).
 MAX_FRONTIER = 2000       # citers (or references) of the asked paper considered by `related`

@@ -35,10 +35,9 @@ import re
 from collections.abc import Iterator
 from urllib.parse import SplitResult, urljoin, urlsplit
 
+from mapwatch.store.errors import ParseError
+from mapwatch.store.ids import normalize_id
 from selectolax.lexbor import LexborHTMLParser, LexborNode
-
-from store.errors import ParseError
-from store.ids import normalize_id
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_ALTERNATE_TYPES = ("text/markdown", "text/x-markdown", "text/plain")

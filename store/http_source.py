@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
 
-from store.errors import ParseError
-from store.ids import normalize_id
-from store.model import MapPage
-from store.parse import MAX_PAGE_BYTES, parse_page
+from mapwatch.store.errors import ParseError
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.model import MapPage
+from mapwatch.store.parse import MAX_PAGE_BYTES, parse_page
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from datetime import date
 from urllib.parse import urlparse
 
-from store.errors import ParseError
-from store.ids import ID_RE, arxiv_url, normalize_id
-from store.model import ListedPaper, MapPage, PaperList, Placement
-from store.urls import safe_http_url, url_problem
+from mapwatch.store.errors import ParseError
+from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id
+from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 
@@ -50,7 +50,7 @@ def parse_document(data: bytes, *, url: str | None = None, content_type: str | N
     other document is text. `url` is where the page came from: relative links are resolved
     against it, and it is the page's `map_url` when the page has no `HTML:` self link.
     Raises `ParseError`; for HTML, reasons name the HTML page and carry no line number."""
-    from store import html  # HTML support loads its parser only when a page needs it
+    from mapwatch.store import html  # HTML support loads its parser only when a page needs it
 
     if not html.is_html(data, content_type):
         return parse_page(data)

@@ -10,10 +10,9 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store.ids import arxiv_url, normalize_id
 from sqlite_utils import Database
-
-from store.errors import BadOption, DirectionNotFound, PaperNotFound
-from store.ids import arxiv_url, normalize_id
 
 
 @dataclass(frozen=True)

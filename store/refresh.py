@@ -13,12 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlite_utils import Database
-
-from store.errors import FetchError
-from store.fetch import SEEDS_DIR
-from store.graph import compute_direction_ranks
-from store.http_source import (
+from mapwatch.store.errors import FetchError
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.graph import compute_direction_ranks
+from mapwatch.store.http_source import (
     Failed,
     Fetched,
     HttpOptions,
@@ -29,10 +27,11 @@ from store.http_source import (
     page_url,
     split_source,
 )
-from store.ids import normalize_id
-from store.ingest import BATCH_SIZE, Clock, IngestReport, ingest_paths, log_ingest, utc_now
-from store.model import MapPage
-from store.save import Rejection, SourceInfo, record_rejections, save_pages
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.ingest import BATCH_SIZE, Clock, IngestReport, ingest_paths, log_ingest, utc_now
+from mapwatch.store.model import MapPage
+from mapwatch.store.save import Rejection, SourceInfo, record_rejections, save_pages
+from sqlite_utils import Database
 
 DEFAULT_OPTIONS = HttpOptions()
 

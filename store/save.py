@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from datetime import date, datetime
 
+from mapwatch.store.model import ListedPaper, MapPage, PaperList
 from sqlite_utils import Database
-
-from store.model import ListedPaper, MapPage, PaperList
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from mapwatch.store.errors import BadOption
+from mapwatch.store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
 from sqlite_utils import Database
-
-from store.errors import BadOption
-from store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
     """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
     Returns the track and whether it is new or changed; tracking again re-enables a
     disabled track and sets the delivery mode (default instant) and role as given."""
-    from store.follows import normalize_mode
+    from mapwatch.store.follows import normalize_mode
 
     md = normalize_mode(mode)
     if role_id is not None and guild_id is None:
@@ -259,7 +258,7 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
     past them, and stale refusal counts. Returns how many rows were removed."""
     from datetime import timedelta
 
-    from store.follows import FOLLOW_SENDING
+    from mapwatch.store.follows import FOLLOW_SENDING
 
     page_cut = _iso(now - timedelta(days=page_days))
     refused_cut = _iso(now - timedelta(days=REFUSED_DAYS))

@@ -9,12 +9,11 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.format import format_page
-from store.model import MapPage
-from store.parse import parse_page
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.format import format_page
+from mapwatch.store.model import MapPage
+from mapwatch.store.parse import parse_page
 
 DATA = Path(__file__).parent / "data"
 SEED_FILES = sorted(SEEDS_DIR.glob("*.txt"))
@@ -94,7 +93,7 @@ def make_older_seeds(tmp_path: Path) -> Callable[[int], Path]:
 @pytest.fixture
 def seeded(db, clock):
     """The database with both bundled seeds ingested."""
-    from store.ingest import ingest_paths
+    from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     return db

@@ -6,9 +6,10 @@ import dataclasses
 import hashlib
 from datetime import timedelta
 
-from store.format import format_page
-from store.model import ListedPaper, MapPage
-from store.save import SourceInfo, save_pages
+from mapwatch.store.format import format_page
+from mapwatch.store.model import ListedPaper, MapPage
+from mapwatch.store.save import SourceInfo, save_pages
+
 from tests.conftest import FakeClock, older_snapshot, seed_page
 
 RL = "lr/reinforcement-learning-for-reasoning"

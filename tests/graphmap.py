@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from store.model import ListedPaper, MapPage, PaperList, Placement
-from store.save import SourceInfo, save_pages
+from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.save import SourceInfo, save_pages
 
 HOST = "https://map.example"
 

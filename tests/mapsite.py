@@ -52,11 +52,10 @@ from urllib.parse import urlsplit
 
 import markdown
 from aiohttp import web
-
-from store.fetch import SEEDS_DIR
-from store.format import format_page
-from store.model import MapPage
-from store.parse import parse_page
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.format import format_page
+from mapwatch.store.model import MapPage
+from mapwatch.store.parse import parse_page
 
 HOST = "https://mlsanity.com"
 # Papers the site's chrome lists (navigation, sidebar, footer, scripts, JSON-LD) and no page does.

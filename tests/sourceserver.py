@@ -10,9 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from aiohttp import web
-
-from store.format import format_page
-from store.model import MapPage
+from mapwatch.store.format import format_page
+from mapwatch.store.model import MapPage
 
 LAST_MODIFIED = "Wed, 14 Oct 2026 00:00:00 GMT"
 

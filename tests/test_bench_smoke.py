@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import aiohttp
+from mapwatch.store.format import format_page
+from mapwatch.store.parse import parse_page
 
 from bench import generate as gen
 from bench import main as bench_main
-from store.format import format_page
-from store.parse import parse_page
 
 
 def test_generated_pages_parse_back_to_what_was_generated() -> None:

@@ -17,13 +17,13 @@ from typing import Any
 
 import discord
 import pytest
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.commands import commands
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.model import ListedPaper, PaperList
 
-from bot.client import MapwatchBot
-from bot.commands import commands
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
-from store.model import ListedPaper, PaperList
 from tests.conftest import seed_page, write_page
 from tests.fakediscord import FakeDiscord, FakeMessage
 
@@ -137,7 +137,7 @@ async def test_every_command_with_hostile_options_over_hostile_titles(fake_disco
 
 def test_mapwatch_ask_with_hostile_options(hostile_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The terminal path to the same commands: one clear answer or one error line, no traceback."""
-    from bot.cli import main
+    from mapwatch.cli import main
 
     for name in ("paper", "search", "citers", "direction", "refs"):
         for v in VALUES:

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from mapwatch.bot import render
+from mapwatch.bot.commands import commands, run_core
+from mapwatch.bot.replies import Embed, Field, Reply
+from mapwatch.store.ingest import ingest_paths
 
-from bot import render
-from bot.commands import commands, run_core
-from bot.replies import Embed, Field, Reply
-from store.ingest import ingest_paths
 from tests.bot_helpers import ctx
 from tests.conftest import seed_page, write_page
 
@@ -164,8 +164,8 @@ def test_render_truncates_gracefully() -> None:
 
 
 def test_alert_render(db, clock, make_older_seeds) -> None:
-    from store import tracking
-    from store.fetch import SEEDS_DIR
+    from mapwatch.store import tracking
+    from mapwatch.store.fetch import SEEDS_DIR
 
     ingest_paths(db, [make_older_seeds(12)], clock=clock)
     tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3, now=clock())
@@ -181,7 +181,7 @@ def test_alert_render(db, clock, make_older_seeds) -> None:
 # -- the command tree ---------------------------------------------------------------------
 
 def test_meta_every_command_is_named_described_documented_and_matches_its_spec() -> None:
-    from bot.client import build_tree_for_inspection
+    from mapwatch.bot.client import build_tree_for_inspection
 
     tree = build_tree_for_inspection()
     specs = commands()
@@ -206,7 +206,7 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
 # -- mapwatch ask ---------------------------------------------------------------------------
 
 def run_cli(*args: str, db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args, "--db", str(db)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mapwatch", *args, "--db", str(db)], capture_output=True,
                           text=True, timeout=30, cwd=ROOT)
 
 
@@ -228,7 +228,7 @@ def test_ask_prints_answers(seeded, db_path) -> None:
 
 
 def test_parse_slash() -> None:
-    from bot.cli_bot import AskError, parse_slash
+    from mapwatch.bot.cli_bot import AskError, parse_slash
 
     assert parse_slash("/paper Reinforcement Learning Enhanced") == (
         "paper", {"paper": "Reinforcement Learning Enhanced"})
@@ -244,7 +244,7 @@ def test_parse_slash() -> None:
 
 
 def test_ask_does_not_load_discord(seeded, db_path) -> None:
-    code = ("import sys; from bot.cli import main; rc = main(['ask', '--db', sys.argv[1], '/stats']);"
+    code = ("import sys; from mapwatch.cli import main; rc = main(['ask', '--db', sys.argv[1], '/stats']);"
             "assert rc == 0, rc; assert 'discord' not in sys.modules; print('ok')")
     p = subprocess.run([sys.executable, "-c", code, str(db_path)], capture_output=True, text=True, timeout=30,
                        cwd=ROOT)
@@ -253,7 +253,7 @@ def test_ask_does_not_load_discord(seeded, db_path) -> None:
 
 def test_sync_without_token_says_so(db_path, monkeypatch) -> None:
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    p = subprocess.run([sys.executable, "-m", "bot.cli", "sync", "--db", str(db_path)], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "mapwatch", "sync", "--db", str(db_path)], capture_output=True,
                        text=True, timeout=30, cwd=ROOT, env={k: v for k, v in __import__("os").environ.items()
                                                               if k != "DISCORD_TOKEN"})
     assert p.returncode == 2 and "DISCORD_TOKEN is not set" in p.stderr and "Traceback" not in p.stderr

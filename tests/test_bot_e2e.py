@@ -7,12 +7,12 @@ from pathlib import Path
 
 import discord
 import pytest
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.commands import commands
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot.client import MapwatchBot
-from bot.commands import commands
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -204,9 +204,9 @@ async def test_dm_track_alerts_by_dm(fake_discord: FakeDiscord, db_path: Path, c
 
 async def test_slow_answers_are_deferred_then_followed_up(fake_discord: FakeDiscord, seeded_path: Path,
                                                           monkeypatch) -> None:
-    import bot.glue
+    import mapwatch.bot.glue as glue
 
-    monkeypatch.setattr(bot.glue, "DEFER_AFTER", 0.0)  # every answer counts as slow
+    monkeypatch.setattr(glue, "DEFER_AFTER", 0.0)  # every answer counts as slow
     client = make_bot(seeded_path)
     async with fake_discord.connected(client):
         h = await fake_discord.slash("paper", {"paper": "2412.10400"})

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from mapwatch.bot import render
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.store import graph
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 
-from bot import render
-from bot.client import MapwatchBot
-from store import graph
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 from tests.test_bot_commands import ask
 
@@ -104,7 +104,7 @@ def test_ask_serves_the_graph_questions(tmp_path: Path) -> None:
     ingest_paths(open_db(db), [SEEDS_DIR])
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot.cli", *args, "--db", str(db)], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "mapwatch", *args, "--db", str(db)], capture_output=True,
                               text=True, timeout=60, cwd=ROOT)
 
     p = run("ask", "/path 2005.14165 2509.02547")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from store import queries
-from store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store import queries
+from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 
 RL = "lr/reinforcement-learning-for-reasoning"
 
@@ -54,13 +53,13 @@ def test_citers_paging_sort_and_direction(seeded) -> None:
 
 
 def test_newest_sort_follows_first_seen(seeded, make_older_seeds, clock) -> None:
-    from store.db import open_db
-    from store.ingest import ingest_paths
+    from mapwatch.store.db import open_db
+    from mapwatch.store.ingest import ingest_paths
 
     db = open_db(":memory:")
     ingest_paths(db, [make_older_seeds(2)], clock=clock)
     clock.advance(days=30)
-    from store.fetch import SEEDS_DIR
+    from mapwatch.store.fetch import SEEDS_DIR
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     newest = queries.citers(db, "2507.04136", sort="newest", limit=2).items
     assert all(p.first_seen == newest[0].first_seen for p in newest)
@@ -115,7 +114,8 @@ def test_directions(seeded) -> None:
 
 
 def test_search_over_many_matches_is_capped_and_says_so(db) -> None:
-    from bot.commands import run_core
+    from mapwatch.bot.commands import run_core
+
     from tests.bot_helpers import ctx
 
     with db.atomic():

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.commands import commands, run_core
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot.client import MapwatchBot
-from bot.commands import commands, run_core
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.bot_helpers import ctx
 from tests.fakediscord import FakeDiscord
 

@@ -7,13 +7,13 @@ import urllib.request
 from pathlib import Path
 
 import discord
+from mapwatch.bot.commands import commands
+from mapwatch.bot.run import run_all
+from mapwatch.feeds.run import RunConfig
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot.commands import commands
-from bot.run import run_all
-from feeds.run import RunConfig
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -80,7 +80,7 @@ async def test_mapwatch_run_process_answers_through_the_configured_discord(fake_
     env = {**os.environ, **fake_discord.env(), "MAPWATCH_ALERT_INTERVAL": "1"}
     log = tmp_path / "run.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "m.db"),
+        proc = subprocess.Popen([sys.executable, "-m", "mapwatch", "run", "--db", str(tmp_path / "m.db"),
                                  "--out", str(tmp_path / "out"), "--port", "0"],
                                 cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -104,7 +104,7 @@ async def test_mapwatch_sync_registers_the_commands(fake_discord: FakeDiscord, t
     root = Path(__file__).resolve().parent.parent
     open_db(tmp_path / "m.db").close()  # sync keeps the command set's hash there; it creates no database
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "sync", "--db", str(tmp_path / "m.db"), cwd=root,
+        sys.executable, "-m", "mapwatch", "sync", "--db", str(tmp_path / "m.db"), cwd=root,
         env={**os.environ, **fake_discord.env()}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 0, err.decode()
@@ -121,7 +121,7 @@ async def test_a_refused_token_is_one_clear_line(fake_discord: FakeDiscord, tmp_
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, **fake_discord.env(), "DISCORD_TOKEN": "not-the-token-123"}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "m.db"), "--out", str(tmp_path / "out"),
+        sys.executable, "-m", "mapwatch", "run", "--db", str(tmp_path / "m.db"), "--out", str(tmp_path / "out"),
         "--port", "0", cwd=root, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out_lines: list[str] = []
     try:

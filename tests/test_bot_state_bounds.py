@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.glue import page_args, page_key
-from store import follows, tracking
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
+from mapwatch.bot.glue import page_args, page_key
+from mapwatch.store import follows, tracking
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+
 from tests.follow_helpers import RL
 
 

@@ -18,15 +18,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from mapwatch.bot.run import run_all
+from mapwatch.feeds.health import FAILED_REFRESHES, Health
+from mapwatch.feeds.run import RunConfig
+from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
+from mapwatch.feeds.server import start_server
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot.run import run_all
-from feeds.health import FAILED_REFRESHES, Health
-from feeds.run import RunConfig
-from feeds.scheduler import Tick, parse_schedule, start_scheduler
-from feeds.server import start_server
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

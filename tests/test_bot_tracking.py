@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from store import tracking
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
+from mapwatch.store import tracking
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+
 from tests.bot_helpers import CHANNEL, GUILD, USER
 
 
@@ -35,7 +36,7 @@ def test_only_events_after_tracking_are_alerted(db, clock, make_older_seeds) -> 
     tracking.mark_delivered(db, a.track.id, a.upto_event_id, clock())
     assert tracking.pending_alerts(db) == []
     # A restart (new connection) finds nothing either.
-    from store.db import open_db
+    from mapwatch.store.db import open_db
     assert tracking.pending_alerts(open_db(db.conn.execute("PRAGMA database_list").fetchone()[2])) == []
     t = tracking.list_tracks(db, guild_id=GUILD, user_id=None)[0]
     assert t.last_alert_at is not None

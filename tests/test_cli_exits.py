@@ -20,15 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from store.fetch import SEEDS_DIR
+from mapwatch.store.fetch import SEEDS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def mapwatch(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
              timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *map(str, args)], cwd=cwd or ROOT,
+    return subprocess.run([sys.executable, "-m", "mapwatch", *map(str, args)], cwd=cwd or ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
@@ -157,7 +156,7 @@ def test_a_full_disk_exits_1_with_one_line(tmp_path: Path, size_kib: int) -> Non
     disk = tmp_path / "disk"
     disk.mkdir()
     script = (f'mount -t tmpfs -o size={size_kib}k tmpfs "{disk}" && '
-              f'"{sys.executable}" -m bot.cli ingest --db "{disk}/m.db"; code=$?; '
+              f'"{sys.executable}" -m mapwatch ingest --db "{disk}/m.db"; code=$?; '
               f'df -k "{disk}" | tail -1 >&2; exit $code')
     r = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)

@@ -10,13 +10,13 @@ from pathlib import Path
 import feedparser
 import pytest
 
-from bot.cli import main
+from mapwatch.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_help_lists_the_feed_commands() -> None:
-    r = subprocess.run([sys.executable, "-m", "bot.cli", "--help"], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "mapwatch", "--help"], cwd=ROOT, capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0
     for cmd in ("refresh", "publish", "serve", "run"):
@@ -70,7 +70,7 @@ def test_serve_on_a_taken_port_is_one_clear_line(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        r = subprocess.run([sys.executable, "-m", "bot.cli", "serve", "--db", str(tmp_path / "m.db"),
+        r = subprocess.run([sys.executable, "-m", "mapwatch", "serve", "--db", str(tmp_path / "m.db"),
                             "--out", str(tmp_path / "public"), "--port", str(port)],
                            cwd=ROOT, capture_output=True, text=True, timeout=30,
                            env={**os.environ, "MAPWATCH_DB": str(tmp_path / "m.db")})

@@ -12,7 +12,7 @@ from tests.conftest import DATA
 
 # The console script installed beside this Python, as a user runs it.
 _SCRIPT = Path(sys.executable).parent / "mapwatch"
-MAPWATCH = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "bot.cli"]
+MAPWATCH = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "mapwatch"]
 
 
 def run(*args: str | Path, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 import pytest
+from mapwatch.store import tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import ingest_paths
 
-from store import tracking
-from store.db import open_db
-from store.ingest import ingest_paths
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
 from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending
@@ -63,7 +63,7 @@ async def _setup(fake: FakeDiscord, tmp: Path, clock) -> tuple[Path, list[Path]]
 def _start(fake: FakeDiscord, tmp: Path, db_path: Path, log: Path) -> subprocess.Popen:
     env = {**os.environ, **fake.env(), "MAPWATCH_ALERT_INTERVAL": "0.2"}
     with log.open("a") as out:
-        return subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--source",
+        return subprocess.Popen([sys.executable, "-m", "mapwatch", "run", "--db", str(db_path), "--source",
                                  str(tmp / "nothing"), "--out", str(tmp / "out"), "--port", "0"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 

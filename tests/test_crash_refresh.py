@@ -49,7 +49,7 @@ FIRST_SEEN = re.compile(r"<p>First seen on \d{4}-\d\d-\d\d\.</p>")
 
 
 def refresh_cmd(source: str, db: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "bot.cli", "refresh", "--source", source, "--db", str(db), "--out", str(out),
+    return [sys.executable, "-m", "mapwatch", "refresh", "--source", source, "--db", str(db), "--out", str(out),
             "--base-url", BASE_URL, "--budget", "100000", "--limit", "100000"]
 
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mapwatch.store.model import MapPage
 
-from store.model import MapPage
 from tests import pagegen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ DUMPED = ["papers", "citations", "directions", "placements", "snapshots", "event
 
 
 def run_ingest(folder: Path, db: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bot.cli", "ingest", "-q", str(folder), "--db", str(db)],
+    return subprocess.Popen([sys.executable, "-m", "mapwatch", "ingest", "-q", str(folder), "--db", str(db)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

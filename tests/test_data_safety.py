@@ -12,9 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from store import schema
-from store.db import open_db
-from store.ingest import ingest_paths
+from mapwatch.store import schema
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import ingest_paths
+
 from tests.conftest import DATA, SEED_FILES, FakeClock
 from tests.test_cli_store import MAPWATCH, run
 
@@ -87,8 +88,8 @@ def test_upgrade_from_schema_0001_keeps_every_row(tmp_path: Path, clock: FakeClo
 WRITER = r"""
 import dataclasses, sys
 from datetime import UTC, datetime, timedelta
-from store.db import open_db
-from store.save import SourceInfo, save_pages
+from mapwatch.store.db import open_db
+from mapwatch.store.save import SourceInfo, save_pages
 from tests import pagegen
 
 db = open_db(sys.argv[1])

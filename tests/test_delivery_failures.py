@@ -19,15 +19,15 @@ from pathlib import Path
 
 import discord
 import pytest
+from mapwatch.bot import delivery
+from mapwatch.bot import follow_delivery as fd
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.pacer import Pacer
+from mapwatch.store import follows, tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot import delivery
-from bot import follow_delivery as fd
-from bot.client import MapwatchBot
-from bot.pacer import Pacer
-from store import follows, tracking
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord
 from tests.follow_helpers import RL, SURVEY, TECH, start_older, store_pages

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import discord
 import pytest
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.store import tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from bot.client import MapwatchBot
-from store import tracking
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

@@ -6,12 +6,12 @@ import dataclasses
 from pathlib import Path
 
 import feedparser
+from mapwatch.feeds import build
+from mapwatch.feeds.publish import publish
+from mapwatch.store import timeline
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from feeds import build
-from feeds.publish import publish
-from store import timeline
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.conftest import older_snapshot, seed_page, write_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+from mapwatch.feeds.run import RunConfig, run_services
+from mapwatch.feeds.scheduler import TickResult
+from mapwatch.feeds.server import start_server
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
 
-from bot.cli import main
-from feeds.run import RunConfig, run_services
-from feeds.scheduler import TickResult
-from feeds.server import start_server
-from store.db import open_db
-from store.fetch import SEEDS_DIR
+from mapwatch.cli import main
 from tests.conftest import SEED_FILES, seed_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
 
@@ -108,7 +108,7 @@ def test_newsboat_reads_the_served_feeds(tmp_path: Path) -> None:
     db, out = tmp_path / "m.db", tmp_path / "public"
     assert main(["ingest", "--db", str(db), "--quiet"]) == 0
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--db", str(db), "--out", str(out), "--port", "0"],
+        [sys.executable, "-m", "mapwatch", "serve", "--db", str(db), "--out", str(out), "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         base = None

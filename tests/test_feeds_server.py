@@ -9,11 +9,11 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from mapwatch.feeds.publish import publish
+from mapwatch.feeds.server import start_server
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from feeds.publish import publish
-from feeds.server import start_server
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.feedcheck import assert_valid_atom
 
 RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
@@ -22,7 +22,8 @@ RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> Path:
     """The seeds' feeds, published once for the module; the secrets lie next to the folder."""
-    from store.db import open_db
+    from mapwatch.store.db import open_db
+
     from tests.conftest import FakeClock
 
     tmp = tmp_path_factory.mktemp("site")

@@ -7,10 +7,10 @@ import shlex
 from pathlib import Path
 
 import pytest
+from mapwatch.bot.commands import run_core
+from mapwatch.store import follows, tracking
 
-from bot.cli import main
-from bot.commands import run_core
-from store import follows, tracking
+from mapwatch.cli import main
 from tests.bot_helpers import CHANNEL, GUILD, USER, ctx
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,13 +7,13 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
+from mapwatch.bot import follow_delivery as fd
+from mapwatch.bot.pacer import Pacer, per_channel
+from mapwatch.bot.render_follow import Delivery
+from mapwatch.store import follows, tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.follows import Place
 
-from bot import follow_delivery as fd
-from bot.pacer import Pacer, per_channel
-from bot.render_follow import Delivery
-from store import follows, tracking
-from store.db import open_db
-from store.follows import Place
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
 

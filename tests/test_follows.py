@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from mapwatch.store import follows
+from mapwatch.store.db import open_db
+from mapwatch.store.errors import BadOption, DirectionNotFound
+from mapwatch.store.follows import DigestSettings, Place
 
-from store import follows
-from store.db import open_db
-from store.errors import BadOption, DirectionNotFound
-from store.follows import DigestSettings, Place
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
 

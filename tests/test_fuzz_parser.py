@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from mapwatch.store.errors import ParseError
+from mapwatch.store.format import format_page
+from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.parse import parse_page
 
-from store.errors import ParseError
-from store.format import format_page
-from store.model import ListedPaper, MapPage, PaperList, Placement
-from store.parse import parse_page
 from tests.conftest import DATA, SEED_FILES
 
 HOST = "https://mlsanity.com"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from mapwatch.store import graph
+from mapwatch.store.errors import DirectionNotFound, PaperNotFound
+from mapwatch.store.ingest import ingest_paths
 
-from store import graph
-from store.errors import DirectionNotFound, PaperNotFound
-from store.ingest import ingest_paths
 from tests.conftest import FakeClock
 from tests.graphmap import CITES, ID, NAME, NAMES, build_map, make_page, store
 
@@ -238,7 +238,7 @@ def test_count_history_one_point_per_data_through_date(db, make_older_seeds, see
 
 
 def test_refresh_stores_pagerank_after_a_tick_that_stored_pages(db, seeds_dir: Path, clock: FakeClock) -> None:
-    from store.refresh import refresh
+    from mapwatch.store.refresh import refresh
 
     refresh(db, seeds_dir, clock=clock)
     r = graph.direction_ranks(db, "lr/reinforcement-learning-for-reasoning")

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from mapwatch.bot import plot, render_graph
+from mapwatch.store import graph
+from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 
-from bot import plot, render_graph
-from store import graph
-from store.ingest import ingest_paths
 from tests.conftest import FakeClock
 from tests.graphmap import ID, build_map
 from tests.test_cli_store import run
@@ -137,7 +137,7 @@ def test_long_answers_fit_one_message() -> None:
 
 
 def test_cli_parser_loads_no_graph_libraries() -> None:
-    code = ("import sys; from bot.cli import build_parser; build_parser(); "
+    code = ("import sys; from mapwatch.cli import build_parser; build_parser(); "
             "print(sorted(m for m in ('matplotlib', 'networkx', 'scipy') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr

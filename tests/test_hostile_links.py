@@ -23,20 +23,20 @@ from typing import Any
 import discord
 import feedparser
 import pytest
+from mapwatch.bot.cli_bot import parse_slash
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.commands import run_core
+from mapwatch.bot.glue import to_embed
+from mapwatch.bot.render import to_text
+from mapwatch.bot.replies import Ctx
+from mapwatch.feeds.publish import publish
+from mapwatch.store.db import open_db
+from mapwatch.store.errors import ParseError
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.parse import parse_page
+from mapwatch.store.urls import safe_http_url
 
-from bot.cli_bot import parse_slash
-from bot.client import MapwatchBot
-from bot.commands import run_core
-from bot.glue import to_embed
-from bot.render import to_text
-from bot.replies import Ctx
-from feeds.publish import publish
-from store.db import open_db
-from store.errors import ParseError
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
-from store.parse import parse_page
-from store.urls import safe_http_url
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -141,7 +141,7 @@ def test_ingest_reports_the_issue_example_and_stores_nothing_of_it(tmp_path: Pat
     page.parent.mkdir()
     page.write_text(text, encoding="utf-8")
     db = tmp_path / "m.db"
-    proc = subprocess.run([sys.executable, "-m", "bot.cli", "ingest", str(page.parent), "--db", str(db)],
+    proc = subprocess.run([sys.executable, "-m", "mapwatch", "ingest", str(page.parent), "--db", str(db)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert f"rejected: {page.resolve()}:{line}: HTML link is not an http(s) link" in proc.stderr
@@ -222,7 +222,7 @@ ASKED = ["/paper 2412.10400", "/paper 2509.02547", "/citers 2412.10400", "/refs 
 
 
 def test_answers_show_no_hostile_link(stored: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.cli import main
+    from mapwatch.cli import main
 
     db = open_db(stored)
     ctx = Ctx(guild_id=None, channel_id=1, user_id=1, now=datetime(2026, 11, 2, tzinfo=UTC),

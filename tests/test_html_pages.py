@@ -17,13 +17,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from mapwatch.store.errors import ParseError
+from mapwatch.store.format import format_page
+from mapwatch.store.html import html_to_page_text, is_html, paper_links, text_alternate_url
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.model import ListedPaper, MapPage, PaperList
+from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 
-from store.errors import ParseError
-from store.format import format_page
-from store.html import html_to_page_text, is_html, paper_links, text_alternate_url
-from store.ingest import ingest_paths
-from store.model import ListedPaper, MapPage, PaperList
-from store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 from tests import pagegen
 from tests.conftest import DATA, FakeClock
 from tests.mapsite import (
@@ -250,7 +250,7 @@ def test_rejected_html_pages_change_nothing_stored(db, tmp_path: Path, clock: Fa
 
 @pytest.mark.parametrize("template", [*TEMPLATES, "mixed"])
 def test_folder_of_html_pages_stores_what_the_text_folder_stores(tmp_path: Path, template: str) -> None:
-    from store.db import open_db
+    from mapwatch.store.db import open_db
 
     corpus = pagegen.generate(25, seed=5)
     texts = {**seed_texts(), **texts_of(corpus.v1)}

@@ -28,7 +28,7 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 
 def test_every_table_is_documented() -> None:
-    from store.db import open_db
+    from mapwatch.store.db import open_db
 
     db = open_db(":memory:")
     tables = {t for t in db.table_names() if not t.startswith(("_", "papers_fts_", "sqlite_"))}

@@ -7,10 +7,10 @@ import dataclasses
 from datetime import UTC, datetime
 
 import pytest
+from mapwatch.store.http_source import HttpOptions, retry_after_seconds, split_source, user_agent
+from mapwatch.store.model import MapPage
+from mapwatch.store.refresh import crawl_order, refresh
 
-from store.http_source import HttpOptions, retry_after_seconds, split_source, user_agent
-from store.model import MapPage
-from store.refresh import crawl_order, refresh
 from tests.conftest import older_snapshot, seed_page
 from tests.sourceserver import serve_map
 
@@ -139,8 +139,8 @@ def test_pages_changing_between_ticks_make_events_once(db, clock) -> None:
 
 
 def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -> None:
-    from store.fetch import SEEDS_DIR
-    from store.ingest import ingest_paths
+    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     order = crawl_order(db, "http://map.test", priority=["2203.02155"])
@@ -158,8 +158,8 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
 
 
 def test_unreachable_source_fails_each_page_and_changes_nothing(db, clock) -> None:
-    from store.fetch import SEEDS_DIR
-    from store.ingest import ingest_paths
+    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     citations = count(db, "SELECT count(*) FROM citations")

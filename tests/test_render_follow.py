@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from bot import render_follow as rf
-from store.follows import CitedRef, Digest, DigestSection, Follow, FollowNews, NewCiter, Place
+from mapwatch.bot import render_follow as rf
+from mapwatch.store.follows import CitedRef, Digest, DigestSection, Follow, FollowNews, NewCiter, Place
 
 HOSTILE = "**@everyone** <@&999> <@123> [x](https://evil.example) `code` # head \x00\u202e " + "ü" * 20
 

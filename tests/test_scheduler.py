@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
-
-from feeds.scheduler import JOB_ID, ScheduleError, Tick, TickResult, parse_schedule, start_scheduler
-from store.fetch import SEEDS_DIR
+from mapwatch.feeds.scheduler import JOB_ID, ScheduleError, Tick, TickResult, parse_schedule, start_scheduler
+from mapwatch.store.fetch import SEEDS_DIR
 
 
 @pytest.mark.parametrize(("spec", "seconds"), [(None, 3600), ("1h", 3600), ("30m", 1800), ("90s", 90),
@@ -77,7 +76,7 @@ async def test_tick_refreshes_publishes_then_runs_hooks_even_after_a_failing_one
 
 
 async def test_tick_with_a_missing_source_fails_with_its_reason(tmp_path: Path) -> None:
-    from store.errors import FetchError
+    from mapwatch.store.errors import FetchError
 
     tick = Tick(tmp_path / "m.db", str(tmp_path / "nowhere"), tmp_path / "public", "http://x")
     with pytest.raises(FetchError, match="no such file or folder"):

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import discord
 import pytest
+from mapwatch.store import tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import ingest_paths
 
-from store import tracking
-from store.db import open_db
-from store.ingest import ingest_paths
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -71,7 +71,7 @@ async def test_the_token_appears_nowhere(fake_discord: FakeDiscord, tmp_path: Pa
     assert env["DISCORD_TOKEN"] == TOKEN
     with log.open("w") as sink:
         # The first refresh (from the seeds, newer than the database) makes the alert.
-        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--out", str(out),
+        proc = subprocess.Popen([sys.executable, "-m", "mapwatch", "run", "--db", str(db_path), "--out", str(out),
                                  "--port", "0"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
     try:
         await fake.wait_for(lambda: fake.command_syncs and fake.identifies, 20)
@@ -104,7 +104,7 @@ async def test_the_token_appears_nowhere(fake_discord: FakeDiscord, tmp_path: Pa
         await asyncio.to_thread(proc.wait, 20)
 
     refused = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", "--db", str(db_path), "--out", str(out), "--port", "0", cwd=ROOT,
+        sys.executable, "-m", "mapwatch", "run", "--db", str(db_path), "--out", str(out), "--port", "0", cwd=ROOT,
         env={**env, "DISCORD_TOKEN": REFUSED}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     seen: list[str] = []
     try:  # the bot side stops with one line; the feeds run on (until terminated)

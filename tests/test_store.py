@@ -6,11 +6,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from mapwatch.store import schema
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.save import SourceInfo, save_pages
 
-from store import schema
-from store.db import open_db
-from store.ingest import ingest_paths
-from store.save import SourceInfo, save_pages
 from tests.conftest import DATA, SEED_FILES, FakeClock, older_snapshot, seed_page, write_page
 from tests.seedfacts import assert_seed_facts
 

@@ -12,14 +12,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from mapwatch.store.db import open_db
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.ingest import _location, ingest_paths
+from mapwatch.store.model import ListedPaper, PaperList
+from mapwatch.store.parse import _LINK_ITEM, parse_page
+from mapwatch.store.save import SourceInfo, legacy_page_hash, save_pages
 
 from bench import generate as gen
-from store.db import open_db
-from store.ids import normalize_id
-from store.ingest import _location, ingest_paths
-from store.model import ListedPaper, PaperList
-from store.parse import _LINK_ITEM, parse_page
-from store.save import SourceInfo, legacy_page_hash, save_pages
 
 from .conftest import DATA, SEED_FILES, FakeClock
 

@@ -19,10 +19,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
 
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
 from tests.htmlcheck import headings, parse_strict, text_of
 
@@ -90,7 +90,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Brow
     log = tmp / "run.log"
     with log.open("w") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "run", "--db", str(db), "--source", str(full), "--out", str(out),
+            [sys.executable, "-m", "mapwatch", "run", "--db", str(db), "--source", str(full), "--out", str(out),
              "--port", "0"], cwd=ROOT, env={**env, "MAPWATCH_REFRESH": "1h"}, stdout=sink, stderr=subprocess.STDOUT)
     try:
         base = None

@@ -10,16 +10,16 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+from mapwatch.feeds import pages
+from mapwatch.feeds.publish import publish
+from mapwatch.feeds.server import start_server
+from mapwatch.store import timeline
+from mapwatch.store.db import open_db
+from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.model import ListedPaper, PaperList
+from mapwatch.store.timeline import Direction, NewCiter, PaperRef
 
-from feeds import pages
-from feeds.publish import publish
-from feeds.server import start_server
-from store import timeline
-from store.db import open_db
-from store.fetch import SEEDS_DIR
-from store.ingest import ingest_paths
-from store.model import ListedPaper, PaperList
-from store.timeline import Direction, NewCiter, PaperRef
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.feedcheck import snapshot
 from tests.htmlcheck import assert_good_page, assert_nothing_injected, headings, html_files, parse_strict, text_of
@@ -101,7 +101,7 @@ def test_direction_page_lists_its_feed_entries_newest_first_with_a_heading_per_d
 
 
 def test_pagerank_leaders_once_computed(db, clock, site: Path) -> None:
-    from store.graph import compute_direction_ranks
+    from mapwatch.store.graph import compute_direction_ranks
 
     assert "Not computed yet" in (site / RL_PAGE).read_text()
     compute_direction_ranks(db, clock())

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.replies import Reply
+from mapwatch.bot.replies import Reply
 
-MODULES = ["bot.commands.papers", "bot.commands.directions", "bot.commands.tracking", "bot.commands.follow",
-           "bot.commands.info", "bot.commands.graph"]
+MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph")]
 PAGE_SIZE = 10
 
 
@@ -64,8 +63,8 @@ def pages(total: int, size: int = PAGE_SIZE) -> int:
 
 def error_reply(exc: Exception) -> Reply:
     """The one mapping from domain errors to friendly, ephemeral answers."""
-    from bot import render
-    from store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
+    from mapwatch.bot import render
+    from mapwatch.store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
 
     if isinstance(exc, PaperNotFound):
         return render.error(f"No paper matches “{render.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
@@ -83,7 +82,7 @@ def error_reply(exc: Exception) -> Reply:
 def run_core(db: Any, ctx: Any, name: str, options: dict[str, Any]) -> tuple[Reply, bool]:
     """Run a command's core. Returns (reply, ok); users' mistakes become friendly replies.
     Unexpected exceptions propagate (the caller logs them and answers generically)."""
-    from store.errors import BadOption, MapwatchError
+    from mapwatch.store.errors import BadOption, MapwatchError
 
     cmd = commands().get(name)
     if cmd is None:

@@ -5,21 +5,20 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.replies import Ctx, Embed, Reply
+from mapwatch.store import queries
 from sqlite_utils import Database
 
-from bot import render
-from bot.commands import Command, Opt
-from bot.replies import Ctx, Embed, Reply
-from store import queries
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 DIRECTION_HELP = "a research direction: its name, slug or map URL"
 
 
 def direction_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
-    from bot.commands.graph import pagerank_field
+    from mapwatch.bot.commands.graph import pagerank_field
 
     d = queries.resolve_direction(db, direction)
     reply = render.direction_card(queries.direction_view(db, d.slug), ctx.base_url)

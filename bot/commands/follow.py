@@ -6,17 +6,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render, render_follow
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.commands.directions import DIRECTION_HELP
+from mapwatch.bot.replies import Ctx, Reply
+from mapwatch.store import follows, queries
+from mapwatch.store.errors import BadOption, NotAllowed
 from sqlite_utils import Database
 
-from bot import render, render_follow
-from bot.commands import Command, Opt
-from bot.commands.directions import DIRECTION_HELP
-from bot.replies import Ctx, Reply
-from store import follows, queries
-from store.errors import BadOption, NotAllowed
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render, render_graph
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.replies import Ctx, Embed, File, Reply
+from mapwatch.store import graph
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
-from bot import render, render_graph
-from bot.commands import Command, Opt
-from bot.replies import Ctx, Embed, File, Reply
-from store import graph
-from store.errors import BadOption
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
@@ -79,7 +78,7 @@ def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: A
 
 
 def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Reply:
-    from bot.plot import draw_neighbourhood
+    from mapwatch.bot.plot import draw_neighbourhood
 
     d = _int(depth, "depth", 1, 3, 1)
     view = graph.neighbourhood(db, paper, depth=d, max_nodes=GRAPH_NODES)
@@ -96,7 +95,7 @@ def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
     history = graph.count_history(db, paper_id)
     if len(history) < 2:
         return reply
-    from bot.plot import count_chart_png
+    from mapwatch.bot.plot import count_chart_png
 
     png = count_chart_png(history, title=f"{paper_id}: cited by, as the map stated it")
     if png is None:
@@ -108,7 +107,7 @@ def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
 
 def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
     """/direction: its papers by the PageRank stored at the last refresh (a Field, or None)."""
-    from bot.replies import Field
+    from mapwatch.bot.replies import Field
 
     ranks = graph.direction_ranks(db, slug, limit=limit)
     if not ranks.papers:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render
+from mapwatch.bot.commands import Command
+from mapwatch.bot.replies import Ctx, Embed, Field, Reply
+from mapwatch.store import queries, tracking
 from sqlite_utils import Database
 
-from bot import render
-from bot.commands import Command
-from bot.replies import Ctx, Embed, Field, Reply
-from store import queries, tracking
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 NEXT_REFRESH_KEY = "next_refresh"
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render
+from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
+from mapwatch.bot.replies import Ctx, Pager, Reply
+from mapwatch.store import queries
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
-from bot import render
-from bot.commands import PAGE_SIZE, Command, Opt, pages
-from bot.replies import Ctx, Pager, Reply
-from store import queries
-from store.errors import BadOption
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 
@@ -26,7 +25,7 @@ def _page(page: int | None) -> int:
 
 
 def paper_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
-    from bot.commands.graph import with_count_chart
+    from mapwatch.bot.commands.graph import with_count_chart
 
     found = queries.resolve_paper(db, paper)
     return with_count_chart(db, render.paper_card(queries.paper_view(db, found.id), ctx.base_url), found.id)

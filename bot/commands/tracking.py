@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot import render
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.commands.papers import PAPER_HELP
+from mapwatch.bot.replies import Ctx, Reply
+from mapwatch.store import queries, tracking
+from mapwatch.store.errors import NotAllowed
 from sqlite_utils import Database
 
-from bot import render
-from bot.commands import Command, Opt
-from bot.commands.papers import PAPER_HELP
-from bot.replies import Ctx, Reply
-from store import queries, tracking
-from store.errors import NotAllowed
-
 if TYPE_CHECKING:
-    from bot.glue import Runner
+    from mapwatch.bot.glue import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
@@ -26,8 +25,8 @@ def _check(ctx: Ctx, message: str = MANAGE) -> None:
 
 
 def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
-    from bot.commands.follow import delivery_words, parse_role
-    from store import follows
+    from mapwatch.bot.commands.follow import delivery_words, parse_role
+    from mapwatch.store import follows
 
     _check(ctx)
     found = queries.resolve_paper(db, paper)
@@ -56,9 +55,9 @@ def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
-    from bot import render_follow
-    from bot.replies import Embed
-    from store import follows
+    from mapwatch.bot import render_follow
+    from mapwatch.bot.replies import Embed
+    from mapwatch.store import follows
 
     tracks = tracking.list_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     followed = follows.list_follows(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
@@ -97,7 +96,7 @@ def install(tree: Any, runner: Runner) -> None:
 
     manage = discord.Permissions(manage_channels=True)
 
-    from bot.commands.follow import MODE_HELP, annotate, mode_choices
+    from mapwatch.bot.commands.follow import MODE_HELP, annotate, mode_choices
 
     @app_commands.command(name="track", description=COMMANDS[0].description)
     @app_commands.describe(paper=PAPER_HELP, mode=MODE_HELP, role=COMMANDS[0].options[2].description)

@@ -433,7 +433,7 @@ class FakeDiscord:
         ``bot.discord_endpoints.point_discord_py_at``. Pass ``guild_ready_timeout=0.05`` to the
         client to make ``on_ready`` come fast.
         """
-        from bot.discord_endpoints import point_discord_py_at
+        from mapwatch.bot.discord_endpoints import point_discord_py_at
 
         point_discord_py_at(self.api_base, self.gateway_url)
         task: asyncio.Task[None] | None = None

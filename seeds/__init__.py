@@ -1,0 +1,1 @@
+"""The bundled seed pages (README, "Page formats"): read with importlib.resources."""

@@ -1,0 +1,154 @@
+"""The store's commands: `mapwatch ingest`, `stats` and `backup`. Heavy imports happen inside them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli."""
+    p = sub.add_parser("ingest", help="store map pages from files or folders",
+                       description="Parse map pages and store them with their history. "
+                                   "Folders are searched for *.txt and *.md pages. "
+                                   "Exit 0: all stored; 1: some pages rejected (the rest stored); "
+                                   "2: usage error.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="page files or folders (default: the bundled seeds)")
+    p.add_argument("--force", action="store_true",
+                   help="re-read files even if their size and mtime are unchanged")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only rejections")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("stats", help="what the database holds")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "backup", help="copy the database to FILE, safely while mapwatch runs",
+        description="Copy the database with SQLite's online backup API: a consistent snapshot, "
+                    "taken while the bot, the refresh or an ingest keep writing. The copy is "
+                    "checked (PRAGMA integrity_check) and then moved into place, so FILE is "
+                    "never left half-written.")
+    p.add_argument("file", metavar="FILE", help="where to write the copy (replaced if it exists)")
+    p.set_defaults(func=cmd_backup)
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; silent elsewhere or for short runs."""
+
+    def __init__(self, stream: TextIO | None = None, min_total: int = 200) -> None:
+        self.stream = stream or sys.stderr  # the stderr of the moment, not of the first import
+        self.enabled = self.stream.isatty()
+        self.min_total = min_total
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < self.min_total:
+            return
+        pct = done * 100 // total
+        if pct == self.last and done != total:
+            return
+        self.last = pct
+        bar = "#" * (pct // 4)
+        self.stream.write(f"\r[{bar:<25}] {done:,}/{total:,} pages")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from mapwatch.store.db import open_db
+    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.queries import map_stats
+
+    paths = args.paths or [SEEDS_DIR]
+    db = open_db(args.db)
+    report = ingest_paths(db, paths, progress=ProgressBar(), force=args.force)
+    for r in report.rejected:
+        print(f"rejected: {r}", file=sys.stderr)
+    if not args.quiet:
+        s = map_stats(db)
+        saved = report.saved
+        print(f"Read {report.pages_read:,} pages: {report.stored:,} stored, "
+              f"{report.unchanged:,} unchanged, {saved.stale:,} older than stored, "
+              f"{len(report.rejected):,} rejected.")
+        print(f"Map: {s.papers:,} papers ({s.papers_with_page:,} with pages), "
+              f"{s.citations:,} citations, {s.directions:,} directions; "
+              f"{saved.new_citations:,} new citations.")
+    return EXIT_REJECTED if report.rejected else EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from mapwatch.store.db import open_db
+    from mapwatch.store.queries import map_stats
+
+    s = map_stats(open_db(args.db, create=False))
+    print(f"papers:        {s.papers:,} ({s.papers_with_page:,} with pages, "
+          f"{s.papers - s.papers_with_page:,} seen only in lists)")
+    print(f"citations:     {s.citations:,}")
+    print(f"directions:    {s.directions:,}")
+    print(f"events:        {s.events:,}")
+    print(f"data through:  {s.newest_data_through or '-'}")
+    print(f"last ingest:   {s.last_ingest_at or 'never'}"
+          + (f" from {s.last_ingest_source}" if s.last_ingest_source else ""))
+    if s.pages_rejected_now:
+        print(f"rejected now:  {s.pages_rejected_now:,} pages (see table ingest_errors)")
+    return EXIT_OK
+
+
+def backup_database(source: str | Path, target: str | Path) -> int:
+    """Copy `source` to `target` (atomically replaced); returns the copy's size in bytes.
+    Raises ValueError for a missing source or a target that is the source itself."""
+    source, target = Path(source), Path(target)
+    if not source.is_file():
+        raise ValueError(f"{source}: no such database")
+    if target.exists() and target.resolve() == source.resolve():
+        raise ValueError(f"{target}: the backup must not overwrite the database itself")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        src = sqlite3.connect(source)
+        try:
+            src.execute("PRAGMA busy_timeout = 10000")
+            dst = sqlite3.connect(tmp)
+            try:
+                # pages=-1 (the default): the whole copy in one step, inside one read
+                # transaction. In WAL mode that never blocks the writer, and the copy cannot
+                # be restarted over and over by a busy writer as a stepped backup could.
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+                check = dst.execute("PRAGMA integrity_check").fetchall()
+                if check != [("ok",)]:
+                    raise ValueError(f"the copy failed its integrity check: {check[0][0]}")
+            finally:
+                dst.close()
+        finally:
+            src.close()
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target.stat().st_size
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from mapwatch.store.db import default_db_path
+
+    source = args.db or default_db_path()
+    try:
+        size = backup_database(source, args.file)
+    except ValueError as e:
+        print(f"mapwatch: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"Backed up {source} to {args.file} ({size:,} bytes).")
+    return EXIT_OK

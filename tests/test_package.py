@@ -1,0 +1,159 @@
+"""One import package, `mapwatch`: how it installs, how it starts, and its layer rule
+(README, "Architecture")."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Where each dotted package's sources live (pyproject.toml, [tool.setuptools.package-dir]).
+PACKAGE_DIRS = {"mapwatch": ROOT / "mapwatch", "mapwatch.store": ROOT / "store", "mapwatch.feeds": ROOT / "feeds",
+                "mapwatch.bot": ROOT / "bot", "mapwatch.seeds": ROOT / "seeds"}
+OLD_TOP_LEVEL = {"store", "feeds", "bot", "seeds"}
+
+
+def python_files(*folders: str) -> list[Path]:
+    files = [p for f in folders for p in (ROOT / f).rglob("*.py")]
+    assert files, folders
+    return sorted(files)
+
+
+def module_name(path: Path) -> str:
+    """The dotted name a file of the package installs as: store/db.py -> mapwatch.store.db."""
+    for package, folder in sorted(PACKAGE_DIRS.items(), key=lambda kv: -len(str(kv[1]))):
+        if path.is_relative_to(folder):
+            parts = [*package.split("."), *path.relative_to(folder).with_suffix("").parts]
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    raise AssertionError(f"{path} is in no package")
+
+
+def imported_names(path: Path, package: str | None = None) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a file; relative imports are resolved
+    against `package` (the file's own package), else kept with their leading dots."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and package is None:  # tests' own helpers, relative to their folder
+                name = "." * node.level + (node.module or "")
+            elif node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            found.append((node.lineno, name))
+            found += [(node.lineno, f"{name}.{alias.name}") for alias in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in
+              ("import_module", "find_spec") and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def own_package(path: Path) -> str:
+    name = module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_nothing_imports_the_old_top_level_names() -> None:
+    """With the repository on sys.path, `store` and `mapwatch.store` would load as two copies."""
+    bad = []
+    for path in python_files("mapwatch", "store", "feeds", "bot", "seeds", "tests", "bench"):
+        in_package = any(path.is_relative_to(folder) for folder in PACKAGE_DIRS.values())
+        for line, name in imported_names(path, own_package(path) if in_package else None):
+            if name.split(".")[0] in OLD_TOP_LEVEL:
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert bad == []
+
+
+def test_the_checks_see_imports(tmp_path: Path) -> None:
+    """The walk above finds what it looks for, relative imports included."""
+    names = {name for _, name in imported_names(ROOT / "mapwatch" / "cli.py", "mapwatch")}
+    assert "mapwatch.store.errors" in names
+    sample = tmp_path / "sample.py"
+    sample.write_text("from ..feeds import publish\nfrom . import render\nimport store.db\n"
+                      "importlib.import_module('bot.cli')\n")
+    assert [name for _, name in imported_names(sample, "mapwatch.bot")] == [
+        "mapwatch.feeds", "mapwatch.feeds.publish", "mapwatch.bot", "mapwatch.bot.render", "store.db", "bot.cli"]
+    assert module_name(ROOT / "bot" / "commands" / "papers.py") == "mapwatch.bot.commands.papers"
+    assert module_name(ROOT / "store" / "__init__.py") == "mapwatch.store"
+
+
+# The layer rule: store <- feeds <- bot, and the entry point above them all.
+FORBIDDEN = {
+    "store": ("mapwatch.feeds", "mapwatch.bot", "mapwatch.cli", "mapwatch.__main__"),
+    "feeds": ("mapwatch.bot", "mapwatch.cli", "mapwatch.__main__"),
+    "bot": ("mapwatch.cli", "mapwatch.__main__"),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_rule(layer: str) -> None:
+    bad = []
+    for path in python_files(layer):
+        for line, name in imported_names(path, own_package(path)):
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert bad == []
+
+
+def test_no_module_of_the_package_is_loaded_twice() -> None:
+    """The editable install resolves mapwatch.store etc. to the repository's folders, and
+    running every command module loads no top-level `store`, `feeds` or `bot`."""
+    code = ("import sys, mapwatch.cli, mapwatch.store.db, mapwatch.feeds.publish, mapwatch.bot.commands as c\n"
+            "mapwatch.cli.build_parser(); c.commands()\n"
+            "print(mapwatch.store.db.__file__)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'store', 'feeds', 'bot', 'seeds'}))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    where, loaded = r.stdout.splitlines()
+    assert Path(where) == ROOT / "store" / "db.py"
+    assert loaded == "[]"
+
+
+@pytest.mark.parametrize("how", ["python -m mapwatch", "mapwatch"])
+def test_help_works_both_ways(how: str, tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "mapwatch"
+    argv = [sys.executable, "-m", "mapwatch"] if how != "mapwatch" else [str(script)]
+    if how == "mapwatch":
+        assert script.exists(), "the console script is installed with the package (pip install -e .)"
+    r = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: mapwatch ")
+    for command in ("ingest", "stats", "backup", "refresh", "publish", "serve", "ask", "run", "sync", "graph"):
+        assert f"    {command} " in r.stdout, command
+    bad = subprocess.run([*argv, "no-such-command"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
+    """`pip install .` puts one top-level name into site-packages: `mapwatch`, with the
+    seeds and the web pages' stylesheet and script as package data."""
+    src = tmp_path / "src"
+    for name in ("mapwatch", "store", "feeds", "bot", "seeds"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(src),
+                        "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (wheel,) = (tmp_path / "dist").glob("mapwatch-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        assert z.read(top_level).decode().split() == ["mapwatch"]
+        entry_points = z.read(top_level.replace("top_level.txt", "entry_points.txt")).decode()
+    assert "mapwatch = mapwatch.cli:main" in entry_points
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"mapwatch"}
+    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/db.py", "mapwatch/bot/commands/papers.py",
+                   "mapwatch/seeds/2412.10400.txt", "mapwatch/seeds/2507.04136.txt",
+                   "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js"):
+        assert needed in names, needed
