@@ -194,6 +194,3 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
     return Picture(png=png, width=width, height=height, highlighted=view.center.id, nodes=tuple(nodes),
                    legend=legend)
 
-
-def neighbourhood_png(view: Neighbourhood) -> bytes:
-    return draw_neighbourhood(view).png

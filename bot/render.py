@@ -1,6 +1,6 @@
 """Pure rendering: query results -> Reply/Embed data within Discord's limits.
 
-Limits (DESIGN.md section 5): title 256, description 4096, 25 fields (name 256,
+Limits (docs/design.md, "Discord's limits"): title 256, description 4096, 25 fields (name 256,
 value 1024), footer 2048, 6000 characters in total per message, 10 embeds,
 content 2000. Text from pages is escaped so it cannot format or ping.
 """

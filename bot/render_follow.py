@@ -1,6 +1,6 @@
 """Pure rendering of follow deliveries, digests and their previews, within Discord's limits.
 
-Limits (DESIGN.md section 5): content 2000; embed title 256, description 4096, 25 fields
+Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096, 25 fields
 (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds.
 Long lists are summarised ("and N more"), never split into a burst of messages.
 
@@ -37,9 +37,6 @@ class Delivery:
     content: str
     embeds: tuple[Embed, ...]
     role_ids: tuple[int, ...] = ()
-
-    def as_reply(self, *, ephemeral: bool = False) -> Reply:
-        return Reply(content=self.content, embeds=self.embeds, ephemeral=ephemeral)
 
 
 # -- text helpers ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ turn a Reply into output. No discord import here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,4 +61,3 @@ class Ctx:
     now: datetime
     can_manage: bool = False  # the user has Manage Channels here (always True in a DM)
     base_url: str = ""  # where the feeds are served, without a trailing slash
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -58,10 +57,6 @@ def parse_schedule(spec: str | None):
             raise ScheduleError(f"refresh schedule {spec!r}: {e}") from None
     raise ScheduleError(f"refresh schedule {spec!r}: use an interval like 1h, 30m, 90s "
                         "or a 5-field cron expression like '0 * * * *'")
-
-
-def schedule_from_env():
-    return parse_schedule(os.environ.get("MAPWATCH_REFRESH"))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Writing parsed pages: one transaction per batch, diffed against what is stored.
 
-History rules (DESIGN.md section 3): both sides of an edge are evidence; papers seen only
+History rules (docs/design.md, "History rules"): both sides of an edge are evidence; papers seen only
 in lists become stubs; an older snapshot changes nothing; an identical page writes
 nothing; every new edge and every growth of a stated count is an event with a growing id.
 """

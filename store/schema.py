@@ -190,6 +190,27 @@ def _tracking(db: Database) -> None:
     )
 
 
+@migrations(name="0004_graph")
+def _graph(db: Database) -> None:
+    db.executescript(
+        """
+        -- PageRank of each direction's papers over the citations among them, computed at
+        -- refresh time (store.graph.compute_direction_ranks) and replaced each time.
+        CREATE TABLE direction_ranks (
+            direction_slug TEXT NOT NULL REFERENCES directions(slug),
+            paper_id TEXT NOT NULL REFERENCES papers(id),
+            pagerank REAL NOT NULL,
+            rank INTEGER NOT NULL,        -- 1 = highest PageRank within the direction
+            computed_at TEXT NOT NULL,    -- ISO timestamp (UTC)
+            PRIMARY KEY (direction_slug, paper_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX direction_ranks_rank ON direction_ranks(direction_slug, rank);
+        -- /rising reads the events of the last N days.
+        CREATE INDEX events_seen_at ON events(seen_at);
+        """
+    )
+
+
 @migrations(name="0005_follows")
 def _follows(db: Database) -> None:
     """Followed directions (the bot's /follow), digest settings and the digests delivered;
@@ -276,24 +297,3 @@ def _delivery_failures(db: Database) -> None:
 
 def apply(db: Database) -> None:
     migrations.apply(db)
-
-
-@migrations(name="0004_graph")
-def _graph(db: Database) -> None:
-    db.executescript(
-        """
-        -- PageRank of each direction's papers over the citations among them, computed at
-        -- refresh time (store.graph.compute_direction_ranks) and replaced each time.
-        CREATE TABLE direction_ranks (
-            direction_slug TEXT NOT NULL REFERENCES directions(slug),
-            paper_id TEXT NOT NULL REFERENCES papers(id),
-            pagerank REAL NOT NULL,
-            rank INTEGER NOT NULL,        -- 1 = highest PageRank within the direction
-            computed_at TEXT NOT NULL,    -- ISO timestamp (UTC)
-            PRIMARY KEY (direction_slug, paper_id)
-        ) WITHOUT ROWID;
-        CREATE INDEX direction_ranks_rank ON direction_ranks(direction_slug, rank);
-        -- /rising reads the events of the last N days.
-        CREATE INDEX events_seen_at ON events(seen_at);
-        """
-    )

@@ -36,7 +36,6 @@ class Command:
     core: Callable[..., Reply]
     manage: bool = False  # needs Manage Channels in a server
     refusal: str = ""  # what a user without Manage Channels is told (names this command's action)
-    slow: bool = False  # defer before running
     paged: bool = False  # accepts `page` (0-based) for its buttons
 
 

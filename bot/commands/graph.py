@@ -122,9 +122,9 @@ COMMANDS = [
             (Opt("paper", PAPER_HELP, "paper"),
              Opt("exclude_direct", "leave out its direct citers and references (yes/no)", "choice",
                  required=False, choices=("yes", "no"))),
-            related_core, slow=True),
+            related_core),
     Command("path", "The shortest citation chain between two papers (up to 6 steps)",
-            (Opt("from", PAPER_HELP, "paper"), Opt("to", PAPER_HELP, "paper")), path_core, slow=True),
+            (Opt("from", PAPER_HELP, "paper"), Opt("to", PAPER_HELP, "paper")), path_core),
     Command("rising", "Papers that gained the most citers in the last N days",
             (Opt("direction", "only papers placed in this direction", "direction", required=False),
              Opt("days", "how many days back (default 30)", "int", required=False)),
@@ -132,7 +132,7 @@ COMMANDS = [
     Command("graph", "A picture of a paper's citation neighbourhood",
             (Opt("paper", PAPER_HELP, "paper"), Opt("depth", "citation steps, 1 to 3 (default 1)", "int",
                                                      required=False)),
-            graph_core, slow=True),
+            graph_core),
 ]
 
 
