@@ -17,6 +17,7 @@ import asyncio
 import email.utils
 import hashlib
 import logging
+import math
 import time
 import xml.etree.ElementTree as ET
 import zlib
@@ -239,6 +240,20 @@ def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
     return kind, out
 
 
+def _whole_delay(line: str) -> str:
+    """`Crawl-delay: 0.5` as `Crawl-delay: 1`: urllib.robotparser reads whole seconds only, and
+    rounding up keeps to what the site asked."""
+    name, sep, value = line.partition(":")
+    if sep and name.strip().lower() == "crawl-delay":
+        try:
+            seconds = float(value.split("#", 1)[0].strip())
+        except ValueError:
+            return line
+        if seconds >= 0 and seconds != int(seconds):
+            return f"Crawl-delay: {math.ceil(seconds)}"
+    return line
+
+
 def newer(lastmod: str | None, checked_at: str | None) -> bool:
     """A sitemap `lastmod` (W3C date or date-time) later than a page's last check (ISO
     date-time, UTC). A page never checked counts as changed; an unreadable lastmod does not."""
@@ -395,7 +410,7 @@ class _Crawl:
         except _Retry as r:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
         rp = RobotFileParser(url)
-        rp.parse(resp.data.decode("utf-8", "replace").splitlines())
+        rp.parse([_whole_delay(line) for line in resp.data.decode("utf-8", "replace").splitlines()])
         self.robots = rp
         delay = rp.crawl_delay(user_agent())
         if delay is not None:
