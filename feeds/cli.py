@@ -110,7 +110,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     for r in report.rejected:
         print(f"rejected: {r}", file=sys.stderr)
     if report.rejected_total > len(report.rejected):
-        print(f"rejected: {report.rejected_total - len(report.rejected):,} more (see `mapwatch stats`)",
+        print(f"rejected: {report.rejected_total - len(report.rejected):,} more (all in the ingest_errors table)",
               file=sys.stderr)
     for f in report.failed:
         print(f"not fetched (stored data kept): {f}", file=sys.stderr)

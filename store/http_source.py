@@ -506,7 +506,8 @@ class _Crawl:
         if known and known.sha256 == sha:
             # The same bytes as last time: no need to parse (the caller records the validators).
             return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
-        if alternate is None and html.is_html(data, resp.content_type):
+        # (A page without the word "alternate" declares none: no second parse of the document.)
+        if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
             declared = html.text_alternate_url(data, resp.url)
             if declared and urlsplit(declared).netloc.lower() == self.host:
                 alternate = declared

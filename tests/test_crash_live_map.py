@@ -11,7 +11,7 @@ placements, abstracts, events), and it fetches the pages the killed runs had not
 before re-reading the others.
 
 CI: 3 kills in 2 chains over 1,100 pages (3 batches). Long form:
-`LIVE_KILLS=30 LIVE_PAGES=3000 python -m pytest -s tests/test_crash_live_map.py`
+`LIVE_KILLS=12 LIVE_PAGES=1100 python -m pytest -m slow -s tests/test_crash_live_map.py`
 (`LIVE_SEED` picks the random moments).
 """
 
@@ -26,13 +26,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from store.format import format_page
 from tests import pagegen
 from tests.mapsite import MapSite, serve_site
 from tests.test_live_map import dump
 
 ROOT = Path(__file__).resolve().parent.parent
-KILLS = int(os.environ.get("LIVE_KILLS", "3"))
+KILLS = int(os.environ.get("LIVE_KILLS", "12"))  # the long form's
 PAGES = int(os.environ.get("LIVE_PAGES", "1100"))
 SEED = int(os.environ.get("LIVE_SEED", "11"))
 
@@ -75,11 +77,20 @@ def check_after_kill(db: Path, pages: dict[str, set[tuple[str, str]]]) -> tuple[
 
 
 def test_html_crawl_killed_mid_run_converges(tmp_path: Path) -> None:
-    corpus = pagegen.generate(PAGES).v1
+    kill_chains(tmp_path, total_kills=3, n_pages=1100, seed=11)
+
+
+@pytest.mark.slow
+def test_html_crawl_killed_mid_run_converges_long(tmp_path: Path) -> None:
+    kill_chains(tmp_path, total_kills=KILLS, n_pages=PAGES, seed=SEED)
+
+
+def kill_chains(tmp_path: Path, *, total_kills: int, n_pages: int, seed: int) -> None:
+    corpus = pagegen.generate(n_pages).v1
     texts = {p.id: format_page(p) for p in corpus}
     edges = {p.id: {(p.id, it.id) for it in p.builds_on.items} | {(it.id, p.id) for it in p.built_on_by.items}
              for p in corpus}
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     site = MapSite(pages=texts, template="b")
     kills = mid_run = chains = 0
     with serve_site(site):
@@ -87,12 +98,12 @@ def test_html_crawl_killed_mid_run_converges(tmp_path: Path) -> None:
         reference_db = tmp_path / "reference.db"
         duration = run_to_end(site.base, reference_db, tmp_path / "reference-out")
         reference = dump(reference_db)
-        assert len(reference["abstracts"]) == PAGES
-        while kills < KILLS:
+        assert len(reference["abstracts"]) == n_pages
+        while kills < total_kills:
             chains += 1
             db, out = tmp_path / f"chain{chains}.db", tmp_path / f"chain{chains}-out"
             checked: set[str] = set()
-            for _ in range(min(2 if chains % 2 == 0 else 1, KILLS - kills)):
+            for _ in range(min(2 if chains % 2 == 0 else 1, total_kills - kills)):
                 proc = subprocess.Popen(refresh_cmd(site.base, db, out), cwd=ROOT,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 # A second kill in a chain comes sooner: the resumed run re-reads checked pages fast.
@@ -101,7 +112,7 @@ def test_html_crawl_killed_mid_run_converges(tmp_path: Path) -> None:
                 proc.wait(30)
                 kills += 1
                 stored, checked = check_after_kill(db, edges)
-                if 0 < stored < PAGES:
+                if 0 < stored < n_pages:
                     mid_run += 1
             first_request = len(site.requests)
             run_to_end(site.base, db, out)
