@@ -65,8 +65,12 @@ class RefreshReport(IngestReport):
     def new_citations(self) -> int:
         return self.saved.new_citations
 
+    @property
+    def rejected_count(self) -> int:
+        return max(self.rejected_total, len(self.rejected))
+
     def summary(self) -> str:
-        rejected = max(self.rejected_total, len(self.rejected))
+        rejected = self.rejected_count
         s = (f"Read {self.pages_read:,} pages from {self.source}: {self.stored:,} stored, "
              f"{self.unchanged:,} unchanged, {self.saved.stale:,} older than stored, "
              f"{rejected:,} rejected")

@@ -300,3 +300,22 @@ def test_the_database_knows_where_to_read_a_page_from_after_a_restart(db_path: P
     cols = {r[1] for r in db.conn.execute("PRAGMA table_info(sources)")}
     db.close()
     assert "text_url" in cols
+
+
+def test_the_report_lists_a_bounded_number_of_rejections_and_counts_them_all(db, clock: FakeClock,
+                                                                              tmp_path: Path) -> None:
+    from store.ingest import ingest_paths
+    from store.refresh import MAX_LISTED
+    from tests.sourceserver import serve_map
+
+    pages = pagegen.generate(MAX_LISTED + 30).v1
+    ingest_paths(db, pagegen.write(tmp_path / "v1", pages), clock=clock)
+    with serve_map() as srv:
+        for p in pages:
+            srv.script[p.id] = ["html"]  # a "Just a moment..." page: rejected
+        report = refresh(db, srv.base, clock=clock, options=HttpOptions(budget=1000), batch_size=40)
+    assert report.rejected_count == report.rejected_total == len(pages)
+    assert len(report.rejected) == MAX_LISTED
+    assert f"{len(pages)} rejected" in report.summary()
+    assert db.conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == len(pages)
+    assert db.conn.execute("SELECT rejected FROM ingests ORDER BY id DESC LIMIT 1").fetchone()[0] == len(pages)
