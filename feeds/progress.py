@@ -13,9 +13,9 @@ class CrawlProgress:
     redrawn at most every `every` seconds; silent elsewhere and for short runs. `total`
     may grow while the crawl discovers pages."""
 
-    def __init__(self, stream: TextIO = sys.stderr, *, min_total: int = 200, every: float = 0.5,
+    def __init__(self, stream: TextIO | None = None, *, min_total: int = 200, every: float = 0.5,
                  now: Callable[[], float] = time.monotonic) -> None:
-        self.stream = stream
+        self.stream = stream = stream if stream is not None else sys.stderr
         self.enabled = stream.isatty()
         self.min_total = min_total
         self.every = every
