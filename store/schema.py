@@ -297,3 +297,14 @@ def _graph(db: Database) -> None:
         CREATE INDEX events_seen_at ON events(seen_at);
         """
     )
+
+
+@migrations(name="0007_crawl")
+def _crawl(db: Database) -> None:
+    db.executescript(
+        """
+        -- The text alternate an HTML page declares (<link rel="alternate" type="text/markdown">):
+        -- later ticks read the page from there (store.http_source). NULL: the page itself.
+        ALTER TABLE sources ADD COLUMN text_url TEXT;
+        """
+    )
