@@ -2,6 +2,7 @@
 
     python -m bench.child ingest DB FOLDER [--force]   -> JSON: seconds, counts
     python -m bench.child floor DB FOLDER              -> JSON: parse and insert seconds
+    python -m bench.child crawl DB URL                 -> JSON: an HTTP refresh of the whole map
 
 Each prints one JSON line on stdout.
 """
@@ -111,12 +112,30 @@ def run_floor(db_path: str, folder: str) -> dict:
             "citations": len(citation_rows)}
 
 
+def run_crawl(db_path: str, base: str) -> dict:
+    """One HTTP refresh tick over the whole map (budget unlimited), saving as it goes."""
+    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.refresh import refresh
+
+    db = open_db(db_path)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rep = refresh(db, base, clock=lambda: NOW, options=HttpOptions(budget=10**9))
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    db.close()
+    return {"seconds": seconds, "cpu_seconds": cpu, "pages_read": rep.pages_read, "stored": rep.stored,
+            "not_modified": rep.skipped, "missing": rep.missing, "failed": rep.failed_total,
+            "rejected": max(rep.rejected_total, len(rep.rejected)), "new_citations": rep.new_citations,
+            "pages_per_s": rep.pages_read / seconds if seconds else 0.0}
+
+
 def main(argv: list[str]) -> int:
     cmd, db_path, folder, *rest = argv
     if cmd == "ingest":
         out = run_ingest(db_path, folder, force="--force" in rest)
     elif cmd == "floor":
         out = run_floor(db_path, folder)
+    elif cmd == "crawl":
+        out = run_crawl(db_path, folder)
     else:
         raise SystemExit(f"unknown command {cmd!r}")
     print(json.dumps(out), flush=True)

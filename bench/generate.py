@@ -4,7 +4,7 @@ Pages are built as `store.model` dataclasses and written with `store.format.form
 so they parse by construction (a sample is parsed back and compared while writing).
 
     python -m bench.generate --papers 20000 --out DIR [--seed 1] [--snapshot 2]
-    python -m bench.generate serve DIR [--port N]
+    python -m bench.generate serve DIR [--port N] [--html]
 
 The map: papers in time order, arXiv-style ids consistent with their first-posted dates
 (old style such as hep-th/9901001 before April 2007, 4-digit numbers until 2014, 5-digit
@@ -21,9 +21,12 @@ Files are written only when their bytes change, so unchanged pages keep their mt
 from __future__ import annotations
 
 import argparse
+import gzip
+import html
 import json
 import math
 import random
+import re
 import sys
 from array import array
 from collections.abc import Callable, Iterator
@@ -385,9 +388,65 @@ def iter_pages(m: SyntheticMap, snapshot: int = 1) -> Iterator[MapPage]:
 
 # --- serving the folder over HTTP (the refresh path) ---------------------------------
 
-def make_app(folder: Path):  # -> aiohttp.web.Application
+_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\(([^)\s]+)\)")  # over page text, never over HTML
+_UNESCAPE = re.compile(r"\\([\\\[\]()*_`])")
+SITEMAP_CHUNK = 50_000  # URLs per sitemap file (the protocol's limit)
+
+
+def _inline(text: str) -> str:
+    """One line of page text as HTML: `[text](url)` links become anchors, the rest is text."""
+    out, at = [], 0
+    for m in _LINK.finditer(text):
+        out.append(html.escape(_UNESCAPE.sub(r"\1", text[at:m.start()]), quote=False))
+        label = html.escape(_UNESCAPE.sub(r"\1", m[1]), quote=False)
+        out.append(f'<a href="{html.escape(m[2])}">{label}</a>')
+        at = m.end()
+    out.append(html.escape(_UNESCAPE.sub(r"\1", text[at:]), quote=False))
+    return "".join(out)
+
+
+def html_page(text: str, title: str = "") -> str:
+    """A page's text as the map's website serves it: the content (h1, h2, lists, paragraphs,
+    anchors) inside a site template with navigation, a sidebar, a footer and a script that
+    list other papers. Written from the text line by line (no Markdown library: fast enough
+    to serve 100,000 pages)."""
+    body: list[str] = []
+    in_list = False
+    for line in text.split("\n"):
+        if line.startswith("- "):
+            if not in_list:
+                body.append("<ul>")
+                in_list = True
+            body.append(f"<li>{_inline(line[2:])}</li>")
+            continue
+        if in_list:
+            body.append("</ul>")
+            in_list = False
+        if line.startswith("## "):
+            body.append(f"<h2>{_inline(line[3:])}</h2>")
+        elif line.startswith("# "):
+            body.append(f"<h1>{_inline(line[2:])}</h1>")
+        elif line.strip():
+            body.append(f"<p>{_inline(line)}</p>")
+    if in_list:
+        body.append("</ul>")
+    chrome = '<li><a href="/paper/2301.99991/">A Popular Paper</a> (2023)</li>'
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)} · map</title>"
+            "<script>window.state = {\"related\": \"- [x](/paper/2302.99992/) (2023)\"};</script></head>\n"
+            f"<body><header><nav><ul><li><a href=\"/\">Home</a></li>{chrome}</ul></nav>"
+            "<form action=\"/search/\"><input name=\"q\"></form></header>\n"
+            "<article>\n" + "\n".join(body) + "\n</article>\n"
+            f"<aside><h2>Popular</h2><ul>{chrome}</ul></aside>\n"
+            f"<footer><ul>{chrome}</ul></footer></body></html>\n")
+
+
+def make_app(folder: Path, *, as_html: bool = False):  # -> aiohttp.web.Application
     """An aiohttp app serving `folder` as the map: GET /paper/<id>/ (ETag, Last-Modified,
-    304 on If-None-Match / If-Modified-Since), GET /ids.txt (every paper id, one a line)."""
+    304 on If-None-Match / If-Modified-Since), GET /ids.txt (every paper id, one a line).
+    With `as_html`, pages are HTML documents rendered from their text on each request (never
+    the text), with /robots.txt, a sitemap index at /sitemap.xml and gzipped sitemaps
+    /sitemap-<n>.xml.gz listing every page: the map's website."""
     from aiohttp import web
 
     folder = Path(folder)
@@ -401,18 +460,53 @@ def make_app(folder: Path):  # -> aiohttp.web.Application
         hits["requests"] += 1
         if request.if_none_match or request.if_modified_since:
             hits["conditional"] += 1
-        # FileResponse sets ETag and Last-Modified and answers 304 to conditional GETs.
-        return web.FileResponse(path, headers={"Content-Type": "text/plain; charset=utf-8"})
+        if not as_html:
+            # FileResponse sets ETag and Last-Modified and answers 304 to conditional GETs.
+            return web.FileResponse(path, headers={"Content-Type": "text/plain; charset=utf-8"})
+        st = path.stat()
+        etag = f'"{st.st_mtime_ns:x}-{st.st_size:x}"'
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        text = path.read_text(encoding="utf-8")
+        return web.Response(text=html_page(text), content_type="text/html", headers={"ETag": etag})
+
+    def all_ids() -> list[str]:
+        return [_id_from_path(p) for p in sorted(folder.rglob("*.txt"))]
 
     async def ids(request: web.Request) -> web.Response:
-        names = sorted(p for p in folder.rglob("*.txt"))
-        body = "".join(_id_from_path(p) + "\n" for p in names)
-        return web.Response(text=body, content_type="text/plain")
+        return web.Response(text="".join(i + "\n" for i in all_ids()), content_type="text/plain")
+
+    async def robots(request: web.Request) -> web.Response:
+        base = f"{request.scheme}://{request.host}"
+        return web.Response(text=f"User-agent: *\nDisallow: /search/\nSitemap: {base}/sitemap.xml\n")
+
+    async def sitemap_index(request: web.Request) -> web.Response:
+        base = f"{request.scheme}://{request.host}"
+        n = (len(all_ids()) + SITEMAP_CHUNK - 1) // SITEMAP_CHUNK
+        items = "".join(f"<sitemap><loc>{base}/sitemap-{k}.xml.gz</loc></sitemap>\n" for k in range(n))
+        return web.Response(text='<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns='
+                                 f'"http://www.sitemaps.org/schemas/sitemap/0.9">\n{items}</sitemapindex>\n',
+                            content_type="application/xml")
+
+    async def sitemap(request: web.Request) -> web.Response:
+        base = f"{request.scheme}://{request.host}"
+        k = int(request.match_info["k"])
+        chunk = all_ids()[k * SITEMAP_CHUNK:(k + 1) * SITEMAP_CHUNK]
+        if not chunk:
+            raise web.HTTPNotFound()
+        urls = "".join(f"<url><loc>{base}/paper/{html.escape(i)}/</loc></url>\n" for i in chunk)
+        doc = ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/'
+               f'sitemap/0.9">\n{urls}</urlset>\n')
+        return web.Response(body=gzip.compress(doc.encode(), mtime=0), content_type="application/gzip")
 
     app = web.Application()
     app["hits"] = hits
     app.router.add_get("/paper/{pid:.+?}/", paper)
     app.router.add_get("/ids.txt", ids)
+    if as_html:
+        app.router.add_get("/robots.txt", robots)
+        app.router.add_get("/sitemap.xml", sitemap_index)
+        app.router.add_get("/sitemap-{k:\\d+}.xml.gz", sitemap)
     return app
 
 
@@ -421,11 +515,11 @@ def _id_from_path(path: Path) -> str:
     return stem.replace("_", "/") if not stem[:1].isdigit() else stem
 
 
-async def start_server(folder: Path, host: str = "127.0.0.1", port: int = 0):
+async def start_server(folder: Path, host: str = "127.0.0.1", port: int = 0, *, as_html: bool = False):
     """Start serving `folder`; returns (runner, base_url). Stop with `await runner.cleanup()`."""
     from aiohttp import web
 
-    runner = web.AppRunner(make_app(folder), access_log=None)
+    runner = web.AppRunner(make_app(folder, as_html=as_html), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -433,13 +527,14 @@ async def start_server(folder: Path, host: str = "127.0.0.1", port: int = 0):
     return runner, f"http://{host}:{bound}"
 
 
-def _serve(folder: Path, port: int) -> None:
+def _serve(folder: Path, port: int, as_html: bool = False) -> None:
     import asyncio
     import contextlib
 
     async def run() -> None:
-        runner, url = await start_server(folder, port=port)
-        print(f"serving {folder} at {url}/paper/<id>/ (Ctrl-C stops)", flush=True)
+        runner, url = await start_server(folder, port=port, as_html=as_html)
+        print(f"serving {folder} at {url}/paper/<id>/ as {'HTML' if as_html else 'text'} (Ctrl-C stops)",
+              flush=True)
         try:
             await asyncio.Event().wait()
         finally:
@@ -459,8 +554,10 @@ def main(argv: list[str] | None = None) -> int:
         p = argparse.ArgumentParser(prog="python -m bench.generate serve")
         p.add_argument("folder", type=Path)
         p.add_argument("--port", type=int, default=8077)
+        p.add_argument("--html", action="store_true",
+                       help="serve the pages as the map's website: HTML only, robots.txt, sitemaps")
         a = p.parse_args(argv[1:])
-        _serve(a.folder, a.port)
+        _serve(a.folder, a.port, a.html)
         return 0
     p = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0])
     p.add_argument("--papers", type=int, default=20_000)

@@ -338,6 +338,8 @@ class Bench:
         if second["stored"] != manifest["files_written"] or new_events == 0:
             raise RuntimeError("the HTTP refresh did not store the changed pages")
 
+        self.s4_website(http_map)
+
         # From the folder: the same change, written in place (unchanged files keep their mtime).
         manifest = self.write_snapshot2(self.map_dir)
         self.snapshot2_written = True
@@ -351,6 +353,39 @@ class Bench:
         self.r.fig("refresh_folder", {**refresh, "changed_pages": manifest["files_written"], "new_events": new_events})
         if refresh["stored"] != manifest["files_written"] or refresh["new_citations"] == 0:
             raise RuntimeError("the refresh did not store the changed pages")
+
+    def s4_website(self, folder: Path) -> None:
+        """The map's website: the same pages served as HTML (robots.txt, sitemaps; rendered per
+        request) and as text, each crawled in a child process (its peak RSS is the crawl's):
+        from the snapshot-1 database (every page fetched and parsed, nothing stored yet over
+        HTTP), and the HTML site from an empty database (every page found through the
+        sitemaps, fetched, parsed and stored as it goes)."""
+        figures: dict[str, dict] = {}
+        runs = (("text, known map", False, True), ("HTML, known map", True, True),
+                ("HTML, empty database", True, False))
+        for label, as_html, known in runs:
+            db = self.work / f"crawl-{len(figures)}.db"
+            db.unlink(missing_ok=True)
+            if known:
+                copy_db(self.snap1_db, db)
+            port = free_port()
+            argv = [sys.executable, "-m", "bench.generate", "serve", str(folder), "--port", str(port)]
+            with Server(argv + (["--html"] if as_html else []), port, self.work / f"site-{len(figures)}.log"):
+                res, rss_kib = run_child("crawl", str(db), f"http://127.0.0.1:{port}")
+            res["peak_rss_mib"] = rss_kib / 1024
+            figures[label] = res
+            self.r.line(f"HTTP crawl, {label}: {res['pages_read']:,} pages in {res['seconds']:.1f} s = "
+                        f"{res['pages_per_s']:,.0f} pages/s ({res['cpu_seconds']:.1f} s CPU), {res['stored']:,} "
+                        f"stored, {res['rejected']:,} rejected, {res['failed']:,} failed; peak RSS "
+                        f"{res['peak_rss_mib']:.0f} MiB")
+            if res["rejected"] or res["failed"] or res["pages_read"] < self.args.papers:
+                raise RuntimeError(f"the {label} crawl did not read every page: {res}")
+        self.r.fig("crawl_website", figures)
+        ratio = figures["HTML, known map"]["pages_per_s"] / max(figures["text, known map"]["pages_per_s"], 1e-9)
+        self.r.line(f"HTML pages read at {ratio:.2f}x the pages/s of the same pages as text")
+        peak = figures["HTML, empty database"]["peak_rss_mib"]
+        self.r.target("HTML crawl peak memory <= 300 MB (scaled to 100,000 pages: see RESULTS.md)", peak <= 300,
+                      f"{peak:.0f} MiB at {self.args.papers:,} pages")
 
     def s6_feeds(self) -> None:
         try:

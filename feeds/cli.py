@@ -87,6 +87,7 @@ def port(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
+    from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
     from mapwatch.store.http_source import HttpOptions
@@ -95,11 +96,27 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     source = args.source or default_source()
     options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
     db = open_db(args.db)
-    report = refresh(db, source, options=options)
+    progress = CrawlProgress()
+    try:
+        report = refresh(db, source, options=options, progress=progress)
+    finally:
+        progress.close()
     for r in report.rejected:
         print(f"rejected: {r}", file=sys.stderr)
+    if report.rejected_total > len(report.rejected):
+        print(f"rejected: {report.rejected_total - len(report.rejected):,} more (all in the ingest_errors table)",
+              file=sys.stderr)
     for f in report.failed:
         print(f"not fetched (stored data kept): {f}", file=sys.stderr)
+    if report.failed_total > len(report.failed):
+        print(f"not fetched (stored data kept): {report.failed_total - len(report.failed):,} more", file=sys.stderr)
+    for url in report.robots_skipped_urls:
+        print(f"skipped by robots.txt: {url}", file=sys.stderr)
+    if report.robots_skipped > len(report.robots_skipped_urls):
+        print(f"skipped by robots.txt: {report.robots_skipped - len(report.robots_skipped_urls):,} more",
+              file=sys.stderr)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
     print(report.summary())
     print(publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit).summary())
     return EXIT_REJECTED if report.rejected or report.failed else EXIT_OK

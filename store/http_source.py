@@ -1,8 +1,14 @@
-"""Retrieving pages over HTTP: a polite crawler of the map's paper pages.
+"""Retrieving pages over HTTP: a polite crawler of the map's website.
 
-Pure retrieval plus link discovery: it returns bytes and validators (or why a page could
-not be had); parsing results are used only to find more paper links on the same host.
-Saving is store.refresh's job.
+Pure retrieval plus link discovery: each page's outcome (a parsed page, or why there is
+none) is handed to `emit` as soon as it is known, and nothing is kept after that, so the
+memory a crawl needs does not grow with its budget. Saving is store.refresh's job.
+
+Politeness (README, "mapwatch refresh"): robots.txt is read once per tick per host
+(`urllib.robotparser`): `Disallow` is obeyed for mapwatch's User-Agent, `Crawl-delay` spaces
+the requests (capped at MAX_CRAWL_DELAY), `Sitemap:` lines are read for discovery. A
+robots.txt answered 4xx means no restriction; 5xx, a timeout or a broken connection means
+the host is not crawled this tick (a failure is reported; stored data is kept).
 """
 
 from __future__ import annotations
@@ -11,20 +17,32 @@ import asyncio
 import email.utils
 import hashlib
 import logging
-from collections.abc import Iterable, Mapping
+import math
+import time
+import xml.etree.ElementTree as ET
+import zlib
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
 
 from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_page
+from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMPLATE = "{base}/paper/{id}/"
 MAX_REDIRECTS = 5
+ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
+MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
+MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
+MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
+MAX_ROBOTS_BYTES = 512 * 1024
+MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
+_SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
 def user_agent() -> str:
@@ -48,6 +66,7 @@ class HttpOptions:
     max_retry_after: float = 120.0  # longest Retry-After honoured (seconds)
     budget: int = 500  # pages fetched per tick at most
     max_bytes: int = MAX_PAGE_BYTES
+    max_crawl_delay: float = MAX_CRAWL_DELAY
 
 
 @dataclass(frozen=True)
@@ -59,7 +78,7 @@ class Validators:
 
 @dataclass(frozen=True)
 class Fetched:
-    url: str
+    url: str  # the page's location (its URL in the template): what `sources` is keyed on
     paper_id: str
     size: int  # bytes received (the body itself is not kept)
     sha256: str
@@ -67,6 +86,7 @@ class Fetched:
     last_modified: str | None
     page: MapPage | None  # parsed, when it parses
     error: ParseError | None  # why it does not
+    alternate: str | None = None  # the text alternate to read this page from next time
 
 
 @dataclass(frozen=True)
@@ -90,18 +110,28 @@ class Failed:
     url: str
     paper_id: str
     reason: str
+    requested: bool = True  # False: not even asked for (robots.txt could not be read)
 
     def __str__(self) -> str:
         return f"{self.url}: {self.reason}"
 
 
 Outcome = Fetched | NotModified | Missing | Failed
+Emit = Callable[[Outcome], Awaitable[None]]
 
 
 @dataclass
 class CrawlResult:
-    outcomes: list[Outcome] = field(default_factory=list)
+    """What a crawl did besides its outcomes (those go to `emit`, one by one)."""
+
     over_budget: int = 0  # ids known but left for a later tick
+    planned: int = 0  # pages queued so far (grows as pages and direction pages are read)
+    robots_skipped: int = 0  # pages robots.txt disallows: never requested
+    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few of them
+    sitemap_pages: int = 0  # paper pages the sitemaps list
+    sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
+    direction_pages: int = 0  # direction pages read
+    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay
 
 
 class _Retry(Exception):
@@ -109,6 +139,26 @@ class _Retry(Exception):
         super().__init__(reason)
         self.reason = reason
         self.delay = delay
+
+
+class _Gone(Exception):
+    """A fetch ended without a body worth reading: the outcome is known."""
+
+    def __init__(self, status: int, reason: str = "") -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int  # 200 or 304
+    url: str  # after redirects
+    data: bytes
+    too_big: bool
+    content_type: str | None
+    etag: str | None
+    last_modified: str | None
 
 
 def page_url(template: str, base: str, paper_id: str) -> str:
@@ -139,163 +189,422 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-async def crawl(
-    source: str,
-    start_ids: Iterable[str],
-    validators: Mapping[str, Validators],
-    *,
-    options: HttpOptions | None = None,
-) -> CrawlResult:
-    """Fetch the pages of `start_ids` (in that order of priority) and of paper links found
-    on them that point to the same host, at most `options.budget` pages."""
-    import aiohttp
+class _Pacer:
+    """Spaces the starts of requests to one host by `delay` seconds (Crawl-delay)."""
 
-    options = options or HttpOptions()
-    base, template = split_source(source)
-    host = urlsplit(base).netloc.lower()
-    result = CrawlResult()
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    seen: set[str] = set()
-    budget = options.budget
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self._next = 0.0
+        self._lock = asyncio.Lock()
 
-    def enqueue(paper_id: str) -> None:
-        nonlocal budget
-        if paper_id in seen:
+    async def wait(self) -> None:
+        if self.delay <= 0:
             return
-        seen.add(paper_id)
-        if budget <= 0:
-            result.over_budget += 1
-            return
-        budget -= 1
-        queue.put_nowait(paper_id)
+        async with self._lock:
+            now = time.monotonic()
+            if now < self._next:
+                await asyncio.sleep(self._next - now)
+            self._next = time.monotonic() + self.delay
 
-    for pid in start_ids:
-        enqueue(pid)
 
-    timeout = aiohttp.ClientTimeout(total=options.timeout)
-    headers = {"User-Agent": user_agent(), "Accept": "text/plain, text/markdown;q=0.9, */*;q=0.1"}
-    connector = aiohttp.TCPConnector(limit=options.concurrency)
-    async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
+def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
+    """("index" | "urlset", [(loc, lastmod or None)]) of a sitemap document (gzipped or not).
+    Raises ValueError for a document that is not a sitemap."""
+    if data[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = d.decompress(data, MAX_SITEMAP_BYTES + 1)
+        if len(data) > MAX_SITEMAP_BYTES:
+            raise ValueError("sitemap over 50 MB uncompressed")
+    parser = ET.XMLPullParser(events=("end",))
+    kind = ""
+    out: list[tuple[str, str | None]] = []
+    try:
+        for start in range(0, len(data), 1 << 16):
+            parser.feed(data[start:start + (1 << 16)])
+            for _event, el in parser.read_events():
+                tag = el.tag.removeprefix(_SITEMAP_NS)
+                if tag in ("url", "sitemap"):
+                    kind = kind or ("index" if tag == "sitemap" else "urlset")
+                    loc = (el.findtext(f"{_SITEMAP_NS}loc") or el.findtext("loc") or "").strip()
+                    mod = (el.findtext(f"{_SITEMAP_NS}lastmod") or el.findtext("lastmod") or "").strip()
+                    if loc:
+                        out.append((loc, mod or None))
+                    el.clear()
+                elif tag in ("urlset", "sitemapindex"):
+                    kind = kind or ("index" if tag == "sitemapindex" else "urlset")
+        parser.close()
+    except ET.ParseError as e:
+        raise ValueError(f"not a sitemap ({e})") from None
+    if not kind:
+        raise ValueError("not a sitemap (no <urlset> or <sitemapindex>)")
+    return kind, out
 
-        async def worker() -> None:
-            while True:
-                paper_id = await queue.get()
-                try:
-                    url = page_url(template, base, paper_id)
-                    outcome = await _fetch_with_retries(session, url, paper_id, validators.get(url), options)
-                    result.outcomes.append(outcome)
-                    if isinstance(outcome, Fetched) and outcome.page is not None:
-                        for linked in _same_host_links(outcome.page, host):
-                            enqueue(linked)
-                except Exception as e:  # a bug must not hang the crawl
-                    log.exception("fetching %s failed", paper_id)
-                    result.outcomes.append(Failed(paper_id, paper_id, f"internal error: {e}"))
-                finally:
-                    queue.task_done()
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, options.concurrency))]
+def _whole_delay(line: str) -> str:
+    """`Crawl-delay: 0.5` as `Crawl-delay: 1`: urllib.robotparser reads whole seconds only, and
+    rounding up keeps to what the site asked."""
+    name, sep, value = line.partition(":")
+    if sep and name.strip().lower() == "crawl-delay":
         try:
-            await queue.join()
+            seconds = float(value.split("#", 1)[0].strip())
+        except ValueError:
+            return line
+        if seconds >= 0 and seconds != int(seconds):
+            return f"Crawl-delay: {math.ceil(seconds)}"
+    return line
+
+
+def newer(lastmod: str | None, checked_at: str | None) -> bool:
+    """A sitemap `lastmod` (W3C date or date-time) later than a page's last check (ISO
+    date-time, UTC). A page never checked counts as changed; an unreadable lastmod does not."""
+    if not checked_at:
+        return True
+    if not lastmod:
+        return False
+    try:
+        when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
+        seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if len(lastmod) <= 10:  # a date: changed if later than the day of the check
+        return when.date() > seen.date()
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if seen.tzinfo is None:
+        seen = seen.replace(tzinfo=UTC)
+    return when > seen
+
+
+class _Crawl:
+    """One tick's crawl of one host; see `crawl`."""
+
+    def __init__(self, session, source: str, validators: Mapping[str, Validators],
+                 alternates: Mapping[str, str], checked: Mapping[str, str], options: HttpOptions,
+                 emit: Emit) -> None:
+        self.session = session
+        self.base, self.template = split_source(source)
+        self.host = urlsplit(self.base).netloc.lower()
+        self.validators = validators
+        self.alternates = alternates
+        self.checked = checked
+        self.options = options
+        self.emit = emit
+        self.result = CrawlResult()
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.seen: set[str] = set()
+        self.directions_seen: set[str] = set()
+        self.budget = options.budget
+        self.robots: RobotFileParser | None = None
+        self.pacer = _Pacer()
+
+    # --- the queue ---------------------------------------------------------------------
+
+    def allowed(self, url: str) -> bool:
+        return self.robots is None or self.robots.can_fetch(user_agent(), url)
+
+    def enqueue(self, paper_id: str) -> None:
+        if paper_id in self.seen:
+            return
+        self.seen.add(paper_id)
+        url = page_url(self.template, self.base, paper_id)
+        if not self.allowed(url):
+            self.result.robots_skipped += 1
+            if len(self.result.robots_skipped_urls) < 20:
+                self.result.robots_skipped_urls.append(url)
+            return
+        if self.budget <= 0:
+            self.result.over_budget += 1
+            return
+        self.budget -= 1
+        self.result.planned += 1
+        self.queue.put_nowait(("page", paper_id))
+
+    def enqueue_direction(self, url: str) -> None:
+        if url in self.directions_seen or len(self.directions_seen) >= MAX_DIRECTION_PAGES:
+            return
+        self.directions_seen.add(url)
+        if urlsplit(url).netloc.lower() != self.host or not self.allowed(url):
+            return
+        self.queue.put_nowait(("direction", url))
+
+    def id_of(self, url: str) -> str | None:
+        """The paper id of a same-host `/paper/<id>/` URL."""
+        parts = urlsplit(url)
+        if parts.netloc.lower() != self.host or "/paper/" not in parts.path:
+            return None
+        return normalize_id(url)
+
+    # --- the tick ------------------------------------------------------------------------
+
+    async def run(self, start_ids: Iterable[str], priority: Sequence[str]) -> CrawlResult:
+        robots_failure = await self.read_robots()
+        sitemap = await self.read_sitemaps() if robots_failure is None else {}
+        for pid in priority:
+            self.enqueue(pid)
+        changed = sorted(((mod or "", pid) for pid, mod in sitemap.items()
+                          if newer(mod, self.checked.get(page_url(self.template, self.base, pid)))),
+                         reverse=True)
+        self.result.sitemap_changed = len(changed)
+        for _mod, pid in changed:
+            self.enqueue(pid)
+        for pid in start_ids:
+            self.enqueue(pid)
+        for pid in sitemap:
+            self.enqueue(pid)
+        del sitemap, changed
+        if robots_failure is not None:  # conservative: nothing is requested from this host
+            while not self.queue.empty():
+                _kind, pid = self.queue.get_nowait()
+                await self.emit(Failed(page_url(self.template, self.base, pid), pid,
+                                       f"not requested: {robots_failure}", requested=False))
+            return self.result
+        workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
+        try:
+            await self.queue.join()
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-    return result
+        return self.result
 
+    async def worker(self) -> None:
+        while True:
+            kind, what = await self.queue.get()
+            try:
+                if kind == "page":
+                    outcome = await self.fetch_page(what)
+                    if isinstance(outcome, Fetched) and outcome.page is not None:
+                        self.discover(outcome.page)
+                    await self.emit(outcome)
+                else:
+                    await self.read_direction(what)
+            except Exception as e:  # a bug must not hang the crawl
+                log.exception("fetching %s failed", what)
+                if kind == "page":
+                    await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
+            finally:
+                self.queue.task_done()
 
-def _same_host_links(page: MapPage, host: str) -> list[str]:
-    lists = [lst.items for lst in (page.builds_on, page.built_on_by) if lst]
-    found = []
-    for items in lists:
-        for it in items:
-            if urlsplit(it.url).netloc.lower() == host:
-                pid = normalize_id(it.url)
-                if pid:
-                    found.append(pid)
-    return found
+    def discover(self, page: MapPage) -> None:
+        for lst in (page.builds_on, page.built_on_by):
+            if lst:
+                for it in lst.items:
+                    if urlsplit(it.url).netloc.lower() == self.host and (pid := normalize_id(it.url)):
+                        self.enqueue(pid)
+        for placement in page.placements:
+            self.enqueue_direction(placement.url)
 
+    # --- robots.txt and sitemaps -------------------------------------------------------
 
-async def _fetch_with_retries(session, url: str, paper_id: str, known: Validators | None,
-                              options: HttpOptions) -> Outcome:
-    attempt = 0
-    while True:
+    async def read_robots(self) -> str | None:
+        """Read robots.txt. Returns why it could not be read (the host is then not crawled
+        this tick), or None."""
+        url = f"{self.base}/robots.txt"
         try:
-            return await _fetch_once(session, url, paper_id, known, options)
+            # Its own connection: the page requests then start together, in queue order.
+            resp = await self.get_with_retries(url, {"Connection": "close"}, limit=MAX_ROBOTS_BYTES)
+        except _Gone as g:
+            if 400 <= g.status < 500:  # no robots.txt: no restriction
+                return None
+            return f"{url} unreadable ({g.reason or f'HTTP {g.status}'}), {self.host} not crawled this tick"
         except _Retry as r:
-            if attempt >= options.retries:
-                return Failed(url, paper_id, f"{r.reason} (after {attempt + 1} attempts)")
-            delay = r.delay if r.delay is not None else options.backoff * (2 ** attempt)
-            if delay > options.max_retry_after:
-                return Failed(url, paper_id, f"{r.reason}; asked to wait {delay:.0f} s, more than allowed")
-            attempt += 1
-            log.info("retrying %s in %.1f s: %s", url, delay, r.reason)
-            await asyncio.sleep(delay)
+            return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
+        rp = RobotFileParser(url)
+        rp.parse([_whole_delay(line) for line in resp.data.decode("utf-8", "replace").splitlines()])
+        self.robots = rp
+        delay = rp.crawl_delay(user_agent())
+        if delay is not None:
+            delay = float(delay)
+            if delay > self.options.max_crawl_delay:
+                self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
+                                         f"{self.options.max_crawl_delay:g} s used")
+                delay = self.options.max_crawl_delay
+            self.pacer = _Pacer(delay)
+        return None
+
+    async def read_sitemaps(self) -> dict[str, str | None]:
+        """Paper id -> lastmod, from the sitemaps robots.txt names (indexes followed)."""
+        named = (self.robots.site_maps() or []) if self.robots is not None else []
+        pending = [u for u in named if urlsplit(u).netloc.lower() == self.host]
+        read = 0
+        found: dict[str, str | None] = {}
+        while pending and read < MAX_SITEMAPS:
+            url = pending.pop(0)
+            if not self.allowed(url):
+                continue
+            read += 1
+            try:
+                resp = await self.get_with_retries(url, {}, limit=MAX_SITEMAP_BYTES)
+                kind, entries = sitemap_entries(resp.data)
+            except (_Gone, _Retry, ValueError) as e:
+                reason = e.reason if isinstance(e, (_Gone, _Retry)) and e.reason else (
+                    f"HTTP {e.status}" if isinstance(e, _Gone) else str(e))
+                self.result.notes.append(f"sitemap {url} not read: {reason}")
+                continue
+            for loc, mod in entries:
+                if kind == "index":
+                    if urlsplit(loc).netloc.lower() == self.host:
+                        pending.append(loc)
+                elif (pid := self.id_of(loc)) is not None:
+                    found[pid] = mod
+        self.result.sitemap_pages = len(found)
+        return found
+
+    # --- pages ---------------------------------------------------------------------------
+
+    async def read_direction(self, url: str) -> None:
+        from mapwatch.store import html
+
+        try:
+            resp = await self.get_with_retries(url, {})
+        except (_Gone, _Retry) as e:
+            log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
+            return
+        self.result.direction_pages += 1
+        if resp.too_big or not html.is_html(resp.data, resp.content_type):
+            return
+        for link in html.paper_links(resp.data, resp.url):
+            if (pid := self.id_of(link)) is not None:
+                self.enqueue(pid)
+
+    async def fetch_page(self, paper_id: str) -> Outcome:
+        url = page_url(self.template, self.base, paper_id)
+        known = self.validators.get(url)
+        alternate = self.alternates.get(url)
+        if alternate and urlsplit(alternate).netloc.lower() == self.host and self.allowed(alternate):
+            outcome = await self.fetch_from(url, alternate, paper_id, known, alternate)
+            if not isinstance(outcome, Missing):
+                return outcome
+            known = None  # the alternate is gone: read the page itself (and forget it)
+        return await self.fetch_from(url, url, paper_id, known, None)
+
+    async def fetch_from(self, url: str, target: str, paper_id: str, known: Validators | None,
+                         alternate: str | None) -> Outcome:
+        from mapwatch.store import html
+
+        headers = {}
+        if known and known.etag:
+            headers["If-None-Match"] = known.etag
+        if known and known.last_modified:
+            headers["If-Modified-Since"] = known.last_modified
+        try:
+            resp = await self.get_with_retries(target, headers)
+        except _Gone as g:
+            if g.status in (404, 410):
+                return Missing(url, paper_id)
+            return Failed(url, paper_id, g.reason or f"HTTP {g.status}")
+        except _Retry as r:
+            return Failed(url, paper_id, r.reason)
+        if resp.status == 304:
+            return NotModified(url, paper_id)
+        limit = self.options.max_bytes
+        if resp.too_big:
+            return Fetched(url, paper_id, len(resp.data), "", resp.etag, resp.last_modified, None,
+                           ParseError(f"page over {limit / (1024 * 1024):g} MB, not a map page"), alternate)
+        data = resp.data
+        sha = hashlib.sha256(data).hexdigest()
+        if known and known.sha256 == sha:
+            # The same bytes as last time: no need to parse (the caller records the validators).
+            return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
+        # (A page without the word "alternate" declares none: no second parse of the document.)
+        if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
+            declared = html.text_alternate_url(data, resp.url)
+            if declared and urlsplit(declared).netloc.lower() == self.host:
+                alternate = declared
+        try:
+            page = parse_document(data, url=resp.url, content_type=resp.content_type)
+            error = None
+        except ParseError as e:
+            page, error = None, e
+        return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    async def get_with_retries(self, url: str, headers: dict[str, str], limit: int | None = None) -> _Response:
+        attempt = 0
+        while True:
+            try:
+                await self.pacer.wait()
+                return await self.get(url, headers, limit or self.options.max_bytes)
+            except _Retry as r:
+                if attempt >= self.options.retries:
+                    raise _Retry(f"{r.reason} (after {attempt + 1} attempts)") from None
+                delay = r.delay if r.delay is not None else self.options.backoff * (2 ** attempt)
+                if delay > self.options.max_retry_after:
+                    raise _Retry(f"{r.reason}; asked to wait {delay:.0f} s, more than allowed") from None
+                attempt += 1
+                log.info("retrying %s in %.1f s: %s", url, delay, r.reason)
+                await asyncio.sleep(delay)
+
+    async def get(self, url: str, headers: dict[str, str], limit: int) -> _Response:
+        import aiohttp
+
+        target = url
+        try:
+            for _hop in range(MAX_REDIRECTS + 1):
+                async with self.session.get(target, headers=headers, allow_redirects=False) as resp:
+                    status = resp.status
+                    if status in (301, 302, 303, 307, 308):
+                        target = urljoin(target, resp.headers.get("Location", ""))
+                        if urlsplit(target).netloc.lower() != self.host:
+                            raise _Gone(status, f"redirected to another host ({urlsplit(target).netloc})")
+                        continue
+                    if status == 304:
+                        return _Response(304, target, b"", False, None, None, None)
+                    if status == 429:
+                        raise _Retry("HTTP 429 Too Many Requests",
+                                     retry_after_seconds(resp.headers.get("Retry-After")))
+                    if status == 503 and resp.headers.get("Retry-After"):
+                        raise _Retry("HTTP 503", retry_after_seconds(resp.headers.get("Retry-After")))
+                    if status >= 500:
+                        raise _Retry(f"HTTP {status}")
+                    if status != 200:
+                        raise _Gone(status)
+                    if resp.content_length is not None and resp.content_length > limit:
+                        data, too_big = b"", True
+                    else:
+                        data = await _read_capped(resp, limit)
+                        too_big = len(data) > limit
+                    return _Response(200, target, data, too_big, resp.headers.get("Content-Type"),
+                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
+            raise _Gone(0, "too many redirects")
+        except TimeoutError:
+            raise _Retry(f"timed out after {self.options.timeout:g} s") from None
+        except aiohttp.ClientPayloadError as e:
+            raise _Retry(f"body cut off ({_short(e)})") from None
+        except aiohttp.ClientError as e:
+            raise _Retry(f"connection failed ({_short(e)})") from None
 
 
-async def _fetch_once(session, url: str, paper_id: str, known: Validators | None,
-                      options: HttpOptions) -> Outcome:
+async def crawl(
+    source: str,
+    start_ids: Iterable[str],
+    validators: Mapping[str, Validators],
+    emit: Emit,
+    *,
+    options: HttpOptions | None = None,
+    priority: Sequence[str] = (),
+    alternates: Mapping[str, str] | None = None,
+    checked: Mapping[str, str] | None = None,
+    result: CrawlResult | None = None,
+) -> CrawlResult:
+    """Crawl one tick: read robots.txt and the sitemaps it names, then fetch the pages of
+    `priority`, of the sitemap's pages changed since their last check (`checked`: location ->
+    ISO time), of `start_ids`, and of the sitemap's other pages, in that order, plus the
+    paper links found on fetched pages and on the direction pages they are placed in (same
+    host only), at most `options.budget` pages. Each page's outcome goes to `emit` as soon as
+    it is known. `result` (if given) is filled in as the crawl goes, for progress."""
     import aiohttp
 
-    headers = {}
-    if known and known.etag:
-        headers["If-None-Match"] = known.etag
-    if known and known.last_modified:
-        headers["If-Modified-Since"] = known.last_modified
-    host = urlsplit(url).netloc.lower()
-    target = url
-    try:
-        for _hop in range(MAX_REDIRECTS + 1):
-            async with session.get(target, headers=headers, allow_redirects=False) as resp:
-                status = resp.status
-                if status in (301, 302, 303, 307, 308):
-                    target = urljoin(target, resp.headers.get("Location", ""))
-                    if urlsplit(target).netloc.lower() != host:
-                        return Failed(url, paper_id, f"redirected to another host ({urlsplit(target).netloc})")
-                    continue
-                if status == 304:
-                    return NotModified(url, paper_id)
-                if status in (404, 410):
-                    return Missing(url, paper_id)
-                if status == 429:
-                    raise _Retry("HTTP 429 Too Many Requests",
-                                 retry_after_seconds(resp.headers.get("Retry-After")))
-                if status == 503 and resp.headers.get("Retry-After"):
-                    raise _Retry("HTTP 503", retry_after_seconds(resp.headers.get("Retry-After")))
-                if status >= 500:
-                    raise _Retry(f"HTTP {status}")
-                if status != 200:
-                    return Failed(url, paper_id, f"HTTP {status}")
-                if resp.content_length is not None and resp.content_length > options.max_bytes:
-                    data = b""
-                    too_big = True
-                else:
-                    data = await _read_capped(resp, options.max_bytes)
-                    too_big = len(data) > options.max_bytes
-                etag = resp.headers.get("ETag")
-                last_modified = resp.headers.get("Last-Modified")
-                break
-        else:
-            return Failed(url, paper_id, "too many redirects")
-    except TimeoutError:
-        raise _Retry(f"timed out after {options.timeout:g} s") from None
-    except aiohttp.ClientPayloadError as e:
-        raise _Retry(f"body cut off ({_short(e)})") from None
-    except aiohttp.ClientError as e:
-        raise _Retry(f"connection failed ({_short(e)})") from None
-
-    if too_big:
-        return Fetched(url, paper_id, len(data), "", etag, last_modified, None,
-                       ParseError(f"page over {options.max_bytes / (1024 * 1024):g} MB, not a map page"))
-    sha = hashlib.sha256(data).hexdigest()
-    if known and known.sha256 == sha:
-        # The same bytes as last time: no need to parse (the caller records the validators).
-        return Fetched(url, paper_id, len(data), sha, etag, last_modified, None, None)
-    try:
-        page = parse_page(data)
-        error = None
-    except ParseError as e:
-        page, error = None, e
-    return Fetched(url, paper_id, len(data), sha, etag, last_modified, page, error)
+    options = options or HttpOptions()
+    timeout = aiohttp.ClientTimeout(total=options.timeout)
+    headers = {"User-Agent": user_agent(), "Accept": ACCEPT}
+    connector = aiohttp.TCPConnector(limit=options.concurrency)
+    async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
+        c = _Crawl(session, source, validators, alternates or {}, checked or {}, options, emit)
+        if result is not None:
+            c.result = result
+        return await c.run(start_ids, priority)
 
 
 async def _read_capped(resp, limit: int) -> bytes:
@@ -315,3 +624,7 @@ async def _read_capped(resp, limit: int) -> bytes:
 def _short(e: BaseException) -> str:
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0][:200]
+
+
+__all__ = ["ACCEPT", "CrawlResult", "Failed", "Fetched", "HttpOptions", "Missing", "NotModified", "Validators",
+           "crawl", "page_url", "split_source"]

@@ -47,6 +47,10 @@ class IngestReport:
     def stored(self) -> int:
         return len(self.saved.stored)
 
+    @property
+    def rejected_count(self) -> int:
+        return len(self.rejected)
+
 
 def ingest_paths(
     db: Database,
@@ -159,7 +163,7 @@ def log_ingest(db: Database, report: IngestReport, started: datetime, finished: 
         "pages_read": report.pages_read,
         "unchanged": report.unchanged,
         "stale": report.saved.stale,
-        "rejected": len(report.rejected),
+        "rejected": report.rejected_count,
         "stored": report.stored,
         "new_citations": report.saved.new_citations,
     })

@@ -295,5 +295,16 @@ def _delivery_failures(db: Database) -> None:
     )
 
 
+@migrations(name="0007_crawl")
+def _crawl(db: Database) -> None:
+    db.executescript(
+        """
+        -- The text alternate an HTML page declares (<link rel="alternate" type="text/markdown">):
+        -- later ticks read the page from there (store.http_source). NULL: the page itself.
+        ALTER TABLE sources ADD COLUMN text_url TEXT;
+        """
+    )
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)

@@ -29,7 +29,9 @@ The server: `with serve_site(MapSite(pages=seed_texts(), template="b")) as site:
   listing the papers placed there as `/paper/<id>/` links;
 - anything else: a 404 HTML page in the site's template.
 Every answer has an ETag and honours `If-None-Match` (304). `site.requests` records each
-request as (path with query, headers). `site.swap(texts)` replaces every page at once (a
+request as (path with query, headers), `site.times` its arrival (time.monotonic()).
+`robots_status` (e.g. 404, 503) makes `/robots.txt` answer that status instead.
+`site.swap(texts)` replaces every page at once (a
 later snapshot; change pages only through it). Pages are rendered on first request and kept
 until `swap`; `prerender()` renders them all up front (to time a crawl without the rendering).
 With `host_links=True` (the default) the pages' `https://mlsanity.com` links point at the
@@ -45,6 +47,7 @@ import html
 import json
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -250,7 +253,9 @@ class MapSite:
     disallow: list[str] = field(default_factory=list)
     crawl_delay: float | None = None
     sitemap: bool = True
+    robots_status: int = 200  # another status: /robots.txt answers it (404: none; 503: down)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # time.monotonic() of each request, as `requests`
     base: str = ""
     # Caches of what the pages served now say, each beside the `pages` dict it was made from.
     _directions: tuple[dict, dict[str, tuple[str, list[tuple[str, str, int | None]]]]] | None = None
@@ -316,8 +321,11 @@ class MapSite:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path_qs, dict(request.headers)))
+        self.times.append(time.monotonic())
         path = request.path
         base = self._base()
+        if path == "/robots.txt" and self.robots_status != 200:
+            return web.Response(status=self.robots_status, text="robots.txt unavailable")
         if path == "/robots.txt":
             lines = ["User-agent: *", *(f"Disallow: {d}" for d in self.disallow)]
             if self.crawl_delay is not None:

@@ -103,3 +103,14 @@ def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
         assert fig["alert"]["alert_title"] and fig["alert"]["seconds"] > 0
     assert {t["name"] for t in results["targets"]} >= {"parse >= 5,000 pages/s", "cold ingest <= 1.5x floor"}
     assert not any(p.name != "run" and p.name != "results.json" for p in tmp_path.iterdir())
+
+
+def test_the_bench_html_site_serves_pages_that_read_as_their_text() -> None:
+    from mapwatch.store.parse import parse_document
+
+    m = gen.build_map(300, seed=3)
+    for i in range(m.n):
+        p = gen.page(m, i)
+        body = gen.html_page(format_page(p)).encode()
+        assert body.startswith(b"<!DOCTYPE html>") and b"2301.99991" in body  # the chrome lists a decoy
+        assert parse_document(body, url=p.map_url, content_type="text/html") == p
