@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
@@ -101,20 +101,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         report = refresh(db, source, options=options, progress=progress)
     finally:
         progress.close()
-    for r in report.rejected:
-        print(f"rejected: {r}", file=sys.stderr)
-    if report.rejected_total > len(report.rejected):
-        print(f"rejected: {report.rejected_total - len(report.rejected):,} more (all in the ingest_errors table)",
-              file=sys.stderr)
-    for f in report.failed:
-        print(f"not fetched (stored data kept): {f}", file=sys.stderr)
-    if report.failed_total > len(report.failed):
-        print(f"not fetched (stored data kept): {report.failed_total - len(report.failed):,} more", file=sys.stderr)
-    for url in report.robots_skipped_urls:
-        print(f"skipped by robots.txt: {url}", file=sys.stderr)
-    if report.robots_skipped > len(report.robots_skipped_urls):
-        print(f"skipped by robots.txt: {report.robots_skipped - len(report.robots_skipped_urls):,} more",
-              file=sys.stderr)
+    _listed("rejected", report.rejected, report.rejected_total, " (all in the ingest_errors table)")
+    _listed("not fetched (stored data kept)", report.failed, report.failed_total)
+    _listed("skipped by robots.txt", report.robots_skipped_urls, report.robots_skipped)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     print(report.summary())
@@ -162,3 +151,10 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
 
     return main()  # mapwatch.cli runs it until a signal
 
+
+def _listed(label: str, shown: Sequence[object], total: int, where: str = "") -> None:
+    """One stderr line per listed item, then how many more the report only counted."""
+    for item in shown:
+        print(f"{label}: {item}", file=sys.stderr)
+    if total > len(shown):
+        print(f"{label}: {total - len(shown):,} more{where}", file=sys.stderr)

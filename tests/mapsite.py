@@ -40,13 +40,11 @@ server itself.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import hashlib
 import html
 import json
 import re
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -59,6 +57,8 @@ from mapwatch.store.fetch import SEEDS_DIR
 from mapwatch.store.format import format_page
 from mapwatch.store.model import MapPage
 from mapwatch.store.parse import parse_page
+
+from tests.sourceserver import serve_in_thread
 
 HOST = "https://mlsanity.com"
 # Papers the site's chrome lists (navigation, sidebar, footer, scripts, JSON-LD) and no page does.
@@ -383,43 +383,9 @@ class MapSite:
 
 @contextmanager
 def serve_site(site: MapSite | None = None) -> Iterator[MapSite]:
-    """Run the site on 127.0.0.1 (port 0) in a thread of its own, so the synchronous
-    `refresh` (which runs its own event loop) can talk to it."""
+    """Run the site on loopback in a thread of its own (tests/sourceserver.py's
+    `serve_in_thread`), so the synchronous `refresh` can talk to it."""
     site = site or MapSite(pages=seed_texts())
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-    holder: dict = {}
-
-    async def start() -> None:
-        app = web.Application()
-        app.router.add_get("/{path:.*}", site.handle)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
-        await runner.setup()
-        tcp = web.TCPSite(runner, "127.0.0.1", 0)
-        await tcp.start()
-        holder["runner"] = runner
-        site.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-    async def stop() -> None:
-        await holder["runner"].cleanup()
-        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in rest:
-            task.cancel()
-        await asyncio.gather(*rest, return_exceptions=True)
-
-    def main() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    ready.wait(10)
-    try:
+    with serve_in_thread(lambda app: app.router.add_get("/{path:.*}", site.handle)) as base:
+        site.base = base
         yield site
-    finally:
-        asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -82,23 +82,22 @@ class SourceServer:
 
 
 @contextmanager
-def serve_map(server: SourceServer | None = None) -> Iterator[SourceServer]:
-    """Run the source server on 127.0.0.1 (port 0) in a thread of its own, so the
-    synchronous `refresh` (which runs its own event loop) can talk to it."""
-    server = server or SourceServer()
+def serve_in_thread(add_routes: Callable[[web.Application], None]) -> Iterator[str]:
+    """Run an aiohttp app on 127.0.0.1 (port 0) in a thread of its own, so the synchronous
+    `refresh` (which runs its own event loop) can talk to it; yields its base URL."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     holder: dict = {}
 
     async def start() -> None:
         app = web.Application()
-        app.router.add_get("/paper/{id:.+}/", server.handle)
+        add_routes(app)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         holder["runner"] = runner
-        server.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        holder["base"] = f"http://127.0.0.1:{runner.addresses[0][1]}"
 
     async def stop() -> None:
         await holder["runner"].cleanup()
@@ -118,9 +117,18 @@ def serve_map(server: SourceServer | None = None) -> Iterator[SourceServer]:
     thread.start()
     ready.wait(10)
     try:
-        yield server
+        yield holder["base"]
     finally:
         asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+@contextmanager
+def serve_map(server: SourceServer | None = None) -> Iterator[SourceServer]:
+    """Run the source server on loopback in a thread of its own (`serve_in_thread`)."""
+    server = server or SourceServer()
+    with serve_in_thread(lambda app: app.router.add_get("/paper/{id:.+}/", server.handle)) as base:
+        server.base = base
+        yield server
