@@ -89,10 +89,6 @@ def safe_link(url: str | None) -> str | None:
     return u if u and len(u) <= 400 and not _MARKDOWN_BREAKERS.search(u) else None
 
 
-def _safe_url(url: str) -> bool:
-    return safe_link(url) is not None
-
-
 def embed_size(e: Embed) -> int:
     return (len(e.title) + len(e.description) + len(e.footer)
             + sum(len(f.name) + len(f.value) for f in e.fields))
