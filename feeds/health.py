@@ -24,16 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from mapwatch.store.ingest import utc_now
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
 DB_TIMEOUT = 2.0  # seconds for the whole database check
 BUSY_TIMEOUT = 0.5  # seconds SQLite waits on a lock before the check gives up
 BOT_STATES = ("off", "connecting", "connected", "restarting")
 PATH = "/healthz"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _iso(ts: datetime | None) -> str | None:
