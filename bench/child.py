@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import page_files
+from mapwatch.store.files import page_files
 from mapwatch.store.ingest import INGEST_CACHE_KIB, ingest_paths
 from mapwatch.store.parse import parse_page
 from mapwatch.store.save import page_hash

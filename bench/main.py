@@ -210,7 +210,7 @@ class Bench:
 
     # -- 1 -------------------------------------------------------------------------------
     def s1_parse(self) -> None:
-        from mapwatch.store.fetch import page_files
+        from mapwatch.store.files import page_files
         from mapwatch.store.parse import parse_page
 
         data = [p.read_bytes() for p in page_files([self.map_dir])]

@@ -21,7 +21,7 @@ import discord
 from discord import app_commands
 from mapwatch.bot import delivery, follow_delivery, render
 from mapwatch.bot.commands import MODULES
-from mapwatch.bot.glue import NO_PINGS, PageButton, Runner
+from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.store import tracking

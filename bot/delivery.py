@@ -160,7 +160,7 @@ def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
     from mapwatch.bot.follow_delivery import allowed_mentions
-    from mapwatch.bot.glue import to_embed
+    from mapwatch.bot.interactions import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from html import escape
 
+from mapwatch.store.feed_queries import CountGrowth, Direction, NewCiter, PaperRef
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.timeline import CountGrowth, Direction, NewCiter, PaperRef
 from mapwatch.store.urls import safe_http_url
 
 TAG = "tag:mapwatch,2026:"

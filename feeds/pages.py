@@ -21,7 +21,15 @@ from html import escape
 from importlib import resources
 
 from mapwatch.feeds.build import clean, direction_feed_path, paper_feed_path, safe_path, stamp
-from mapwatch.store.timeline import CountGrowth, Direction, DirectionActivity, LeadPaper, NewCiter, PaperFacts, PaperRef
+from mapwatch.store.feed_queries import (
+    CountGrowth,
+    Direction,
+    DirectionActivity,
+    LeadPaper,
+    NewCiter,
+    PaperFacts,
+    PaperRef,
+)
 from mapwatch.store.urls import safe_http_url
 
 SITE = "mapwatch"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapwatch.feeds import build, chart, pages
-from mapwatch.store import timeline
+from mapwatch.store import feed_queries
 from mapwatch.store.graph import CountPoint, count_history
 from mapwatch.store.ingest import Clock, utc_now
 from sqlite_utils import Database
@@ -91,7 +91,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     root.mkdir(parents=True, exist_ok=True)
     key = str(root.resolve())
     report = PublishReport(out_dir=str(root))
-    cursor, snap = timeline.last_event_id(db), timeline.last_snapshot_id(db)  # read before building
+    cursor, snap = feed_queries.last_event_id(db), feed_queries.last_snapshot_id(db)  # read before building
 
     @contextmanager
     def pages_timer() -> Iterator[None]:
@@ -134,13 +134,13 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         return True
 
     def paper_files(pid: str, feed: bool) -> None:
-        facts = timeline.paper_facts(db, pid)
+        facts = feed_queries.paper_facts(db, pid)
         if facts is None:
             return
-        citers, growths = timeline.paper_citers(db, pid, limit), timeline.paper_count_growth(db, pid, limit)
+        citers, growths = feed_queries.paper_citers(db, pid, limit), feed_queries.paper_count_growth(db, pid, limit)
         if feed:
             put(build.paper_feed_path(pid), build.paper_feed(
-                facts.paper, timeline.paper_first_seen(db, pid), citers, growths, base_url))
+                facts.paper, feed_queries.paper_first_seen(db, pid), citers, growths, base_url))
         with pages_timer():
             history = count_history(db, pid)
             points = len(history) if ensure_chart(pid, history) else 0
@@ -158,7 +158,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
             report.unchanged += 1
 
     dirs = []
-    for d in timeline.directions(db):
+    for d in feed_queries.directions(db):
         if build.safe_path(build.direction_feed_path(d.slug)):
             dirs.append(d)
         else:
@@ -171,7 +171,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     # A direction feed is built from events, pages and placements: with no new event and no
     # page stored since the last publish, its bytes cannot differ (an idle tick is cheap).
     idle = same_settings and state is not None and (state[2], state[3]) == (cursor, snap)
-    papers = timeline.followed_papers(db)
+    papers = feed_queries.followed_papers(db)
     paper_set = frozenset(papers)
     has_page = paper_set.__contains__  # every paper with a feed gets a page (feeds/pages.py)
     for d in dirs:
@@ -179,15 +179,15 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         if idle and (root / rel).exists() and (root / page).exists():
             report.unchanged += 2
             continue
-        citers = timeline.direction_citers(db, d.slug, limit)
+        citers = feed_queries.direction_citers(db, d.slug, limit)
         put(rel, build.direction_feed(d, citers, base_url))
         with pages_timer():
-            most_cited, by_rank = timeline.direction_leaders(db, d.slug)
+            most_cited, by_rank = feed_queries.direction_leaders(db, d.slug)
             put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
             report.pages += 1
 
     if same_settings and state is not None:
-        changed = timeline.papers_changed_since(db, state[2], state[3])
+        changed = feed_queries.papers_changed_since(db, state[2], state[3])
         todo = [pid for pid in papers if pid in changed or not (root / build.paper_feed_path(pid)).exists()
                 or not (root / pages.paper_page_path(pid)).exists()]
         report.incremental = True
@@ -198,15 +198,15 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         paper_files(pid, feed=True)
     # Charts a time-limited publish left out: drawn now (within the time left), with their page.
     done = set(todo)
-    for pid in timeline.papers_with_history(db):
+    for pid in feed_queries.papers_with_history(db):
         if drawing[0] >= chart_seconds:
             break
         if pid in paper_set and pid not in done and not (root / pages.paper_chart_path(pid)).exists():
             paper_files(pid, feed=False)
     put("feeds.opml", build.opml(dirs, base_url))
     with pages_timer():
-        example = next(iter(timeline.papers_with_pages(db, 1)), None)
-        activity = timeline.direction_activity(db, *pages.activity_window(clock()))
+        example = next(iter(feed_queries.papers_with_pages(db, 1)), None)
+        activity = feed_queries.direction_activity(db, *pages.activity_window(clock()))
         put("index.html", pages.index_page(dirs, activity, base_url, example))
         put(pages.STYLESHEET, pages.static_file(pages.STYLESHEET))
         put(pages.SCRIPT, pages.static_file(pages.SCRIPT))

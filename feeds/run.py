@@ -50,7 +50,7 @@ def default_base_url(host: str, port: int) -> str:
 def seed_if_empty(db_path: str | Path | None) -> bool:
     """Ingest the bundled seeds into an empty database; True if it did."""
     from mapwatch.store.db import open_db
-    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
 
     db = open_db(db_path)
@@ -66,13 +66,13 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
 def _publish_now(tick: Tick, port: int) -> Serving:
     from mapwatch.feeds.build import direction_feed_path
     from mapwatch.feeds.publish import publish
-    from mapwatch.store import timeline
+    from mapwatch.store import feed_queries
     from mapwatch.store.db import open_db
 
     db = open_db(tick.db_path)
     try:
         publish(db, tick.out_dir, tick.base_url, limit=tick.limit)
-        dirs = timeline.directions(db)
+        dirs = feed_queries.directions(db)
     finally:
         db.close()
     base = tick.base_url.rstrip("/")

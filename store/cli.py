@@ -65,7 +65,7 @@ class ProgressBar:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.db import open_db
-    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
     from mapwatch.store.queries import map_stats
 

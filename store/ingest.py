@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mapwatch.store.errors import FetchError, ParseError
-from mapwatch.store.fetch import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage, page_files, read_page_file, stat_key
+from mapwatch.store.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage, page_files, read_page_file, stat_key
 from mapwatch.store.model import MapPage
 from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 from mapwatch.store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages

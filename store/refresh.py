@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapwatch.store.errors import FetchError
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.graph import compute_direction_ranks
 from mapwatch.store.http_source import (
     CrawlResult,

@@ -245,7 +245,7 @@ def tracked_paper_ids(db: Database) -> list[str]:
         "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
 
 
-PAGE_STATE = "page:"  # bot_state key prefix: a long page button's state (bot.glue.page_key)
+PAGE_STATE = "page:"  # bot_state key prefix: a long page button's state (bot.interactions.page_key)
 PAGE_STATE_DAYS = 30  # page buttons older than this say "This list has expired"
 PAGE_STATE_MAX = 10_000  # at most this many page-button states are kept (the newest)
 REFUSED_DAYS = 30  # a refusal count not touched for this long belongs to a delivery long settled

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.format import format_page
 from mapwatch.store.model import MapPage
 from mapwatch.store.parse import parse_page

@@ -53,7 +53,7 @@ from urllib.parse import urlsplit
 
 import markdown
 from aiohttp import web
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.format import format_page
 from mapwatch.store.model import MapPage
 from mapwatch.store.parse import parse_page

@@ -165,7 +165,7 @@ def test_render_truncates_gracefully() -> None:
 
 def test_alert_render(db, clock, make_older_seeds) -> None:
     from mapwatch.store import tracking
-    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.files import SEEDS_DIR
 
     ingest_paths(db, [make_older_seeds(12)], clock=clock)
     tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3, now=clock())

@@ -10,7 +10,7 @@ import pytest
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.fakediscord import FakeDiscord
@@ -204,7 +204,7 @@ async def test_dm_track_alerts_by_dm(fake_discord: FakeDiscord, db_path: Path, c
 
 async def test_slow_answers_are_deferred_then_followed_up(fake_discord: FakeDiscord, seeded_path: Path,
                                                           monkeypatch) -> None:
-    import mapwatch.bot.glue as glue
+    import mapwatch.bot.interactions as glue
 
     monkeypatch.setattr(glue, "DEFER_AFTER", 0.0)  # every answer counts as slow
     client = make_bot(seeded_path)

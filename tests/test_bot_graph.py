@@ -13,7 +13,7 @@ from mapwatch.bot import render
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.store import graph
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 

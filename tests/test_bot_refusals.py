@@ -9,7 +9,7 @@ import pytest
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands, run_core
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.bot_helpers import ctx

@@ -11,7 +11,7 @@ from mapwatch.bot.commands import commands
 from mapwatch.bot.run import run_all
 from mapwatch.feeds.run import RunConfig
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.fakediscord import FakeDiscord

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from mapwatch.bot.glue import page_args, page_key
+from mapwatch.bot.interactions import page_args, page_key
 from mapwatch.store import follows, tracking
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.follow_helpers import RL

@@ -24,7 +24,7 @@ from mapwatch.feeds.run import RunConfig
 from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
 from mapwatch.feeds.server import start_server
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.fakediscord import FakeDiscord

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from mapwatch.store import tracking
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.bot_helpers import CHANNEL, GUILD, USER

@@ -25,7 +25,7 @@ from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.pacer import Pacer
 from mapwatch.store import follows, tracking
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.conftest import FakeClock, seed_page

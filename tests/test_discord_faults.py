@@ -25,7 +25,7 @@ import pytest
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.store import tracking
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.fakediscord import FakeDiscord

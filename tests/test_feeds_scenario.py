@@ -18,7 +18,7 @@ from mapwatch.feeds.run import RunConfig, run_services
 from mapwatch.feeds.scheduler import TickResult
 from mapwatch.feeds.server import start_server
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 
 from mapwatch.cli import main
 from tests.conftest import SEED_FILES, seed_page

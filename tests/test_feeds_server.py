@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.feedcheck import assert_valid_atom

@@ -26,13 +26,13 @@ import pytest
 from mapwatch.bot.cli_bot import parse_slash
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import run_core
-from mapwatch.bot.glue import to_embed
+from mapwatch.bot.interactions import to_embed
 from mapwatch.bot.render import to_text
 from mapwatch.bot.replies import Ctx
 from mapwatch.feeds.publish import publish
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import ParseError
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.parse import parse_page
 from mapwatch.store.urls import safe_http_url

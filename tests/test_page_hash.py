@@ -45,7 +45,7 @@ model.MapPage = dataclasses.make_dataclass(
     "MapPage", [(f.name, f.type) for f in dataclasses.fields(model.MapPage)]
     + [("license", "str | None", dataclasses.field(default=None))], frozen=True)
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.parse import parse_page
 assert "license=None" in repr(parse_page((SEEDS_DIR / "2412.10400.txt").read_bytes()))

@@ -139,7 +139,7 @@ def test_pages_changing_between_ticks_make_events_once(db, clock) -> None:
 
 
 def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -> None:
-    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
@@ -158,7 +158,7 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
 
 
 def test_unreachable_source_fails_each_page_and_changes_nothing(db, clock) -> None:
-    from mapwatch.store.fetch import SEEDS_DIR
+    from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page

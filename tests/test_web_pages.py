@@ -13,12 +13,12 @@ import pytest
 from mapwatch.feeds import pages
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store import timeline
+from mapwatch.store import feed_queries
 from mapwatch.store.db import open_db
-from mapwatch.store.fetch import SEEDS_DIR
+from mapwatch.store.feed_queries import Direction, NewCiter, PaperRef
+from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.model import ListedPaper, PaperList
-from mapwatch.store.timeline import Direction, NewCiter, PaperRef
 
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.feedcheck import snapshot
@@ -155,7 +155,7 @@ def test_chart_drawing_is_time_limited_and_goes_on_at_the_next_publish(db, clock
     ingest_paths(db, [make_older_seeds(5)], clock=clock)
     clock.advance(days=2)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
-    charted = timeline.papers_with_history(db)
+    charted = feed_queries.papers_with_history(db)
     assert charted == ["2412.10400", "2507.04136"]
     first = publish(db, out, BASE, clock=clock, chart_seconds=0)  # no time for a chart: none drawn
     assert first.charts == 0 and first.charts_pending == 2
@@ -218,8 +218,8 @@ def test_index_counts_from_the_clock_grouped_by_area(db, clock, tmp_path: Path, 
     root = assert_good_page((out / "index.html").read_bytes())
     assert [t for lvl, t in headings(root) if lvl == 2] == ["LLM alignment", "LLM reasoning"]
     rl = next(li for li in by_class(root, "li", "direction") if RL in (li.get("data-search") or ""))
-    total = len(timeline.direction_citers(db, RL))
-    new = total - len({c.citer.id for c in timeline.direction_citers(db, RL)
+    total = len(feed_queries.direction_citers(db, RL))
+    new = total - len({c.citer.id for c in feed_queries.direction_citers(db, RL)
                        if c.first_seen.startswith("2026-11-01")})
     assert text_of(by_class(rl, "span", "n7")[0]) == f"{new} new in 7 days"
     assert text_of(by_class(rl, "span", "n30")[0]) == f"{total} in 30 days"

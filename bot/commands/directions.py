@@ -12,7 +12,7 @@ from mapwatch.store import queries
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
-    from mapwatch.bot.glue import Runner
+    from mapwatch.bot.interactions import Runner
 
 DIRECTION_HELP = "a research direction: its name, slug or map URL"
 

@@ -15,7 +15,7 @@ from mapwatch.store.errors import BadOption, NotAllowed
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
-    from mapwatch.bot.glue import Runner
+    from mapwatch.bot.interactions import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."

@@ -11,7 +11,7 @@ from mapwatch.store import queries, tracking
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
-    from mapwatch.bot.glue import Runner
+    from mapwatch.bot.interactions import Runner
 
 NEXT_REFRESH_KEY = "next_refresh"
 

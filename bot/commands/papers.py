@@ -12,7 +12,7 @@ from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
-    from mapwatch.bot.glue import Runner
+    from mapwatch.bot.interactions import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 

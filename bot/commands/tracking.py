@@ -13,7 +13,7 @@ from mapwatch.store.errors import NotAllowed
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
-    from mapwatch.bot.glue import Runner
+    from mapwatch.bot.interactions import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
