@@ -3,7 +3,7 @@
 Pages are built as `store.model` dataclasses and written with `store.format.format_page`,
 so they parse by construction (a sample is parsed back and compared while writing).
 
-    python -m bench.generate --papers 20000 --out DIR [--seed 1] [--snapshot 2]
+    python -m bench.generate --papers 20000 --out DIR [--seed 1] [--snapshot 2] [--list-items 40]
     python -m bench.generate serve DIR [--port N] [--html]
 
 The map: papers in time order, arXiv-style ids consistent with their first-posted dates
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import html
+import itertools
 import json
 import math
 import random
@@ -44,6 +45,10 @@ DATA_THROUGH = (date(2026, 10, 14), date(2026, 11, 12))
 CHANGED_SHARE = 0.02
 NEW_PAPER_SHARE = 0.01
 MANIFEST = "MANIFEST.json"
+REFS_MEDIAN = 14  # references drawn per paper (lognormal median)
+# (list items per page, median that gives them), measured on 20,000-page maps (both lists
+# are cut at 30 items, so items grow ever slower with the references drawn)
+ITEMS_TO_MEDIAN = ((25.2, 14.0), (32.6, 21.5), (39.3, 32.3), (42.2, 40.4))
 
 # (area name, url key, [(direction name, breadcrumb parts between area and direction)])
 AREAS: list[tuple[str, str, list[tuple[str, tuple[str, ...]]]]] = [
@@ -168,9 +173,13 @@ class SyntheticMap:
         return sorted(self.new_citers)
 
 
-def build_map(papers: int, seed: int = 1) -> SyntheticMap:
-    """The whole synthetic map from a seed (pages are rendered lazily by `page`)."""
+def build_map(papers: int, seed: int = 1, list_items: int | None = None) -> SyntheticMap:
+    """The whole synthetic map from a seed (pages are rendered lazily by `page`).
+
+    `list_items`: about how many list items a page has on average (both lists; None: the
+    original map, 18-37 by size), by drawing more references per paper."""
     rng = random.Random(seed)
+    median = REFS_MEDIAN if list_items is None else _median_for(list_items)
     dirs = directions()
     dates = sorted(_draw_dates(rng, papers))
     ids = _assign_ids(rng, dates)
@@ -195,7 +204,7 @@ def build_map(papers: int, seed: int = 1) -> SyntheticMap:
     citers: list[list[int]] = [[] for _ in range(papers)]
     for i in range(papers):
         old = dates[i] < date(2007, 4, 1)
-        want = int(rng.lognormvariate(math.log(14 if not old else 5), 0.8))
+        want = int(rng.lognormvariate(math.log(median if not old else 5), 0.8))
         want = min(want, 250, i)
         chosen: dict[int, None] = {}
         same = by_dir[main_dir[i]]
@@ -229,6 +238,16 @@ def build_map(papers: int, seed: int = 1) -> SyntheticMap:
         new_citers[i] = sorted(rng2.sample(range(papers, papers + n_new), min(n_new, rng2.randint(1, 4))))
     return SyntheticMap(seed, ids, titles, dates, main_dir, extra_dirs, refs, refs_total, citers,
                         dirs, papers, new_citers)
+
+
+def _median_for(list_items: float) -> float:
+    """The references' median that gives about `list_items` list items per page."""
+    pts = ITEMS_TO_MEDIAN
+    lo, hi = (pts[0], pts[1]) if list_items <= pts[1][0] else (pts[-2], pts[-1])
+    for a, b in itertools.pairwise(pts):
+        if a[0] <= list_items <= b[0]:
+            lo, hi = a, b
+    return max(1.0, lo[1] + (list_items - lo[0]) * (hi[1] - lo[1]) / (hi[0] - lo[0]))
 
 
 def _draw_dates(rng: random.Random, n: int) -> list[date]:
@@ -376,9 +395,9 @@ def _newly_listed(m: SyntheticMap, i: int) -> int:
     return sum(1 for it in p2.built_on_by.items if it.id in {m.ids[j] for j in m.new_citers[i]})
 
 
-def generate(papers: int, out: Path, *, seed: int = 1, snapshot: int = 1,
+def generate(papers: int, out: Path, *, seed: int = 1, snapshot: int = 1, list_items: int | None = None,
              progress: Callable[[int, int], None] | None = None) -> dict:
-    return write_map(build_map(papers, seed), out, snapshot, progress=progress)
+    return write_map(build_map(papers, seed, list_items), out, snapshot, progress=progress)
 
 
 def iter_pages(m: SyntheticMap, snapshot: int = 1) -> Iterator[MapPage]:
@@ -563,10 +582,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--papers", type=int, default=20_000)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--list-items", type=int, default=None,
+                   help="about this many list items per page (default: the original map, 18-37)")
     p.add_argument("--snapshot", type=int, choices=(1, 2), default=1)
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
-    manifest = generate(a.papers, a.out, seed=a.seed, snapshot=a.snapshot,
+    manifest = generate(a.papers, a.out, seed=a.seed, snapshot=a.snapshot, list_items=a.list_items,
                         progress=None if a.quiet else _progress_line)
     print(json.dumps(manifest))
     return 0

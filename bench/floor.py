@@ -1,0 +1,176 @@
+"""The fair floor of a cold ingest (issue 14): the least work that stores what mapwatch keeps.
+
+Read each file, take the fields with plain regular expressions (not mapwatch's parser),
+and `executemany` the same rows mapwatch keeps into raw sqlite3, in one transaction:
+papers (pages and the stubs their lists name), directions, placements, citations, a
+citation event per new citation, a snapshot per page, a source row per file, and FTS5 over
+titles and abstracts, filled in one statement after the rows (no per-row trigger).
+
+The schema is mapwatch's own, created by `open_db` (every migration), so the floor pays for
+the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
+papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
+citations (primary key, citations_cited, citations_cited_seen), events (events_paper,
+events_citing, events_edge, events_citing_edge, events_seen_at), sources (primary key),
+directions (primary key). Only the three full-text triggers on papers are dropped.
+
+One process, one core: the floor is the work, not a way of spreading it.
+
+    python -m bench.floor DB FOLDER      -> one JSON line (seconds, CPU seconds, counts)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from mapwatch.store.db import open_db
+
+NOW = "2026-11-20T12:00:00+00:00"
+CACHE_KIB = 131_072  # the ingest's page cache (store/ingest.py): the same conditions
+
+_MONTHS = {m: f"{i:02d}" for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+TITLE = re.compile(r"^# (.+)$", re.M)
+HEADER = re.compile(r"^arXiv: (\S+) · HTML: (\S+)$", re.M)
+CITED = re.compile(r"^- Cited by (\d+) papers? in the map \(data through (\d+) (\w+) (\d{4})\)", re.M)
+PLACED = re.compile(r"^- Placed in .*?, one of (\d+) directions in ", re.M)
+BUILDS = re.compile(r"^- Builds on (\d+) of its (\d+) references", re.M)
+POSTED = re.compile(r"^- First posted on arXiv (\d+) (\w+) (\d{4})", re.M)
+PLACEMENT = re.compile(r"^- (.+) / \[(.+)\]\((\S+)\)$", re.M)
+ITEM = re.compile(r"^- \[(.*)\]\((\S+/paper/(\S+)/)\)(?: \((\d{4})\))?$", re.M)
+ABSTRACT = re.compile(r"^## Abstract[^\n]*\n\n(.*)", re.M | re.S)
+
+
+def _iso(day: str, month: str, year: str) -> str:
+    return f"{year}-{_MONTHS[month]}-{int(day):02d}"
+
+
+def extract(data: bytes) -> tuple:
+    """The fields of one page: (id, paper row fields, placements, refs, citers, abstract)."""
+    text = data.decode("utf-8")
+    title = TITLE.search(text)
+    head = HEADER.search(text)
+    assert title and head, "not a map page"
+    arxiv_url, map_url = head[1], head[2]
+    pid = arxiv_url.split("/abs/", 1)[1]
+    cited = CITED.search(text)
+    builds = BUILDS.search(text)
+    posted = POSTED.search(text)
+    placed = PLACED.search(text)
+    placed_at = text.find("## Placed in")
+    builds_at = text.find("## Builds on")
+    by_at = text.find("## Built on by")
+    abstract_at = text.find("## Abstract")
+    end_placed = min(x for x in (builds_at, by_at, abstract_at, len(text)) if x > placed_at)
+    placements = [(m[3], m[1], m[2]) for m in PLACEMENT.finditer(text, placed_at, end_placed)]
+    refs = ITEM.findall(text, builds_at, by_at if by_at > 0 else abstract_at) if builds_at > 0 else []
+    citers = ITEM.findall(text, by_at, abstract_at if abstract_at > 0 else len(text)) if by_at > 0 else []
+    abstract = ABSTRACT.search(text, abstract_at) if abstract_at > 0 else None
+    return (pid, title[1], arxiv_url, map_url,
+            int(cited[1]) if cited else None, _iso(cited[2], cited[3], cited[4]) if cited else None,
+            int(placed[1]) if placed else None,
+            int(builds[1]) if builds else None, int(builds[2]) if builds else None,
+            _iso(*posted.groups()) if posted else None,
+            placements, refs, citers, abstract[1].strip() if abstract else None)
+
+
+def page_files(folder: str) -> list[str]:
+    out = []
+    for root, _dirs, names in os.walk(folder):
+        out += [os.path.join(root, n) for n in names if n.endswith(".txt")]
+    out.sort()
+    return out
+
+
+def run(db_path: str, folder: str) -> dict:
+    open_db(db_path).close()  # mapwatch's schema, every migration
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    for trigger in ("papers_ai", "papers_ad", "papers_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS [{trigger}]")
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    papers: dict[str, tuple] = {}
+    stubs: dict[str, tuple] = {}
+    directions: dict[str, tuple] = {}
+    snapshots, placements, sources = [], [], []
+    edges: dict[tuple[str, str], int] = {}
+    files = page_files(folder)
+    for sid, path in enumerate(files, 1):
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        (pid, title, arxiv_url, map_url, cited_by, through, dir_count, refs_in_map, refs_total, posted,
+         placed, refs, citers, abstract) = extract(data)
+        sha = hashlib.sha256(data).hexdigest()
+        papers[pid] = (pid, title, int(posted[:4]) if posted else None, map_url, arxiv_url, abstract, posted,
+                       cited_by, refs_in_map, refs_total, through, 1, NOW, NOW)
+        snapshots.append((sid, pid, through, cited_by, refs_in_map, refs_total, len(citers), len(refs),
+                          sha, path, NOW))
+        for i, (slug_url, crumb, name) in enumerate(placed):
+            slug = slug_url.split("/", 3)[-1].strip("/")
+            directions.setdefault(slug, (slug, name, crumb.split(" / ")[0], f"{crumb} / {name}", slug_url,
+                                         dir_count if i == 0 else None))
+            placements.append((pid, slug, i + 1))
+        for title_, url, other, year in refs:
+            stubs.setdefault(other, (other, title_, int(year) if year else None, url, 0, NOW, NOW))
+            edges.setdefault((pid, other), sid)
+        for title_, url, other, year in citers:
+            stubs.setdefault(other, (other, title_, int(year) if year else None, url, 0, NOW, NOW))
+            edges.setdefault((other, pid), sid)
+        sources.append((path, pid, sha, st.st_size, st.st_mtime_ns, None, None, NOW))
+    paper_rows = list(papers.values())
+    stub_rows = [row for pid, row in stubs.items() if pid not in papers]
+    citation_rows = [(a, b, NOW, sid) for (a, b), sid in edges.items()]
+    event_rows = [(b, a, sid, NOW) for (a, b), sid in edges.items()]
+    parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
+
+    t1, c1 = time.perf_counter(), time.process_time()
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
+                     " refs_in_map, refs_total, data_through, has_page, first_seen, updated)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", paper_rows)
+    conn.executemany("INSERT INTO papers (id, title, year, url, has_page, first_seen, updated)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?)", stub_rows)
+    conn.execute("INSERT INTO papers_fts (rowid, title, abstract) SELECT rowid, title, abstract FROM papers")
+    conn.executemany("INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
+                     " VALUES (?, ?, ?, ?, ?, ?)", list(directions.values()))
+    conn.executemany("INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
+                     " citers_listed, refs_listed, content_hash, source, ingested_at)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
+    conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
+                     placements)
+    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
+                     citation_rows)
+    conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
+                     " VALUES ('citation', ?, ?, ?, ?)", event_rows)
+    conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified,"
+                     " checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
+    conn.execute("COMMIT")
+    insert_s, insert_cpu = time.perf_counter() - t1, time.process_time() - c1
+    conn.close()
+    return {"parse_seconds": parse_s, "insert_seconds": insert_s, "seconds": parse_s + insert_s,
+            "parse_cpu_seconds": parse_cpu, "insert_cpu_seconds": insert_cpu, "cpu_seconds": parse_cpu + insert_cpu,
+            "pages": len(files), "papers": len(paper_rows) + len(stub_rows), "citations": len(citation_rows),
+            "list_items": sum(s[6] + s[7] for s in snapshots)}
+
+
+def main(argv: list[str]) -> int:
+    db_path, folder = argv
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    print(json.dumps(run(db_path, folder)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
