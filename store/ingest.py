@@ -6,22 +6,22 @@ fails to parse is reported and skipped while every other page is stored.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
-from mapwatch.store.errors import FetchError, ParseError
-from mapwatch.store.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage, page_files, read_page_file, stat_key
-from mapwatch.store.model import MapPage
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
-from mapwatch.store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
+from mapwatch.store.files import page_files, stat_key
+from mapwatch.store.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
+from mapwatch.store.prepared import Prepared
+from mapwatch.store.save import Rejection, SaveResult, record_rejections, save_prepared
 from sqlite_utils import Database
 
 Clock = Callable[[], datetime]
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 BATCH_SIZE = 500
 INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
 INGEST_CACHE_KIB = 131_072  # 128 MiB of SQLite page cache while ingesting
@@ -60,11 +60,104 @@ def ingest_paths(
     progress: Progress | None = None,
     force: bool = False,
     batch_size: int = BATCH_SIZE,
+    pool: bool | None = None,
 ) -> IngestReport:
-    """Ingest page files and folders. Raises FetchError if a named path does not exist."""
+    """Ingest page files and folders. Raises FetchError if a named path does not exist.
+
+    Files are read and parsed in worker processes when more than `POOL_THRESHOLD` are to be
+    read (`pool` forces either way); the result is the same."""
     files = list(page_files(paths))
     report = IngestReport(source=", ".join(str(p) for p in paths))
     started = clock()
+    folders: dict[Path, str] = {}
+    to_read: list[FileItem] = []
+    for chunk in _chunks(files, LOOKUP_CHUNK):
+        located = [(path, _location(path, folders)) for path in chunk]
+        known = {} if force else _known(db, [loc for _p, loc in located])
+        for path, location in located:
+            report.pages_read += 1
+            try:
+                if known and known.get(location) == stat_key(path):
+                    report.skipped += 1
+                    continue
+            except OSError:
+                pass  # read below, which reports it in page order
+            to_read.append((str(path), location))
+    if progress and report.skipped:
+        progress(report.skipped, len(files))
+    use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
+    _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files))
+    record_rejections(db, report.rejected, clock())
+    log_ingest(db, report, started, clock())
+    return report
+
+
+def ingest_fed(
+    db: Database,
+    pages: Iterable[FedPage],
+    source: str,
+    *,
+    clock: Clock = utc_now,
+    force: bool = False,
+    batch_size: int = BATCH_SIZE,
+    expected: int = 0,
+) -> IngestReport:
+    """Ingest pages given as bytes (not files), e.g. by a generator. Each page comes with a
+    location and a version key (size, version): a page whose stored key is the same is
+    skipped without its content, as an unchanged file is by its size and mtime; its content
+    (`FedPage.data`, None when not given) is read only otherwise. `expected` pages above
+    `POOL_THRESHOLD` start the parse workers."""
+    report = IngestReport(source=source)
+    started = clock()
+
+    def items() -> Iterator[Item]:
+        for chunk in _chunks(pages, LOOKUP_CHUNK):
+            known = {} if force else _known(db, [p.location for p in chunk])
+            for p in chunk:
+                report.pages_read += 1
+                if known and known.get(p.location) == (p.size, p.version):
+                    report.skipped += 1
+                    continue
+                yield (None, p.location, p.data() if callable(p.data) else p.data, p.size, p.version)
+
+    _store(db, report, prepared_pages(items(), pool=expected > POOL_THRESHOLD), clock, batch_size, None, 0)
+    record_rejections(db, report.rejected, clock())
+    log_ingest(db, report, started, clock())
+    return report
+
+
+@dataclass(frozen=True)
+class FedPage:
+    location: str
+    size: int | None
+    version: int | None
+    data: bytes | Callable[[], bytes] | None  # the content, or how to get it, or None: not given
+
+
+LOOKUP_CHUNK = 500
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for it in items:
+        chunk.append(it)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _known(db: Database, locations: list[str]) -> dict[str, tuple]:
+    """The stored (size, mtime_ns) of these locations (those that have a row)."""
+    marks = ",".join("?" * len(locations))
+    return {loc: (size, mtime) for loc, size, mtime in db.conn.execute(
+        f"SELECT location, size, mtime_ns FROM sources WHERE location IN ({marks})", locations)}
+
+
+def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
+           progress: Progress | None, total: int) -> None:
+    """Save the prepared pages in batches, collect the rejections, under the ingest's pragmas."""
     # For the ingest only (restored afterwards): checkpoint the WAL every few batches instead
     # of after every one (a batch writes more than the default 1,000 WAL pages), and a page
     # cache that holds the indexes' hot pages (the default 2 MiB thrashes on inserts at
@@ -76,41 +169,27 @@ def ingest_paths(
     if _cache_kib(previous_cache) < INGEST_CACHE_KIB:
         db.conn.execute(f"PRAGMA cache_size = -{INGEST_CACHE_KIB}")
     try:
-        known = {
-            loc: (size, mtime)
-            for loc, size, mtime in db.conn.execute("SELECT location, size, mtime_ns FROM sources")
-        }
-        batch: list[tuple[MapPage, SourceInfo]] = []
-        folders: dict[Path, str] = {}
-        for done, path in enumerate(files, 1):
-            report.pages_read += 1
-            location = _location(path, folders)
-            try:
-                if not force and known.get(location) == stat_key(path):
-                    report.skipped += 1
-                else:
-                    item = _parse_file(path, location)
-                    if isinstance(item, Rejection):
-                        report.rejected.append(item)
-                    else:
-                        batch.append(item)
-            except FetchError as e:
-                report.rejected.append(Rejection(location, 0, str(e)))
+        batch: list[Prepared] = []
+        done = report.skipped
+        for out in outcomes:
+            if isinstance(out, Rejection):
+                report.rejected.append(out)
+            else:
+                batch.append(out)
             if len(batch) >= batch_size:
-                report.saved.add(save_pages(db, batch, clock()))
+                report.saved.add(save_prepared(db, batch, clock()))
                 batch = []
+            done += 1
             if progress:
-                progress(done, len(files))
+                progress(done, total)
         if batch:
-            report.saved.add(save_pages(db, batch, clock()))
+            report.saved.add(save_prepared(db, batch, clock()))
     finally:
+        outcomes.close()  # type: ignore[attr-defined]
         if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
             db.conn.execute(f"PRAGMA wal_autocheckpoint = {int(previous)}")
         if _cache_kib(previous_cache) < INGEST_CACHE_KIB:
             db.conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
-    record_rejections(db, report.rejected, clock())
-    log_ingest(db, report, started, clock())
-    return report
 
 
 def _cache_kib(cache_size: int) -> int:
@@ -125,34 +204,6 @@ def _location(path: Path, folders: dict[Path, str]) -> str:
         folder = folders[path.parent] = os.path.realpath(path.parent)
     full = os.path.join(folder, path.name)
     return os.path.realpath(full) if os.path.islink(full) or path.name in ("", ".", "..") else full
-
-
-def _read(path: Path, location: str) -> FilePage:
-    """`read_page_file`, for a path whose location is already known."""
-    try:
-        with path.open("rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read(MAX_PAGE_BYTES + 1)
-    except OSError as e:
-        raise FetchError(f"{path}: {e.strerror or e}") from None
-    return FilePage(location=location, data=data, sha256=hashlib.sha256(data).hexdigest(),
-                    size=st.st_size, mtime_ns=st.st_mtime_ns)
-
-
-def _parse_file(path: Path, location: str | None = None) -> tuple[MapPage, SourceInfo] | Rejection:
-    f = read_page_file(path) if location is None else _read(path, location)
-    try:
-        # .txt and .md files are text; any other page file (.html, .htm, or a file named
-        # explicitly) is read as HTML when it is an HTML document (README, "Page formats").
-        suffix = path.suffix.lower()
-        if suffix in TEXT_SUFFIXES:
-            page = parse_page(f.data)
-        else:
-            page = parse_document(f.data, url=Path(f.location).as_uri(),
-                                  content_type="text/html" if suffix in HTML_SUFFIXES else None)
-    except ParseError as e:
-        return Rejection(f.location, e.line, e.reason, f.sha256)
-    return page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns)
 
 
 def log_ingest(db: Database, report: IngestReport, started: datetime, finished: datetime) -> None:

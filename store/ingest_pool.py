@@ -1,0 +1,127 @@
+"""Reading and parsing pages for the ingest: in this process, or in a pool of worker processes.
+
+The ingest hands over what to read in page order (a file to read, or the bytes of a page fed
+to it) and gets back, in the same order, each page as the rows to store
+(`store.prepared.Prepared`) or its rejection. A large ingest reads and parses in worker
+processes (both cores: the workers parse while the one writer stores the batches before);
+a small one (`POOL_THRESHOLD` pages or fewer to read) does it in-process and starts no pool.
+Order is kept, so the stored result is exactly that of the one-process ingest (README,
+"mapwatch ingest").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from mapwatch.store.errors import FetchError, ParseError
+from mapwatch.store.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage
+from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
+from mapwatch.store.prepared import Prepared, SourceInfo, prepare
+from mapwatch.store.save import Rejection
+
+POOL_THRESHOLD = 2_000  # pages to read; a pool's start (~0.5 s) pays for itself above this
+CHUNK = 64  # pages per task sent to a worker
+IN_FLIGHT_PER_WORKER = 4  # tasks queued ahead per worker: bounds memory when the writer lags
+
+# What to read: a file (path, location) or a page's bytes (None, location, data, size, version).
+FileItem = tuple[str, str]
+FedItem = tuple[None, str, bytes | None, int | None, int | None]
+Item = FileItem | FedItem
+Outcome = Prepared | Rejection
+
+
+def read_file(path: Path, location: str) -> FilePage:
+    """A page file's bytes, validators and hash, for a path whose location is known."""
+    try:
+        with path.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read(MAX_PAGE_BYTES + 1)
+    except OSError as e:
+        raise FetchError(f"{path}: {e.strerror or e}") from None
+    return FilePage(location=location, data=data, sha256=hashlib.sha256(data).hexdigest(),
+                    size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def _parse_file(path: Path, location: str) -> Outcome:
+    f = read_file(path, location)
+    try:
+        # .txt and .md files are text; any other page file (.html, .htm, or a file named
+        # explicitly) is read as HTML when it is an HTML document (README, "Page formats").
+        suffix = path.suffix.lower()
+        if suffix in TEXT_SUFFIXES:
+            page = parse_page(f.data)
+        else:
+            page = parse_document(f.data, url=Path(f.location).as_uri(),
+                                  content_type="text/html" if suffix in HTML_SUFFIXES else None)
+    except ParseError as e:
+        return Rejection(f.location, e.line, e.reason, f.sha256)
+    return prepare(page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns))
+
+
+def _parse_fed(location: str, data: bytes | None, size: int | None, version: int | None) -> Outcome:
+    if data is None:
+        return Rejection(location, 0, "page changed but its content was not given")
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        page = parse_page(data)
+    except ParseError as e:
+        return Rejection(location, e.line, e.reason, sha)
+    return prepare(page, SourceInfo(location, sha, size=size, mtime_ns=version))
+
+
+def prepare_item(item: Item) -> Outcome:
+    """Read (a file) and parse one page: its rows, or why it is rejected."""
+    if item[0] is None:
+        return _parse_fed(*item[1:])  # type: ignore[arg-type]
+    path, location = item
+    try:
+        return _parse_file(Path(path), location)
+    except FetchError as e:
+        return Rejection(location, 0, str(e))
+
+
+def prepare_chunk(items: list[Item]) -> list[Outcome]:
+    return [prepare_item(it) for it in items]
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group: the ingest's own process stops the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def worker_count() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
+    """Each item's outcome, in order: in worker processes if `pool`, else here."""
+    if not pool or worker_count() < 2:
+        for it in items:
+            yield prepare_item(it)
+        return
+    workers = worker_count()
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_ignore_sigint)
+    pending: deque[Future[list[Outcome]]] = deque()
+    try:
+        chunk: list[Item] = []
+        for it in items:
+            chunk.append(it)
+            if len(chunk) >= CHUNK:
+                pending.append(ex.submit(prepare_chunk, chunk))
+                chunk = []
+                while len(pending) >= workers * IN_FLIGHT_PER_WORKER:
+                    yield from pending.popleft().result()
+        if chunk:
+            pending.append(ex.submit(prepare_chunk, chunk))
+        while pending:
+            yield from pending.popleft().result()
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
