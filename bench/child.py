@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
 import sqlite3
 import sys
 import time
@@ -19,8 +20,8 @@ from datetime import UTC, datetime
 from mapwatch.store.db import open_db
 from mapwatch.store.files import page_files
 from mapwatch.store.ingest import INGEST_CACHE_KIB, ingest_paths
+from mapwatch.store.page_hash import page_hash
 from mapwatch.store.parse import parse_page
-from mapwatch.store.save import page_hash
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -28,11 +29,16 @@ NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 def run_ingest(db_path: str, folder: str, force: bool = False) -> dict:
     db = open_db(db_path)
     t0, c0 = time.perf_counter(), time.process_time()
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     report = ingest_paths(db, [folder], clock=lambda: NOW, force=force)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parse workers, joined by now
+    workers_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
     events = db.conn.execute("SELECT count(*) FROM events").fetchone()[0]
     db.close()
-    return {"seconds": seconds, "cpu_seconds": cpu, "pages_read": report.pages_read, "stored": report.stored,
+    return {"seconds": seconds, "cpu_seconds": cpu + workers_cpu, "writer_cpu_seconds": cpu,
+            "workers_cpu_seconds": workers_cpu, "workers_peak_rss_mib": k1.ru_maxrss / 1024,
+            "pages_read": report.pages_read, "stored": report.stored,
             "unchanged": report.unchanged, "skipped": report.skipped, "rejected": len(report.rejected),
             "new_citations": report.saved.new_citations, "events_total": events}
 

@@ -1,0 +1,106 @@
+"""The ingest's parse workers change nothing stored: a pool ingest and a one-process ingest
+of the same folder give identical tables (same rows, same event ids and order), and a
+broken page is reported the same way (file, line, reason) while every other page is stored."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+from mapwatch.store import ingest_pool
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import FedPage, ingest_fed, ingest_paths
+
+from bench import generate as gen
+
+from .conftest import SEED_FILES, FakeClock
+from .test_store_fastpaths import all_rows
+
+BROKEN = "# A page cut short\n\narXiv: https://arxiv.org/abs/2401.00001 · HTML: https://m.example/paper/2401.00001/\n"
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "map"
+    m = gen.build_map(260, seed=9, list_items=40)
+    gen.write_map(m, folder, 1)
+    for f in SEED_FILES:
+        shutil.copy(f, folder / f.name)
+    (folder / "aa-broken.txt").write_text(BROKEN, encoding="utf-8")
+    return folder
+
+
+def _ingest_twice(tmp_path: Path, folder: Path, name: str, pool: bool) -> tuple[dict, list[list[str]]]:
+    db = open_db(tmp_path / f"{name}.db")
+    clock = FakeClock()
+    first = ingest_paths(db, [folder], clock=clock, pool=pool, batch_size=50)
+    clock.advance(hours=1)
+    m = gen.build_map(260, seed=9, list_items=40)
+    gen.write_map(m, folder, 2)  # 2% of the pages gain citers
+    second = ingest_paths(db, [folder], clock=clock, pool=pool, batch_size=50)
+    rows = all_rows(db)
+    # the files' mtimes differ between the two folders (written at different times)
+    rows["sources"] = sorted(repr(r[:4] + r[5:]) for r in map(ast.literal_eval, rows["sources"]))
+    db.close()
+    return rows, [[str(r) for r in rep.rejected] + [str(rep.stored), str(rep.saved.new_citations)]
+                  for rep in (first, second)]
+
+
+def test_a_pool_ingest_stores_exactly_what_a_one_process_ingest_stores(tmp_path: Path) -> None:
+    one = _folder(tmp_path / "a")
+    many = tmp_path / "b" / "map"
+    shutil.copytree(one, many)
+    rows_one, reports_one = _ingest_twice(tmp_path, one, "one", pool=False)
+    rows_pool, reports_pool = _ingest_twice(tmp_path, many, "pool", pool=True)
+    # the locations differ by folder only
+    rows_pool["sources"] = [r.replace(str(many), str(one)) for r in rows_pool["sources"]]
+    rows_pool["snapshots"] = [r.replace(str(many), str(one)) for r in rows_pool["snapshots"]]
+    assert len(rows_one["events"]) > 1000 and len(rows_one["snapshots"]) == 262 + 5
+    assert rows_pool == rows_one
+    reports_pool = [[r.replace(str(many), str(one)) for r in rep] for rep in reports_pool]
+    assert reports_pool == reports_one
+    assert reports_one[0][0] == f"{one / 'aa-broken.txt'}:4: page cut off before its lists" \
+        or reports_one[0][0].startswith(f"{one / 'aa-broken.txt'}:")
+
+
+def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monkeypatch) -> None:
+    started: list[bool] = []
+    real = ingest_pool.prepared_pages
+
+    def spy(items, *, pool):  # records the decision; the real function does the work
+        started.append(pool)
+        return real(items, pool=pool)
+
+    monkeypatch.setattr("mapwatch.store.ingest.prepared_pages", spy)
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    for f in SEED_FILES:
+        shutil.copy(f, folder / f.name)
+    db = open_db(tmp_path / "x.db")
+    assert ingest_paths(db, [folder]).stored == len(SEED_FILES)
+    monkeypatch.setattr("mapwatch.store.ingest.POOL_THRESHOLD", 1)
+    assert ingest_paths(db, [folder], force=True).unchanged == len(SEED_FILES)
+    assert started == [False, True]
+    db.close()
+
+
+def test_fed_pages_are_skipped_by_their_version_and_stored_as_files_are(tmp_path: Path) -> None:
+    m = gen.build_map(120, seed=4)
+    from mapwatch.store.format import format_page
+
+    def pages(snapshot: int, with_data: bool):
+        for i in range(m.n):
+            version = 2 if snapshot == 2 and i in m.new_citers else 1
+            data = format_page(gen.page(m, i, snapshot)).encode() if with_data else None
+            yield FedPage(f"gen:{m.ids[i]}", None, version, data)
+
+    db = open_db(tmp_path / "fed.db")
+    clock = FakeClock()
+    cold = ingest_fed(db, pages(1, True), "generator", clock=clock)
+    assert cold.stored == 120 and not cold.rejected
+    again = ingest_fed(db, pages(1, False), "generator", clock=clock)  # no content needed
+    assert again.skipped == 120 and again.stored == 0 and not again.rejected
+    changed = ingest_fed(db, pages(2, True), "generator", clock=clock)
+    assert changed.stored == len(m.new_citers) and changed.skipped == 120 - len(m.new_citers)
+    assert changed.saved.new_citations > 0
+    db.close()
