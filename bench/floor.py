@@ -164,6 +164,51 @@ def run(db_path: str, folder: str) -> dict:
             "list_items": sum(s[6] + s[7] for s in snapshots)}
 
 
+ITEMS = 40  # list items per page of section 8's map (issue 14)
+
+
+def section(b) -> None:
+    """Section 8: cold ingest against the fair floor on a map with ~40 list items per page, in
+    turn (`--repeat` times each, fresh databases), best of each by CPU."""
+    from bench import generate as gen
+    from bench.main import run_child, run_module
+
+    folder = b.work / f"map-{ITEMS}-items"
+    t = time.perf_counter()
+    manifest = gen.write_map(gen.build_map(b.args.papers, b.args.seed, ITEMS), folder, 1)
+    b.r.line(f"map: {manifest['papers']:,} pages, {manifest['citations']:,} citations drawn, ~{ITEMS} list "
+             f"items per page; generated in {time.perf_counter() - t:.1f} s")
+    floors, colds = [], []
+    for _ in range(b.args.repeat):
+        for name in ("fair-floor.db", "fair-ingest.db"):
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{b.work / name}{suffix}").unlink(missing_ok=True)
+        floors.append(run_module("bench.floor", str(b.work / "fair-floor.db"), str(folder)))
+        colds.append(run_child("ingest", str(b.work / "fair-ingest.db"), str(folder)))
+    b.r.line("runs (wall/CPU s): fair floor " + ", ".join(f"{f['seconds']:.1f}/{f['cpu_seconds']:.1f}"
+                                                         for f, _r in floors)
+             + "; ingest " + ", ".join(f"{c['seconds']:.1f}/{c['cpu_seconds']:.1f}" for c, _r in colds))
+    floor, floor_rss = min(floors, key=lambda f: f[0]["cpu_seconds"])
+    cold, rss = min(colds, key=lambda c: c[0]["cpu_seconds"])
+    if cold["new_citations"] != floor["citations"] or cold["stored"] != floor["pages"]:
+        raise RuntimeError(f"the floor and the ingest stored different maps: {floor} / {cold}")
+    wall, cpu = cold["seconds"] / floor["seconds"], cold["cpu_seconds"] / floor["cpu_seconds"]
+    b.r.line(f"fair floor (one process): {floor['pages']:,} pages, {floor['list_items'] / floor['pages']:.1f} list "
+             f"items per page, {floor['citations']:,} citations: read + regex + rows {floor['parse_seconds']:.2f} s "
+             f"+ executemany and FTS {floor['insert_seconds']:.2f} s = {floor['seconds']:.2f} s wall; CPU "
+             f"{floor['parse_cpu_seconds']:.2f} + {floor['insert_cpu_seconds']:.2f} = {floor['cpu_seconds']:.2f} s; "
+             f"peak {floor_rss / 1024:.0f} MiB")
+    b.r.line(f"cold ingest (writer + parse workers): {cold['seconds']:.2f} s wall; CPU {cold['cpu_seconds']:.2f} s "
+             f"(writer {cold['writer_cpu_seconds']:.2f} + workers {cold['workers_cpu_seconds']:.2f}); peak "
+             f"{rss / 1024:.0f} MiB writer, {cold['workers_peak_rss_mib']:.0f} MiB a worker")
+    b.r.line(f"cold ingest / fair floor = {wall:.2f} wall, {cpu:.2f} CPU (the writer's CPU alone: "
+             f"{cold['writer_cpu_seconds'] / floor['cpu_seconds']:.2f})")
+    b.r.fig("fair_floor", {**floor, "peak_rss_mib": round(floor_rss / 1024)})
+    b.r.fig("fair_cold_ingest", {**cold, "peak_rss_mib": round(rss / 1024)})
+    b.r.fig("cold_over_fair_floor", {"wall": round(wall, 3), "cpu": round(cpu, 3)})
+    b.r.target("cold ingest <= 1.5x the fair floor (~40 items/page)", wall <= 1.5, f"{wall:.2f}x wall, {cpu:.2f}x CPU")
+
+
 def main(argv: list[str]) -> int:
     db_path, folder = argv
     for suffix in ("", "-wal", "-shm"):

@@ -10,6 +10,8 @@ Sections (`--only 1,2,3`):
   6 feeds: publish cold vs incremental (the web pages' share beside the feeds), feed server req/s and p99
     with conditional GETs
   7 alert latency through the fake Discord server
+  8 cold ingest against the fair floor (bench/floor.py), ~40 list items per page
+  9 (with --huge N, --huge-points) a huge map fed from the generator (bench/huge.py)
 Everything it creates lives under bench/out/.
 """
 
@@ -30,15 +32,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from bench import floor, huge
 from bench import generate as gen
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-SECTIONS = (1, 2, 3, 4, 5, 6, 7)
+SECTIONS = (1, 2, 3, 4, 5, 6, 7, 8)  # 9 (--huge) runs when asked for
 PARSE_PASSES = 3
 TITLES = {
     1: "parse", 2: "cold ingest", 3: "re-ingest unchanged", 4: "refresh, 2% changed",
-    5: "query latency", 6: "feeds", 7: "alert latency",
+    5: "query latency", 6: "feeds", 7: "alert latency", 8: "cold ingest vs the fair floor",
+    9: "huge map, fed from the generator",
 }
 
 
@@ -543,19 +547,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--load-seconds", type=float, default=5.0, help="length of each load test (default 5)")
     p.add_argument("--repeat", type=int, default=2, help="floor and cold ingest runs, best of each (default 2)")
+    p.add_argument("--huge", type=int, nargs="?", const=1_000_000, default=None,
+                   help="section 9: a map of N pages fed from the generator (default N 1,000,000)")
+    p.add_argument("--huge-points", default="", help="section 9 at several sizes, e.g. 100000,300000,1000000")
+    p.add_argument("--huge-items", type=int, default=40, help="list items per page of section 9's map")
+    p.add_argument("--huge-publish-timeout", type=float, default=900.0, help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path, default=OUT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    try:
+        a.huge_points = [int(x) for x in a.huge_points.split(",") if x.strip()]
+    except ValueError:
+        p.error("--huge-points takes page counts, e.g. 100000,300000,1000000")
+    if a.huge_points and a.huge is None:
+        a.huge = a.huge_points[-1]
     if a.smoke:
         a.papers, a.large = a.papers or 1000, min(a.large, a.papers or 1000)
         a.load_seconds = min(a.load_seconds, 1.0)
         a.repeat = 1
     a.papers = a.papers or 20_000
     try:
-        a.sections = tuple(sorted({int(s) for s in a.only.split(",") if s.strip()})) or SECTIONS
+        a.sections = tuple(sorted({int(s) for s in a.only.split(",") if s.strip()})) or (
+            SECTIONS + ((9,) if a.huge else ()))
     except ValueError:
         p.error("--only takes section numbers, e.g. --only 1,2,3")
-    if not set(a.sections) <= set(SECTIONS):
-        p.error("sections are 1 to 7")
+    if not set(a.sections) <= {*SECTIONS, 9}:
+        p.error("sections are 1 to 9")
+    if 9 in a.sections and a.huge is None:
+        a.huge = 1_000_000
     return a
 
 
@@ -568,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     b = Bench(args, r)
     b.prepare()
     steps = {1: b.s1_parse, 2: b.s2_cold, 3: b.s3_reingest, 4: b.s4_refresh, 5: b.s5_queries,
-             6: b.s6_feeds, 7: b.s7_alerts}
+             6: b.s6_feeds, 7: b.s7_alerts, 8: lambda: floor.section(b), 9: lambda: huge.section(b)}
     for n in args.sections:
         r.section(n)
         t = time.perf_counter()

@@ -1,0 +1,258 @@
+"""Section 9, `bench/run --huge N`: a map of N pages (default 1,000,000) fed to the ingest
+straight from the generator, no folder of files (1M pages would be a ~8 GB folder). The
+file path is measured at 20,000 pages (sections 2, 3 and 8).
+
+The generator runs in its own process (its map is its memory, not the ingest's) and streams
+each page's location, version and bytes through a pipe into the ingesting process, which
+stores them with `store.ingest.ingest_fed` (the same parse workers, batches and history
+rules as files). The skip rule is that of files: a page whose stored (size, version) key
+is the same is skipped without its content, as a file whose size and mtime are unchanged
+is not read; the generator's version of a page changes exactly when its bytes do (as a
+file's mtime does when `bench.generate` rewrites it). The unchanged re-ingest streams the
+keys only and must skip every page.
+
+    python -m bench.huge stream N SEED ITEMS [--keys-only] [--changed-to DIR]  (the generator)
+    python -m bench.huge ingest DB N SEED ITEMS [--keys-only] [--changed-to DIR]  -> one JSON line
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from mapwatch.store.db import open_db
+from mapwatch.store.format import format_page
+from mapwatch.store.ingest import FedPage, ingest_fed
+
+from bench import generate as gen
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+SAMPLE_S = 0.5
+
+
+def location(pid: str) -> str:
+    return f"{gen.HOST}/paper/{pid}/"
+
+
+def stream(n: int, seed: int, items: int, keys_only: bool, changed_to: str | None, out: BinaryIO) -> None:
+    """The generator's side: build the map, write the changed pages' folder if asked (the
+    refresh that section 9's query latency runs beside), then stream every page."""
+    m = gen.build_map(n, seed, items or None)
+    if changed_to:
+        folder = Path(changed_to)
+        for i in m.changed():
+            path = gen.page_path(folder, m.ids[i])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(format_page(gen.page(m, i, 2)).encode("utf-8"))
+    out.write(b"READY\n")
+    for i in range(m.n):
+        pid = m.ids[i]
+        if keys_only:
+            out.write(f"{location(pid)}\t1\t-1\n".encode())
+        else:
+            data = format_page(gen.page(m, i, 1)).encode("utf-8")
+            out.write(f"{location(pid)}\t1\t{len(data)}\n".encode())
+            out.write(data)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.write(f"END\t{usage.ru_utime + usage.ru_stime}\t{usage.ru_maxrss}\n".encode())
+    out.flush()
+
+
+def _pages(src: BinaryIO, tail: dict) -> Iterator[FedPage]:
+    while True:
+        head = src.readline().decode().rstrip("\n").split("\t")
+        if head[0] == "END":
+            tail["generator_cpu_seconds"], tail["generator_peak_rss_mib"] = float(head[1]), int(head[2]) / 1024
+            return
+        loc, version, length = head[0], int(head[1]), int(head[2])
+        yield FedPage(loc, None, version, src.read(length) if length >= 0 else None)
+
+
+def _rss_kib(pid: int | str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            kids += [int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    except OSError:
+        pass
+    return kids
+
+
+class MemorySampler(threading.Thread):
+    """Peak of this process's RSS plus its children's (the parse workers), the generator's excluded."""
+
+    def __init__(self, exclude: int) -> None:
+        super().__init__(daemon=True)
+        self.exclude, self.peak_kib, self.stopped = exclude, 0, threading.Event()
+
+    def run(self) -> None:
+        me = os.getpid()
+        while not self.stopped.wait(SAMPLE_S):
+            total = _rss_kib(me) + sum(_rss_kib(k) for k in _children(me) if k != self.exclude)
+            self.peak_kib = max(self.peak_kib, total)
+
+
+def ingest(db_path: str, n: int, seed: int, items: int, keys_only: bool, changed_to: str | None) -> dict:
+    argv = [sys.executable, "-m", "bench.huge", "stream", str(n), str(seed), str(items)]
+    argv += ["--keys-only"] if keys_only else []
+    argv += ["--changed-to", changed_to] if changed_to else []
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, bufsize=1 << 20)
+    assert proc.stdout is not None
+    db = open_db(db_path)
+    if proc.stdout.readline() != b"READY\n":
+        raise RuntimeError("the generator did not start")
+    sampler = MemorySampler(exclude=proc.pid)
+    sampler.start()
+    tail: dict = {}
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0, c0 = time.perf_counter(), time.process_time()
+    report = ingest_fed(db, _pages(proc.stdout, tail), f"generator: {n:,} pages, seed {seed}",
+                        clock=lambda: NOW, expected=n)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    _pid, _status, gen_usage = os.wait4(proc.pid, 0)
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sampler.stopped.set()
+    sampler.join()
+    workers_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime) - (gen_usage.ru_utime
+                                                                              + gen_usage.ru_stime)
+    db.close()
+    size = sum(os.path.getsize(p) for p in (db_path, f"{db_path}-wal") if os.path.exists(p))
+    return {"pages": n, "seconds": seconds, "writer_cpu_seconds": cpu, "workers_cpu_seconds": max(0.0, workers_cpu),
+            "cpu_seconds": cpu + max(0.0, workers_cpu), "stored": report.stored, "skipped": report.skipped,
+            "rejected": len(report.rejected), "new_citations": report.saved.new_citations,
+            "writer_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "ingest_peak_rss_mib": max(sampler.peak_kib, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024,
+            "db_bytes": size, **tail}
+
+
+# -- the section ---------------------------------------------------------------------------
+
+QUERY_LIMITS = {"/paper": 10, "/citers": 10, "autocomplete": 10, "/search": 20, "/related": 300, "/path": 300}
+COLD_LIMIT_S = 20 * 60  # at 1,000,000 pages
+MEMORY_LIMIT_MIB = 1024
+PUBLISH_LIMIT_S = 10
+
+
+def publish_tick(b, db: Path, out: Path) -> dict:
+    """One `mapwatch publish` (what a tick of `mapwatch run` does), in its own process."""
+    argv = [sys.executable, "-m", "mapwatch", "publish", "--db", str(db), "--out", str(out)]
+    t = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=b.args.huge_publish_timeout)
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "timeout": b.args.huge_publish_timeout}
+    return {"seconds": time.perf_counter() - t, "status": proc.returncode, "said": proc.stdout.strip()[-300:]}
+
+
+def section(b) -> None:
+    """Run every point of `--huge-points` (else `--huge`): cold ingest, unchanged re-ingest,
+    database size, a publish tick, the commands' latency idle and while a refresh writes."""
+    from bench.main import run_module
+
+    points = b.args.huge_points or [b.args.huge]
+    items = b.args.huge_items
+    b.r.line(f"pages fed to the ingest from the generator through a pipe (no folder of files); the "
+             f"file path is measured at {b.args.papers:,} pages (sections 2, 3, 8); ~{items} list items per page")
+    rows = []
+    for n in points:
+        db, changed = b.work / f"huge-{n}.db", b.work / f"huge-{n}-changed"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        cold, _ = run_module("bench.huge", "ingest", str(db), str(n), str(b.args.seed), str(items),
+                             "--changed-to", str(changed))
+        again, _ = run_module("bench.huge", "ingest", str(db), str(n), str(b.args.seed), str(items), "--keys-only")
+        if cold["rejected"] or again["stored"] or again["skipped"] != n:
+            raise RuntimeError(f"the huge ingest went wrong: {cold} / {again}")
+        ratio = again["seconds"] / cold["seconds"]
+        b.r.line(f"{n:,} pages: cold ingest {cold['seconds']:.1f} s wall ({n / cold['seconds']:,.0f} pages/s), "
+                 f"CPU {cold['cpu_seconds']:.1f} s (writer {cold['writer_cpu_seconds']:.1f} + parse workers "
+                 f"{cold['workers_cpu_seconds']:.1f}; the generator's own {cold['generator_cpu_seconds']:.1f} s "
+                 f"not counted), {cold['new_citations']:,} citations; peak memory "
+                 f"{cold['ingest_peak_rss_mib']:.0f} MiB "
+                 f"(writer + workers; writer alone {cold['writer_peak_rss_mib']:.0f} MiB); database "
+                 f"{cold['db_bytes'] / 2**30:.2f} GiB")
+        b.r.line(f"   unchanged re-ingest: {again['seconds']:.2f} s wall, {again['cpu_seconds']:.2f} s CPU, "
+                 f"{again['skipped']:,} skipped by their version key; ratio to cold {ratio:.4f} (1/{1 / ratio:.0f})")
+        first = publish_tick(b, db, b.work / f"huge-{n}-public")
+        b.r.line("   publish, first tick: " + (f"{first['seconds']:.1f} s (exit {first['status']})"
+                                                 if first["seconds"] is not None
+                                                 else f"did not finish in {first['timeout']} s"))
+        res, _ = run_module("bench.queries", str(db), "--during", str(changed))
+        for name, idle in res["idle"].items():
+            busy = res["during_refresh"].get(name, {})
+            b.r.line(f"   {name:13} idle p50 {idle['p50_ms']:7.2f} ms  p99 {idle['p99_ms']:7.2f} ms | while a refresh "
+                     f"writes p99 {busy.get('p99_ms', float('nan')):7.2f} ms ({busy.get('n', 0)} calls)")
+        b.r.line(f"   the refresh beside them: {res.get('refresh', {}).get('stored')} changed pages in "
+                 f"{res.get('refresh', {}).get('seconds', float('nan')):.1f} s; the commands' process peaked at "
+                 f"{res['self_peak_rss_kib'] / 1024:.0f} MiB")
+        tick = publish_tick(b, db, b.work / f"huge-{n}-public") if first["seconds"] is not None else first
+        b.r.line("   publish, the tick after that refresh: "
+                 + (f"{tick['seconds']:.1f} s" if tick["seconds"] is not None
+                    else "not run (the first did not finish)"))
+        rows.append({"pages": n, "cold": cold, "reingest": again, "reingest_over_cold": ratio,
+                     "publish_first": first, "publish_tick": tick, "queries": res})
+    b.r.fig("huge", rows)
+    b.r.line()
+    b.r.line("pages      cold s   CPU s  pages/s  peak MiB  DB GiB  re-ingest s  publish s  " +
+             "  ".join(f"{k} p99" for k in QUERY_LIMITS))
+    for row in rows:
+        c, q = row["cold"], row["queries"]["idle"]
+        pub = row["publish_tick"]["seconds"]
+        b.r.line(f"{row['pages']:>9,} {c['seconds']:8.1f} {c['cpu_seconds']:7.1f} {row['pages'] / c['seconds']:8,.0f} "
+                 f"{c['ingest_peak_rss_mib']:9.0f} {c['db_bytes'] / 2**30:7.2f} {row['reingest']['seconds']:12.2f} "
+                 f"{pub if pub is not None else float('nan'):10.1f}  " +
+                 "  ".join(f"{q.get(k, {}).get('p99_ms', float('nan')):{len(k) + 4}.1f}" for k in QUERY_LIMITS))
+    top = rows[-1]
+    n, c = top["pages"], top["cold"]
+    b.r.target(f"cold ingest of {n:,} fed pages <= 20 min", c["seconds"] <= COLD_LIMIT_S,
+               f"{c['seconds'] / 60:.1f} min")
+    b.r.target(f"peak memory of the ingest <= 1 GB at {n:,}", c["ingest_peak_rss_mib"] <= MEMORY_LIMIT_MIB,
+               f"{c['ingest_peak_rss_mib']:.0f} MiB")
+    b.r.target("unchanged re-ingest <= 1/20 of cold", top["reingest_over_cold"] <= 0.05,
+               f"{top['reingest_over_cold']:.4f}")
+    pub = top["publish_tick"]["seconds"]
+    b.r.target(f"a tick's publish at {n:,} <= 10 s", pub is not None and pub <= PUBLISH_LIMIT_S,
+               f"{pub:.1f} s" if pub is not None else "did not finish")
+    q = top["queries"]
+    for name, idle in q["idle"].items():
+        b.r.target(f"{name} p99 <= {QUERY_LIMITS[name]} ms at {n:,}", idle["p99_ms"] <= QUERY_LIMITS[name],
+                   f"{idle['p99_ms']:.1f} ms")
+    busy = max((v["p99_ms"] for v in q["during_refresh"].values() if v["n"]), default=float("nan"))
+    b.r.target(f"every command p99 <= 50 ms while a refresh writes, at {n:,}", busy <= 50, f"worst {busy:.1f} ms")
+    b.r.target(f"commands' process <= 300 MB at {n:,}", q["self_peak_rss_kib"] / 1024 <= 300,
+               f"{q['self_peak_rss_kib'] / 1024:.0f} MiB")
+
+
+def main(argv: list[str]) -> int:
+    keys_only = "--keys-only" in argv
+    changed_to = argv[argv.index("--changed-to") + 1] if "--changed-to" in argv else None
+    if argv[0] == "stream":
+        n, seed, items = map(int, argv[1:4])
+        stream(n, seed, items, keys_only, changed_to, sys.stdout.buffer)
+        return 0
+    db_path, n, seed, items = argv[1], *map(int, argv[2:5])
+    print(json.dumps(ingest(db_path, n, seed, items, keys_only, changed_to)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
