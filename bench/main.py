@@ -543,7 +543,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--papers", type=int, default=None, help="pages for sections 1-4 (default 20,000)")
     p.add_argument("--large", type=int, default=200_000, help="papers for section 5 (default 200,000)")
     p.add_argument("--only", default="", help="comma-separated sections, e.g. 1,2,3")
-    p.add_argument("--smoke", action="store_true", help="1,000 pages, every section, quick")
+    p.add_argument("--smoke", action="store_true", help="1,000 pages, every section (9 too), quick")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--load-seconds", type=float, default=5.0, help="length of each load test (default 5)")
     p.add_argument("--repeat", type=int, default=2, help="floor and cold ingest runs, best of each (default 2)")
@@ -564,6 +564,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         a.papers, a.large = a.papers or 1000, min(a.large, a.papers or 1000)
         a.load_seconds = min(a.load_seconds, 1.0)
         a.repeat = 1
+        a.huge = a.huge or a.papers
     a.papers = a.papers or 20_000
     try:
         a.sections = tuple(sorted({int(s) for s in a.only.split(",") if s.strip()})) or (
@@ -584,7 +585,11 @@ def main(argv: list[str] | None = None) -> int:
     r.line(f"mapwatch benchmark {started:%Y-%m-%d %H:%M} UTC: {machine()}")
     r.line(f"command: bench/run {' '.join(sys.argv[1:] if argv is None else argv)}".rstrip())
     b = Bench(args, r)
-    b.prepare()
+    if set(args.sections) - {8, 9}:
+        b.prepare()
+    else:  # sections 8 and 9 generate their own maps
+        shutil.rmtree(b.work, ignore_errors=True)
+        b.work.mkdir(parents=True)
     steps = {1: b.s1_parse, 2: b.s2_cold, 3: b.s3_reingest, 4: b.s4_refresh, 5: b.s5_queries,
              6: b.s6_feeds, 7: b.s7_alerts, 8: lambda: floor.section(b), 9: lambda: huge.section(b)}
     for n in args.sections:

@@ -102,6 +102,8 @@ def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
     if "alert" in fig:
         assert fig["alert"]["alert_title"] and fig["alert"]["seconds"] > 0
     assert {t["name"] for t in results["targets"]} >= {"parse >= 5,000 pages/s", "cold ingest <= 1.5x floor"}
+    assert fig["fair_floor"]["citations"] == fig["fair_cold_ingest"]["new_citations"] > 0
+    assert fig["huge"][0]["cold"]["stored"] == 200 == fig["huge"][0]["reingest"]["skipped"]
     assert not any(p.name != "run" and p.name != "results.json" for p in tmp_path.iterdir())
 
 
@@ -114,3 +116,25 @@ def test_the_bench_html_site_serves_pages_that_read_as_their_text() -> None:
         body = gen.html_page(format_page(p)).encode()
         assert body.startswith(b"<!DOCTYPE html>") and b"2301.99991" in body  # the chrome lists a decoy
         assert parse_document(body, url=p.map_url, content_type="text/html") == p
+
+
+def test_the_fair_floor_and_the_huge_section_at_a_few_thousand_pages(tmp_path: Path, capsys) -> None:
+    """Sections 8 and 9 as CI runs them: above the pool's threshold, so the parse workers run."""
+    from mapwatch.store.ingest_pool import POOL_THRESHOLD
+
+    n = POOL_THRESHOLD + 100
+    assert bench_main.main(["--only", "8,9", "--papers", str(n), "--huge", str(n), "--repeat", "1",
+                            "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "## 8. cold ingest vs the fair floor" in out and "## 9. huge map, fed from the generator" in out
+    fig = json.loads((tmp_path / "results.json").read_text())["figures"]
+    floor, cold = fig["fair_floor"], fig["fair_cold_ingest"]
+    assert floor["pages"] == cold["stored"] == n and floor["citations"] == cold["new_citations"] > 0
+    assert 30 <= floor["list_items"] / n <= 50  # ~40 list items per page
+    assert cold["workers_cpu_seconds"] > 0  # the pool parsed
+    (huge,) = fig["huge"]
+    assert huge["cold"]["stored"] == n and huge["cold"]["rejected"] == 0 and huge["cold"]["workers_cpu_seconds"] > 0
+    assert huge["reingest"]["skipped"] == n and huge["reingest"]["stored"] == 0
+    assert huge["reingest_over_cold"] < 0.5 and huge["cold"]["db_bytes"] > 0
+    assert huge["queries"]["idle"] and huge["queries"]["refresh"]["stored"] > 0
+    assert huge["publish_first"]["seconds"] is not None and huge["publish_first"]["status"] == 0
