@@ -174,8 +174,6 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         for it in p.citers:
             if it[0] != pid and it[0] not in listed:
                 listed[it[0]] = it
-    candidates = [pid for pid in listed if pid not in page_ids]
-    existing = {row[0] for row in _chunked_query(conn, "SELECT id FROM papers WHERE id IN ({})", candidates)}
 
     paper_rows = []
     stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
@@ -235,7 +233,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     conn.executemany(
         "INSERT OR IGNORE INTO papers (id, title, year, url, has_page, first_seen, updated)"
         " VALUES (?, ?, ?, ?, 0, ?, ?)",
-        [(*it, now, now) for pid, it in listed.items() if pid not in page_ids and pid not in existing],
+        [(*it, now, now) for pid, it in listed.items() if pid not in page_ids],  # a stored paper: ignored
     )
 
     # Edges from both lists, in page order (most cited first); the first page to show an
