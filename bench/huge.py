@@ -171,7 +171,8 @@ def section(b) -> None:
     points = b.args.huge_points or [b.args.huge]
     items = b.args.huge_items
     b.r.line(f"pages fed to the ingest from the generator through a pipe (no folder of files); the "
-             f"file path is measured at {b.args.papers:,} pages (sections 2, 3, 8); ~{items} list items per page")
+             f"file path is measured at {b.args.papers:,} pages (sections 2, 3, 8); "
+             + (f"~{items} list items per page" if items else "the original map (~19 citations a paper)"))
     rows = []
     for n in points:
         db, changed = b.work / f"huge-{n}.db", b.work / f"huge-{n}-changed"
