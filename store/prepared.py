@@ -42,12 +42,20 @@ class Prepared(NamedTuple):
     refs: tuple[Listed, ...]  # "Builds on", in page order
     citers: tuple[Listed, ...]  # "Built on by", in page order
     source: SourceInfo
+    # (citing, cited) from both lists, self-citations left out, each once in the place of its
+    # last mention: the order in which the page's new citations are logged
+    edges: tuple[tuple[str, str], ...]
 
 
 def prepare(page: MapPage, source: SourceInfo) -> Prepared:
     posted = page.first_posted
     refs = page.builds_on.items if page.builds_on else ()
     citers = page.built_on_by.items if page.built_on_by else ()
+    pid = page.id
+    edges = [(pid, it.id) for it in refs if it.id != pid] + [(it.id, pid) for it in citers if it.id != pid]
+    if len(set(edges)) != len(edges):
+        last = {e: i for i, e in enumerate(edges)}
+        edges = sorted(last, key=last.__getitem__)
     return Prepared(
         page.id, page_hash(page), legacy_page_hash(page),
         page.data_through.isoformat() if page.data_through else None,
@@ -58,4 +66,4 @@ def prepare(page: MapPage, source: SourceInfo) -> Prepared:
         tuple((p.slug, p.direction, p.area, p.breadcrumb, p.url) for p in page.placements),
         tuple((it.id, it.title, it.year, it.url) for it in refs),
         tuple((it.id, it.title, it.year, it.url) for it in citers),
-        source)
+        source, tuple(edges))

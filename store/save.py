@@ -245,12 +245,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     event_rows: list[tuple] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
-        edges = [(pid, it[0]) for it in p.refs if it[0] != pid]
-        edges += [(it[0], pid) for it in p.citers if it[0] != pid]
-        new_edges = [e for e in dict.fromkeys(edges) if e not in known]
-        if len(new_edges) != len(edges):  # a repeated edge takes the place of its last mention
-            last = {e: i for i, e in enumerate(edges)}
-            new_edges.sort(key=last.__getitem__)
+        new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
         known.update(new_edges)
         named = sum(1 for e in new_edges if e[1] == pid)
         citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
