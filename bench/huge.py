@@ -67,8 +67,20 @@ def stream(n: int, seed: int, items: int, keys_only: bool, changed_to: str | Non
     out.flush()
 
 
-def _pages(src: BinaryIO, tail: dict) -> Iterator[FedPage]:
+PROGRESS_EVERY = 50_000
+
+
+def _pages(src: BinaryIO, tail: dict, db_path: str, sampler: MemorySampler) -> Iterator[FedPage]:
+    """The pages from the generator's pipe; a progress line on stderr every PROGRESS_EVERY pages
+    (so that a run stopped early still shows how the cost grew)."""
+    t0, c0, count = time.perf_counter(), time.process_time(), 0
     while True:
+        count += 1
+        if count % PROGRESS_EVERY == 0:
+            size = sum(os.path.getsize(p) for p in (db_path, f"{db_path}-wal") if os.path.exists(p))
+            print(f"{datetime.now(UTC):%H:%M:%S} {count:,} pages fed in {time.perf_counter() - t0:.0f} s, writer CPU "
+                  f"{time.process_time() - c0:.0f} s, peak memory {sampler.peak_kib / 1024:.0f} MiB, database "
+                  f"{size / 2**30:.2f} GiB", file=sys.stderr, flush=True)
         head = src.readline().decode().rstrip("\n").split("\t")
         if head[0] == "END":
             tail["generator_cpu_seconds"], tail["generator_peak_rss_mib"] = float(head[1]), int(head[2]) / 1024
@@ -125,7 +137,7 @@ def ingest(db_path: str, n: int, seed: int, items: int, keys_only: bool, changed
     tail: dict = {}
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, c0 = time.perf_counter(), time.process_time()
-    report = ingest_fed(db, _pages(proc.stdout, tail), f"generator: {n:,} pages, seed {seed}",
+    report = ingest_fed(db, _pages(proc.stdout, tail, db_path, sampler), f"generator: {n:,} pages, seed {seed}",
                         clock=lambda: NOW, expected=n)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     _pid, _status, gen_usage = os.wait4(proc.pid, 0)

@@ -25,6 +25,8 @@ T = TypeVar("T")
 BATCH_SIZE = 500
 INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
 INGEST_CACHE_KIB = 131_072  # 128 MiB of SQLite page cache while ingesting
+LARGE_INGEST_PAGES = 50_000  # pages to read above which the ingest takes LARGE_INGEST_CACHE_KIB
+LARGE_INGEST_CACHE_KIB = 524_288  # 512 MiB: the indexes of a map of hundreds of thousands of pages
 
 
 def utc_now() -> datetime:
@@ -86,7 +88,8 @@ def ingest_paths(
     if progress and report.skipped:
         progress(report.skipped, len(files))
     use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
-    _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files))
+    _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files),
+           cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())
     return report
@@ -120,7 +123,8 @@ def ingest_fed(
                     continue
                 yield (None, p.location, p.data() if callable(p.data) else p.data, p.size, p.version)
 
-    _store(db, report, prepared_pages(items(), pool=expected > POOL_THRESHOLD), clock, batch_size, None, 0)
+    _store(db, report, prepared_pages(items(), pool=expected > POOL_THRESHOLD), clock, batch_size, None, 0,
+           cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())
     return report
@@ -156,7 +160,7 @@ def _known(db: Database, locations: list[str]) -> dict[str, tuple]:
 
 
 def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
-           progress: Progress | None, total: int) -> None:
+           progress: Progress | None, total: int, *, cache_kib: int = INGEST_CACHE_KIB) -> None:
     """Save the prepared pages in batches, collect the rejections, under the ingest's pragmas."""
     # For the ingest only (restored afterwards): checkpoint the WAL every few batches instead
     # of after every one (a batch writes more than the default 1,000 WAL pages), and a page
@@ -166,8 +170,8 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
     previous_cache = db.conn.execute("PRAGMA cache_size").fetchone()[0]
     if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
         db.conn.execute(f"PRAGMA wal_autocheckpoint = {INGEST_WAL_AUTOCHECKPOINT}")
-    if _cache_kib(previous_cache) < INGEST_CACHE_KIB:
-        db.conn.execute(f"PRAGMA cache_size = -{INGEST_CACHE_KIB}")
+    if _cache_kib(previous_cache) < cache_kib:
+        db.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
     try:
         batch: list[Prepared] = []
         done = report.skipped
@@ -188,7 +192,7 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
         outcomes.close()  # type: ignore[attr-defined]
         if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
             db.conn.execute(f"PRAGMA wal_autocheckpoint = {int(previous)}")
-        if _cache_kib(previous_cache) < INGEST_CACHE_KIB:
+        if _cache_kib(previous_cache) < cache_kib:
             db.conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
 
 

@@ -257,6 +257,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             unlisted = max(0, p.cited_by - old_count - named)
             event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
         result.stored.append(pid)
+    citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
                      citation_rows)
     _insert_events(conn, event_rows)
