@@ -211,7 +211,7 @@ def _location(path: Path, folders: dict[Path, str]) -> str:
 
 
 def log_ingest(db: Database, report: IngestReport, started: datetime, finished: datetime) -> None:
-    db["ingests"].insert({
+    db.table("ingests").insert({
         "source": report.source,
         "started_at": started.isoformat(timespec="seconds"),
         "finished_at": finished.isoformat(timespec="seconds"),

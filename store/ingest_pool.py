@@ -79,7 +79,7 @@ def _parse_fed(location: str, data: bytes | None, size: int | None, version: int
 def prepare_item(item: Item) -> Outcome:
     """Read (a file) and parse one page: its rows, or why it is rejected."""
     if item[0] is None:
-        return _parse_fed(*item[1:])  # type: ignore[arg-type]
+        return _parse_fed(*item[1:])
     path, location = item
     try:
         return _parse_file(Path(path), location)

@@ -9,6 +9,7 @@ import hashlib
 import json
 from dataclasses import MISSING, fields, is_dataclass
 from datetime import date
+from typing import cast
 
 from mapwatch.store.model import MapPage, PaperList
 
@@ -36,7 +37,7 @@ def legacy_page_hash(page: MapPage) -> str:
 _REQUIRED = object()
 # Per dataclass: ((JSON key, name, default or _REQUIRED), ...) in sorted key order.
 _SPECS: dict[type, tuple[tuple[str, str, object], ...]] = {}
-_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_str = json.encoder.encode_basestring_ascii
 
 
 def _spec(cls: type) -> tuple[tuple[str, str, object], ...]:
@@ -62,7 +63,7 @@ def canonical_json(value: object) -> str:
     building the plain form first costs twice as much on a page with long lists."""
     kind = type(value)
     if kind is str:
-        return _str(value)
+        return _str(cast(str, value))
     if value is None:
         return "null"
     if kind is bool:
