@@ -96,6 +96,14 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _context() -> multiprocessing.context.BaseContext:
+    """Fork where there is fork: the workers start at once, and a program that calls the ingest
+    from a script without a `__main__` guard is not run again in each worker (as spawn would).
+    They only read files and parse (no database, no threads of the parent's are used)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
 def worker_count() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
@@ -107,8 +115,7 @@ def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
             yield prepare_item(it)
         return
     workers = worker_count()
-    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_ignore_sigint)
+    ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_ignore_sigint)
     pending: deque[Future[list[Outcome]]] = deque()
     try:
         chunk: list[Item] = []
