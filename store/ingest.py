@@ -23,6 +23,7 @@ Clock = Callable[[], datetime]
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
 BATCH_SIZE = 500
+POOL_BATCH_SIZE = 2_500  # pages per transaction when worker processes parse (a large ingest)
 INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
 INGEST_CACHE_KIB = 131_072  # 128 MiB of SQLite page cache while ingesting
 LARGE_INGEST_PAGES = 50_000  # pages to read above which the ingest takes LARGE_INGEST_CACHE_KIB
@@ -61,7 +62,7 @@ def ingest_paths(
     clock: Clock = utc_now,
     progress: Progress | None = None,
     force: bool = False,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
     pool: bool | None = None,
 ) -> IngestReport:
     """Ingest page files and folders. Raises FetchError if a named path does not exist.
@@ -88,6 +89,7 @@ def ingest_paths(
     if progress and report.skipped:
         progress(report.skipped, len(files))
     use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
+    batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
     _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files),
            cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
     record_rejections(db, report.rejected, clock())
@@ -102,7 +104,7 @@ def ingest_fed(
     *,
     clock: Clock = utc_now,
     force: bool = False,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
     expected: int = 0,
 ) -> IngestReport:
     """Ingest pages given as bytes (not files), e.g. by a generator. Each page comes with a
@@ -123,7 +125,9 @@ def ingest_fed(
                     continue
                 yield (None, p.location, p.data() if callable(p.data) else p.data, p.size, p.version)
 
-    _store(db, report, prepared_pages(items(), pool=expected > POOL_THRESHOLD), clock, batch_size, None, 0,
+    use_pool = expected > POOL_THRESHOLD
+    batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
+    _store(db, report, prepared_pages(items(), pool=use_pool), clock, batch_size, None, 0,
            cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mapwatch.store import ingest_pool
 from mapwatch.store.db import open_db
-from mapwatch.store.ingest import FedPage, ingest_fed, ingest_paths
+from mapwatch.store.ingest import POOL_BATCH_SIZE, FedPage, ingest_fed, ingest_paths
 
 from bench import generate as gen
 
@@ -115,7 +115,7 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
     import sys
     import time
 
-    n = ingest_pool.POOL_THRESHOLD + 600
+    n = ingest_pool.POOL_THRESHOLD + 5600
     folder = tmp_path / "map"
     gen.write_map(gen.build_map(n, seed=5), folder, 1, check_every=0)
     db = tmp_path / "c.db"
@@ -136,7 +136,7 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
     assert proc.returncode == 130 and err.strip() == "mapwatch: interrupted", err
     with sqlite3.connect(db) as c:
         count = c.execute("SELECT count(*) FROM snapshots").fetchone()[0]
-    assert 0 < count < n and count % 500 == 0  # whole batches of 500, the rest absent
+    assert 0 < count < n and count % POOL_BATCH_SIZE == 0  # whole batches, the rest absent
     deadline = time.monotonic() + 10  # the pool's helper processes exit right after the ingest
     while True:
         left = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)], capture_output=True,
