@@ -25,6 +25,8 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mapwatch.store.errors import BadOption
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.types import AlertCiter, PaperRef
 from sqlite_utils import Database
 
 MODES = ("instant", "daily", "weekly")
@@ -73,32 +75,11 @@ class Follow:
 
 
 @dataclass(frozen=True)
-class CitedRef:
-    id: str
-    title: str
-
-
-@dataclass(frozen=True)
-class NewCiter:
-    """A citing paper newly added to a direction (or newly citing a tracked paper)."""
-
-    id: str
-    title: str
-    year: int | None
-    url: str | None  # map page
-    arxiv_url: str
-    cited_by: int | None
-    event_id: int  # the event that added it
-    seen_at: str
-    cites: tuple[CitedRef, ...]  # the direction's papers it cites
-
-
-@dataclass(frozen=True)
 class FollowNews:
     """What a follow's next delivery holds: its new entries in events (cursor, upto_event_id]."""
 
     follow: Follow
-    citers: tuple[NewCiter, ...]  # the first `limit` (event order, or most cited first)
+    citers: tuple[AlertCiter, ...]  # the first `limit` (event order, or most cited first)
     total: int  # every new entry that matches the keyword
     upto_event_id: int
     sending_since: str | None = None  # first tried at (a resend of a delivery that may have been posted)
@@ -136,7 +117,7 @@ class DigestSection:
     keyword: str | None
     role_id: int | None
     total: int  # new citing papers
-    citers: tuple[NewCiter, ...]  # the top ones, most cited first
+    citers: tuple[AlertCiter, ...]  # the top ones, most cited first
     old_count: int | None = None  # a tracked paper's stated cited-by count, when it grew
     new_count: int | None = None
     unlisted: int = 0  # gained citers its page does not name
@@ -328,7 +309,7 @@ def list_follows(db: Database, *, guild_id: int | None, user_id: int | None,
         [*params, limit]))
 
 
-def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[NewCiter]:
+def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCiter]:
     """Citing papers whose first citation of a paper placed in `slug` is in (after, upto]:
     the direction feed's entries added in that window, in event order."""
     c = db.conn
@@ -347,21 +328,21 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[NewCiter
     if not rows:
         return []
     ids = [r[0] for r in rows]
-    cites: dict[str, list[CitedRef]] = {}
+    cites: dict[str, list[PaperRef]] = {}
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         marks = ",".join("?" * len(chunk))
-        for citing, pid, title in c.execute(
-                "SELECT c.citing_id, p.id, p.title FROM citations c"
+        for citing, pid, title, year in c.execute(
+                "SELECT c.citing_id, p.id, p.title, p.year FROM citations c"
                 " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
                 f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
                 " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
-            cites.setdefault(citing, []).append(CitedRef(pid, title))
-    return [NewCiter(r[0], r[1], r[2], r[3], r[4] or f"https://arxiv.org/abs/{r[0]}", r[5], r[6], r[7],
+            cites.setdefault(citing, []).append(PaperRef(pid, title, year))
+    return [AlertCiter(r[0], r[1], r[2], r[3], r[4] or arxiv_url(r[0]), r[5], r[6], r[7],
                      tuple(cites.get(r[0], ()))) for r in rows]
 
 
-def most_cited_first(citers: list[NewCiter]) -> list[NewCiter]:
+def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
     return sorted(citers, key=lambda c: (-(c.cited_by or 0), c.event_id))
 
 
@@ -601,13 +582,13 @@ def compose_digest(db: Database, place: Place, mode: str, period: datetime | str
                   tuple(f.id for f in follows), tuple(t[0] for t in tracks))
 
 
-def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list[NewCiter], int | None, int | None,
+def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list[AlertCiter], int | None, int | None,
                                                                            int]:
     """A tracked paper's events in (after, upto]: its new citers (event order), and how its
     stated cited-by count moved (old, new, how many gained citers its page does not name)."""
     c = db.conn
-    me = c.execute("SELECT id, title FROM papers WHERE id = ?", (paper_id,)).fetchone()
-    cites = (CitedRef(me[0], me[1]),) if me else ()
+    me = c.execute("SELECT id, title, year FROM papers WHERE id = ?", (paper_id,)).fetchone()
+    cites = (PaperRef(*me),) if me else ()
     rows = c.execute(
         "SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, e.id, e.seen_at FROM events e"
         " JOIN papers p ON p.id = e.citing_id WHERE e.paper_id = ? AND e.kind = 'citation' AND e.id > ?"
@@ -615,7 +596,7 @@ def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list
     old_count, new_count, unlisted = c.execute(
         "SELECT min(old_count), max(new_count), coalesce(sum(unlisted), 0) FROM events"
         " WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto)).fetchone()
-    citers = [NewCiter(r[0], r[1], r[2], r[3], r[4] or f"https://arxiv.org/abs/{r[0]}", r[5], r[6], r[7], cites)
+    citers = [AlertCiter(r[0], r[1], r[2], r[3], r[4] or arxiv_url(r[0]), r[5], r[6], r[7], cites)
               for r in rows]
     return citers, old_count, new_count, unlisted
 

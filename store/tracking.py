@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from mapwatch.store.errors import BadOption
-from mapwatch.store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
+from mapwatch.store.queries import PAPER_COLS, directions_of, listed_paper, paper_row
+from mapwatch.store.types import CitationRow, PaperRow
 from sqlite_utils import Database
 
 
@@ -41,7 +42,7 @@ class Alert:
 
     track: Track
     paper: PaperRow
-    new_citers: tuple[ListedPaper, ...]  # the first `limit`, in event order
+    new_citers: tuple[CitationRow, ...]  # the first `limit`, in event order
     more: int  # new citers past the limit
     old_count: int | None  # stated cited-by before and after, when it grew
     new_count: int | None
