@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +25,13 @@ from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.store import tracking
+from mapwatch.store.clock import utc_now
 from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.bot")
 
 SYNC_HASH_KEY = "command_tree_hash"
 PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.tracking.prune_state)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class MapwatchBot(discord.Client):

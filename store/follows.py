@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
+from mapwatch.store.feed_queries import last_event_id
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.types import AlertCiter, PaperRef
 from sqlite_utils import Database
@@ -161,15 +163,6 @@ class Digest:
 
 # -- helpers ------------------------------------------------------------------------------
 
-def _iso(ts: datetime) -> str:
-    return ts.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def _parse_ts(text: str) -> datetime:
-    ts = datetime.fromisoformat(text)
-    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
-
-
 def _clean_text(text: str) -> str:
     """Control and format characters out, whitespace collapsed."""
     kept = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in text)
@@ -217,10 +210,6 @@ def zone(name: str) -> ZoneInfo:
 
 def _dm_user(guild_id: int | None, user_id: int | None) -> int | None:
     return user_id if guild_id is None else None
-
-
-def last_event_id(db: Database) -> int:
-    return db.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
 
 
 # -- follows ------------------------------------------------------------------------------
@@ -278,7 +267,7 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
                 "INSERT INTO follows (guild_id, channel_id, user_id, direction_slug, keyword, mode, role_id,"
                 " created_at, created_by, last_event_id)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events))",
-                (guild_id, channel_id, dm_user, direction_slug, kw, md, role_id, _iso(now), created_by))
+                (guild_id, channel_id, dm_user, direction_slug, kw, md, role_id, iso(now), created_by))
         follow = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
     assert follow is not None
     return follow, existing is None
@@ -401,7 +390,7 @@ def mark_follow_failed(db: Database, follow_id: int, upto_event_id: int, failure
     cursor past it, so later citing papers are delivered."""
     with db.atomic():
         db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
-                        (upto_event_id, f"{_iso(now)}: {failure}"[:400], follow_id))
+                        (upto_event_id, f"{iso(now)}: {failure}"[:400], follow_id))
         db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{FOLLOW_SENDING}{follow_id}",))
 
 
@@ -412,7 +401,7 @@ def mark_follow_delivered(db: Database, follow_id: int, upto_event_id: int, now:
     with db.atomic():
         if sent:
             db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_delivery_at = ?"
-                            " WHERE id = ?", (upto_event_id, _iso(now), follow_id))
+                            " WHERE id = ?", (upto_event_id, iso(now), follow_id))
         else:
             db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?) WHERE id = ?",
                             (upto_event_id, follow_id))
@@ -469,7 +458,7 @@ def set_digest_settings(db: Database, *, guild_id: int | None, user_id: int | No
             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(coalesce(guild_id, 0), coalesce(user_id, 0))"
             " DO UPDATE SET hour = excluded.hour, timezone = excluded.timezone, updated_at = excluded.updated_at,"
             " updated_by = excluded.updated_by",
-            (guild_id, dm_user, hour, name, _iso(now), updated_by))
+            (guild_id, dm_user, hour, name, iso(now), updated_by))
     return get_digest_settings(db, guild_id=guild_id, user_id=dm_user)
 
 
@@ -524,7 +513,7 @@ def last_digest_period(db: Database, place: Place, mode: str) -> datetime | None
         "SELECT max(period) FROM digests WHERE coalesce(guild_id, 0) = ? AND channel_id = ?"
         " AND coalesce(user_id, 0) = ? AND mode = ?",
         (place.guild_id or 0, place.channel_id, place.user_id or 0, mode)).fetchone()
-    return _parse_ts(r[0]) if r and r[0] else None
+    return parse_iso(r[0]) if r and r[0] else None
 
 
 def _settings_for(db: Database, place: Place) -> DigestSettings:
@@ -535,7 +524,7 @@ def digest_schedule(db: Database, now: datetime) -> list[tuple[Place, str, datet
     """Every place and digest mode in use, with when its next digest is due."""
     out = []
     for place, mode, since in _digest_places(db):
-        ref = _parse_ts(since)
+        ref = parse_iso(since)
         last = last_digest_period(db, place, mode)
         if last is not None and last > ref:
             ref = last
@@ -577,7 +566,7 @@ def compose_digest(db: Database, place: Place, mode: str, period: datetime | str
             sections.append(DigestSection("paper", tid, pid, title, url or arxiv, None, role, len(citers), top_citers,
                                           old_count if grew else None, new_count if grew else None, unlisted))
     cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks]
-    period_text = period if isinstance(period, str) else _iso(period)
+    period_text = period if isinstance(period, str) else iso(period)
     return Digest(place, mode, period_text, min(cursors, default=top), max([top, *cursors]), tuple(sections),
                   tuple(f.id for f in follows), tuple(t[0] for t in tracks))
 
@@ -618,11 +607,11 @@ def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: in
             " ON CONFLICT DO NOTHING",
             (p.guild_id, p.channel_id, p.user_id, digest.mode, digest.period, digest.from_event_id,
              digest.upto_event_id, digest.papers, digest.directions, digest.citers, sent,
-             message_id, _iso(now), failure))
+             message_id, iso(now), failure))
         if cur.rowcount == 0:
             return False
         if failure:
-            text = f"{_iso(now)}: {failure}"[:400]
+            text = f"{iso(now)}: {failure}"[:400]
             for table, ids in (("follows", digest.follow_ids), ("tracks", digest.track_ids)):
                 for item_id in ids:
                     db.conn.execute(f"UPDATE {table} SET last_event_id = max(last_event_id, ?), last_failure = ?"
@@ -637,7 +626,7 @@ def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: in
                 db.conn.execute(
                     f"UPDATE {table} SET last_event_id = max(last_event_id, ?),"
                     f" {stamp} = CASE WHEN ? THEN ? ELSE {stamp} END WHERE id = ?",
-                    (digest.upto_event_id, item_id in listed, _iso(now), item_id))
+                    (digest.upto_event_id, item_id in listed, iso(now), item_id))
     return True
 
 

@@ -10,9 +10,10 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
+from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.errors import FetchError, ParseError
 from mapwatch.store.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage, page_files, read_page_file, stat_key
 from mapwatch.store.model import MapPage
@@ -20,15 +21,10 @@ from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 from mapwatch.store.save import Rejection, SaveResult, SourceInfo, record_rejections, save_pages
 from sqlite_utils import Database
 
-Clock = Callable[[], datetime]
 Progress = Callable[[int, int], None]
 BATCH_SIZE = 500
 INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
 INGEST_CACHE_KIB = 131_072  # 128 MiB of SQLite page cache while ingesting
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass

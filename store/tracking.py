@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.queries import PAPER_COLS, directions_of, listed_paper, paper_row
 from mapwatch.store.types import CitationRow, PaperRow
@@ -55,10 +56,6 @@ _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, 
                " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
 
 
-def _iso(ts: datetime) -> str:
-    return ts.isoformat(timespec="seconds")
-
-
 def _track(r: tuple) -> Track:
     return Track(*r)
 
@@ -95,7 +92,7 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
         db.conn.execute(
             "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
             " mode, role_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
-            (guild_id, channel_id, dm_user, paper_id, _iso(now), created_by, md, role_id))
+            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id))
         track = _find(db, guild_id, channel_id, dm_user, paper_id)
     assert track is not None
     return track, True
@@ -184,7 +181,7 @@ def mark_state(db: Database, key: str, value: str, now: datetime) -> None:
         db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
                         " ON CONFLICT(key) DO UPDATE SET updated = CASE WHEN value = excluded.value"
                         " THEN updated ELSE excluded.updated END, value = excluded.value",
-                        (key, value, _iso(now)))
+                        (key, value, iso(now)))
 
 
 def count_refusal(db: Database, nonce: str, now: datetime) -> int:
@@ -208,7 +205,7 @@ def mark_failed(db: Database, track_id: int, upto_event_id: int, failure: str, n
     cursor past it, so later citers are alerted."""
     with db.atomic():
         db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
-                        (upto_event_id, f"{_iso(now)}: {failure}"[:400], track_id))
+                        (upto_event_id, f"{iso(now)}: {failure}"[:400], track_id))
         db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
 
 
@@ -217,7 +214,7 @@ def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetim
     with db.atomic():
         db.conn.execute(
             "UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ? WHERE id = ?",
-            (upto_event_id, _iso(now), track_id))
+            (upto_event_id, iso(now), track_id))
         db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
 
 
@@ -237,7 +234,7 @@ def set_state(db: Database, key: str, value: str, now: datetime) -> None:
     with db.atomic():
         db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
-                        (key, value, _iso(now)))
+                        (key, value, iso(now)))
 
 
 def tracked_paper_ids(db: Database) -> list[str]:
@@ -261,8 +258,8 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
 
     from mapwatch.store.follows import FOLLOW_SENDING
 
-    page_cut = _iso(now - timedelta(days=page_days))
-    refused_cut = _iso(now - timedelta(days=REFUSED_DAYS))
+    page_cut = iso(now - timedelta(days=page_days))
+    refused_cut = iso(now - timedelta(days=REFUSED_DAYS))
     stale_marker = ("key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
                     " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
                     " AND x.last_event_id < CAST(bot_state.value AS INTEGER))")

@@ -149,7 +149,7 @@ def test_backup_while_another_process_writes(tmp_path: Path) -> None:
             rounds.append(check_copy(target))
             time.sleep(0.2)
         assert rounds == sorted(rounds) and rounds[-1] > rounds[0], "copies are snapshots of a moving database"
-        assert not list(tmp_path.glob(".backup-*.tmp")), "no temporary file left behind"
+        assert not list(tmp_path.glob(".tmp-*")), "no temporary file left behind"
     finally:
         writer.kill()
         _out, err = writer.communicate()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store import follows
+from mapwatch.store import feed_queries, follows
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.follows import DigestSettings, Place
@@ -33,7 +33,7 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     start_older(db, clock)
     before = citers_in(db, RL)
     f = follow(db, clock)
-    assert f.last_event_id == follows.last_event_id(db) > 0
+    assert f.last_event_id == feed_queries.last_event_id(db) > 0
     assert follows.pending_follow_alerts(db) == []
 
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
@@ -45,7 +45,7 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     first = news.citers[0]
     assert (first.id, first.cites[0].id) == ("2506.12217", SURVEY)
     assert first.arxiv_url == "https://arxiv.org/abs/2506.12217"
-    assert news.upto_event_id == follows.last_event_id(db)
+    assert news.upto_event_id == feed_queries.last_event_id(db)
 
     follows.mark_follow_delivered(db, f.id, news.upto_event_id, clock())
     assert follows.pending_follow_alerts(db) == []
@@ -155,7 +155,7 @@ def test_disabled_follow_is_skipped_and_refollow_resumes_from_now(db, clock: Fak
     assert shown.disabled_reason == "the channel is gone (404 from Discord)"
     again, new = follows.add_follow(db, guild_id=G, channel_id=CH, user_id=U, direction_slug=RL, created_by=U,
                                     now=clock())
-    assert not new and again.disabled_reason is None and again.last_event_id == follows.last_event_id(db)
+    assert not new and again.disabled_reason is None and again.last_event_id == feed_queries.last_event_id(db)
     assert follows.pending_follow_alerts(db) == []
 
 
@@ -251,8 +251,9 @@ def test_daily_digest_once_at_its_hour_quiet_day_and_catch_up(db_path, clock: Fa
     assert not follows.record_digest(db, digest, clock(), message_id=5002)  # a period is handled once
     row = db.conn.execute("SELECT guild_id, channel_id, user_id, mode, period, upto_event_id, papers, directions,"
                           " citers, sent, message_id FROM digests").fetchall()
-    assert row == [(G, CH, None, "daily", "2026-11-01T09:00:00+00:00", follows.last_event_id(db), 0, 1, 12, 1, 5001)]
-    assert follows.get_follow(db, rl.id).last_event_id == follows.last_event_id(db)  # type: ignore[union-attr]
+    top = feed_queries.last_event_id(db)
+    assert row == [(G, CH, None, "daily", "2026-11-01T09:00:00+00:00", top, 0, 1, 12, 1, 5001)]
+    assert follows.get_follow(db, rl.id).last_event_id == feed_queries.last_event_id(db)  # type: ignore[union-attr]
     assert follows.due_digests(db, clock()) == []
     db.close()
 
