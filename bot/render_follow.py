@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 
 from mapwatch.bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
 from mapwatch.bot.replies import Embed, Field, Reply
-from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews
+from mapwatch.store.digests import Digest, DigestSection
+from mapwatch.store.follows import Follow, FollowNews
 from mapwatch.store.types import AlertCiter
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024

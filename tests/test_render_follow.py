@@ -6,7 +6,8 @@ import re
 from datetime import UTC, datetime
 
 from mapwatch.bot import render_follow as rf
-from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews, Place
+from mapwatch.store.digests import Digest, DigestSection
+from mapwatch.store.follows import Follow, FollowNews, Place
 from mapwatch.store.types import AlertCiter, PaperRef
 
 HOSTILE = "**@everyone** <@&999> <@123> [x](https://evil.example) `code` # head \x00\u202e " + "ü" * 20
