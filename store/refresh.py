@@ -22,11 +22,11 @@ from mapwatch.store.clock import Clock, iso, utc_now
 from mapwatch.store.errors import FetchError
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.graph import compute_direction_ranks
+from mapwatch.store.http_client import HttpOptions
 from mapwatch.store.http_source import (
     CrawlResult,
     Failed,
     Fetched,
-    HttpOptions,
     Missing,
     NotModified,
     Outcome,
