@@ -197,10 +197,8 @@ def remove_follow(db: Database, *, guild_id: int | None, channel_id: int, user_i
 def list_follows(db: Database, *, guild_id: int | None, user_id: int | None,
                  limit: int = 500) -> tuple[Follow, ...]:
     """A server's follows (all its channels) or, in a DM, the user's own."""
-    if guild_id is not None:
-        where, params = "f.guild_id = ?", [guild_id]
-    else:
-        where, params = "f.guild_id IS NULL AND f.user_id = ?", [user_id]
+    where, params = (("f.guild_id = ?", [guild_id]) if guild_id is not None
+                     else ("f.guild_id IS NULL AND f.user_id = ?", [user_id]))
     return tuple(_follow(r) for r in db.conn.execute(
         f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE {where} ORDER BY f.created_at, f.id LIMIT ?",
         [*params, limit]))

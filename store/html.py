@@ -131,7 +131,7 @@ def paper_links(data: bytes, url: str) -> list[str]:
         if kind is _ENTER and node.tag == "a":
             href = resolve(node.attributes.get("href") or "")
             parts = split_url(href) if href else None
-            if parts is not None and "/paper/" in parts.path and normalize_id(href):
+            if href and parts is not None and "/paper/" in parts.path and normalize_id(href):
                 out.setdefault(href)
     return list(out)
 

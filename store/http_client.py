@@ -178,7 +178,7 @@ class HttpClient:
             raise Retry(f"connection failed ({short(e)})") from None
 
 
-async def read_capped(resp, limit: int) -> bytes:
+async def read_capped(resp: Any, limit: int) -> bytes:
     """The body, or its first limit+1 bytes when it is longer. A body cut off before its
     announced length raises aiohttp.ClientPayloadError."""
     chunks: list[bytes] = []

@@ -20,6 +20,7 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
@@ -117,7 +118,7 @@ def split_source(source: str) -> tuple[str, str]:
 class _Crawl:
     """One tick's crawl of one host; see `crawl`."""
 
-    def __init__(self, session, source: str, validators: Mapping[str, Validators],
+    def __init__(self, session: Any, source: str, validators: Mapping[str, Validators],
                  alternates: Mapping[str, str], checked: Mapping[str, str], options: HttpOptions,
                  emit: Emit) -> None:
         self.base, self.template = split_source(source)
@@ -249,9 +250,9 @@ class _Crawl:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
         rp = parse_robots(url, resp.data)
         self.robots = rp
-        delay = rp.crawl_delay(user_agent())
-        if delay is not None:
-            delay = float(delay)
+        asked = rp.crawl_delay(user_agent())
+        if asked is not None:
+            delay = float(asked)
             if delay > self.options.max_crawl_delay:
                 self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
                                          f"{self.options.max_crawl_delay:g} s used")

@@ -19,13 +19,16 @@ def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
         data = d.decompress(data, MAX_SITEMAP_BYTES + 1)
         if len(data) > MAX_SITEMAP_BYTES:
             raise ValueError("sitemap over 50 MB uncompressed")
-    parser = ET.XMLPullParser(events=("end",))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
     kind = ""
     out: list[tuple[str, str | None]] = []
     try:
         for start in range(0, len(data), 1 << 16):
             parser.feed(data[start:start + (1 << 16)])
-            for _event, el in parser.read_events():
+            for event in parser.read_events():
+                el = event[-1]
+                if not isinstance(el, ET.Element):  # only "end" events are asked for: elements
+                    continue
                 tag = el.tag.removeprefix(_SITEMAP_NS)
                 if tag in ("url", "sitemap"):
                     kind = kind or ("index" if tag == "sitemap" else "urlset")
