@@ -17,7 +17,7 @@ class PaperRef:
     id: str
     title: str
     year: int | None
-    url: str | None = None
+    url: str | None = None  # map page
     arxiv_url: str | None = None
 
 
