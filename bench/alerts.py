@@ -22,7 +22,7 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     from mapwatch.bot.discord_endpoints import point_discord_py_at
     from mapwatch.feeds.run import RunConfig
     from mapwatch.store.db import open_db
-    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.http_client import HttpOptions
     from mapwatch.store.ingest import ingest_paths
     from mapwatch.store.refresh import refresh
 

@@ -120,7 +120,7 @@ def run_floor(db_path: str, folder: str) -> dict:
 
 def run_crawl(db_path: str, base: str) -> dict:
     """One HTTP refresh tick over the whole map (budget unlimited), saving as it goes."""
-    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.http_client import HttpOptions
     from mapwatch.store.refresh import refresh
 
     db = open_db(db_path)

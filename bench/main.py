@@ -165,7 +165,7 @@ def count_events(db_path: Path) -> int:
 def http_refresh(db_path: Path, base: str) -> dict:
     """One HTTP refresh tick over the whole map (budget unlimited); its figures."""
     from mapwatch.store.db import open_db
-    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.http_client import HttpOptions
     from mapwatch.store.refresh import refresh
 
     db = open_db(db_path)

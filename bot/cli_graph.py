@@ -6,11 +6,10 @@ networkx and matplotlib are imported inside the command, so `mapwatch --help` st
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from mapwatch.store.atomic import write_atomic
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
 
 DEFAULT_MAX_NODES = 40
@@ -25,20 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="citation steps (default 1)")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png", help="the PNG file to write")
     p.set_defaults(func=cmd_graph)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would have made it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

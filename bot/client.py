@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,14 @@ from mapwatch.bot.commands import MODULES
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import tracking
+from mapwatch.store import bot_state, tracking
+from mapwatch.store.clock import utc_now
 from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.bot")
 
 SYNC_HASH_KEY = "command_tree_hash"
-PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.tracking.prune_state)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.bot_state.prune_state)
 
 
 class MapwatchBot(discord.Client):
@@ -74,12 +71,12 @@ class MapwatchBot(discord.Client):
 
     async def sync_if_changed(self, *, force: bool = False) -> bool:
         digest = self.tree_hash()
-        stored = await self.runner.call(tracking.get_state, SYNC_HASH_KEY)
+        stored = await self.runner.call(bot_state.get_state, SYNC_HASH_KEY)
         if stored == digest and not force:
             log.info("command set unchanged: not syncing")
             return False
         synced = await self.tree.sync()
-        await self.runner.call(tracking.set_state, SYNC_HASH_KEY, digest, self.clock())
+        await self.runner.call(bot_state.set_state, SYNC_HASH_KEY, digest, self.clock())
         log.info("synced %d commands", len(synced))
         self.synced = True
         return True
@@ -96,7 +93,7 @@ class MapwatchBot(discord.Client):
             if pruned_at is None or self.clock() - pruned_at >= PRUNE_EVERY:
                 pruned_at = self.clock()
                 try:
-                    removed = await self.runner.call(tracking.prune_state, pruned_at)
+                    removed = await self.runner.call(bot_state.prune_state, pruned_at)
                     if removed:
                         log.info("pruned %d rows of bot state", removed)
                 except Exception:
@@ -133,7 +130,7 @@ class MapwatchBot(discord.Client):
             # acceptance and our cursor update and resend within a few minutes; later than
             # that, the channel's recent messages are searched for it (bot.delivery).
             nonce = f"t{tid}e{upto}"[:25]
-            await call(tracking.mark_sending, tid, upto, self.clock())
+            await call(bot_state.mark_alert_sending, tid, upto, self.clock())
             place = Place(a.track.guild_id, a.track.channel_id, a.track.user_id)
             result = await delivery.post(send, find, self.pacer, place, message, nonce, a.sending_since, self.clock())
             if await delivery.settle(
@@ -164,7 +161,7 @@ async def sync_commands(token: str, db_path: str | None) -> int:
     async with client:
         await client.login(token)
         synced = await client.tree.sync()
-        await client.runner.call(tracking.set_state, SYNC_HASH_KEY, client.tree_hash(), utc_now())
+        await client.runner.call(bot_state.set_state, SYNC_HASH_KEY, client.tree_hash(), utc_now())
     return len(synced)
 
 

@@ -30,7 +30,7 @@ from mapwatch.bot import render
 from mapwatch.bot.pacer import Pacer
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.bot.replies import Reply
-from mapwatch.store import tracking
+from mapwatch.store import bot_state
 from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.delivery")
@@ -135,19 +135,19 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
     """Apply the policy to one post's result. True when the delivery reached the channel."""
     if result.status == "ok":
         await delivered(result)
-        await call(tracking.clear_refusals, nonce)
+        await call(bot_state.clear_refusals, nonce)
         return True
     if result.status in ("gone", "forbidden"):
         await disable(GONE if result.status == "gone" else FORBIDDEN)
-        await call(tracking.clear_refusals, nonce)
+        await call(bot_state.clear_refusals, nonce)
         return False
     if result.status == "refused":
-        n = await call(tracking.count_refusal, nonce, now)
+        n = await call(bot_state.count_refusal, nonce, now)
         if n >= MAX_REFUSALS:
             log.error("%s refused by Discord %d times (%s): recorded as failed and passed over",
                       label, n, result.reason)
             await give_up(result.reason)
-            await call(tracking.clear_refusals, nonce)
+            await call(bot_state.clear_refusals, nonce)
         else:
             log.warning("%s refused by Discord (%s): try %d of %d", label, result.reason, n, MAX_REFUSALS)
         return False

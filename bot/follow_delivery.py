@@ -21,7 +21,7 @@ from typing import Any
 
 from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
-from mapwatch.store import follows
+from mapwatch.store import bot_state, digests, follows
 from mapwatch.store.follows import Place
 
 log = logging.getLogger("mapwatch.follow")
@@ -53,7 +53,7 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Callable[
     for news in now:
         fid, upto = news.follow.id, news.upto_event_id
         nonce = f"f{fid}e{upto}"[:25]
-        await call(follows.mark_follow_sending, fid, upto, clock())
+        await call(bot_state.mark_follow_sending, fid, upto, clock())
         result = await delivery.post(send, find, pacer, news.follow.place, render_follow.follow_alert(news), nonce,
                                      news.sending_since, clock())
         if await delivery.settle(
@@ -69,20 +69,20 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Callable[
     """Compose and post every digest that is due (a quiet one is recorded, not posted).
     Returns how many messages were sent."""
     sent = 0
-    for due in await call(follows.due_digests, clock()):
-        digest = await call(follows.compose_digest, due.place, due.mode, due.period)
+    for due in await call(digests.due_digests, clock()):
+        digest = await call(digests.compose_digest, due.place, due.mode, due.period)
         if digest.quiet:
-            await call(follows.record_digest, digest, clock())
+            await call(digests.record_digest, digest, clock())
             continue
         nonce = digest_nonce(due.place, due.mode, digest.period)
         result = await delivery.post(send, None, pacer, due.place, render_follow.digest_message(digest), nonce,
                                      None, clock())
         if await delivery.settle(
                 call, f"{due.mode} digest for channel {due.place.channel_id}", nonce, result, clock(),
-                delivered=lambda r, digest=digest: call(follows.record_digest, digest, clock(),
+                delivered=lambda r, digest=digest: call(digests.record_digest, digest, clock(),
                                                         message_id=r.message_id),
-                disable=lambda why, due=due: call(follows.disable_follows_in, due.place, why, mode=due.mode),
-                give_up=lambda why, digest=digest: call(follows.record_digest, digest, clock(), failure=why)):
+                disable=lambda why, due=due: call(digests.disable_follows_in, due.place, why, mode=due.mode),
+                give_up=lambda why, digest=digest: call(digests.record_digest, digest, clock(), failure=why)):
             sent += 1
     return sent
 

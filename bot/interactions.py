@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from discord import app_commands
 from mapwatch.bot import render
 from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
 from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import queries, tracking
+from mapwatch.store import bot_state, queries, tracking
+from mapwatch.store.clock import utc_now
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import NotAllowed
 
@@ -33,10 +34,6 @@ NO_PINGS = discord.AllowedMentions.none()
 DEFER_AFTER = 2.0  # seconds: answer within Discord's 3 s or defer first
 PAGE_ID = re.compile(r"mwp:(?P<cmd>[a-z]+):(?P<page>\d+):(?P<dir>[pn]):(?P<args>.*)")
 CUSTOM_ID_MAX = 100
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Runner:
@@ -195,12 +192,12 @@ def page_key(db: Any, args: dict[str, Any], now: datetime) -> str:
     if len(raw) <= CUSTOM_ID_MAX - 30 and not raw.startswith("@"):
         return raw
     digest = hashlib.sha256(raw.encode()).hexdigest()[:20]
-    tracking.set_state(db, f"{tracking.PAGE_STATE}{digest}", raw, now)
+    bot_state.set_state(db, f"{bot_state.PAGE_STATE}{digest}", raw, now)
     return "@" + digest
 
 
 def page_args(db: Any, key: str) -> dict[str, Any] | None:
-    raw = tracking.get_state(db, f"{tracking.PAGE_STATE}{key[1:]}") if key.startswith("@") else key
+    raw = bot_state.get_state(db, f"{bot_state.PAGE_STATE}{key[1:]}") if key.startswith("@") else key
     try:
         args = json.loads(raw) if raw else None
     except ValueError:

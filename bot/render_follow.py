@@ -19,7 +19,9 @@ from datetime import UTC, datetime
 
 from mapwatch.bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
 from mapwatch.bot.replies import Embed, Field, Reply
-from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
+from mapwatch.store.digests import Digest, DigestSection
+from mapwatch.store.follows import Follow, FollowNews
+from mapwatch.store.types import AlertCiter
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
 FOOTER_MAX, TOTAL_MAX, CONTENT_MAX = 2048, 6000, 2000
@@ -79,7 +81,7 @@ def join_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
     return "\n".join(out)
 
 
-def citer_line(c: NewCiter, *, with_cites: bool = True) -> str:
+def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:
     year = f" ({c.year})" if c.year else ""
     counts = f" · cited by {c.cited_by}" if c.cited_by else ""
     line = f"• {link(c.title, c.url or c.arxiv_url)}{year} · [`{esc(c.id)}`]({c.arxiv_url}){counts}"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, PaperRef, Related, Rising
+from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, Related, Rising
+from mapwatch.store.types import PaperRef
 
 LIMIT = 2000
 

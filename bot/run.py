@@ -26,7 +26,7 @@ log = logging.getLogger("mapwatch.run")
 
 def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
     from mapwatch.bot.commands.info import NEXT_REFRESH_KEY
-    from mapwatch.store import tracking
+    from mapwatch.store import bot_state
     from mapwatch.store.db import open_db
 
     now = datetime.now(UTC)
@@ -35,7 +35,7 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
         return
     db = open_db(db_path)
     try:
-        tracking.set_state(db, NEXT_REFRESH_KEY, nxt.astimezone(UTC).isoformat(timespec="seconds"), now)
+        bot_state.set_state(db, NEXT_REFRESH_KEY, nxt.astimezone(UTC).isoformat(timespec="seconds"), now)
     finally:
         db.close()
 

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from html import escape
 
-from mapwatch.store.feed_queries import CountGrowth, Direction, NewCiter, PaperRef
+from mapwatch.store.feed_queries import CountGrowth, Direction
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.types import NewCiter, PaperRef
 from mapwatch.store.urls import safe_http_url
 
 TAG = "tag:mapwatch,2026:"

@@ -90,7 +90,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
-    from mapwatch.store.http_source import HttpOptions
+    from mapwatch.store.http_client import HttpOptions
     from mapwatch.store.refresh import default_source, refresh
 
     source = args.source or default_source()

@@ -19,22 +19,18 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from mapwatch.store.ingest import utc_now
+from mapwatch.store.clock import iso, utc_now
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
 DB_TIMEOUT = 2.0  # seconds for the whole database check
 BUSY_TIMEOUT = 0.5  # seconds SQLite waits on a lock before the check gives up
 BOT_STATES = ("off", "connecting", "connected", "restarting")
 PATH = "/healthz"
-
-
-def _iso(ts: datetime | None) -> str | None:
-    return ts.astimezone(UTC).isoformat(timespec="seconds") if ts else None
 
 
 @dataclass(frozen=True)
@@ -61,11 +57,11 @@ class Health:
     def refreshed(self, result: Any) -> None:
         """A tick finished (a feeds.scheduler.TickResult)."""
         r = result.refresh
-        self.refreshes.append(RefreshOutcome(_iso(self.clock()) or "", r.stored, len(r.rejected),
+        self.refreshes.append(RefreshOutcome(iso(self.clock()), r.stored, len(r.rejected),
                                              len(getattr(r, "failed", ())), None))
 
     def refresh_failed(self, error: BaseException) -> None:
-        self.refreshes.append(RefreshOutcome(_iso(self.clock()) or "", None, None, None,
+        self.refreshes.append(RefreshOutcome(iso(self.clock()), None, None, None,
                                              f"{type(error).__name__}: {error}"[:300]))
 
     def set_bot(self, state: str, error: str | None = None) -> None:
@@ -132,7 +128,7 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
         "status": ("ok" if calm else "degraded") if healthy else "failing",
         "database": {"reachable": db is not None, "size_bytes": db["size_bytes"] if db else None,
                      "schema_version": db["schema_version"] if db else None, "error": db_error},
-        "refresh": {"last": last, "next": _iso(health.next_refresh())},
+        "refresh": {"last": last, "next": iso(nxt) if (nxt := health.next_refresh()) else None},
         "bot": bot,
         "deliveries": {"pending": db["pending"] if db else None, "failed": db["failed"] if db else None},
     }

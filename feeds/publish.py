@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,8 +17,9 @@ from pathlib import Path
 
 from mapwatch.feeds import build, chart, pages
 from mapwatch.store import feed_queries
+from mapwatch.store.atomic import write_atomic
+from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.graph import CountPoint, count_history
-from mapwatch.store.ingest import Clock, utc_now
 from sqlite_utils import Database
 
 log = logging.getLogger(__name__)
@@ -63,17 +63,7 @@ def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data, mode=0o644)
     return True
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from mapwatch.store.atomic import replacing
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 
@@ -113,10 +112,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
     if target.exists() and target.resolve() == source.resolve():
         raise ValueError(f"{target}: the backup must not overwrite the database itself")
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with replacing(target) as tmp:
         src = sqlite3.connect(source)
         try:
             src.execute("PRAGMA busy_timeout = 10000")
@@ -134,10 +130,6 @@ def backup_database(source: str | Path, target: str | Path) -> int:
                 dst.close()
         finally:
             src.close()
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return target.stat().st_size
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.types import NewCiter, PaperRef
 from sqlite_utils import Database
 
 
@@ -22,25 +24,6 @@ class Direction:
 
 
 @dataclass(frozen=True)
-class PaperRef:
-    id: str
-    title: str
-    year: int | None
-    url: str | None  # map page
-    arxiv_url: str | None
-
-
-@dataclass(frozen=True)
-class NewCiter:
-    """A paper seen citing papers of a direction (or one paper), from `first_seen` on."""
-
-    citer: PaperRef
-    first_seen: str
-    first_event_id: int
-    cites: tuple[PaperRef, ...]  # the cited papers (of the direction, or the one paper)
-
-
-@dataclass(frozen=True)
 class CountGrowth:
     """A page's stated cited-by count grew; `unlisted` of the new citers are not named on it."""
 
@@ -53,7 +36,7 @@ class CountGrowth:
 
 def _ref(row: tuple) -> PaperRef:
     pid, title, year, url, arxiv = row
-    return PaperRef(pid, title, year, url, arxiv or f"https://arxiv.org/abs/{pid}")
+    return PaperRef(pid, title, year, url, arxiv or arxiv_url(pid))
 
 
 def directions(db: Database) -> list[Direction]:

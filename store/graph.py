@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from mapwatch.store import queries
 from mapwatch.store.errors import PathSearchTooLarge
+from mapwatch.store.types import PaperRef
 from sqlite_utils import Database
 
 # Caps on the work one question may do (rows read, papers visited).
@@ -32,13 +33,6 @@ MAX_NEIGHBOURHOOD = 500    # hard cap on nodes in a neighbourhood
 SHARED_NAMED = 25          # shared papers named per related result
 NAMED_CITERS = 10          # new citers named per rising paper
 _CHUNK = 500               # ids per SQL IN (...) (well under SQLite's variable limit)
-
-
-@dataclass(frozen=True)
-class PaperRef:
-    id: str
-    title: str
-    year: int | None
 
 
 # ---------------------------------------------------------------------------- lookups

@@ -15,7 +15,7 @@ that text, so the text parser stays the single definition of the format (README,
   other blocks -> lines separated by a blank line; inline markup keeps its text.
   Links become `[text](absolute URL)`, with `\\`, `[` and `]` in their text escaped the way
   the text parser unescapes them (titles with brackets survive).
-- Links are resolved against the document's base: `<base href>`, else the page's URL
+- Links are resolved (store.html_links) against the document's base: `<base href>`, else the page's URL
   (http or https), else its `<link rel="canonical">`, else the map host its own absolute
   `/paper/` links name (a saved file); with none of these, relative links stay as written.
 - Between the title and the first section, an anchor labelled "arXiv" or "HTML", or one
@@ -33,9 +33,17 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from urllib.parse import SplitResult, urljoin, urlsplit
 
 from mapwatch.store.errors import ParseError
+from mapwatch.store.html_links import (
+    LinkResolver,
+    absolute_url,
+    base_urls,
+    declared_base,
+    derived_base,
+    is_web_url,
+    split_url,
+)
 from mapwatch.store.ids import normalize_id
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -59,7 +67,6 @@ _BLOCKS = frozenset({
 _HEADINGS = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "### ", "h5": "### ", "h6": "### "}
 _WS = re.compile(r"[ \t\n\r\f\xa0]+")  # HTML's whitespace, and no-break spaces (over text, not markup)
 _HEADER_LABELS = {"arxiv": "arXiv", "html": "HTML"}
-_LINK_SCHEMES = ("http", "https")
 
 
 def is_html(data: bytes, content_type: str | None = None) -> bool:
@@ -83,10 +90,10 @@ def html_to_page_text(data: bytes, url: str | None = None) -> str:
     root = _content_root(tree)
     if root is None or not (root.text(deep=True, separator=" ", strip=True)):
         raise ParseError("HTML page with an empty body")
-    base, own = _base_url(tree, url)
+    base, own = base_urls(tree, url)
     skip_header = root.tag == "body"
     text = _Converter(base, own).convert(root, skip_header=skip_header)
-    if base is None and (derived := _derived_base(text)) is not None:
+    if base is None and (derived := derived_base(text)) is not None:
         text = _Converter(derived, own or derived).convert(root, skip_header=skip_header)
     return text
 
@@ -98,12 +105,12 @@ def text_alternate_url(data: bytes, url: str) -> str | None:
     head = tree.head
     if head is None:
         return None
-    base = _declared_base(tree, url) or url
+    base = declared_base(tree, url) or url
     for link in head.css("link[href]"):
         rel = (link.attributes.get("rel") or "").lower().split()
         mime = (link.attributes.get("type") or "").split(";", 1)[0].strip().lower()
         if "alternate" in rel and mime in TEXT_ALTERNATE_TYPES:
-            href = _absolute(link.attributes.get("href") or "", base)
+            href = absolute_url(link.attributes.get("href") or "", base)
             if href is not None:
                 return href
     return None
@@ -117,14 +124,14 @@ def paper_links(data: bytes, url: str) -> list[str]:
     root = _content_root(tree)
     if root is None:
         return []
-    base = _declared_base(tree, url) or url
+    base = declared_base(tree, url) or url
     out: dict[str, None] = {}
-    resolve = _Resolver(base)
+    resolve = LinkResolver(base)
     for kind, node in _events(root, skip_header=root.tag == "body"):
         if kind is _ENTER and node.tag == "a":
             href = resolve(node.attributes.get("href") or "")
-            parts = _split(href) if href else None
-            if parts is not None and "/paper/" in parts.path and normalize_id(href):
+            parts = split_url(href) if href else None
+            if href and parts is not None and "/paper/" in parts.path and normalize_id(href):
                 out.setdefault(href)
     return list(out)
 
@@ -207,129 +214,6 @@ def _content_root(tree: LexborHTMLParser) -> LexborNode | None:
     return tree.body
 
 
-def _declared_base(tree: LexborHTMLParser, url: str | None) -> str | None:
-    """`<base href>` resolved against `url`, or `url` if it is http(s)."""
-    page = url if _is_web(url) else None
-    base = tree.css_first("base[href]")
-    if base is not None:
-        href = (base.attributes.get("href") or "").strip()
-        try:
-            resolved = urljoin(page, href) if page else href
-        except ValueError:
-            resolved = ""
-        if _is_web(resolved):
-            return resolved
-    return page
-
-
-def _base_url(tree: LexborHTMLParser, url: str | None) -> tuple[str | None, str | None]:
-    """(the URL links are resolved against, the page's own URL). Over HTTP the page's URL is
-    its own; a saved file's is its `<link rel="canonical">`, else its `<base href>`. Links
-    resolve against `<base>`, else the page's own URL."""
-    own = url if _is_web(url) else None
-    if own is None:
-        for link in tree.css("link[rel][href]"):
-            if "canonical" in (link.attributes.get("rel") or "").lower().split():
-                href = (link.attributes.get("href") or "").strip()
-                if _is_web(href):
-                    own = href
-                    break
-    declared = _declared_base(tree, own)
-    return declared or own, own or declared
-
-
-def _derived_base(text: str) -> str | None:
-    """For a page with no base at all (a saved file): `<map host>/paper/<own id>/`, the host
-    from the first absolute `/paper/` link of the text form, the id from its arXiv line."""
-    own = host = None
-    for line in text.splitlines():
-        if own is None and "arXiv:" in line and not line.startswith("- "):
-            own = next((normalize_id(w) for w in line[line.find("arXiv:") + 6:].split()[:1]), None)
-        k = line.rfind("](")
-        if host is None and line.startswith("- ") and k >= 0:
-            parts = _split(line[k + 2:].split(")", 1)[0])
-            if parts is not None and parts.scheme in _LINK_SCHEMES and parts.netloc and "/paper/" in parts.path:
-                host = f"{parts.scheme}://{parts.netloc}"
-        if own and host:
-            return f"{host}/paper/{own}/"
-    return None
-
-
-class _Resolver:
-    """Links resolved against one base URL (`urljoin`, with fast paths for the shapes map
-    pages use: absolute http(s), root-relative `/lr/x/`, relative `../2509.02547/`)."""
-
-    def __init__(self, base: str | None) -> None:
-        self.base = base
-        self.origin = self.directory = None
-        parts = _split(base) if base else None
-        if parts is not None and parts.scheme in _LINK_SCHEMES and parts.netloc:
-            self.origin = f"{parts.scheme}://{parts.netloc}"
-            self.directory = parts.path[:parts.path.rfind("/") + 1] or "/"
-
-    def __call__(self, href: str) -> str | None:
-        """`href` made absolute; None for a link that is not http(s) (javascript:, ...)."""
-        href = href.strip()
-        if not href:
-            return None
-        if href.startswith(("https://", "http://")):
-            resolved = href
-        elif (self.origin is not None and not href.startswith("//")
-              and ":" not in href.split("/", 1)[0] and "?" not in href and "#" not in href):
-            path = href if href.startswith("/") else f"{self.directory}{href}"
-            resolved = self.origin + (_remove_dots(path) if "." in path else path)
-        else:
-            try:
-                resolved = urljoin(self.base, href) if self.base else href
-                scheme = urlsplit(resolved).scheme.lower()
-            except ValueError:  # e.g. an unbalanced IPv6 bracket
-                return None
-            if scheme and scheme not in _LINK_SCHEMES:
-                return None
-            if not scheme and ":" in resolved.split("/", 1)[0]:
-                return None
-        # The text form ends a link at ")" or whitespace: keep those out of the URL.
-        if " " in resolved or "(" in resolved or ")" in resolved:
-            resolved = resolved.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-        return resolved
-
-
-def _remove_dots(path: str) -> str:
-    """RFC 3986 5.2.4 for an absolute path: "." and ".." segments resolved."""
-    segments = path.split("/")
-    out: list[str] = []
-    last = len(segments) - 1
-    for i, seg in enumerate(segments):
-        if seg == "..":
-            if len(out) > 1:
-                out.pop()
-            if i == last:
-                out.append("")
-        elif seg == ".":
-            if i == last:
-                out.append("")
-        else:
-            out.append(seg)
-    return "/".join(out) if len(out) > 1 or out != [""] else "/"
-
-
-def _absolute(href: str, base: str | None) -> str | None:
-    return _Resolver(base)(href)
-
-
-def _split(url: str) -> SplitResult | None:
-    try:
-        return urlsplit(url)
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-
-
-def _is_web(url: str | None) -> bool:
-    """An absolute http(s) URL."""
-    parts = _split(url) if url else None
-    return parts is not None and parts.scheme in _LINK_SCHEMES and bool(parts.netloc)
-
-
 _ENTER, _EXIT, _TEXT = object(), object(), object()
 
 
@@ -372,7 +256,7 @@ class _Converter:
     def __init__(self, base: str | None, own: str | None) -> None:
         self.base = base
         self.own = own  # the page's own URL: its self link when it has no "HTML:" line
-        self.resolve = _Resolver(base)
+        self.resolve = LinkResolver(base)
         self.lines: list[str] = []
         self.buf: list[str] = []
         self.prefix = ""
@@ -397,7 +281,7 @@ class _Converter:
         header = lines[1:header_end]
         if not any(_arxiv_label(s) for s in header):
             raise ParseError("HTML page without an arXiv link")
-        if self.own and not any("HTML:" in s for s in header) and _is_web(self.own):
+        if self.own and not any("HTML:" in s for s in header) and is_web_url(self.own):
             # The page's own URL is its self link (README, "Page formats").
             k = next(i for i, s in enumerate(header) if _arxiv_label(s))
             header[k] = f"{header[k]} · HTML: {self.own}"
@@ -481,7 +365,7 @@ class _Converter:
                 return f" {href} "
             if label:
                 return f" {label}: {href} "
-            parts = _split(href)
+            parts = split_url(href)
             if parts is not None and parts.netloc.lower().endswith("arxiv.org") and normalize_id(href):
                 return f" arXiv: {href} "
             if text == href:

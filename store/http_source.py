@@ -2,7 +2,9 @@
 
 Pure retrieval plus link discovery: each page's outcome (a parsed page, or why there is
 none) is handed to `emit` as soon as it is known, and nothing is kept after that, so the
-memory a crawl needs does not grow with its budget. Saving is store.refresh's job.
+memory a crawl needs does not grow with its budget. Saving is store.refresh's job; the
+requests go through store.http_client, robots.txt and sitemaps are read by store.robots
+and store.sitemaps.
 
 Politeness (README, "mapwatch refresh"): robots.txt is read once per tick per host
 (`urllib.robotparser`): `Disallow` is obeyed for mapwatch's User-Agent, `Crawl-delay` spaces
@@ -14,59 +16,26 @@ the host is not crawled this tick (a failure is reported; stored data is kept).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import logging
-import math
-import time
-import xml.etree.ElementTree as ET
-import zlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from urllib.parse import urljoin, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from mapwatch.store.errors import ParseError
+from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Retry, user_agent
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document
+from mapwatch.store.parse import parse_document
+from mapwatch.store.robots import MAX_ROBOTS_BYTES, parse_robots
+from mapwatch.store.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMPLATE = "{base}/paper/{id}/"
-MAX_REDIRECTS = 5
-ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
-MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
-MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
-MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
-MAX_ROBOTS_BYTES = 512 * 1024
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
-_SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-
-
-def user_agent() -> str:
-    try:
-        from importlib.metadata import version
-
-        ver = version("mapwatch")
-    except Exception:  # not installed (running from a checkout)
-        ver = "0"
-    return f"mapwatch/{ver} (citation map follower)"
-
-
-@dataclass(frozen=True)
-class HttpOptions:
-    """How politely and how much to fetch in one tick."""
-
-    concurrency: int = 4
-    timeout: float = 20.0  # seconds, per request
-    retries: int = 3  # extra attempts after a 5xx, a timeout or a broken connection
-    backoff: float = 1.0  # seconds, doubled on each retry
-    max_retry_after: float = 120.0  # longest Retry-After honoured (seconds)
-    budget: int = 500  # pages fetched per tick at most
-    max_bytes: int = MAX_PAGE_BYTES
-    max_crawl_delay: float = MAX_CRAWL_DELAY
 
 
 @dataclass(frozen=True)
@@ -134,33 +103,6 @@ class CrawlResult:
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay
 
 
-class _Retry(Exception):
-    def __init__(self, reason: str, delay: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.delay = delay
-
-
-class _Gone(Exception):
-    """A fetch ended without a body worth reading: the outcome is known."""
-
-    def __init__(self, status: int, reason: str = "") -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class _Response:
-    status: int  # 200 or 304
-    url: str  # after redirects
-    data: bytes
-    too_big: bool
-    content_type: str | None
-    etag: str | None
-    last_modified: str | None
-
-
 def page_url(template: str, base: str, paper_id: str) -> str:
     return template.format(base=base.rstrip("/"), id=paper_id)
 
@@ -173,115 +115,12 @@ def split_source(source: str) -> tuple[str, str]:
     return source.rstrip("/"), DEFAULT_TEMPLATE
 
 
-def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
-    """Retry-After as seconds: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-class _Pacer:
-    """Spaces the starts of requests to one host by `delay` seconds (Crawl-delay)."""
-
-    def __init__(self, delay: float = 0.0) -> None:
-        self.delay = delay
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        if self.delay <= 0:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            if now < self._next:
-                await asyncio.sleep(self._next - now)
-            self._next = time.monotonic() + self.delay
-
-
-def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
-    """("index" | "urlset", [(loc, lastmod or None)]) of a sitemap document (gzipped or not).
-    Raises ValueError for a document that is not a sitemap."""
-    if data[:2] == b"\x1f\x8b":
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = d.decompress(data, MAX_SITEMAP_BYTES + 1)
-        if len(data) > MAX_SITEMAP_BYTES:
-            raise ValueError("sitemap over 50 MB uncompressed")
-    parser = ET.XMLPullParser(events=("end",))
-    kind = ""
-    out: list[tuple[str, str | None]] = []
-    try:
-        for start in range(0, len(data), 1 << 16):
-            parser.feed(data[start:start + (1 << 16)])
-            for _event, el in parser.read_events():
-                tag = el.tag.removeprefix(_SITEMAP_NS)
-                if tag in ("url", "sitemap"):
-                    kind = kind or ("index" if tag == "sitemap" else "urlset")
-                    loc = (el.findtext(f"{_SITEMAP_NS}loc") or el.findtext("loc") or "").strip()
-                    mod = (el.findtext(f"{_SITEMAP_NS}lastmod") or el.findtext("lastmod") or "").strip()
-                    if loc:
-                        out.append((loc, mod or None))
-                    el.clear()
-                elif tag in ("urlset", "sitemapindex"):
-                    kind = kind or ("index" if tag == "sitemapindex" else "urlset")
-        parser.close()
-    except ET.ParseError as e:
-        raise ValueError(f"not a sitemap ({e})") from None
-    if not kind:
-        raise ValueError("not a sitemap (no <urlset> or <sitemapindex>)")
-    return kind, out
-
-
-def _whole_delay(line: str) -> str:
-    """`Crawl-delay: 0.5` as `Crawl-delay: 1`: urllib.robotparser reads whole seconds only, and
-    rounding up keeps to what the site asked."""
-    name, sep, value = line.partition(":")
-    if sep and name.strip().lower() == "crawl-delay":
-        try:
-            seconds = float(value.split("#", 1)[0].strip())
-        except ValueError:
-            return line
-        if seconds >= 0 and seconds != int(seconds):
-            return f"Crawl-delay: {math.ceil(seconds)}"
-    return line
-
-
-def newer(lastmod: str | None, checked_at: str | None) -> bool:
-    """A sitemap `lastmod` (W3C date or date-time) later than a page's last check (ISO
-    date-time, UTC). A page never checked counts as changed; an unreadable lastmod does not."""
-    if not checked_at:
-        return True
-    if not lastmod:
-        return False
-    try:
-        when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
-        seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if len(lastmod) <= 10:  # a date: changed if later than the day of the check
-        return when.date() > seen.date()
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    if seen.tzinfo is None:
-        seen = seen.replace(tzinfo=UTC)
-    return when > seen
-
-
 class _Crawl:
     """One tick's crawl of one host; see `crawl`."""
 
-    def __init__(self, session, source: str, validators: Mapping[str, Validators],
+    def __init__(self, session: Any, source: str, validators: Mapping[str, Validators],
                  alternates: Mapping[str, str], checked: Mapping[str, str], options: HttpOptions,
                  emit: Emit) -> None:
-        self.session = session
         self.base, self.template = split_source(source)
         self.host = urlsplit(self.base).netloc.lower()
         self.validators = validators
@@ -295,7 +134,7 @@ class _Crawl:
         self.directions_seen: set[str] = set()
         self.budget = options.budget
         self.robots: RobotFileParser | None = None
-        self.pacer = _Pacer()
+        self.http = HttpClient(session, self.host, options)
 
     # --- the queue ---------------------------------------------------------------------
 
@@ -402,24 +241,23 @@ class _Crawl:
         url = f"{self.base}/robots.txt"
         try:
             # Its own connection: the page requests then start together, in queue order.
-            resp = await self.get_with_retries(url, {"Connection": "close"}, limit=MAX_ROBOTS_BYTES)
-        except _Gone as g:
+            resp = await self.http.get_with_retries(url, {"Connection": "close"}, limit=MAX_ROBOTS_BYTES)
+        except Gone as g:
             if 400 <= g.status < 500:  # no robots.txt: no restriction
                 return None
             return f"{url} unreadable ({g.reason or f'HTTP {g.status}'}), {self.host} not crawled this tick"
-        except _Retry as r:
+        except Retry as r:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
-        rp = RobotFileParser(url)
-        rp.parse([_whole_delay(line) for line in resp.data.decode("utf-8", "replace").splitlines()])
+        rp = parse_robots(url, resp.data)
         self.robots = rp
-        delay = rp.crawl_delay(user_agent())
-        if delay is not None:
-            delay = float(delay)
+        asked = rp.crawl_delay(user_agent())
+        if asked is not None:
+            delay = float(asked)
             if delay > self.options.max_crawl_delay:
                 self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
                                          f"{self.options.max_crawl_delay:g} s used")
                 delay = self.options.max_crawl_delay
-            self.pacer = _Pacer(delay)
+            self.http.pacer = Pacer(delay)
         return None
 
     async def read_sitemaps(self) -> dict[str, str | None]:
@@ -434,11 +272,11 @@ class _Crawl:
                 continue
             read += 1
             try:
-                resp = await self.get_with_retries(url, {}, limit=MAX_SITEMAP_BYTES)
+                resp = await self.http.get_with_retries(url, {}, limit=MAX_SITEMAP_BYTES)
                 kind, entries = sitemap_entries(resp.data)
-            except (_Gone, _Retry, ValueError) as e:
-                reason = e.reason if isinstance(e, (_Gone, _Retry)) and e.reason else (
-                    f"HTTP {e.status}" if isinstance(e, _Gone) else str(e))
+            except (Gone, Retry, ValueError) as e:
+                reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
+                    f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
                 self.result.notes.append(f"sitemap {url} not read: {reason}")
                 continue
             for loc, mod in entries:
@@ -456,8 +294,8 @@ class _Crawl:
         from mapwatch.store import html
 
         try:
-            resp = await self.get_with_retries(url, {})
-        except (_Gone, _Retry) as e:
+            resp = await self.http.get_with_retries(url, {})
+        except (Gone, Retry) as e:
             log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
             return
         self.result.direction_pages += 1
@@ -488,12 +326,12 @@ class _Crawl:
         if known and known.last_modified:
             headers["If-Modified-Since"] = known.last_modified
         try:
-            resp = await self.get_with_retries(target, headers)
-        except _Gone as g:
+            resp = await self.http.get_with_retries(target, headers)
+        except Gone as g:
             if g.status in (404, 410):
                 return Missing(url, paper_id)
             return Failed(url, paper_id, g.reason or f"HTTP {g.status}")
-        except _Retry as r:
+        except Retry as r:
             return Failed(url, paper_id, r.reason)
         if resp.status == 304:
             return NotModified(url, paper_id)
@@ -519,62 +357,6 @@ class _Crawl:
         return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
 
     # --- HTTP ------------------------------------------------------------------------------
-
-    async def get_with_retries(self, url: str, headers: dict[str, str], limit: int | None = None) -> _Response:
-        attempt = 0
-        while True:
-            try:
-                await self.pacer.wait()
-                return await self.get(url, headers, limit or self.options.max_bytes)
-            except _Retry as r:
-                if attempt >= self.options.retries:
-                    raise _Retry(f"{r.reason} (after {attempt + 1} attempts)") from None
-                delay = r.delay if r.delay is not None else self.options.backoff * (2 ** attempt)
-                if delay > self.options.max_retry_after:
-                    raise _Retry(f"{r.reason}; asked to wait {delay:.0f} s, more than allowed") from None
-                attempt += 1
-                log.info("retrying %s in %.1f s: %s", url, delay, r.reason)
-                await asyncio.sleep(delay)
-
-    async def get(self, url: str, headers: dict[str, str], limit: int) -> _Response:
-        import aiohttp
-
-        target = url
-        try:
-            for _hop in range(MAX_REDIRECTS + 1):
-                async with self.session.get(target, headers=headers, allow_redirects=False) as resp:
-                    status = resp.status
-                    if status in (301, 302, 303, 307, 308):
-                        target = urljoin(target, resp.headers.get("Location", ""))
-                        if urlsplit(target).netloc.lower() != self.host:
-                            raise _Gone(status, f"redirected to another host ({urlsplit(target).netloc})")
-                        continue
-                    if status == 304:
-                        return _Response(304, target, b"", False, None, None, None)
-                    if status == 429:
-                        raise _Retry("HTTP 429 Too Many Requests",
-                                     retry_after_seconds(resp.headers.get("Retry-After")))
-                    if status == 503 and resp.headers.get("Retry-After"):
-                        raise _Retry("HTTP 503", retry_after_seconds(resp.headers.get("Retry-After")))
-                    if status >= 500:
-                        raise _Retry(f"HTTP {status}")
-                    if status != 200:
-                        raise _Gone(status)
-                    if resp.content_length is not None and resp.content_length > limit:
-                        data, too_big = b"", True
-                    else:
-                        data = await _read_capped(resp, limit)
-                        too_big = len(data) > limit
-                    return _Response(200, target, data, too_big, resp.headers.get("Content-Type"),
-                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
-            raise _Gone(0, "too many redirects")
-        except TimeoutError:
-            raise _Retry(f"timed out after {self.options.timeout:g} s") from None
-        except aiohttp.ClientPayloadError as e:
-            raise _Retry(f"body cut off ({_short(e)})") from None
-        except aiohttp.ClientError as e:
-            raise _Retry(f"connection failed ({_short(e)})") from None
-
 
 async def crawl(
     source: str,
@@ -607,24 +389,5 @@ async def crawl(
         return await c.run(start_ids, priority)
 
 
-async def _read_capped(resp, limit: int) -> bytes:
-    """The body, or its first limit+1 bytes when it is longer. A body cut off before its
-    announced length raises aiohttp.ClientPayloadError."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = await resp.content.read(min(65536, limit + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
-
-
-def _short(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:200]
-
-
-__all__ = ["ACCEPT", "CrawlResult", "Failed", "Fetched", "HttpOptions", "Missing", "NotModified", "Validators",
-           "crawl", "page_url", "split_source"]
+__all__ = ["CrawlResult", "Failed", "Fetched", "Missing", "NotModified", "Validators", "crawl", "page_url",
+           "split_source"]

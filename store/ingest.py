@@ -9,17 +9,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.files import page_files, stat_key
 from mapwatch.store.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
 from mapwatch.store.prepared import Prepared
 from mapwatch.store.save import Rejection, SaveResult, record_rejections, save_prepared
 from sqlite_utils import Database
 
-Clock = Callable[[], datetime]
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
 BATCH_SIZE = 500
@@ -28,10 +28,6 @@ INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
 INGEST_CACHE_KIB = 131_072  # 128 MiB of SQLite page cache while ingesting
 LARGE_INGEST_PAGES = 50_000  # pages to read above which the ingest takes LARGE_INGEST_CACHE_KIB
 LARGE_INGEST_CACHE_KIB = 524_288  # 512 MiB: the indexes of a map of hundreds of thousands of pages
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import arxiv_url, normalize_id
+from mapwatch.store.types import CitationRow, PaperRow
 from sqlite_utils import Database
 
 
@@ -64,27 +65,6 @@ _MAP_DIRECTION_URL = re.compile(r"^https?://[^/\s]+/(?P<slug>[^?#\s]+?)/?(?:[?#]
 
 
 @dataclass(frozen=True)
-class PaperRow:
-    """A paper as lists show it."""
-
-    id: str
-    title: str
-    year: int | None
-    url: str | None  # map page
-    arxiv_url: str
-    cited_by: int | None  # None: no page of its own, so no stated count
-    has_page: bool
-
-
-@dataclass(frozen=True)
-class ListedPaper(PaperRow):
-    """A paper in a list of citers or references, with when the edge was first seen."""
-
-    first_seen: str = ""
-    directions: tuple[str, ...] = ()  # names of its directions (papers with pages only)
-
-
-@dataclass(frozen=True)
 class DirectionRow:
     slug: str
     name: str
@@ -112,8 +92,8 @@ class PaperView:
     citers_stored: int
     refs_stored: int
     directions: tuple[DirectionRow, ...]
-    top_citers: tuple[ListedPaper, ...]
-    top_refs: tuple[ListedPaper, ...]
+    top_citers: tuple[CitationRow, ...]
+    top_refs: tuple[CitationRow, ...]
     snapshots: tuple[Snapshot, ...]
 
 
@@ -121,7 +101,7 @@ class PaperView:
 class PaperPage:
     """One page of a longer list: `items` from `offset`, out of `total`."""
 
-    items: tuple[ListedPaper, ...]
+    items: tuple[CitationRow, ...]
     offset: int
     limit: int
     total: int
@@ -131,7 +111,7 @@ class PaperPage:
 class DirectionView:
     direction: DirectionRow
     top_papers: tuple[PaperRow, ...]
-    newest_citers: tuple[ListedPaper, ...]
+    newest_citers: tuple[CitationRow, ...]
 
 
 @dataclass(frozen=True)
@@ -240,9 +220,9 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
     raise PaperNotFound(_clip(text, 200), suggest_titles(db, title))
 
 
-def listed_paper(r: tuple, directions: dict[str, tuple[str, ...]]) -> ListedPaper:
+def listed_paper(r: tuple, directions: dict[str, tuple[str, ...]]) -> CitationRow:
     base = paper_row(r)
-    return ListedPaper(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
+    return CitationRow(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
 
 
 def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:

@@ -18,14 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapwatch.store.clock import Clock, iso, utc_now
 from mapwatch.store.errors import FetchError
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.graph import compute_direction_ranks
+from mapwatch.store.http_client import HttpOptions
 from mapwatch.store.http_source import (
     CrawlResult,
     Failed,
     Fetched,
-    HttpOptions,
     Missing,
     NotModified,
     Outcome,
@@ -35,7 +36,7 @@ from mapwatch.store.http_source import (
     split_source,
 )
 from mapwatch.store.ids import normalize_id
-from mapwatch.store.ingest import BATCH_SIZE, Clock, IngestReport, Progress, ingest_paths, log_ingest, utc_now
+from mapwatch.store.ingest import BATCH_SIZE, IngestReport, Progress, ingest_paths, log_ingest
 from mapwatch.store.model import MapPage
 from mapwatch.store.save import Rejection, SourceInfo, record_rejections, save_pages
 from sqlite_utils import Database
@@ -280,7 +281,7 @@ class _Saver:
             record_rejections(db, self.rejected, self.clock())
             report.rejected_total += len(self.rejected)
             report.rejected.extend(self.rejected[:max(0, MAX_LISTED - len(report.rejected))])
-        now = self.clock().isoformat(timespec="seconds")
+        now = iso(self.clock())
         with db.atomic():
             db.conn.executemany("UPDATE sources SET etag = ?, last_modified = ? WHERE location = ?",
                                 [(i.etag, i.last_modified, i.location) for i in self.same])

@@ -129,7 +129,7 @@ def _initial(db: Database) -> None:
         );
         """
     )
-    db["papers"].enable_fts(["title", "abstract"], create_triggers=True, tokenize="porter")
+    db.table("papers").enable_fts(["title", "abstract"], create_triggers=True, tokenize="porter")
 
 
 @migrations(name="0002_feeds")

@@ -1,10 +1,11 @@
 """Tracked papers and their alerts, read from the event log with a per-track cursor.
 
 A track starts at the newest event when it is created (only later citations are
-alerted). Delivery is exactly-once: the bot reads `pending_alerts`, posts, and only
-after Discord accepted the message calls `mark_delivered`, which advances the cursor
-and records the delivery in one statement. A failed post leaves the cursor where it
-was, so the next tick retries; a restart finds nothing new.
+alerted). Delivery is exactly-once: the bot reads `pending_alerts`, marks the alert as
+being sent (store.bot_state), posts, and only after Discord accepted the message calls
+`mark_delivered`, which advances the cursor and records the delivery in one statement.
+A failed post leaves the cursor where it was, so the next tick retries; a restart finds
+nothing new.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from mapwatch.store.bot_state import ALERT_SENDING, clear_marker, drop_orphan_markers, sending_markers
+from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
-from mapwatch.store.queries import PAPER_COLS, ListedPaper, PaperRow, directions_of, listed_paper, paper_row
+from mapwatch.store.follows import normalize_mode
+from mapwatch.store.queries import PAPER_COLS, directions_of, listed_paper, paper_row
+from mapwatch.store.types import CitationRow, PaperRow
 from sqlite_utils import Database
 
 
@@ -30,7 +35,7 @@ class Track:
     last_event_id: int
     last_alert_at: str | None
     disabled_reason: str | None
-    mode: str = "instant"  # instant | daily | weekly (a digest; see store.follows)
+    mode: str = "instant"  # instant | daily | weekly (a digest; see store.digests)
     role_id: int | None = None  # the one role its alerts mention
     last_failure: str | None = None  # the last alert Discord refused for good, and why
 
@@ -41,7 +46,7 @@ class Alert:
 
     track: Track
     paper: PaperRow
-    new_citers: tuple[ListedPaper, ...]  # the first `limit`, in event order
+    new_citers: tuple[CitationRow, ...]  # the first `limit`, in event order
     more: int  # new citers past the limit
     old_count: int | None  # stated cited-by before and after, when it grew
     new_count: int | None
@@ -52,10 +57,6 @@ class Alert:
 
 _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
                " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
-
-
-def _iso(ts: datetime) -> str:
-    return ts.isoformat(timespec="seconds")
 
 
 def _track(r: tuple) -> Track:
@@ -75,8 +76,6 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
     """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
     Returns the track and whether it is new or changed; tracking again re-enables a
     disabled track and sets the delivery mode (default instant) and role as given."""
-    from mapwatch.store.follows import normalize_mode
-
     md = normalize_mode(mode)
     if role_id is not None and guild_id is None:
         raise BadOption("Roles exist only in servers: leave out the role in a DM.")
@@ -94,7 +93,7 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
         db.conn.execute(
             "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
             " mode, role_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
-            (guild_id, channel_id, dm_user, paper_id, _iso(now), created_by, md, role_id))
+            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id))
         track = _find(db, guild_id, channel_id, dm_user, paper_id)
     assert track is not None
     return track, True
@@ -116,8 +115,7 @@ def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id
         cur = db.conn.execute(
             "DELETE FROM tracks WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
             " AND paper_id = ?", (guild_id or 0, channel_id, dm_user or 0, paper_id))
-        db.conn.execute("DELETE FROM bot_state WHERE key LIKE ? AND CAST(substr(key, ?) AS INTEGER)"
-                        " NOT IN (SELECT id FROM tracks)", (SENDING + "%", len(SENDING) + 1))
+        drop_orphan_markers(db, ALERT_SENDING, "tracks")
     return cur.rowcount > 0
 
 
@@ -137,7 +135,7 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
         " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
         " ORDER BY t.id LIMIT ?", (max_tracks,))]
-    caps = _sending(db)
+    caps = sending_markers(db, ALERT_SENDING)
     for t in tracks:
         # An alert that may have reached Discord (no answer, or a crash before the cursor
         # moved) is resent exactly as it was, with the same nonce, so Discord drops the
@@ -159,56 +157,13 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
     return out
 
 
-SENDING = "alert-sending:"  # bot_state key prefix: the alert being posted for a track (its upto)
-
-
-REFUSED = "refused:"  # bot_state key prefix: how often Discord refused a delivery for good (by its nonce)
-
-
-def _sending(db: Database) -> dict[int, tuple[int, str]]:
-    return {int(k[len(SENDING):]): (int(v), at) for k, v, at in db.conn.execute(
-        "SELECT key, value, updated FROM bot_state WHERE key LIKE ?", (SENDING + "%",))}
-
-
-def mark_sending(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
-    """Record, before posting, which alert is being posted: until `mark_delivered`, the
-    track's next alert is this same one (see `pending_alerts`). The marker keeps the time
-    of the first try, so a resend knows how long ago it may have been posted."""
-    mark_state(db, f"{SENDING}{track_id}", str(upto_event_id), now)
-
-
-def mark_state(db: Database, key: str, value: str, now: datetime) -> None:
-    """Set a state row; its `updated` time moves only when the value changes."""
-    with db.atomic():
-        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
-                        " ON CONFLICT(key) DO UPDATE SET updated = CASE WHEN value = excluded.value"
-                        " THEN updated ELSE excluded.updated END, value = excluded.value",
-                        (key, value, _iso(now)))
-
-
-def count_refusal(db: Database, nonce: str, now: datetime) -> int:
-    """Count one more permanent refusal of the delivery with this nonce; returns the count."""
-    with db.atomic():
-        n = int(get_state(db, REFUSED + nonce) or 0) + 1
-        set_state(db, REFUSED + nonce, str(n), now)
-    return n
-
-
-def clear_refusals(db: Database, nonce: str) -> None:
-    """Forget a settled delivery's refusal count (no write when there is none)."""
-    if get_state(db, REFUSED + nonce) is None:
-        return
-    with db.atomic():
-        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (REFUSED + nonce,))
-
-
 def mark_failed(db: Database, track_id: int, upto_event_id: int, failure: str, now: datetime) -> None:
     """Discord refused this alert for good: record why (shown by /tracked) and move the
     cursor past it, so later citers are alerted."""
     with db.atomic():
         db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
-                        (upto_event_id, f"{_iso(now)}: {failure}"[:400], track_id))
-        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
+                        (upto_event_id, f"{iso(now)}: {failure}"[:400], track_id))
+        clear_marker(db, ALERT_SENDING, track_id)
 
 
 def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
@@ -216,71 +171,18 @@ def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetim
     with db.atomic():
         db.conn.execute(
             "UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ? WHERE id = ?",
-            (upto_event_id, _iso(now), track_id))
-        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
+            (upto_event_id, iso(now), track_id))
+        clear_marker(db, ALERT_SENDING, track_id)
 
 
 def disable_track(db: Database, track_id: int, reason: str) -> None:
     """The channel is gone or forbids the bot: stop alerting there, and say why in /tracked."""
     with db.atomic():
         db.conn.execute("UPDATE tracks SET disabled_reason = ? WHERE id = ?", (reason[:300], track_id))
-        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (f"{SENDING}{track_id}",))
-
-
-def get_state(db: Database, key: str) -> str | None:
-    r = db.conn.execute("SELECT value FROM bot_state WHERE key = ?", (key,)).fetchone()
-    return r[0] if r else None
-
-
-def set_state(db: Database, key: str, value: str, now: datetime) -> None:
-    with db.atomic():
-        db.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES (?, ?, ?)"
-                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
-                        (key, value, _iso(now)))
+        clear_marker(db, ALERT_SENDING, track_id)
 
 
 def tracked_paper_ids(db: Database) -> list[str]:
     """Papers some enabled track follows: a refresh with a page budget fetches these first."""
     return [r[0] for r in db.conn.execute(
         "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
-
-
-PAGE_STATE = "page:"  # bot_state key prefix: a long page button's state (bot.interactions.page_key)
-PAGE_STATE_DAYS = 30  # page buttons older than this say "This list has expired"
-PAGE_STATE_MAX = 10_000  # at most this many page-button states are kept (the newest)
-REFUSED_DAYS = 30  # a refusal count not touched for this long belongs to a delivery long settled
-
-
-def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS,
-                page_max: int = PAGE_STATE_MAX) -> int:
-    """Bound `bot_state`: drop page-button state older than `page_days` (and all but the
-    newest `page_max`), "sending" markers whose track or follow is gone, disabled or already
-    past them, and stale refusal counts. Returns how many rows were removed."""
-    from datetime import timedelta
-
-    from mapwatch.store.follows import FOLLOW_SENDING
-
-    page_cut = _iso(now - timedelta(days=page_days))
-    refused_cut = _iso(now - timedelta(days=REFUSED_DAYS))
-    stale_marker = ("key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
-                    " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
-                    " AND x.last_event_id < CAST(bot_state.value AS INTEGER))")
-    conditions: list[tuple[str, tuple]] = [
-        ("key LIKE ? AND updated < ?", (PAGE_STATE + "%", page_cut)),
-        ("key LIKE ? AND key NOT IN (SELECT key FROM bot_state WHERE key LIKE ? ORDER BY updated DESC, key"
-         " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),
-        ("key LIKE ? AND updated < ?", (REFUSED + "%", refused_cut)),
-        (stale_marker.format(table="tracks"), (SENDING + "%", len(SENDING) + 1)),
-        (stale_marker.format(table="follows"), (FOLLOW_SENDING + "%", len(FOLLOW_SENDING) + 1)),
-    ]
-    c = db.conn
-    # Read first: a write transaction only when there is something to remove, so pruning
-    # does not disturb the commands' own transactions for nothing.
-    if not any(c.execute(f"SELECT EXISTS (SELECT 1 FROM bot_state WHERE {where})", params).fetchone()[0]
-               for where, params in conditions):
-        return 0
-    n = 0
-    with db.atomic():
-        for where, params in conditions:
-            n += c.execute(f"DELETE FROM bot_state WHERE {where}", params).rowcount
-    return n

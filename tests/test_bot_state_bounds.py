@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from mapwatch.bot.interactions import page_args, page_key
-from mapwatch.store import follows, tracking
+from mapwatch.store import bot_state, follows, tracking
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
@@ -22,12 +22,12 @@ def test_unfollow_and_untrack_remove_their_sending_markers(db, clock) -> None:
     f, _ = follows.add_follow(db, guild_id=1, channel_id=2, user_id=3, direction_slug=RL, created_by=3, now=clock())
     t, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
                               now=clock())
-    follows.mark_follow_sending(db, f.id, 10**6, clock())
-    tracking.mark_sending(db, t.id, 10**6, clock())
+    bot_state.mark_follow_sending(db, f.id, 10**6, clock())
+    bot_state.mark_alert_sending(db, t.id, 10**6, clock())
     assert follows.remove_follow(db, guild_id=1, channel_id=2, user_id=3, direction_slug=RL)
-    assert keys(db, follows.FOLLOW_SENDING) == []
+    assert keys(db, bot_state.FOLLOW_SENDING) == []
     assert tracking.remove_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400")
-    assert keys(db, tracking.SENDING) == []
+    assert keys(db, bot_state.ALERT_SENDING) == []
 
 
 def test_prune_drops_what_is_no_longer_needed_and_keeps_the_rest(db, clock) -> None:
@@ -36,30 +36,30 @@ def test_prune_drops_what_is_no_longer_needed_and_keeps_the_rest(db, clock) -> N
                                  now=clock())
     done, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
                                  now=clock())
-    follows.mark_follow_sending(db, live.id, 10**6, clock())  # still to be settled: kept
-    tracking.mark_sending(db, done.id, done.last_event_id, clock())  # the cursor is already there: dropped
-    tracking.mark_sending(db, 999, 10**6, clock())  # a track that no longer exists (left by an old version)
-    tracking.count_refusal(db, "t1e1", clock())  # stale after 30 days
+    bot_state.mark_follow_sending(db, live.id, 10**6, clock())  # still to be settled: kept
+    bot_state.mark_alert_sending(db, done.id, done.last_event_id, clock())  # the cursor is already there: dropped
+    bot_state.mark_alert_sending(db, 999, 10**6, clock())  # a track that no longer exists (left by an old version)
+    bot_state.count_refusal(db, "t1e1", clock())  # stale after 30 days
     old = [page_key(db, {"q": "x" * 80, "n": i}, clock()) for i in range(5)]
-    clock.advance(days=tracking.PAGE_STATE_DAYS + 1)
+    clock.advance(days=bot_state.PAGE_STATE_DAYS + 1)
     new = [page_key(db, {"q": "y" * 80, "n": i}, clock()) for i in range(5)]
     assert all(k.startswith("@") for k in old + new)  # long: kept in bot_state
-    removed = tracking.prune_state(db, clock(), page_max=3)
+    removed = bot_state.prune_state(db, clock(), page_max=3)
     assert removed == 5 + 2 + 2 + 1
-    assert keys(db, follows.FOLLOW_SENDING) == [f"{follows.FOLLOW_SENDING}{live.id}"]
-    assert keys(db, tracking.SENDING) == [] and keys(db, tracking.REFUSED) == []
+    assert keys(db, bot_state.FOLLOW_SENDING) == [f"{bot_state.FOLLOW_SENDING}{live.id}"]
+    assert keys(db, bot_state.ALERT_SENDING) == [] and keys(db, bot_state.REFUSED) == []
     assert [page_args(db, k) for k in old] == [None] * 5  # such buttons say the list expired
     assert sum(page_args(db, k) is not None for k in new) == 3  # at most page_max kept
-    assert len(keys(db, tracking.PAGE_STATE)) == 3
+    assert len(keys(db, bot_state.PAGE_STATE)) == 3
     clock.advance(days=1)
-    assert tracking.prune_state(db, clock(), page_max=3) == 0  # nothing more to drop
+    assert bot_state.prune_state(db, clock(), page_max=3) == 0  # nothing more to drop
 
 
 def test_prune_bounds_page_state_by_age_at_default_settings(db, clock) -> None:
     for i in range(50):
         page_key(db, {"q": "z" * 80, "n": i}, clock())
         clock.advance(days=1)
-    tracking.prune_state(db, clock())
+    bot_state.prune_state(db, clock())
     ages = [clock() - datetime.fromisoformat(r[0])
             for r in db.conn.execute("SELECT updated FROM bot_state WHERE key LIKE 'page:%'")]
-    assert len(ages) == tracking.PAGE_STATE_DAYS and max(ages) <= timedelta(days=tracking.PAGE_STATE_DAYS)
+    assert len(ages) == bot_state.PAGE_STATE_DAYS and max(ages) <= timedelta(days=bot_state.PAGE_STATE_DAYS)

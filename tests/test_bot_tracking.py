@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from mapwatch.store import tracking
+from mapwatch.store import bot_state, tracking
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
@@ -102,7 +102,7 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     clock.advance(days=1)
     ingest_paths(db, [make_older_seeds(3)], clock=clock)
     first = tracking.pending_alerts(db)[0]
-    tracking.mark_sending(db, track.id, first.upto_event_id, clock())  # then: no answer, or a crash
+    bot_state.mark_alert_sending(db, track.id, first.upto_event_id, clock())  # then: no answer, or a crash
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     again = tracking.pending_alerts(db)[0]
@@ -113,6 +113,6 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     tracking.mark_delivered(db, track.id, again.upto_event_id, clock())
     rest = tracking.pending_alerts(db)[0]
     assert len(rest.new_citers) == 3 and not {c.id for c in rest.new_citers} & {c.id for c in first.new_citers}
-    tracking.mark_sending(db, track.id, rest.upto_event_id, clock())
+    bot_state.mark_alert_sending(db, track.id, rest.upto_event_id, clock())
     assert tracking.remove_track(db, guild_id=GUILD, channel_id=CHANNEL, user_id=USER, paper_id="2412.10400")
     assert db.conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'").fetchone() == (0,)

@@ -12,7 +12,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mapwatch.store import schema
+from mapwatch.store.atomic import replacing, write_atomic
 from mapwatch.store.db import open_db
 from mapwatch.store.ingest import ingest_paths
 
@@ -149,7 +151,7 @@ def test_backup_while_another_process_writes(tmp_path: Path) -> None:
             rounds.append(check_copy(target))
             time.sleep(0.2)
         assert rounds == sorted(rounds) and rounds[-1] > rounds[0], "copies are snapshots of a moving database"
-        assert not list(tmp_path.glob(".backup-*.tmp")), "no temporary file left behind"
+        assert not list(tmp_path.glob(".tmp-*")), "no temporary file left behind"
     finally:
         writer.kill()
         _out, err = writer.communicate()
@@ -179,3 +181,16 @@ def test_backup_of_seeded_database_reopens_with_the_same_rows(tmp_path: Path) ->
     a, b = sqlite3.connect(db_path), sqlite3.connect(tmp_path / "b.db")
     for table in TABLES_0001:
         assert rows(a, table, columns(a, table)) == rows(b, table, columns(b, table))
+
+
+def test_an_atomic_write_that_fails_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "feed.atom"
+    write_atomic(target, b"old", mode=0o644)
+    with pytest.raises(RuntimeError, match="disk gone"), replacing(target, mode=0o644) as tmp:
+        tmp.write_bytes(b"half of the new")
+        assert tmp.name.startswith(".tmp-") and tmp.exists()
+        raise RuntimeError("disk gone")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["feed.atom"], "no temporary file left behind"
+    write_atomic(target, b"new")
+    assert target.read_bytes() == b"new" and target.stat().st_mode & 0o044 == 0o044

@@ -8,7 +8,7 @@ from pathlib import Path
 import feedparser
 from mapwatch.feeds import build
 from mapwatch.feeds.publish import publish
-from mapwatch.store import feed_queries
+from mapwatch.store import feed_queries, types
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
@@ -108,9 +108,9 @@ def test_limit_keeps_the_newest_entries(db, clock, tmp_path: Path) -> None:
 
 def test_control_characters_and_markup_in_titles_stay_valid() -> None:
     d = feed_queries.Direction("a/b", "Dir <x> & \x01y", "Area", "Area / Dir", None, 1, "2026-01-01T00:00:00+00:00")
-    p = feed_queries.PaperRef("2601.00001", "Bad \x0b title <b>\x00 & ünïcode $\\alpha$", 2026,
-                          "https://map.test/paper/2601.00001/", "https://arxiv.org/abs/2601.00001")
-    c = feed_queries.NewCiter(p, "2026-02-01T00:00:00+00:00", 1, (p,))
+    p = types.PaperRef("2601.00001", "Bad \x0b title <b>\x00 & ünïcode $\\alpha$", 2026,
+                   "https://map.test/paper/2601.00001/", "https://arxiv.org/abs/2601.00001")
+    c = types.NewCiter(p, "2026-02-01T00:00:00+00:00", 1, (p,))
     parsed = assert_valid_atom(build.direction_feed(d, [c], BASE))
     assert parsed.entries[0].title == "Bad  title <b> & ünïcode $\\alpha$ (2026)"
     assert parsed.feed.title == "Dir <x> & y: new citing papers"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mapwatch.bot.commands import run_core
-from mapwatch.store import follows, tracking
+from mapwatch.store import digests, follows, tracking
 
 from mapwatch.cli import main
 from tests.bot_helpers import CHANNEL, GUILD, USER, ctx
@@ -81,7 +81,7 @@ def test_digest_time_validates_and_keeps_the_zone(seeded) -> None:
                  {"hour": "3", "timezone": "../../etc/passwd"}):
         reply, ok = ask(seeded, "digest-time", **opts)
         assert not ok and reply.ephemeral
-    assert follows.get_digest_settings(seeded, guild_id=GUILD, user_id=USER).hour == 21
+    assert digests.get_digest_settings(seeded, guild_id=GUILD, user_id=USER).hour == 21
 
 
 def test_track_takes_a_mode_and_a_role(seeded) -> None:

@@ -10,7 +10,7 @@ import pytest
 from mapwatch.bot import follow_delivery as fd
 from mapwatch.bot.pacer import Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import follows, tracking
+from mapwatch.store import digests, follows, tracking
 from mapwatch.store.db import open_db
 from mapwatch.store.follows import Place
 
@@ -119,7 +119,7 @@ async def test_daily_digest_loop_once_at_its_hour_and_never_on_a_quiet_day(db_pa
     start_older(db, clock)
     add(db, clock, 7, mode="daily", role_id=42)
     add(db, clock, 7, slug=RLHF, mode="daily")
-    follows.set_digest_settings(db, guild_id=G, user_id=1, hour=8, timezone="Europe/Paris", updated_by=1,
+    digests.set_digest_settings(db, guild_id=G, user_id=1, hour=8, timezone="Europe/Paris", updated_by=1,
                                 now=clock())
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
     rec = Recorder()
@@ -203,4 +203,4 @@ async def test_a_digest_to_a_gone_channel_disables_its_follows_and_tracks(db, cl
     [t] = tracking.list_tracks(db, guild_id=G, user_id=None)
     assert t.disabled_reason == fd.FORBIDDEN
     assert follows.get_follow(db, instant.id).disabled_reason is None  # other modes are not touched
-    assert db["digests"].count == 0 and follows.due_digests(db, clock()) == []
+    assert db["digests"].count == 0 and digests.due_digests(db, clock()) == []

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store import follows
+from mapwatch.store import digests, feed_queries, follows
 from mapwatch.store.db import open_db
+from mapwatch.store.digests import DigestSettings
 from mapwatch.store.errors import BadOption, DirectionNotFound
-from mapwatch.store.follows import DigestSettings, Place
+from mapwatch.store.follows import Place
 
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
@@ -33,7 +34,7 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     start_older(db, clock)
     before = citers_in(db, RL)
     f = follow(db, clock)
-    assert f.last_event_id == follows.last_event_id(db) > 0
+    assert f.last_event_id == feed_queries.last_event_id(db) > 0
     assert follows.pending_follow_alerts(db) == []
 
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
@@ -45,7 +46,7 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     first = news.citers[0]
     assert (first.id, first.cites[0].id) == ("2506.12217", SURVEY)
     assert first.arxiv_url == "https://arxiv.org/abs/2506.12217"
-    assert news.upto_event_id == follows.last_event_id(db)
+    assert news.upto_event_id == feed_queries.last_event_id(db)
 
     follows.mark_follow_delivered(db, f.id, news.upto_event_id, clock())
     assert follows.pending_follow_alerts(db) == []
@@ -155,7 +156,7 @@ def test_disabled_follow_is_skipped_and_refollow_resumes_from_now(db, clock: Fak
     assert shown.disabled_reason == "the channel is gone (404 from Discord)"
     again, new = follows.add_follow(db, guild_id=G, channel_id=CH, user_id=U, direction_slug=RL, created_by=U,
                                     now=clock())
-    assert not new and again.disabled_reason is None and again.last_event_id == follows.last_event_id(db)
+    assert not new and again.disabled_reason is None and again.last_event_id == feed_queries.last_event_id(db)
     assert follows.pending_follow_alerts(db) == []
 
 
@@ -197,28 +198,28 @@ NINE = DigestSettings(None, None, 9, "UTC")
      utc(2026, 11, 3, 4)),
 ])
 def test_next_digest_at(settings, mode, last, now, expected) -> None:
-    assert follows.next_digest_at(settings, mode, last, now) == expected
+    assert digests.next_digest_at(settings, mode, last, now) == expected
 
 
 def test_digest_settings_validation_and_defaults(db, clock: FakeClock) -> None:
-    s = follows.get_digest_settings(db, guild_id=G, user_id=U)
+    s = digests.get_digest_settings(db, guild_id=G, user_id=U)
     assert (s.hour, s.timezone, s.is_default) == (9, "UTC", True)
-    s = follows.set_digest_settings(db, guild_id=G, user_id=U, hour=7, timezone="Europe/Paris", updated_by=U,
+    s = digests.set_digest_settings(db, guild_id=G, user_id=U, hour=7, timezone="Europe/Paris", updated_by=U,
                                     now=clock())
     assert (s.guild_id, s.user_id, s.hour, s.timezone, s.is_default) == (G, None, 7, "Europe/Paris", False)
-    s = follows.set_digest_settings(db, guild_id=G, user_id=U, hour=18, updated_by=U, now=clock())
+    s = digests.set_digest_settings(db, guild_id=G, user_id=U, hour=18, updated_by=U, now=clock())
     assert (s.hour, s.timezone) == (18, "Europe/Paris")
-    assert follows.get_digest_settings(db, guild_id=G + 1, user_id=U).is_default
-    dm = follows.set_digest_settings(db, guild_id=None, user_id=U, hour=0, updated_by=U, now=clock())
+    assert digests.get_digest_settings(db, guild_id=G + 1, user_id=U).is_default
+    dm = digests.set_digest_settings(db, guild_id=None, user_id=U, hour=0, updated_by=U, now=clock())
     assert (dm.user_id, dm.hour, dm.timezone) == (U, 0, "UTC")
     assert db["digest_settings"].count == 2
     for hour in (24, -1, True, 7.5):
         with pytest.raises(BadOption, match="0 to 23"):
-            follows.set_digest_settings(db, guild_id=G, user_id=U, hour=hour, updated_by=U, now=clock())
+            digests.set_digest_settings(db, guild_id=G, user_id=U, hour=hour, updated_by=U, now=clock())
     for tz in ("Mars/Olympus", "../../etc/passwd", "/etc/localtime", "x" * 6000, "Europe/Paris\x00", "\u202e"):
         with pytest.raises(BadOption):
-            follows.set_digest_settings(db, guild_id=G, user_id=U, hour=3, timezone=tz, updated_by=U, now=clock())
-    assert follows.get_digest_settings(db, guild_id=G, user_id=U).hour == 18
+            digests.set_digest_settings(db, guild_id=G, user_id=U, hour=3, timezone=tz, updated_by=U, now=clock())
+    assert digests.get_digest_settings(db, guild_id=G, user_id=U).hour == 18
 
 
 # -- digests ------------------------------------------------------------------------------
@@ -234,12 +235,12 @@ def test_daily_digest_once_at_its_hour_quiet_day_and_catch_up(db_path, clock: Fa
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
 
     clock.now = utc(2026, 11, 1, 8, 59)
-    assert follows.due_digests(db, clock()) == []
+    assert digests.due_digests(db, clock()) == []
     clock.now = utc(2026, 11, 1, 9, 0, 20)
-    due = follows.due_digests(db, clock())
+    due = digests.due_digests(db, clock())
     assert [(d.place, d.mode, d.period) for d in due] == [(place, "daily", utc(2026, 11, 1, 9))]
 
-    digest = follows.compose_digest(db, place, "daily", due[0].period, limit=5)
+    digest = digests.compose_digest(db, place, "daily", due[0].period, limit=5)
     [section] = digest.sections
     assert (section.kind, section.key, section.total, section.more, section.role_id) == ("direction", RL, 12, 7, 77)
     assert len(section.citers) == 5
@@ -247,43 +248,44 @@ def test_daily_digest_once_at_its_hour_quiet_day_and_catch_up(db_path, clock: Fa
                                                                 reverse=True)
     assert (digest.role_ids, digest.directions, digest.papers, digest.citers) == ((77,), 1, 0, 12)
     assert len(digest.follow_ids) == 2
-    assert follows.record_digest(db, digest, clock(), message_id=5001)
-    assert not follows.record_digest(db, digest, clock(), message_id=5002)  # a period is handled once
+    assert digests.record_digest(db, digest, clock(), message_id=5001)
+    assert not digests.record_digest(db, digest, clock(), message_id=5002)  # a period is handled once
     row = db.conn.execute("SELECT guild_id, channel_id, user_id, mode, period, upto_event_id, papers, directions,"
                           " citers, sent, message_id FROM digests").fetchall()
-    assert row == [(G, CH, None, "daily", "2026-11-01T09:00:00+00:00", follows.last_event_id(db), 0, 1, 12, 1, 5001)]
-    assert follows.get_follow(db, rl.id).last_event_id == follows.last_event_id(db)  # type: ignore[union-attr]
-    assert follows.due_digests(db, clock()) == []
+    top = feed_queries.last_event_id(db)
+    assert row == [(G, CH, None, "daily", "2026-11-01T09:00:00+00:00", top, 0, 1, 12, 1, 5001)]
+    assert follows.get_follow(db, rl.id).last_event_id == feed_queries.last_event_id(db)  # type: ignore[union-attr]
+    assert digests.due_digests(db, clock()) == []
     db.close()
 
     # restart: nothing is due again until the next day's hour
     db = open_db(db_path)
     clock.now = utc(2026, 11, 2, 8, 59)
-    assert follows.due_digests(db, clock()) == []
+    assert digests.due_digests(db, clock()) == []
     clock.now = utc(2026, 11, 2, 9, 1)
-    due2, weekly = follows.due_digests(db, clock())  # 2 Nov 2026 is a Monday: the weekly channel's too
-    quiet = follows.compose_digest(db, place, "daily", due2.period)
+    due2, weekly = digests.due_digests(db, clock())  # 2 Nov 2026 is a Monday: the weekly channel's too
+    quiet = digests.compose_digest(db, place, "daily", due2.period)
     assert quiet.quiet and quiet.role_ids == ()
     assert (weekly.place.channel_id, weekly.mode, weekly.period) == (CH + 1, "weekly", utc(2026, 11, 2, 9))
-    week = follows.compose_digest(db, weekly.place, "weekly", weekly.period)
+    week = digests.compose_digest(db, weekly.place, "weekly", weekly.period)
     assert [(s.key, s.total) for s in week.sections] == [(RL, 12)]
-    assert follows.record_digest(db, week, clock())
-    assert follows.record_digest(db, quiet, clock())
+    assert digests.record_digest(db, week, clock())
+    assert digests.record_digest(db, quiet, clock())
     assert db.conn.execute("SELECT sent, period FROM digests ORDER BY id DESC LIMIT 1").fetchone() == (
         0, "2026-11-02T09:00:00+00:00")
-    assert follows.due_digests(db, clock()) == []
+    assert digests.due_digests(db, clock()) == []
 
     # the bot is down for three days, new citers arrive: one digest when it returns
     store_pages(db, [grow(seed_page(SURVEY), [("2611.00001", "A Brand New Study of Reward Models", 2026)])], clock)
     clock.now = utc(2026, 11, 5, 14)
-    [due3] = follows.due_digests(db, clock())
+    [due3] = digests.due_digests(db, clock())
     assert due3.period == utc(2026, 11, 5, 9)
-    d3 = follows.compose_digest(db, place, "daily", due3.period)
+    d3 = digests.compose_digest(db, place, "daily", due3.period)
     assert [(s.key, [c.id for c in s.citers]) for s in d3.sections] == [(RL, ["2611.00001"])]
-    assert follows.record_digest(db, d3, clock())
-    assert follows.due_digests(db, clock()) == []
+    assert digests.record_digest(db, d3, clock())
+    assert digests.due_digests(db, clock()) == []
     # the weekly channel's first digest is on Monday 9 Nov
-    assert [(p.channel_id, m, at) for p, m, at in follows.digest_schedule(db, clock())] == [
+    assert [(p.channel_id, m, at) for p, m, at in digests.digest_schedule(db, clock())] == [
         (CH, "daily", utc(2026, 11, 6, 9)), (CH + 1, "weekly", utc(2026, 11, 9, 9))]
     db.close()
 
@@ -292,8 +294,8 @@ def test_preview_shows_the_next_digest_without_recording(db, clock: FakeClock) -
     start_older(db, clock)
     follow(db, clock, mode="weekly", keyword="LLM")
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
-    [(digest, at)] = follows.preview_digests(db, Place(G, CH, None), clock())
+    [(digest, at)] = digests.preview_digests(db, Place(G, CH, None), clock())
     assert digest.mode == "weekly" and at == utc(2026, 11, 2, 9)
     assert all("llm" in c.title.lower() for s in digest.sections for c in s.citers)
     assert db["digests"].count == 0
-    assert follows.preview_digests(db, Place(G, CH + 5, None), clock()) == []
+    assert digests.preview_digests(db, Place(G, CH + 5, None), clock()) == []

@@ -16,8 +16,9 @@ import pytest
 from mapwatch.feeds.progress import CrawlProgress, render
 from mapwatch.store.db import open_db
 from mapwatch.store.format import format_page
-from mapwatch.store.http_source import ACCEPT, HttpOptions, newer, sitemap_entries, user_agent
+from mapwatch.store.http_client import ACCEPT, HttpOptions, user_agent
 from mapwatch.store.refresh import refresh
+from mapwatch.store.sitemaps import newer, sitemap_entries
 
 from mapwatch.cli import main
 from tests import pagegen

@@ -7,7 +7,8 @@ import dataclasses
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store.http_source import HttpOptions, retry_after_seconds, split_source, user_agent
+from mapwatch.store.http_client import HttpOptions, retry_after_seconds, user_agent
+from mapwatch.store.http_source import split_source
 from mapwatch.store.model import MapPage
 from mapwatch.store.refresh import crawl_order, refresh
 

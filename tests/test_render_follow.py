@@ -6,16 +6,18 @@ import re
 from datetime import UTC, datetime
 
 from mapwatch.bot import render_follow as rf
-from mapwatch.store.follows import CitedRef, Digest, DigestSection, Follow, FollowNews, NewCiter, Place
+from mapwatch.store.digests import Digest, DigestSection
+from mapwatch.store.follows import Follow, FollowNews, Place
+from mapwatch.store.types import AlertCiter, PaperRef
 
 HOSTILE = "**@everyone** <@&999> <@123> [x](https://evil.example) `code` # head \x00\u202e " + "ü" * 20
 
 
-def citer(i: int, title: str = "A Study", cited_by: int | None = None) -> NewCiter:
+def citer(i: int, title: str = "A Study", cited_by: int | None = None) -> AlertCiter:
     pid = f"2611.{i:05d}"
-    return NewCiter(pid, f"{title} {i}", 2026, f"https://mlsanity.com/paper/{pid}/", f"https://arxiv.org/abs/{pid}",
-                    cited_by, 1000 + i, "2026-11-01T12:00:00+00:00",
-                    (CitedRef("2412.10400", "Reinforcement Learning Enhanced LLMs: A Survey"),))
+    return AlertCiter(pid, f"{title} {i}", 2026, f"https://mlsanity.com/paper/{pid}/", f"https://arxiv.org/abs/{pid}",
+                      cited_by, 1000 + i, "2026-11-01T12:00:00+00:00",
+                      (PaperRef("2412.10400", "Reinforcement Learning Enhanced LLMs: A Survey", 2024),))
 
 
 def a_follow(**kw) -> Follow:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 from mapwatch.store.db import open_db
-from mapwatch.store.http_source import HttpOptions
+from mapwatch.store.http_client import HttpOptions
 from mapwatch.store.model import MapPage
 from mapwatch.store.refresh import refresh
 

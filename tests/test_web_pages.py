@@ -15,10 +15,11 @@ from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
 from mapwatch.store import feed_queries
 from mapwatch.store.db import open_db
-from mapwatch.store.feed_queries import Direction, NewCiter, PaperRef
+from mapwatch.store.feed_queries import Direction
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.model import ListedPaper, PaperList
+from mapwatch.store.types import NewCiter, PaperRef
 
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.feedcheck import snapshot

@@ -10,7 +10,7 @@ from mapwatch.bot import render, render_follow
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.replies import Ctx, Reply
-from mapwatch.store import follows, queries
+from mapwatch.store import digests, follows, queries
 from mapwatch.store.errors import BadOption, NotAllowed
 from sqlite_utils import Database
 
@@ -61,7 +61,7 @@ def _where(ctx: Ctx) -> str:
     return "this channel" if ctx.guild_id is not None else "your DMs"
 
 
-def delivery_words(mode: str, role_id: int | None, settings: follows.DigestSettings | None = None) -> str:
+def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSettings | None = None) -> str:
     if mode == "instant":
         when = "after each refresh"
     else:
@@ -77,7 +77,7 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
     f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
                                 created_by=ctx.user_id, now=ctx.now)
-    settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     name = render.esc(render.clip(d.name, 150))
     only = f" whose title contains “{render.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
@@ -100,7 +100,7 @@ def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
 
 def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None = None) -> Reply:
     check_manage(ctx, DIGEST_TIME_REFUSAL)
-    s = follows.set_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id, hour=parse_hour(hour),
+    s = digests.set_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id, hour=parse_hour(hour),
                                     timezone=timezone, updated_by=ctx.user_id, now=ctx.now)
     scope = "This server's" if ctx.guild_id is not None else "Your"
     return Reply(content=f"{scope} digests now come at {s.hour:02d}:00 {s.timezone}: daily ones every day, "
@@ -109,7 +109,7 @@ def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None 
 
 def digest_preview_core(db: Database, ctx: Ctx) -> Reply:
     place = follows.Place(ctx.guild_id, ctx.channel_id, ctx.user_id if ctx.guild_id is None else None)
-    return render_follow.digest_preview(follows.preview_digests(db, place, ctx.now))
+    return render_follow.digest_preview(digests.preview_digests(db, place, ctx.now))
 
 
 COMMANDS = [

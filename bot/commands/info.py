@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.bot import render
 from mapwatch.bot.commands import Command
 from mapwatch.bot.replies import Ctx, Embed, Field, Reply
-from mapwatch.store import queries, tracking
+from mapwatch.store import bot_state, queries
 from sqlite_utils import Database
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ NEXT_REFRESH_KEY = "next_refresh"
 
 def stats_core(db: Database, ctx: Ctx) -> Reply:
     s = queries.map_stats(db)
-    nxt = tracking.get_state(db, NEXT_REFRESH_KEY)
+    nxt = bot_state.get_state(db, NEXT_REFRESH_KEY)
     fields = (
         Field("Papers", f"{s.papers:,} ({s.papers_with_page:,} with pages)", True),
         Field("Citations", f"{s.citations:,}", True),

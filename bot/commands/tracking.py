@@ -26,7 +26,7 @@ def _check(ctx: Ctx, message: str = MANAGE) -> None:
 
 def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
     from mapwatch.bot.commands.follow import delivery_words, parse_role
-    from mapwatch.store import follows
+    from mapwatch.store import digests
 
     _check(ctx)
     found = queries.resolve_paper(db, paper)
@@ -35,7 +35,7 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
                                     role_id=parse_role(role))
     where = "this channel" if ctx.guild_id is not None else "your DMs"
     title = render.esc(render.clip(found.title, 200))
-    settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     how = delivery_words(track.mode, track.role_id, settings)
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)

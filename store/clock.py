@@ -1,0 +1,27 @@
+"""The package's clock: the time now, in UTC, and timestamps as the database stores them.
+
+Code that needs the time takes a `Clock` (default `utc_now`), so tests pass a fake one.
+Stored timestamps are ISO 8601 in UTC, to the second: 2026-11-30T20:21:35+00:00.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(ts: datetime) -> str:
+    """`ts` as stored: ISO 8601 in UTC, to the second."""
+    return ts.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def parse_iso(text: str) -> datetime:
+    """A stored timestamp back as an aware datetime (one without an offset is taken as UTC)."""
+    ts = datetime.fromisoformat(text)
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)

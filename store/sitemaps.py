@@ -1,0 +1,68 @@
+"""Sitemaps (sitemaps.org protocol): the pages a site lists, and which changed since a check."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+import zlib
+from datetime import UTC, datetime
+
+MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
+MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
+_SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
+    """("index" | "urlset", [(loc, lastmod or None)]) of a sitemap document (gzipped or not).
+    Raises ValueError for a document that is not a sitemap."""
+    if data[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = d.decompress(data, MAX_SITEMAP_BYTES + 1)
+        if len(data) > MAX_SITEMAP_BYTES:
+            raise ValueError("sitemap over 50 MB uncompressed")
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
+    kind = ""
+    out: list[tuple[str, str | None]] = []
+    try:
+        for start in range(0, len(data), 1 << 16):
+            parser.feed(data[start:start + (1 << 16)])
+            for event in parser.read_events():
+                el = event[-1]
+                if not isinstance(el, ET.Element):  # only "end" events are asked for: elements
+                    continue
+                tag = el.tag.removeprefix(_SITEMAP_NS)
+                if tag in ("url", "sitemap"):
+                    kind = kind or ("index" if tag == "sitemap" else "urlset")
+                    loc = (el.findtext(f"{_SITEMAP_NS}loc") or el.findtext("loc") or "").strip()
+                    mod = (el.findtext(f"{_SITEMAP_NS}lastmod") or el.findtext("lastmod") or "").strip()
+                    if loc:
+                        out.append((loc, mod or None))
+                    el.clear()
+                elif tag in ("urlset", "sitemapindex"):
+                    kind = kind or ("index" if tag == "sitemapindex" else "urlset")
+        parser.close()
+    except ET.ParseError as e:
+        raise ValueError(f"not a sitemap ({e})") from None
+    if not kind:
+        raise ValueError("not a sitemap (no <urlset> or <sitemapindex>)")
+    return kind, out
+
+
+def newer(lastmod: str | None, checked_at: str | None) -> bool:
+    """A sitemap `lastmod` (W3C date or date-time) later than a page's last check (ISO
+    date-time, UTC). A page never checked counts as changed; an unreadable lastmod does not."""
+    if not checked_at:
+        return True
+    if not lastmod:
+        return False
+    try:
+        when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
+        seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if len(lastmod) <= 10:  # a date: changed if later than the day of the check
+        return when.date() > seen.date()
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if seen.tzinfo is None:
+        seen = seen.replace(tzinfo=UTC)
+    return when > seen
