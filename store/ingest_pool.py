@@ -28,7 +28,9 @@ from mapwatch.store.save import Rejection
 
 POOL_THRESHOLD = 2_000  # pages to read; a pool's start (~0.5 s) pays for itself above this
 CHUNK = 64  # pages per task sent to a worker
-IN_FLIGHT_PER_WORKER = 4  # tasks queued ahead per worker: bounds memory when the writer lags
+# Pages parsed ahead of the writer: more than a batch (ingest.POOL_BATCH_SIZE), so the workers
+# parse the next batch while the writer stores one; bounds memory when the writer lags.
+IN_FLIGHT_PAGES = 3_200
 
 # What to read: a file (path, location) or a page's bytes (None, location, data, size, version).
 FileItem = tuple[str, str]
@@ -124,7 +126,7 @@ def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
             if len(chunk) >= CHUNK:
                 pending.append(ex.submit(prepare_chunk, chunk))
                 chunk = []
-                while len(pending) >= workers * IN_FLIGHT_PER_WORKER:
+                while len(pending) * CHUNK >= IN_FLIGHT_PAGES:
                     yield from pending.popleft().result()
         if chunk:
             pending.append(ex.submit(prepare_chunk, chunk))
