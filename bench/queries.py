@@ -80,7 +80,8 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
         missing.append("autocomplete")
     try:
         from mapwatch.bot.render_graph import path_text, related_text
-        from mapwatch.store.graph import citation_path, related
+        from mapwatch.store.citation_path import citation_path
+        from mapwatch.store.related import related
 
         out["/related"] = [lambda p=p: related_text(related(db, p)) for p in sample[:60]]
         pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(60)]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, PaperRef, Related, Rising
+from mapwatch.store.citation_path import CitationPath
+from mapwatch.store.graph import DirectionRanks, Neighbourhood, PaperRef, Rising
+from mapwatch.store.related import Related
 
 LIMIT = 2000
 
