@@ -4,8 +4,9 @@ same papers) and bibliographic coupling (citing the same papers).
 The work is bounded so that an answer takes tens of milliseconds on a map of a million
 papers, even for a paper cited tens of thousands of times (README, "/related"):
 
-- co-citation reads the references of at most MAX_CITERS of its citers (the newest, by id);
-- coupling reads at most COUPLING_ROWS citers of its references in all, shared out
+- co-citation reads the references of at most MAX_CITERS (200) of its citers (the newest,
+  by id), at most CO_CITATION_ROWS (6,000) of them in all;
+- coupling reads at most COUPLING_ROWS (6,000) citers of its references in all, shared out
   evenly (at most MAX_CITERS_PER_REF each), rarer references first, because a reference
   cited by few papers says more about likeness than one cited by thousands.
 
@@ -15,15 +16,19 @@ stored ahead of time, so an answer is never staler than the database it is read 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from mapwatch.store.graph import PaperRef, chunks, marks, paper_refs, resolve_paper
 from sqlite_utils import Database
 
-MAX_CITERS = 400           # citers of the asked paper whose references are read
+MAX_CITERS = 200           # citers of the asked paper whose references are read
 MAX_REFERENCES = 250       # references of the asked paper considered (pages list up to 250)
 MAX_CITERS_PER_REF = 2000  # citers of one reference read for coupling
-COUPLING_ROWS = 12_000     # citers of its references read in all for coupling
+CO_CITATION_ROWS = 6_000   # references of those citers read in all
+COUPLING_ROWS = 6_000      # citers of its references read in all for coupling
 SHARED_NAMED = 25          # shared papers named per related result
 
 
@@ -67,47 +72,58 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     complete = len(citers) <= MAX_CITERS and len(refs) <= MAX_REFERENCES
     citers, refs = citers[:MAX_CITERS], refs[:MAX_REFERENCES]
 
-    together: dict[str, list[str]] = {}  # candidate -> papers citing both
+    co_rows: list[tuple[str, str]] = []  # (citer of the paper, another paper it cites)
     for chunk in chunks(sorted(citers)):
-        for citing, cited in conn.execute(
-                f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks(len(chunk))})"
-                " AND cited_id != ? ORDER BY citing_id, cited_id", [*chunk, pid]):
-            together.setdefault(cited, []).append(citing)
-
-    shared: dict[str, list[str]] = {}  # candidate -> references both cite
+        co_rows += conn.execute(
+            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks(len(chunk))})"
+            " AND cited_id != ? ORDER BY citing_id, cited_id LIMIT ?",
+            [*chunk, pid, CO_CITATION_ROWS + 1 - len(co_rows)]).fetchall()
+    if len(co_rows) > CO_CITATION_ROWS:
+        complete = False
+        del co_rows[CO_CITATION_ROWS:]
+    cp_rows: list[tuple[str, str]] = []  # (another paper citing a reference, that reference)
     budget = COUPLING_ROWS
     ranked_refs = _rarest_first(db, refs)
     for k, ref in enumerate(ranked_refs):
         share = min(MAX_CITERS_PER_REF, budget // (len(ranked_refs) - k))
-        rows = conn.execute("SELECT citing_id FROM citations WHERE cited_id = ? AND citing_id != ?"
+        rows = conn.execute("SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
                             " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1)).fetchall()
         if len(rows) > share:
             complete = False
-            rows = rows[:share]
+            del rows[share:]
         budget -= len(rows)
-        for (citing,) in rows:
-            shared.setdefault(citing, []).append(ref)
-    for found in shared.values():
-        found.sort()
+        cp_rows += rows
 
-    cites, cited_by = set(refs), set(citers)
-    candidates = set(together) | set(shared)
+    together = Counter(map(itemgetter(1), co_rows))  # candidate -> papers citing both
+    shared = Counter(map(itemgetter(0), cp_rows))  # candidate -> references both cite
+    scores = Counter(chain(map(itemgetter(1), co_rows), map(itemgetter(0), cp_rows)))
     if exclude_direct:
-        candidates -= cites | cited_by
-    ranked = sorted(candidates, key=lambda c: (-(len(together.get(c, ())) + len(shared.get(c, ()))),
-                                               -len(together.get(c, ())), c))[:limit]
+        for c in (*refs, *citers):
+            scores.pop(c, None)
+    # Sort (in C) by score alone, then order only the papers tied with the last one kept.
+    by_score = scores.most_common()
+    cut = by_score[min(limit, len(by_score)) - 1][1] if by_score else 0
+    ranked = sorted((c for c, n in by_score if n >= cut), key=lambda c: (-scores[c], -together[c], c))[:limit]
+    keep = set(ranked)
+    both: dict[str, list[str]] = {c: [] for c in ranked}
+    refs_both: dict[str, list[str]] = {c: [] for c in ranked}
+    for citing, cited in sorted(r for r in co_rows if r[1] in keep):
+        both[cited].append(citing)
+    for citing, ref in sorted(r for r in cp_rows if r[0] in keep):
+        refs_both[citing].append(ref)
     named = [*ranked]
     for c in ranked:
-        named += together.get(c, [])[:SHARED_NAMED] + shared.get(c, [])[:SHARED_NAMED]
+        named += both[c][:SHARED_NAMED] + refs_both[c][:SHARED_NAMED]
     names = paper_refs(db, named)
+    cites, cited_by = set(refs), set(citers)
     results = tuple(
         RelatedPaper(
             paper=names[c],
-            score=len(together.get(c, ())) + len(shared.get(c, ())),
-            co_citations=len(together.get(c, ())),
-            coupling=len(shared.get(c, ())),
-            cited_together_by=tuple(names[x] for x in together.get(c, [])[:SHARED_NAMED]),
-            shared_references=tuple(names[x] for x in shared.get(c, [])[:SHARED_NAMED]),
+            score=scores[c],
+            co_citations=together[c],
+            coupling=shared[c],
+            cited_together_by=tuple(names[x] for x in both[c][:SHARED_NAMED]),
+            shared_references=tuple(names[x] for x in refs_both[c][:SHARED_NAMED]),
             link="cites it" if c in cited_by else "cited by it" if c in cites else None,
         )
         for c in ranked)

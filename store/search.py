@@ -26,7 +26,7 @@ from sqlite_utils import Database
 
 SEARCH_COUNT_CAP = 2000   # matches counted ("2,000 or more")
 RANK_CANDIDATES = 300     # papers ranked at most (the newest matches)
-WORD_SAMPLE = 1000        # matches of one word read to count or estimate its matches
+WORD_SAMPLE = 300         # matches of one word read to count or estimate its matches
 BM25_BUDGET = 60_000      # index entries bm25 may read to weigh the words (about 5 ms)
 
 
