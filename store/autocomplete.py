@@ -1,6 +1,7 @@
 """Autocomplete for the bot's <paper> and <direction> options: up to 25 choices, each
-query index-backed (ids and titles by prefix on their indexes, title words on the
-full-text index), so a keystroke costs a few milliseconds on a large map."""
+query index-backed (ids and titles by prefix on their indexes, title words on the titles'
+own full-text index, papers_title_fts, so the abstracts' much larger one is never read):
+a keystroke costs a few milliseconds on a large map."""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
                           (lo, hi, limit)).fetchall())
         q = fts_query(text, prefix_last=True)
         if q and len(seen) < limit:
-            add(c.execute(f"SELECT {PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
-                          " WHERE papers_fts.title MATCH ? LIMIT ?", (q, limit)).fetchall())
+            add(c.execute(f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+                          " WHERE papers_title_fts MATCH ? LIMIT ?", (q, limit)).fetchall())
     out = []
     for pid, title, year, *_ in seen.values():
         if len(pid) > CHOICE_MAX:

@@ -193,8 +193,8 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
     q = fts_query(title)
     if q:
         rows = db.conn.execute(
-            f"SELECT {PAPER_COLS} FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
-            " WHERE papers_fts.title MATCH ? LIMIT 2", (q,)).fetchall()
+            f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+            " WHERE papers_title_fts MATCH ? LIMIT 2", (q,)).fetchall()
         if len(rows) == 1:
             return paper_row(rows[0])
     raise PaperNotFound(clip(text, 200), suggest_titles(db, title))

@@ -89,3 +89,39 @@ def test_a_common_word_with_a_rare_one_is_ranked_by_bm25(zipf_map, monkeypatch) 
     assert full and len(full) <= search.RANK_CANDIDATES
     assert search.ranked_rowids(db, text) == (full, len(full))
     assert search.search_papers(db, text).total == len(full)
+
+
+def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
+    """papers_title_fts (migration 0008) follows every insert, title change and delete."""
+    from mapwatch.store import autocomplete
+    from mapwatch.store.db import open_db
+    from mapwatch.store.ingest import ingest_paths
+
+    folder = tmp_path / "map"
+    m = gen.build_map(300, seed=9)
+    gen.write_map(m, folder, 1)
+    db = open_db(tmp_path / "m.db")
+    clock = FakeClock()
+    ingest_paths(db, [folder], clock=clock)
+    gen.write_map(m, folder, 2)  # 2% of the pages change, new citers appear as stubs
+    assert ingest_paths(db, [folder], clock=clock).stored == 6
+
+    def check() -> None:
+        db.conn.execute("INSERT INTO papers_title_fts (papers_title_fts) VALUES ('integrity-check')")
+        n = db.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+        assert db.conn.execute("SELECT count(*) FROM papers_title_fts").fetchone()[0] == n
+
+    check()
+    pid = "2611.99999"
+    with db.atomic():
+        db.conn.execute("INSERT INTO papers (id, title, has_page, first_seen, updated)"
+                        " VALUES (?, 'Plain words', 0, 't', 't')", (pid,))
+        db.conn.execute("UPDATE papers SET title = 'Zyxwvut quasiparticle renamed' WHERE id = ?", (pid,))
+    check()
+    assert [c.value for c in autocomplete.autocomplete_papers(db, "quasiparticle zyxw")] == [pid]
+    with db.atomic():
+        db.conn.execute("UPDATE papers SET cited_by = 3 WHERE id = ?", (pid,))  # title untouched
+        db.conn.execute("DELETE FROM papers WHERE id = ?", (pid,))
+    check()
+    assert autocomplete.autocomplete_papers(db, "quasiparticle zyxw") == ()
+    db.close()
