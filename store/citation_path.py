@@ -38,15 +38,15 @@ class CitationPath:
         return (self.start, *(s.target for s in self.steps))
 
 
-def _expand(db: Database, frontier: Sequence[str]) -> list[tuple[str, str, bool]]:
-    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier."""
-    out: list[tuple[str, str, bool]] = []
+def _expand(db: Database, frontier: Sequence[str]) -> list[tuple[str, str, int]]:
+    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted."""
+    out: list[tuple[str, str, int]] = []
     for chunk in chunks(sorted(frontier)):
         qs = marks(len(chunk))
-        out += [(a, b, True) for a, b in db.conn.execute(
-            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({qs})", list(chunk))]
-        out += [(a, b, False) for a, b in db.conn.execute(
-            f"SELECT cited_id, citing_id FROM citations WHERE cited_id IN ({qs})", list(chunk))]
+        out += db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})",
+                               list(chunk)).fetchall()
+        out += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})",
+                               list(chunk)).fetchall()
     out.sort()
     return out
 
@@ -67,13 +67,13 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
     while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
         side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
         other = 1 - side
-        nxt: list[str] = []
-        for node, nbr, node_cites in _expand(db, frontier[side]):
-            if nbr in dist[side]:
-                continue
+        # The first citation (in sorted order) reaching a paper not seen yet is its parent;
+        # nbr cites node iff node does not cite nbr.
+        reached = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(_expand(db, frontier[side]))}
+        nxt = sorted(reached.keys() - dist[side].keys())
+        for nbr in nxt:
             dist[side][nbr] = depth[side] + 1
-            parent[side][nbr] = (node, not node_cites)  # nbr cites node iff node does not cite nbr
-            nxt.append(nbr)
+            parent[side][nbr] = reached[nbr]
         if len(dist[side]) > MAX_PATH_VISITED:
             raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
         depth[side] += 1
