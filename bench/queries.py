@@ -5,7 +5,7 @@
 `measure_commands(db_path, ...)` opens an existing database, runs every command found in
 this checkout over a deterministic workload (typical papers and the 50 most cited; /search
 words drawn from the map's vocabulary, bench/vocab.py's Zipf one when the map was made with it), and reports
-per command the latencies' p50/p99/max in ms: idle, and again while another process
+per command the latencies' p50/p99/max in ms (wall, and p50/p99 of CPU time): idle, and again while another process
 refreshes the same database (`python -m bench.child ingest DB FOLDER`, or any `writer`
 command line), plus this process's peak memory. Run in its own process (as bench/run does)
 so that the peak is the commands' alone. The CLI prints the result as one JSON line."""
@@ -113,18 +113,21 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     return out, missing
 
 
-def measure(calls: list[Callable[[], object]]) -> list[float]:
-    ms = []
+def measure(calls: list[Callable[[], object]]) -> list[tuple[float, float]]:
+    """(wall ms, CPU ms) of each call. CPU time is the steadier figure on a shared machine."""
+    out = []
     for call in calls:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         call()
-        ms.append((time.perf_counter() - t) * 1000)
-    return ms
+        out.append(((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000))
+    return out
 
 
-def summary(ms: list[float]) -> dict:
-    s = sorted(ms)
-    return {"n": len(s), "p50_ms": percentile(s, 0.50), "p99_ms": percentile(s, 0.99), "max_ms": s[-1] if s else None}
+def summary(samples: list[tuple[float, float]]) -> dict:
+    s = sorted(w for w, _ in samples)
+    cpu = sorted(c for _, c in samples)
+    return {"n": len(s), "p50_ms": percentile(s, 0.50), "p99_ms": percentile(s, 0.99), "max_ms": s[-1] if s else None,
+            "cpu_p50_ms": percentile(cpu, 0.50), "cpu_p99_ms": percentile(cpu, 0.99)}
 
 
 def measure_commands(db_path: str, *, during: str | None = None, writer: list[str] | None = None,
@@ -150,7 +153,7 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
         # Another process writes to the same database (WAL: readers do not wait for the
         # writer); the commands run round-robin until it is done.
         proc = subprocess.Popen(writer, stdout=subprocess.PIPE, text=True)
-        samples: dict[str, list[float]] = {name: [] for name in work}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in work}
         i = 0
         t0 = time.perf_counter()
         while proc.poll() is None:

@@ -144,7 +144,8 @@ def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_
     assert res["words"] == "zipf" and res["missing"] == []
     names = {"/paper", "/citers", "/search", "autocomplete", "/related", "/path"}
     assert set(res["idle"]) == names and set(res["during_refresh"]) == names
-    assert all(s["n"] == 6 and 0 < s["p50_ms"] <= s["p99_ms"] for s in res["idle"].values())
+    assert all(s["n"] == 6 and 0 < s["p50_ms"] <= s["p99_ms"] and 0 <= s["cpu_p50_ms"] <= s["cpu_p99_ms"]
+               for s in res["idle"].values())
     assert res["refresh"]["exit"] == 0 and res["refresh"]["stored"] == 6  # 2% of 300 pages changed
     assert sum(s["n"] for s in res["during_refresh"].values()) >= len(names)
     assert 0 < res["self_peak_rss_kib"] <= resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
