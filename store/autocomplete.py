@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mapwatch.store.fts_text import fts_query
+from mapwatch.store.fts_text import MIN_PREFIX_CHARS, WORD, fts_query, query_words
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.queries import CHOICE_MAX, DIR_COLS, PAPER_COLS, clip, nocase_prefix_bounds
 from sqlite_utils import Database
 
 AUTOCOMPLETE_LIMIT = 25
+PREFIX_CANDIDATES = 200  # titles holding the whole words typed, checked for the last one's prefix
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,8 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
             add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.title >= ? COLLATE NOCASE"
                           " AND p.title < ? COLLATE NOCASE ORDER BY p.title COLLATE NOCASE LIMIT ?",
                           (lo, hi, limit)).fetchall())
-        q = fts_query(text, prefix_last=True)
-        if q and len(seen) < limit:
-            add(c.execute(f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
-                          " WHERE papers_title_fts MATCH ? LIMIT ?", (q, limit)).fetchall())
+        if len(seen) < limit:
+            add(_title_words(db, text, limit))
     out = []
     for pid, title, year, *_ in seen.values():
         if len(pid) > CHOICE_MAX:
@@ -63,6 +62,26 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
         label = f"{pid} · {title}" + (f" ({year})" if year else "")
         out.append(Choice(clip(" ".join(label.split())), pid))
     return tuple(out)
+
+
+def _title_words(db: Database, text: str, limit: int) -> list[tuple]:
+    """Papers whose titles hold the words typed, the last one as a prefix. A prefix such as
+    "learn" would merge the index entries of every word it starts, most of the map for a
+    common one; so the whole words are matched first, and when they match at most
+    PREFIX_CANDIDATES titles, those are checked for the prefix here instead."""
+    words = query_words(text)
+    q = fts_query(text, prefix_last=True)
+    if not q:
+        return []
+    sql = (f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+           " WHERE papers_title_fts MATCH ? LIMIT ?")
+    if len(words) > 1 and len(words[-1]) >= MIN_PREFIX_CHARS:
+        head = fts_query(" ".join(words[:-1]))
+        rows = db.conn.execute(sql, (head, PREFIX_CANDIDATES + 1)).fetchall()
+        if len(rows) <= PREFIX_CANDIDATES:
+            last = words[-1].lower()
+            return [r for r in rows if any(w.startswith(last) for w in WORD.findall(r[1].lower()))][:limit]
+    return db.conn.execute(sql, (q, limit)).fetchall()
 
 
 def autocomplete_directions(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT) -> tuple[Choice, ...]:

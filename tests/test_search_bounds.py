@@ -125,3 +125,21 @@ def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
     check()
     assert autocomplete.autocomplete_papers(db, "quasiparticle zyxw") == ()
     db.close()
+
+
+def test_autocomplete_checks_the_prefix_on_the_titles_of_the_whole_words(zipf_map, monkeypatch) -> None:
+    """"<rare word> learn" finds the titles holding both, whether the prefix is checked on
+    the whole words' titles or (many of them) left to the index."""
+    from mapwatch.store import autocomplete
+
+    db, m = zipf_map
+    i, rare = next((i, w) for i in range(m.n) for w in m.titles[i].lower().split()
+                   if w.isalpha() and 1 <= len(unbounded(db, w)) <= 5 and "learning" in m.titles[i].lower().split())
+    want = {r for (r,) in db.conn.execute(
+        "SELECT p.id FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid WHERE papers_title_fts MATCH ?",
+        (f'"{rare}" "learn"*',))}
+    assert m.ids[i] in want
+    found = {c.value for c in autocomplete.autocomplete_papers(db, f"{rare} learn")}
+    assert want <= found
+    monkeypatch.setattr(autocomplete, "PREFIX_CANDIDATES", 0)  # as if the whole words were common
+    assert want <= {c.value for c in autocomplete.autocomplete_papers(db, f"{rare} learn")}
