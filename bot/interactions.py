@@ -23,7 +23,7 @@ from discord import app_commands
 from mapwatch.bot import render
 from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
 from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import bot_state, queries, tracking
+from mapwatch.store import autocomplete, bot_state, tracking
 from mapwatch.store.clock import utc_now
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import NotAllowed
@@ -142,12 +142,12 @@ class Runner:
     # -- autocomplete -------------------------------------------------------------------
     async def paper_autocomplete(self, interaction: discord.Interaction,
                                  current: str) -> list[app_commands.Choice[str]]:
-        found = await self.call(queries.autocomplete_papers, current or "")
+        found = await self.call(autocomplete.autocomplete_papers, current or "")
         return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
 
     async def direction_autocomplete(self, interaction: discord.Interaction,
                                      current: str) -> list[app_commands.Choice[str]]:
-        found = await self.call(queries.autocomplete_directions, current or "")
+        found = await self.call(autocomplete.autocomplete_directions, current or "")
         return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
 
     async def tracked_autocomplete(self, interaction: discord.Interaction,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, Related, Rising
+from mapwatch.store.citation_path import CitationPath
+from mapwatch.store.graph import DirectionRanks, Neighbourhood, Rising
+from mapwatch.store.related import Related
 from mapwatch.store.types import PaperRef
 
 LIMIT = 2000

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.bot import render, render_graph
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.replies import Ctx, Embed, File, Reply
-from mapwatch.store import graph
+from mapwatch.store import citation_path, graph, related
 from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
@@ -57,7 +57,7 @@ def text_reply(text: str, footer: str = "") -> Reply:
 
 def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
     found = graph.resolve_paper(db, paper)
-    return text_reply(render_graph.related_text(graph.related(db, found.id, exclude_direct=_yes(exclude_direct))),
+    return text_reply(render_graph.related_text(related.related(db, found.id, exclude_direct=_yes(exclude_direct))),
                       "score = papers citing both + references both cite")
 
 
@@ -66,7 +66,7 @@ def path_core(db: Database, ctx: Ctx, **options: Any) -> Reply:
     if not a.strip() or not b.strip():
         raise BadOption("give two papers: from and to")
     start, end = graph.resolve_paper(db, a), graph.resolve_paper(db, b)
-    found = graph.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
+    found = citation_path.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
     text = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
     return text_reply(text) if found else Reply(content=text)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.bot import render
 from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
 from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import queries
+from mapwatch.store import queries, search
 from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
@@ -70,12 +70,13 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     words = queries.fts_query(query)
     if words is None:
         raise BadOption("Give at least one word to search for.")
-    result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
+    result = search.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
     shown = " ".join(queries.query_words(query))
-    capped = result.total >= queries.SEARCH_COUNT_CAP
-    matched = (f"{result.total:,} or more papers match in titles and abstracts: the best of the first "
-               f"{result.total:,} are shown; add words to narrow it." if capped
-               else f"{result.total} papers match in titles and abstracts.")
+    capped = result.total >= search.SEARCH_COUNT_CAP
+    ranked = (f": the best of the newest {search.RANK_CANDIDATES} are shown; add words to narrow it"
+              if result.total > search.RANK_CANDIDATES else "")
+    matched = (f"{result.total:,} or more papers match in titles and abstracts{ranked}." if capped
+               else f"{result.total} papers match in titles and abstracts{ranked}.")
     return render.paper_list(
         f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",
