@@ -225,3 +225,54 @@ def papers_with_history(db: Database) -> list[str]:
     return [r[0] for r in db.conn.execute(
         "SELECT paper_id FROM snapshots WHERE data_through IS NOT NULL AND cited_by IS NOT NULL GROUP BY paper_id"
         " HAVING count(DISTINCT data_through) >= 2 ORDER BY paper_id")]
+
+
+# ---------------------------------------------------------------------------- paper feeds on demand
+
+
+@dataclass(frozen=True)
+class PaperMark:
+    """What a paper's own feed and page are built from, as of now: its newest event and
+    its newest stored page (0: none). Read from one indexed row (README: Feeds)."""
+
+    paper_id: str
+    last_event_id: int
+    last_snapshot_id: int
+
+
+def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
+    """The paper's mark if it has a feed of its own (a page, or a citer), else None."""
+    row = db.conn.execute(
+        "SELECT p.has_page, (SELECT max(id) FROM events WHERE paper_id = p.id),"
+        " (SELECT max(id) FROM snapshots WHERE paper_id = p.id),"
+        " EXISTS (SELECT 1 FROM events WHERE paper_id = p.id AND kind = 'citation')"
+        " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if row is None or not (row[0] or row[3]):
+        return None
+    return PaperMark(paper_id, row[1] or 0, row[2] or 0)
+
+
+def has_feed(db: Database, paper_id: str) -> bool:
+    """True for a paper that gets a feed and a page of its own (as `followed_papers` lists)."""
+    return db.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM papers WHERE id = ? AND has_page = 1)"
+        " OR EXISTS (SELECT 1 FROM events WHERE paper_id = ? AND kind = 'citation')",
+        (paper_id, paper_id)).fetchone()[0] == 1
+
+
+def tracked_papers(db: Database) -> list[str]:
+    """Papers some channel tracks (/track) that have a feed: their files are published to disk."""
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks ORDER BY 1")
+            if has_feed(db, r[0])]
+
+
+def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
+    """The directions these papers are placed in (their feeds and pages may have changed)."""
+    found: set[str] = set()
+    ids = sorted(paper_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(
+            f"SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({','.join('?' * len(chunk))})",
+            chunk))
+    return found
