@@ -122,15 +122,17 @@ class PaperCache:
                 self.hits += 1
                 return Answer(200, tag, held[1], CONTENT_TYPES[kind])
         body = self._build(kind, paper_id)
-        if body is None:
+        if body is None:  # a chart of fewer than two points, or the paper went away meanwhile
+            with self._lock:
+                self.missing += 1
             return Answer(404)
+        with self._lock:
+            self.renders += 1
         self._keep(key, tag, body)
         return Answer(200, tag, body, CONTENT_TYPES[kind])
 
     def _build(self, kind: str, paper_id: str) -> bytes | None:
         db = self._db()
-        with self._lock:
-            self.renders += 1
         if kind == FEED:
             return paper_files.paper_feed(db, paper_id, self.base_url, self.limit)
         history = paper_files.chart_history(db, paper_id)

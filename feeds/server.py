@@ -74,12 +74,14 @@ def make_app(out_dir: str | Path, health: Health | None = None, papers: PaperCac
         wanted = route(request.path)
         if papers is None or wanted is None:
             return None
+        if wanted.redirect:  # `/papers/<id>`: to its folder, if the paper has a page
+            if await asyncio.to_thread(papers.etag, wanted.kind, wanted.paper_id) is None:
+                raise web.HTTPNotFound(text=NOT_FOUND)
+            raise web.HTTPMovedPermanently(f"/papers/{wanted.paper_id}/")
         answer = await asyncio.to_thread(papers.get, wanted.kind, wanted.paper_id,
-                                         None if wanted.redirect else request.headers.get("If-None-Match"))
+                                         request.headers.get("If-None-Match"))
         if answer.status == 404:
             raise web.HTTPNotFound(text=NOT_FOUND)
-        if wanted.redirect:
-            raise web.HTTPMovedPermanently(f"/papers/{wanted.paper_id}/")
         headers = {"ETag": answer.etag, **_COMMON}
         if answer.status == 304:
             return web.Response(status=304, headers=headers)
