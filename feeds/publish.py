@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mapwatch.feeds import build, chart, pages, paper_files
 from mapwatch.feeds.folder_table import GENERATION
-from mapwatch.store import feed_queries
+from mapwatch.store import feed_index, feed_queries
 from mapwatch.store.graph import CountPoint
 from mapwatch.store.ingest import Clock, utc_now
 from sqlite_utils import Database
@@ -100,6 +100,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     key = str(root.resolve()) + ("#papers=all" if papers == ALL else "")
     report = PublishReport(out_dir=str(root))
     cursor, snap = feed_queries.last_event_id(db), feed_queries.last_snapshot_id(db)  # read before building
+    feed_index.update(db)  # who newly cites each direction, up to now (store/feed_index.py)
 
     @contextmanager
     def pages_timer() -> Iterator[None]:

@@ -57,12 +57,12 @@ def _ref(row: tuple) -> PaperRef:
 
 
 def directions(db: Database) -> list[Direction]:
+    """Every direction, with its paper count as of the feed index's last update (store/feed_index.py)."""
     rows = db.conn.execute(
-        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, count(pl.paper_id),"
-        " coalesce(min(p.first_seen), '1970-01-01T00:00:00+00:00')"
-        " FROM directions d LEFT JOIN placements pl ON pl.direction_slug = d.slug"
-        " LEFT JOIN papers p ON p.id = pl.paper_id"
-        " GROUP BY d.slug ORDER BY d.area, d.name, d.slug").fetchall()
+        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, coalesce(st.papers, 0),"
+        " coalesce(st.since, '1970-01-01T00:00:00+00:00')"
+        " FROM directions d LEFT JOIN feed_direction_stats st ON st.direction_slug = d.slug"
+        " ORDER BY d.area, d.name, d.slug").fetchall()
     return [Direction(*r) for r in rows]
 
 
@@ -70,14 +70,12 @@ _PAPER_COLS = "p.id, p.title, p.year, p.url, p.arxiv_url"
 
 
 def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter]:
-    """Papers seen citing a paper placed in `slug`, newest first (the first import included)."""
+    """Papers seen citing a paper placed in `slug`, newest first (the first import included), as of
+    the feed index's last update (store/feed_index.py; publish updates it first)."""
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, min(e.seen_at) AS first_seen, min(e.id) AS first_id"
-        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = ?"
-        " JOIN papers p ON p.id = e.citing_id"
-        " WHERE e.kind = 'citation'"
-        " GROUP BY e.citing_id ORDER BY first_seen DESC, first_id ASC LIMIT ?",
-        (slug, limit)).fetchall()
+        f"SELECT {_PAPER_COLS}, dc.first_seen, dc.first_event_id FROM feed_direction_citers dc"
+        " JOIN papers p ON p.id = dc.citing_id WHERE dc.direction_slug = ?"
+        " ORDER BY dc.first_seen DESC, dc.first_event_id ASC LIMIT ?", (slug, limit)).fetchall()
     if not rows:
         return []
     ids = [r[0] for r in rows]
@@ -165,15 +163,15 @@ class DirectionActivity:
 
 
 def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
-    """Per direction slug, counted as its feed counts entries (a citer once, at its first event).
+    """Per direction slug, counted as its feed counts entries (a citer once, at its first event), from
+    the feed index (ranges of its newest-first index, so bounded by the recent entries).
     The instants are ISO 8601 UTC strings, compared with the stored `seen_at`."""
     rows = db.conn.execute(
-        "SELECT slug, sum(first_seen >= :r), sum(first_seen >= :m), max(first_seen) FROM ("
-        " SELECT pl.direction_slug AS slug, e.citing_id, min(e.seen_at) AS first_seen"
-        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id"
-        " WHERE e.kind = 'citation' GROUP BY pl.direction_slug, e.citing_id) GROUP BY slug",
-        {"r": recent_since, "m": month_since})
-    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows}
+        "SELECT slug, (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :r),"
+        " (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :m),"
+        " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug)"
+        " FROM (SELECT slug FROM directions)", {"r": recent_since, "m": month_since})
+    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows if n is not None}
 
 
 @dataclass(frozen=True)
