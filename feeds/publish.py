@@ -196,7 +196,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         citers = feed_queries.direction_citers(db, d.slug, limit)
         put(rel, build.direction_feed(d, citers, base_url))
         with pages_timer():
-            most_cited, by_rank = feed_queries.direction_leaders(db, d.slug)
+            most_cited, by_rank = feed_queries.direction_leaders(db, d.slug, placed=d.papers)
             put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
             report.pages += 1
 

@@ -82,9 +82,10 @@ def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter
     cited: dict[str, list[PaperRef]] = {}
     marks = ",".join("?" * len(ids))
     for row in db.conn.execute(
+            # CROSS JOIN: from the listed citers' citations (bounded), never from every placement of the direction
             f"SELECT c.citing_id, {_PAPER_COLS} FROM citations c"
-            " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
-            f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
+            " CROSS JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
+            f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
             " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
         cited.setdefault(row[0], []).append(_ref(row[1:]))
     return [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows]
@@ -181,12 +182,25 @@ class LeadPaper:
     rank: int | None = None  # PageRank rank within the direction (1 = highest), when listed by it
 
 
-def direction_leaders(db: Database, slug: str, top: int = 10) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
-    """A direction's most cited papers, and its papers by stored PageRank (empty until computed)."""
-    cited = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
-        " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
-        (slug, top)).fetchall()
+_LARGE_DIRECTION = 2000  # papers placed: walk the most cited papers of the map, not the direction's own
+
+
+def direction_leaders(db: Database, slug: str, top: int = 10,
+                      placed: int = 0) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
+    """A direction's most cited papers, and its papers by stored PageRank (empty until computed).
+    `placed` (its paper count) picks the plan: a large direction finds its most cited papers
+    early in the map's most cited ones; a small one sorts its own."""
+    cited: list = []
+    if placed >= _LARGE_DIRECTION:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM papers p INDEXED BY papers_cited_by"
+            " CROSS JOIN placements pl ON pl.paper_id = p.id AND pl.direction_slug = ?"
+            " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC, p.id LIMIT ?", (slug, top)).fetchall()
+    if len(cited) < top:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+            " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
+            (slug, top)).fetchall()
     ranked = db.conn.execute(
         f"SELECT {_PAPER_COLS}, p.cited_by, r.rank FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
         " WHERE r.direction_slug = ? ORDER BY r.rank, p.id LIMIT ?", (slug, top)).fetchall()
