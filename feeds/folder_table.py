@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 
@@ -44,6 +44,13 @@ class Served:
     mtime: int  # whole seconds, for If-Modified-Since
     content_type: str
     redirect: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # of a 304; a 200 adds Content-Type
+
+
+def served(data: bytes, mtime: int, content_type: str) -> Served:
+    tag, modified = etag_of(data), formatdate(mtime, usegmt=True)
+    return Served(data, tag, modified, mtime, content_type, headers={
+        "ETag": tag, "Last-Modified": modified, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
 
 
 def etag_of(data: bytes) -> str:
@@ -104,11 +111,11 @@ class FolderTable:
                 data, mtime = target.read_bytes(), int(target.stat().st_mtime)
             except OSError:
                 continue
-            served = Served(data, etag_of(data), formatdate(mtime, usegmt=True), mtime, ctype)
-            files["/" + rel] = served
+            file = served(data, mtime, ctype)
+            files["/" + rel] = file
             if rel == INDEX or rel.endswith("/" + INDEX):
                 folder = "/" + rel.removesuffix(INDEX)
-                files[folder] = served
+                files[folder] = file
                 if folder != "/":
                     files[folder.rstrip("/")] = Served(b"", "", "", 0, "", redirect=folder)
         self.files, self.marker = files, marker

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,10 +26,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CONTENT_TYPES", "folder_redirect", "make_app", "resolve", "start_server"]
+__all__ = ["CONTENT_TYPES", "folder_redirect", "make_handler", "resolve", "start_server"]
 ALLOWED = ("GET", "HEAD")
 RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
+HEALTH_PATH = "/healthz"  # feeds/health.py
 _COMMON = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
 
 
@@ -42,7 +43,7 @@ def folder_redirect(root: Path, request_path: str) -> str | None:
     return f"/{rel}/" if resolve(root, f"/{rel}/") is not None else None
 
 
-def _not_modified(request: web.Request, etag: str, mtime: int | None) -> bool:
+def _not_modified(request: web.BaseRequest, etag: str, mtime: int | None) -> bool:
     inm = request.headers.get("If-None-Match")
     if inm is not None:
         return matches(inm, etag)
@@ -55,22 +56,28 @@ def _not_modified(request: web.Request, etag: str, mtime: int | None) -> bool:
         return False
 
 
-def _answer(request: web.Request, served: Served) -> web.Response:
+def _answer(request: web.BaseRequest, served: Served) -> web.Response:
+    """A file of the table: its headers were built when it was loaded (the hot path: a feed
+    reader polling with the ETag it holds gets a 304 from a dict lookup and one comparison)."""
     if served.redirect is not None:
         raise web.HTTPMovedPermanently(served.redirect)
-    headers = {"ETag": served.etag, "Last-Modified": served.last_modified, **_COMMON}
-    if _not_modified(request, served.etag, served.mtime):
-        return web.Response(status=304, headers=headers)
-    return web.Response(body=served.body, headers={**headers, "Content-Type": served.content_type})
+    if request.headers.get("If-None-Match") == served.etag or _not_modified(request, served.etag, served.mtime):
+        return web.Response(status=304, headers=served.headers)
+    return web.Response(body=served.body, headers={**served.headers, "Content-Type": served.content_type})
 
 
-def make_app(out_dir: str | Path, health: Health | None = None, papers: PaperCache | None = None) -> web.Application:
-    """The feed server's app over `out_dir`; with `papers`, paper feeds and pages not on disk are
-    built on demand (a paper that does not exist: 404)."""
+Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
+
+
+def make_handler(out_dir: str | Path, health: Health | None = None,
+                 papers: PaperCache | None = None) -> tuple[Handler, FolderTable]:
+    """The feed server's one request handler over `out_dir` (no router, no middleware: each
+    request is a dict lookup in the table), and the table it reads; with `papers`, paper feeds
+    and pages not on disk are built on demand (a paper that does not exist: 404)."""
     root = Path(out_dir)
-    table = FolderTable(root)  # loaded when the app starts (in a worker thread)
+    table = FolderTable(root)  # loaded when the server starts (in a worker thread)
 
-    async def on_demand(request: web.Request) -> web.StreamResponse | None:
+    async def on_demand(request: web.BaseRequest) -> web.StreamResponse | None:
         wanted = route(request.path)
         if papers is None or wanted is None:
             return None
@@ -87,17 +94,7 @@ def make_app(out_dir: str | Path, health: Health | None = None, papers: PaperCac
             return web.Response(status=304, headers=headers)
         return web.Response(body=answer.body, headers={**headers, "Content-Type": answer.content_type})
 
-    async def handle(request: web.Request) -> web.StreamResponse:
-        if request.method not in ALLOWED:
-            raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
-        served = table.files.get(request.path)
-        if served is not None:
-            return _answer(request, served)
-        if (built := await on_demand(request)) is not None:
-            return built
-        return await from_disk(request)
-
-    async def from_disk(request: web.Request) -> web.StreamResponse:
+    async def from_disk(request: web.BaseRequest) -> web.StreamResponse:
         """A file the table does not hold (written since its last load, or a folder served without
         the database): looked up on disk with the same checks."""
         found = resolve(root, request.path)
@@ -108,37 +105,58 @@ def make_app(out_dir: str | Path, health: Health | None = None, papers: PaperCac
         target, content_type = found
         return web.FileResponse(target, headers={"Content-Type": content_type, **_COMMON})
 
-    async def reloader(app: web.Application) -> AsyncIterator[None]:
-        async def watch() -> None:
-            while True:
-                await asyncio.sleep(RELOAD_EVERY)
-                if table.stale():
-                    await asyncio.to_thread(table.load)
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        if request.method not in ALLOWED:
+            raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
+        served = table.files.get(request.path)
+        if served is not None:
+            return _answer(request, served)
+        if health is not None and request.path == HEALTH_PATH:
+            from mapwatch.feeds.health import report
 
-        await asyncio.to_thread(table.load)
-        task = asyncio.create_task(watch())
-        yield
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+            status, body = await report(health)
+            return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
+        if (built := await on_demand(request)) is not None:
+            return built
+        return await from_disk(request)
 
-    app = web.Application()
-    app.cleanup_ctx.append(reloader)
-    if health is not None:  # GET /healthz (feeds/health.py)
-        from mapwatch.feeds.health import add_route
-        add_route(app, health)
-    app.router.add_route("*", "/{tail:.*}", handle)
-    return app
+    return handle, table
+
+
+class FeedRunner(web.ServerRunner):
+    """aiohttp's low-level runner, plus the task that reloads the table when publish marks a new
+    generation of the folder (checked every RELOAD_EVERY seconds)."""
+
+    def __init__(self, handler: Handler, table: FolderTable) -> None:
+        super().__init__(web.Server(handler, access_log=None))
+        self.table = table
+        self.watcher: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.setup()
+        await asyncio.to_thread(self.table.load)
+        self.watcher = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(RELOAD_EVERY)
+            if self.table.stale():
+                await asyncio.to_thread(self.table.load)
+
+    async def cleanup(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watcher
+        await super().cleanup()
 
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
-                       papers: PaperCache | None = None) -> tuple[web.AppRunner, int]:
+                       papers: PaperCache | None = None) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
     `papers`); returns the runner (call `cleanup()` to stop) and the bound port."""
-    runner = web.AppRunner(make_app(out_dir, health, papers), access_log=None)
-    await runner.setup()
+    runner = FeedRunner(*make_handler(out_dir, health, papers))
+    await runner.start()
     site = web.TCPSite(runner, host, port)
     await site.start()
     return runner, runner.addresses[0][1]
-
-
