@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from html import escape
+from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
 from mapwatch.store.feed_queries import CountGrowth, Direction, NewCiter, PaperRef
 from mapwatch.store.ids import arxiv_url
@@ -66,7 +67,7 @@ def _paper_line(p: PaperRef) -> str:
     return f'<a href="{escape(clean(_page_link(p)))}">{escape(clean(p.title))}</a>{year}'
 
 
-def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None):
+def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None) -> Any:
     from feedgen.feed import FeedGenerator
 
     fg = FeedGenerator()
@@ -83,7 +84,7 @@ def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate:
     return fg
 
 
-def _citer_entry(fg, entry_id: str, c: NewCiter, what: str) -> None:
+def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     fe = fg.add_entry(order="append")
     p = c.citer
     fe.id(entry_id)
@@ -140,7 +141,7 @@ def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Seq
     return fg.atom_str(pretty=True)
 
 
-def _growth_entry(fg, p: PaperRef, g: CountGrowth) -> None:
+def _growth_entry(fg: Any, p: PaperRef, g: CountGrowth) -> None:
     fe = fg.add_entry(order="append")
     fe.id(f"{TAG}paper/{p.id}/count/{g.event_id}")
     n = g.unlisted
