@@ -49,7 +49,8 @@ def publish_all(db_path: str | Path, out: str | Path, base: str = BASE) -> dict[
         t, c = time.perf_counter(), time.process_time()
         rep = publish(db, out, base, papers="all")
         return {"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c, "files": rep.total,
-                "written": len(rep.written), "unchanged": rep.unchanged, "incremental": rep.incremental}
+                "written": len(rep.written), "unchanged": rep.unchanged, "incremental": rep.incremental,
+                "charts": rep.charts, "chart_seconds": rep.chart_seconds, "charts_pending": rep.charts_pending}
     finally:
         db.close()
 
@@ -168,7 +169,11 @@ def section(bench: Bench) -> None:
     r.line(f"publish --papers all cold: {cold_all['files']:,} files in {cold_all['seconds']:.2f} s wall, "
            f"{cold_all['cpu_seconds']:.2f} s CPU")
     r.line(f"publish --papers all after the 2% change: {inc_all['written']:,} files written, "
-           f"{inc_all['unchanged']:,} unchanged, in {inc_all['seconds']:.2f} s wall; ratio to cold = {ratio:.3f}")
+           f"{inc_all['unchanged']:,} unchanged, in {inc_all['seconds']:.2f} s wall, "
+           f"{inc_all['cpu_seconds']:.2f} s CPU; "
+           f"ratio to cold = {ratio:.3f} wall, {inc_all['cpu_seconds'] / cold_all['cpu_seconds']:.3f} CPU "
+           f"(of which {inc_all['charts']:,} charts drawn in {inc_all['chart_seconds']:.2f} s, "
+           f"{inc_all['charts_pending']:,} left for the next publishes; cold drew {cold_all['charts']:,})")
     r.fig("publish_tick", {"first": cold_tick, "after_change": tick, "idle": idle})
     r.fig("publish_cold", cold_all)
     r.fig("publish_incremental", inc_all)

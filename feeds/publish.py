@@ -40,6 +40,7 @@ class PublishReport:
     charts: int = 0  # cited-by charts drawn
     charts_pending: int = 0  # charts left for a later publish (time limit)
     page_seconds: float = 0.0  # spent building and writing the pages and charts (bench/ reports it)
+    chart_seconds: float = 0.0  # of which drawing the charts
 
     @property
     def total(self) -> int:
@@ -136,6 +137,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         started = time.perf_counter()
         png = chart.count_chart_png(history, title=title)
         drawing[0] += time.perf_counter() - started
+        report.chart_seconds = drawing[0]
         if png is None:
             return False
         put(rel, png)
