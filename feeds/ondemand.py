@@ -133,14 +133,16 @@ class PaperCache:
 
     def _build(self, kind: str, paper_id: str) -> bytes | None:
         db = self._db()
-        if kind == FEED:
-            return paper_files.paper_feed(db, paper_id, self.base_url, self.limit)
-        history = paper_files.chart_history(db, paper_id)
         if kind == CHART:
-            return paper_files.paper_chart(history, paper_id)
+            return paper_files.paper_chart(paper_files.chart_history(db, paper_id), paper_id)
+        data = paper_files.paper_data(db, paper_id, self.limit)
+        if data is None:
+            return None
+        if kind == FEED:
+            return paper_files.paper_feed(data, self.base_url)
+        history = paper_files.chart_history(db, paper_id)
         points = len(history) if len(history) >= 2 else 0
-        return paper_files.paper_page(db, paper_id, self.base_url, self.limit, points,
-                                      paper_files.FeedLookup(db))
+        return paper_files.paper_page(data, self.base_url, points, paper_files.FeedLookup(db))
 
     def _keep(self, key: tuple[str, str], tag: str, body: bytes) -> None:
         if len(body) > self.max_bytes // 4:  # one file never takes most of the cache

@@ -7,6 +7,7 @@ same bytes (README: Feeds).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mapwatch.feeds import build, chart, pages
 from mapwatch.store import feed_queries
@@ -22,14 +23,28 @@ def chart_title(paper_id: str) -> str:
     return f"{paper_id}: cited by, as the map stated it"
 
 
-def paper_feed(db: Database, paper_id: str, base_url: str, limit: int) -> bytes | None:
-    """The paper's Atom feed, or None when it has no feed (no page, no citer) or does not exist."""
+@dataclass(frozen=True)
+class PaperData:
+    """What a paper's feed and page are built from (read once for both)."""
+
+    facts: feed_queries.PaperFacts
+    first_seen: str
+    citers: list[feed_queries.NewCiter]
+    growths: list[feed_queries.CountGrowth]
+
+
+def paper_data(db: Database, paper_id: str, limit: int) -> PaperData | None:
+    """None when the paper does not exist."""
     facts = feed_queries.paper_facts(db, paper_id)
     if facts is None:
         return None
-    return build.paper_feed(facts.paper, feed_queries.paper_first_seen(db, paper_id),
-                            feed_queries.paper_citers(db, paper_id, limit),
-                            feed_queries.paper_count_growth(db, paper_id, limit), base_url)
+    return PaperData(facts, feed_queries.paper_first_seen(db, paper_id), feed_queries.paper_citers(db, paper_id, limit),
+                     feed_queries.paper_count_growth(db, paper_id, limit))
+
+
+def paper_feed(data: PaperData, base_url: str) -> bytes:
+    """The paper's Atom feed."""
+    return build.paper_feed(data.facts.paper, data.first_seen, data.citers, data.growths, base_url)
 
 
 def chart_history(db: Database, paper_id: str) -> tuple[CountPoint, ...]:
@@ -41,14 +56,9 @@ def paper_chart(history: tuple[CountPoint, ...], paper_id: str) -> bytes | None:
     return chart.count_chart_png(history, title=chart_title(paper_id)) if len(history) >= 2 else None
 
 
-def paper_page(db: Database, paper_id: str, base_url: str, limit: int, chart_points: int,
-               has_page: Callable[[str], bool]) -> bytes | None:
-    """The paper's web page (`chart_points` >= 2: its chart lies next to it), or None."""
-    facts = feed_queries.paper_facts(db, paper_id)
-    if facts is None:
-        return None
-    return pages.paper_page(facts, feed_queries.paper_citers(db, paper_id, limit),
-                            feed_queries.paper_count_growth(db, paper_id, limit), chart_points, base_url, has_page)
+def paper_page(data: PaperData, base_url: str, chart_points: int, has_page: Callable[[str], bool]) -> bytes:
+    """The paper's web page (`chart_points` >= 2: its chart lies next to it)."""
+    return pages.paper_page(data.facts, data.citers, data.growths, chart_points, base_url, has_page)
 
 
 class FeedLookup:

@@ -145,18 +145,16 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         return True
 
     def paper_output(pid: str, feed: bool) -> None:
+        data = paper_files.paper_data(db, pid, limit)
+        if data is None:
+            return
         if feed:
-            data = paper_files.paper_feed(db, pid, base_url, limit)
-            if data is None:
-                return
-            put(build.paper_feed_path(pid), data)
+            put(build.paper_feed_path(pid), paper_files.paper_feed(data, base_url))
         with pages_timer():
             history = paper_files.chart_history(db, pid)
             points = len(history) if ensure_chart(pid, history) else 0
-            page = paper_files.paper_page(db, pid, base_url, limit, points, has_page)
-            if page is not None:
-                put(pages.paper_page_path(pid), page)
-                report.pages += 1
+            put(pages.paper_page_path(pid), paper_files.paper_page(data, base_url, points, has_page))
+            report.pages += 1
 
     def put(rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
