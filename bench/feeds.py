@@ -50,7 +50,8 @@ def publish_all(db_path: str | Path, out: str | Path, base: str = BASE) -> dict[
         rep = publish(db, out, base, papers="all")
         return {"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c, "files": rep.total,
                 "written": len(rep.written), "unchanged": rep.unchanged, "incremental": rep.incremental,
-                "charts": rep.charts, "chart_seconds": rep.chart_seconds, "charts_pending": rep.charts_pending}
+                "charts": rep.charts, "chart_seconds": rep.chart_seconds, "charts_pending": rep.charts_pending,
+                "pages": rep.pages, "page_seconds": rep.page_seconds}
     finally:
         db.close()
 
