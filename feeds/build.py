@@ -9,12 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from html import escape
 from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
 from mapwatch.store.feed_queries import CountGrowth, Direction, NewCiter, PaperRef
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.urls import safe_http_url
+from mapwatch.store.urls import safe_http_url as _safe_http_url
+
+# The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
+# the check is pure, so its answers are kept (bounded).
+safe_http_url = lru_cache(maxsize=65536)(_safe_http_url)
 
 TAG = "tag:mapwatch,2026:"
 GENERATOR = "mapwatch"
