@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from mapwatch.bot import render
+from mapwatch.bot import text
 from mapwatch.bot.pacer import Pacer
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.bot.replies import Reply
@@ -89,12 +89,12 @@ def marked(delivery: Delivery, nonce: str) -> Delivery:
     embed, in a last line of its content), still within Discord's limits."""
     tag = f"{MARKER}{nonce}"
     if not delivery.embeds:
-        content = render.clip(delivery.content, render.CONTENT_MAX - len(tag) - 4)
+        content = text.clip(delivery.content, text.CONTENT_MAX - len(tag) - 4)
         return replace(delivery, content=f"{content}\n-# {tag}".strip())
     first = delivery.embeds[0]
-    footer = render.clip(first.footer, render.FOOTER_MAX - len(tag) - 3)
+    footer = text.clip(first.footer, text.FOOTER_MAX - len(tag) - 3)
     embeds = (replace(first, footer=f"{footer} · {tag}" if footer else tag), *delivery.embeds[1:])
-    fitted = render.fit_reply(Reply(content=delivery.content, embeds=embeds))  # the first embed keeps its footer
+    fitted = text.fit_reply(Reply(content=delivery.content, embeds=embeds))  # the first embed keeps its footer
     return replace(delivery, content=fitted.content, embeds=fitted.embeds)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from mapwatch.bot import render
+from mapwatch.bot import text
 from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
 from mapwatch.bot.replies import Ctx, Pager, Reply
 from mapwatch.store import queries, tracking
@@ -102,7 +102,7 @@ class Runner:
 
     async def send(self, interaction: discord.Interaction, reply: Reply, *, edit: bool = False,
                    deferred: bool = False) -> None:
-        reply = render.fit_reply(reply)
+        reply = text.fit_reply(reply)
         kw: dict[str, Any] = {"content": reply.content or None, "embeds": [to_embed(e) for e in reply.embeds]}
         view = await self.page_view(reply.pager) if reply.pager else None
         if edit and not reply.ephemeral:
@@ -146,19 +146,19 @@ class Runner:
     async def paper_autocomplete(self, interaction: discord.Interaction,
                                  current: str) -> list[app_commands.Choice[str]]:
         found = await self.call(queries.autocomplete_papers, current or "")
-        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
     async def direction_autocomplete(self, interaction: discord.Interaction,
                                      current: str) -> list[app_commands.Choice[str]]:
         found = await self.call(queries.autocomplete_directions, current or "")
-        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
     async def tracked_autocomplete(self, interaction: discord.Interaction,
                                    current: str) -> list[app_commands.Choice[str]]:
         tracks = await self.call(lambda db: tracking.list_tracks(db, guild_id=interaction.guild_id,
                                                                  user_id=interaction.user.id))
         cur = (current or "").lower()
-        out = [app_commands.Choice(name=render.clip(f"{t.paper_id} · {render.clean(t.paper_title)}", 100),
+        out = [app_commands.Choice(name=text.clip(f"{t.paper_id} · {text.clean(t.paper_title)}", text.CHOICE_MAX),
                                    value=t.paper_id)
                for t in tracks if (interaction.guild_id is None or t.channel_id == interaction.channel_id)
                and (cur in t.paper_id.lower() or cur in t.paper_title.lower())]
@@ -179,7 +179,7 @@ class Runner:
 
 def to_embed(e: Any) -> discord.Embed:
     # Every embed sent to Discord passes here: its link once more through the one rule.
-    emb = discord.Embed(title=e.title or None, description=e.description or None, url=render.safe_link(e.url),
+    emb = discord.Embed(title=e.title or None, description=e.description or None, url=text.safe_link(e.url),
                         color=e.color)
     for f in e.fields:
         emb.add_field(name=f.name, value=f.value, inline=f.inline)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import commands, run_core
 from mapwatch.bot.replies import Embed, Field, Reply
 from mapwatch.store.ingest import ingest_paths
@@ -29,7 +29,7 @@ def assert_within_limits(r: Reply) -> None:
         assert len(e.fields) <= 25
         for f in e.fields:
             assert 0 < len(f.name) <= 256 and 0 < len(f.value) <= 1024
-        total += render.embed_size(e)
+        total += text.embed_size(e)
     assert total <= 6000
     assert r.content or r.embeds
 
@@ -154,13 +154,13 @@ def test_titles_with_markdown_and_mentions_are_defused(db, clock, tmp_path) -> N
 def test_render_truncates_gracefully() -> None:
     e = Embed("t" * 300, "d" * 5000, "https://x.example", tuple(Field(f"f{i}", "v" * 2000) for i in range(30)),
               "f" * 3000)
-    r = render.fit_reply(Reply(content="c" * 3000, embeds=(e, e)))
+    r = text.fit_reply(Reply(content="c" * 3000, embeds=(e, e)))
     assert_within_limits(r)
     assert r.embeds[0].title.endswith("…") and r.content.endswith("…")
     lines = [f"line {i}" for i in range(500)]
-    out = render.clip_lines(lines, 200)
+    out = text.clip_lines(lines, 200)
     assert len(out) <= 200 and out.endswith("more")
-    assert render.clip_lines(["a", "b"], 100, more=5).endswith("… and 5 more")
+    assert text.clip_lines(["a", "b"], 100, more=5).endswith("… and 5 more")
 
 
 def test_alert_render(db, clock, make_older_seeds) -> None:

@@ -62,14 +62,14 @@ def pages(total: int, size: int = PAGE_SIZE) -> int:
 
 def error_reply(exc: Exception) -> Reply:
     """The one mapping from domain errors to friendly, ephemeral answers."""
-    from mapwatch.bot import render
+    from mapwatch.bot import render, text
     from mapwatch.store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
 
     if isinstance(exc, PaperNotFound):
-        return render.error(f"No paper matches “{render.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
+        return render.error(f"No paper matches “{text.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
                             "URL, or more of the title.", exc.suggestions)
     if isinstance(exc, DirectionNotFound):
-        return render.error(f"No direction matches “{render.clip(exc.ref, 200)}”. /directions lists them.",
+        return render.error(f"No direction matches “{text.clip(exc.ref, 200)}”. /directions lists them.",
                             exc.suggestions)
     if isinstance(exc, NotAllowed | BadOption):
         return render.error(str(exc))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render, render_follow
+from mapwatch.bot import render_follow, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.replies import Ctx, Reply
@@ -78,13 +78,13 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
                                 created_by=ctx.user_id, now=ctx.now)
     settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    name = render.esc(render.clip(d.name, 150))
-    only = f" whose title contains “{render.esc(f.keyword)}”" if f.keyword else ""
+    name = text.esc(text.clip(d.name, 150))
+    only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
-    text = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
+    said = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
             f"{delivery_words(f.mode, f.role_id, settings)}. Starting now (the feed holds the history). "
             "/unfollow to stop.")
-    return Reply(content=render_follow.clip(text, 2000))
+    return Reply(content=text.clip(said, text.CONTENT_MAX))
 
 
 def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
@@ -92,7 +92,7 @@ def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
     d = queries.resolve_direction(db, direction)
     gone = follows.remove_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                  direction_slug=d.slug)
-    name = render.esc(render.clip(d.name, 150))
+    name = text.esc(text.clip(d.name, 150))
     if not gone:
         return Reply(content=f"**{name}** is not followed here.", ephemeral=True)
     return Reply(content=f"Stopped following **{name}** here.")

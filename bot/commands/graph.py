@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render, render_graph
+from mapwatch.bot import render, render_graph, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.replies import Ctx, Embed, File, Reply
 from mapwatch.store import graph
@@ -37,22 +37,22 @@ def _int(value: Any, name: str, lo: int, hi: int, default: int) -> int:
 def _yes(value: Any) -> bool:
     if isinstance(value, bool) or value is None:
         return bool(value)
-    text = str(value).strip().lower()
-    if text in ("yes", "true", "1", "on"):
+    word = str(value).strip().lower()
+    if word in ("yes", "true", "1", "on"):
         return True
-    if text in ("no", "false", "0", "off", ""):
+    if word in ("no", "false", "0", "off", ""):
         return False
     raise BadOption("exclude_direct must be yes or no")
 
 
-def text_reply(text: str, footer: str = "") -> Reply:
+def text_reply(answer: str, footer: str = "") -> Reply:
     """A render_graph answer as an embed: its first line the title, the rest escaped."""
-    head, _, body = text.partition("\n")
+    head, _, body = answer.partition("\n")
     if not body:
-        return Reply(content=render.esc(head))
-    lines = "\n".join(render.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
-    title = render.clip(render.esc(head), 256)
-    return render.fit_reply(Reply(embeds=(Embed(title, lines, None, (), footer, render.COLOR),)))
+        return Reply(content=text.esc(head))
+    lines = "\n".join(text.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
+    title = text.clip(text.esc(head), 256)
+    return text.fit_reply(Reply(embeds=(Embed(title, lines, None, (), footer, render.COLOR),)))
 
 
 def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
@@ -67,8 +67,8 @@ def path_core(db: Database, ctx: Ctx, **options: Any) -> Reply:
         raise BadOption("give two papers: from and to")
     start, end = graph.resolve_paper(db, a), graph.resolve_paper(db, b)
     found = graph.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
-    text = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
-    return text_reply(text) if found else Reply(content=text)
+    answer = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
+    return text_reply(answer) if found else Reply(content=answer)
 
 
 def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: Any = None) -> Reply:
@@ -85,7 +85,7 @@ def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Repl
     pic = draw_neighbourhood(view)
     name = f"graph-{view.center.id.replace('/', '_')}.png"
     caption = render_graph.neighbourhood_caption(view)
-    return Reply(embeds=(Embed(render.clip(render.esc(view.center.title), 256), render.esc(caption), None, (),
+    return Reply(embeds=(Embed(text.clip(text.esc(view.center.title), 256), text.esc(caption), None, (),
                                "arrows point from citing to cited paper; red ring: this paper", render.COLOR),),
                  files=(File(name, pic.png, f"Citation neighbourhood of {view.center.id}"),))
 
@@ -112,9 +112,9 @@ def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
     ranks = graph.direction_ranks(db, slug, limit=limit)
     if not ranks.papers:
         return None
-    lines = [f"{r.rank}. {render.esc(render.clip(r.paper.title, 90))} · `{r.paper.id}` · "
+    lines = [f"{r.rank}. {text.esc(text.clip(r.paper.title, 90))} · `{r.paper.id}` · "
              f"PageRank {r.pagerank:.3f}" for r in ranks.papers]
-    return Field("By PageRank within the direction", render.clip_lines(lines, 1024))
+    return Field("By PageRank within the direction", text.clip_lines(lines, 1024))
 
 
 COMMANDS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command
 from mapwatch.bot.replies import Ctx, Embed, Field, Reply
 from mapwatch.store import queries, tracking
@@ -28,7 +28,7 @@ def stats_core(db: Database, ctx: Ctx) -> Reply:
         Field("Next refresh", render.when(nxt) if nxt else "not scheduled (`mapwatch run` schedules it)", True),
     )
     footer = f"{s.pages_rejected_now} pages rejected now" if s.pages_rejected_now else ""
-    return render.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
+    return text.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
 
 
 COMMANDS = [Command("stats", "Map size, newest data-through date, last and next refresh", (), stats_core)]

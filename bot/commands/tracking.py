@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Reply
@@ -34,12 +34,12 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
                                     role_id=parse_role(role))
     where = "this channel" if ctx.guild_id is not None else "your DMs"
-    title = render.esc(render.clip(found.title, 200))
+    title = text.esc(text.clip(found.title, 200))
     settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     how = delivery_words(track.mode, track.role_id, settings)
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
-    return render.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
+    return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
                                           f"gains citers, {how}. /untrack to stop."))
 
 
@@ -48,10 +48,10 @@ def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
     found = queries.resolve_paper(db, paper)
     gone = tracking.remove_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                  paper_id=found.id)
-    title = render.esc(render.clip(found.title, 200))
+    title = text.esc(text.clip(found.title, 200))
     if not gone:
         return Reply(content=f"{title} (`{found.id}`) is not tracked here.", ephemeral=True)
-    return render.fit_reply(Reply(content=f"Stopped tracking {title} (`{found.id}`) here."))
+    return text.fit_reply(Reply(content=f"Stopped tracking {title} (`{found.id}`) here."))
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
@@ -67,13 +67,13 @@ def tracked_core(db: Database, ctx: Ctx) -> Reply:
     block = render_follow.follows_block(followed, in_dm=in_dm, limit=1900 if tracks else 3900)
     if not tracks:
         title = "Followed in your DMs" if in_dm else "Followed in this server"
-        return render.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(followed)} followed",
+        return text.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(followed)} followed",
                                                     render.COLOR),)))
     listed = render.tracked_list(tracks, in_dm)
     first = listed.embeds[0]
-    desc = render.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
+    desc = text.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
     footer = f"{first.footer} · {len(followed)} followed"
-    return render.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, footer, first.color),)))
+    return text.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, footer, first.color),)))
 
 
 COMMANDS = [
