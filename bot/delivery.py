@@ -1,4 +1,5 @@
-"""The one delivery policy, shared by track alerts, follows and digests (README: Alerts).
+"""The one delivery policy and the one sender, shared by track alerts, follows and digests
+(README: Alerts); bot.delivery_loop runs the rounds.
 
 How a post went (`Sent`, from `outcome_of` for a discord.py error) decides what happens:
 
@@ -156,10 +157,17 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
     return False
 
 
+def allowed_mentions(role_ids: tuple[int, ...]) -> Any:
+    """Exactly the chosen roles may be mentioned; everyone, users and replies never."""
+    import discord
+
+    roles: Any = [discord.Object(id=r) for r in role_ids] if role_ids else False
+    return discord.AllowedMentions(everyone=False, users=False, roles=roles, replied_user=False)
+
+
 def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
-    from mapwatch.bot.follow_delivery import allowed_mentions
     from mapwatch.bot.interactions import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:

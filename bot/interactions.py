@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from mapwatch.bot.replies import Ctx, Pager, Reply
 from mapwatch.store import queries, tracking
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import NotAllowed
+from mapwatch.store.ingest import utc_now
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -33,10 +34,6 @@ NO_PINGS = discord.AllowedMentions.none()
 DEFER_AFTER = 2.0  # seconds: answer within Discord's 3 s or defer first
 PAGE_ID = re.compile(r"mwp:(?P<cmd>[a-z]+):(?P<page>\d+):(?P<dir>[pn]):(?P<args>.*)")
 CUSTOM_ID_MAX = 100
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Runner:

@@ -1,4 +1,4 @@
-"""Pure rendering of follow deliveries, digests and their previews, within Discord's limits.
+"""Pure rendering of deliveries (track alerts, follows, digests) and digest previews, within Discord's limits.
 
 Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096, 25 fields
 (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds.
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from mapwatch.bot.render import day
+from mapwatch.bot.render import alert, day
 from mapwatch.bot.replies import Embed, Field, Reply
 from mapwatch.bot.text import (
     CONTENT_MAX,
@@ -38,6 +38,7 @@ from mapwatch.bot.text import (
     safe_link,
 )
 from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews, NewCiter
+from mapwatch.store.tracking import Alert
 
 COLOR = 0x10B981
 ALERT_LIMIT = 10  # citers named in an instant delivery
@@ -72,6 +73,13 @@ def _mentions(role_ids: Sequence[int]) -> str:
 
 
 # -- instant delivery ---------------------------------------------------------------------------
+
+def track_alert(a: Alert) -> Delivery:
+    """A tracked paper's alert (bot.render.alert) as a delivery, mentioning the track's role."""
+    reply = alert(a)
+    roles = (a.track.role_id,) if a.track.role_id is not None else ()
+    return Delivery(f"{_mentions(roles)} {reply.content}".strip(), reply.embeds, roles)
+
 
 def follow_alert(news: FollowNews) -> Delivery:
     """One message for a follow's new citing papers: names, links, "and N more"."""

@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
 from mapwatch.store.errors import MapwatchError
+from mapwatch.store.ingest import utc_now
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
@@ -29,7 +30,7 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
     from mapwatch.store import tracking
     from mapwatch.store.db import open_db
 
-    now = datetime.now(UTC)
+    now = utc_now()
     nxt = trigger.get_next_fire_time(now, now)
     if nxt is None:
         return

@@ -1,0 +1,159 @@
+"""Each tick: read what is pending -> render -> pace -> post -> settle, for track alerts, follows
+and digests alike (README: Alerts).
+
+Exactly once: cursors move and digest periods are recorded only after Discord accepted the
+message; what a failed post does (retry next tick, disable, or, refused for good three
+times, record the failure and move past it) is bot.delivery's one policy. At most
+`per_channel_limit` instant messages per channel per tick; one digest per channel, mode
+and period. Every post waits for the one shared `Pacer` and goes through the one `send`.
+
+`call(fn, *args)` runs `fn(db, *args)` off the event loop (the bot's Runner.call);
+`send(place, delivery, nonce)` posts and reports how it went (bot.delivery.discord_sender for
+a real client), so the rounds are tested without Discord and the sender against the fake one.
+The client polls with `discord.ext.tasks.loop` (`start_polling`): it waits until the client
+is ready, and one failed tick is logged and the next one tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from mapwatch.bot import delivery, render_follow
+from mapwatch.bot.delivery import Call, Find, Send
+from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
+from mapwatch.bot.render_follow import Delivery
+from mapwatch.store import follows, tracking
+from mapwatch.store.follows import Place
+
+log = logging.getLogger("mapwatch.delivery")
+
+Clock = Callable[[], datetime]
+PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.tracking.prune_state)
+
+
+def digest_nonce(place: Place, mode: str, period: str) -> str:
+    """Discord drops a repeat of an enforced nonce for a few minutes: a crash between its
+    acceptance and our record cannot post the same digest twice then."""
+    key = f"{place.guild_id}:{place.channel_id}:{place.user_id}:{mode}:{period}"
+    return "d" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+async def _deliver_one(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str,
+                       place: Place, message: Delivery, nonce: str, sending_since: str | None,
+                       mark_sending: Callable[[], Awaitable[Any]] | None,
+                       delivered: Callable[[delivery.Sent], Awaitable[Any]],
+                       disable: Callable[[str], Awaitable[Any]], give_up: Callable[[str], Awaitable[Any]]) -> int:
+    """Post one message under the policy; 1 when a new message reached the channel."""
+    if mark_sending is not None:
+        await mark_sending()
+    result = await delivery.post(send, find, pacer, place, message, nonce, sending_since, clock())
+    ok = await delivery.settle(call, label, nonce, result, clock(), delivered=delivered, disable=disable,
+                               give_up=give_up)
+    return int(ok and not result.found)
+
+
+async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
+                               per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+    """Post every tracked paper's pending alert. Returns how many messages were sent."""
+    alerts = await call(tracking.pending_alerts)
+    now, later = per_channel(alerts, key=lambda a: (a.track.guild_id, a.track.channel_id), limit=per_channel_limit)
+    if later:
+        log.info("%d alerts wait for the next tick (per-channel limit)", len(later))
+    sent = 0
+    for a in now:
+        tid, upto = a.track.id, a.upto_event_id
+        # The nonce (enforced) lets Discord drop a repeat if we crash between its acceptance
+        # and our cursor update and resend within a few minutes; later than that, the
+        # channel's recent messages are searched for it (bot.delivery).
+        sent += await _deliver_one(
+            call, send, find, pacer, clock, label=f"alert for track {tid}",
+            place=Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
+            message=render_follow.track_alert(a), nonce=f"t{tid}e{upto}"[:25], sending_since=a.sending_since,
+            mark_sending=lambda tid=tid, upto=upto: call(tracking.mark_sending, tid, upto, clock()),
+            delivered=lambda _r, tid=tid, upto=upto: call(tracking.mark_delivered, tid, upto, clock()),
+            disable=lambda why, tid=tid: call(tracking.disable_track, tid, why),
+            give_up=lambda why, tid=tid, upto=upto: call(tracking.mark_failed, tid, upto, why, clock()))
+    return sent
+
+
+async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
+                          per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+    """Post every instant follow's new entries. Returns how many messages were sent."""
+    pending = await call(follows.pending_follow_alerts)
+    for news in pending:
+        if news.total == 0:  # nothing matched: move on without a message
+            await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
+    loud = [n for n in pending if n.total]
+    now, later = per_channel(loud, key=lambda n: n.follow.place, limit=per_channel_limit)
+    if later:
+        log.info("%d follow deliveries wait for the next tick (per-channel limit)", len(later))
+    sent = 0
+    for news in now:
+        fid, upto = news.follow.id, news.upto_event_id
+        sent += await _deliver_one(
+            call, send, find, pacer, clock, label=f"follow {fid}", place=news.follow.place,
+            message=render_follow.follow_alert(news), nonce=f"f{fid}e{upto}"[:25], sending_since=news.sending_since,
+            mark_sending=lambda fid=fid, upto=upto: call(follows.mark_follow_sending, fid, upto, clock()),
+            delivered=lambda _r, fid=fid, upto=upto: call(follows.mark_follow_delivered, fid, upto, clock()),
+            disable=lambda why, fid=fid: call(follows.disable_follow, fid, why),
+            give_up=lambda why, fid=fid, upto=upto: call(follows.mark_follow_failed, fid, upto, why, clock()))
+    return sent
+
+
+async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) -> int:
+    """Compose and post every digest that is due (a quiet one is recorded, not posted).
+    Returns how many messages were sent."""
+    sent = 0
+    for due in await call(follows.due_digests, clock()):
+        digest = await call(follows.compose_digest, due.place, due.mode, due.period)
+        if digest.quiet:
+            await call(follows.record_digest, digest, clock())
+            continue
+        sent += await _deliver_one(
+            call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
+            place=due.place, message=render_follow.digest_message(digest),
+            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None, mark_sending=None,
+            delivered=lambda r, digest=digest: call(follows.record_digest, digest, clock(), message_id=r.message_id),
+            disable=lambda why, due=due: call(follows.disable_follows_in, due.place, why, mode=due.mode),
+            give_up=lambda why, digest=digest: call(follows.record_digest, digest, clock(), failure=why))
+    return sent
+
+
+async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock) -> int:
+    """One round: track alerts, then instant follows, then the digests that are due."""
+    sent = await deliver_track_alerts(call, send, pacer, clock, find=find)
+    sent += await deliver_follows(call, send, pacer, clock, find=find)
+    sent += await deliver_digests(call, send, pacer, clock)
+    return sent
+
+
+def start_polling(client: Any, interval: float, deliver: Callable[[], Awaitable[int]],
+                  prune: Callable[[datetime], Awaitable[int]], clock: Clock) -> Any:
+    """Every `interval` seconds once `client` is ready: `deliver()`, and bound the bot state
+    (`prune`) at most every PRUNE_EVERY. Returns the running `tasks.Loop` (cancel it on close)."""
+    from discord.ext import tasks
+
+    pruned_at: list[datetime] = []
+
+    async def tick() -> None:
+        try:
+            await deliver()
+        except Exception:  # an exception out of a tick would end the loop: log it, try next tick
+            log.exception("alert delivery failed; retrying next tick")
+        if not pruned_at or clock() - pruned_at[0] >= PRUNE_EVERY:
+            pruned_at[:] = [clock()]
+            try:
+                removed = await prune(pruned_at[0])
+                if removed:
+                    log.info("pruned %d rows of bot state", removed)
+            except Exception:
+                log.exception("pruning the bot state failed; trying again later")
+
+    poller = tasks.loop(seconds=interval)(tick)
+    poller.before_loop(client.wait_until_ready)
+    poller.start()
+    return poller
