@@ -20,7 +20,7 @@ import discord
 from discord import app_commands
 from discord.ext import tasks
 from mapwatch.bot import delivery, delivery_loop
-from mapwatch.bot.commands import MODULES
+from mapwatch.bot.command_tree import install_commands
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer
 from mapwatch.store import tracking
@@ -91,17 +91,10 @@ class MapwatchBot(discord.Client):
         return removed
 
 
-def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
-    import importlib
-
-    for name in MODULES:
-        importlib.import_module(name).install(tree, runner)
-
-
 def build_tree_for_inspection() -> app_commands.CommandTree:
     """The command tree without connecting (for tests and docs)."""
     client = MapwatchBot(":memory:", sync="never")
     return client.tree
 
 
-__all__ = ["MapwatchBot", "build_tree_for_inspection", "install_commands"]
+__all__ = ["MapwatchBot", "build_tree_for_inspection"]

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.replies import Ctx, Embed, Reply
 from mapwatch.store import queries
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 DIRECTION_HELP = "a research direction: its name, slug or map URL"
 
@@ -59,27 +55,3 @@ COMMANDS = [
     Command("feed", "The feed URL of a direction (or of all of them) to paste into a reader",
             (Opt("direction", DIRECTION_HELP, "direction", required=False),), feed_core),
 ]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="direction", description=COMMANDS[0].description)
-    @app_commands.describe(direction=DIRECTION_HELP)
-    async def direction(interaction: discord.Interaction, direction: str) -> None:
-        await runner.run(interaction, "direction", direction=direction)
-
-    @app_commands.command(name="directions", description=COMMANDS[1].description)
-    async def directions(interaction: discord.Interaction) -> None:
-        await runner.run(interaction, "directions")
-
-    @app_commands.command(name="feed", description=COMMANDS[2].description)
-    @app_commands.describe(direction=DIRECTION_HELP)
-    async def feed(interaction: discord.Interaction, direction: str | None = None) -> None:
-        await runner.run(interaction, "feed", direction=direction)
-
-    direction.autocomplete("direction")(runner.direction_autocomplete)
-    feed.autocomplete("direction")(runner.direction_autocomplete)
-    for cmd in (direction, directions, feed):
-        tree.add_command(cmd)

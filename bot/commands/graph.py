@@ -5,7 +5,7 @@ networkx and matplotlib load only inside the cores that need them (plot, PageRan
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mapwatch.bot import render, render_graph, text
 from mapwatch.bot.commands import Command, Opt
@@ -13,9 +13,6 @@ from mapwatch.bot.replies import Ctx, Embed, File, Reply
 from mapwatch.store import graph
 from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
@@ -120,7 +117,7 @@ def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
 COMMANDS = [
     Command("related", "Papers most like a paper: cited together with it, or citing the same papers",
             (Opt("paper", PAPER_HELP, "paper"),
-             Opt("exclude_direct", "leave out its direct citers and references (yes/no)", "choice",
+             Opt("exclude_direct", "leave out its direct citers and references", "choice",
                  required=False, choices=("yes", "no"))),
             related_core),
     Command("path", "The shortest citation chain between two papers (up to 6 steps)",
@@ -134,41 +131,3 @@ COMMANDS = [
                                                      required=False)),
             graph_core),
 ]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="related", description=COMMANDS[0].description)
-    @app_commands.describe(paper=PAPER_HELP, exclude_direct="leave out its direct citers and references")
-    @app_commands.choices(exclude_direct=[app_commands.Choice(name="yes", value="yes"),
-                                          app_commands.Choice(name="no", value="no")])
-    async def related(interaction: discord.Interaction, paper: str, exclude_direct: str | None = None) -> None:
-        await runner.run(interaction, "related", paper=paper, exclude_direct=exclude_direct)
-
-    @app_commands.command(name="path", description=COMMANDS[1].description)
-    @app_commands.rename(from_="from")
-    @app_commands.describe(from_=PAPER_HELP, to=PAPER_HELP)
-    async def path(interaction: discord.Interaction, from_: str, to: str) -> None:
-        await runner.run(interaction, "path", **{"from": from_, "to": to})
-
-    @app_commands.command(name="rising", description=COMMANDS[2].description)
-    @app_commands.describe(direction="only papers placed in this direction", days="how many days back (default 30)")
-    async def rising(interaction: discord.Interaction, direction: str | None = None,
-                     days: int | None = None) -> None:
-        await runner.run(interaction, "rising", direction=direction, days=days)
-
-    @app_commands.command(name="graph", description=COMMANDS[3].description)
-    @app_commands.describe(paper=PAPER_HELP, depth="citation steps, 1 to 3 (default 1)")
-    async def graph_(interaction: discord.Interaction, paper: str,
-                     depth: int | None = None) -> None:
-        await runner.run(interaction, "graph", paper=paper, depth=depth)
-
-    related.autocomplete("paper")(runner.paper_autocomplete)
-    path.autocomplete("from_")(runner.paper_autocomplete)
-    path.autocomplete("to")(runner.paper_autocomplete)
-    rising.autocomplete("direction")(runner.direction_autocomplete)
-    graph_.autocomplete("paper")(runner.paper_autocomplete)
-    for cmd in (related, path, rising, graph_):
-        tree.add_command(cmd)

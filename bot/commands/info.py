@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command
 from mapwatch.bot.replies import Ctx, Embed, Field, Reply
 from mapwatch.store import queries, tracking
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 NEXT_REFRESH_KEY = "next_refresh"
 
@@ -32,14 +27,3 @@ def stats_core(db: Database, ctx: Ctx) -> Reply:
 
 
 COMMANDS = [Command("stats", "Map size, newest data-through date, last and next refresh", (), stats_core)]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="stats", description=COMMANDS[0].description)
-    async def stats(interaction: discord.Interaction) -> None:
-        await runner.run(interaction, "stats")
-
-    tree.add_command(stats)
