@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,42 +43,71 @@ def digest_nonce(place: Place, mode: str, period: str) -> str:
     return "d" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
-async def _deliver_one(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str,
-                       place: Place, message: Delivery, nonce: str, sending_since: str | None,
-                       mark_sending: Callable[[], Awaitable[Any]] | None,
-                       delivered: Callable[[delivery.Sent], Awaitable[Any]],
-                       disable: Callable[[str], Awaitable[Any]], give_up: Callable[[str], Awaitable[Any]]) -> int:
+@dataclass(frozen=True)
+class Cursors:
+    """How the store records an instant delivery (a track's alert or a follow's news): each
+    takes the track's or follow's id; `delivered`/`failed` move its cursor to `upto`."""
+
+    sending: Callable[..., Any]  # (db, id, upto, now)
+    delivered: Callable[..., Any]  # (db, id, upto, now)
+    disable: Callable[..., Any]  # (db, id, why)
+    failed: Callable[..., Any]  # (db, id, upto, why, now)
+
+
+TRACK_CURSORS = Cursors(tracking.mark_sending, tracking.mark_delivered, tracking.disable_track, tracking.mark_failed)
+FOLLOW_CURSORS = Cursors(follows.mark_follow_sending, follows.mark_follow_delivered, follows.disable_follow,
+                         follows.mark_follow_failed)
+
+
+@dataclass(frozen=True)
+class Instant:
+    """One instant message: for track or follow `item_id`, the events up to `upto`."""
+
+    label: str
+    item_id: int
+    upto: int
+    place: Place
+    message: Delivery
+    nonce: str  # enforced: Discord drops a repeat within minutes; later, bot.delivery looks for it
+    sending_since: str | None
+
+
+async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str, place: Place,
+                message: Delivery, nonce: str, sending_since: str | None,
+                delivered: Callable[[delivery.Sent], Awaitable[Any]], disable: Callable[[str], Awaitable[Any]],
+                give_up: Callable[[str], Awaitable[Any]]) -> int:
     """Post one message under the policy; 1 when a new message reached the channel."""
-    if mark_sending is not None:
-        await mark_sending()
     result = await delivery.post(send, find, pacer, place, message, nonce, sending_since, clock())
     ok = await delivery.settle(call, label, nonce, result, clock(), delivered=delivered, disable=disable,
                                give_up=give_up)
     return int(ok and not result.found)
 
 
+async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
+                           items: list[Instant], per_channel_limit: int) -> int:
+    now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
+    if later:
+        log.info("%d deliveries wait for the next tick (per-channel limit)", len(later))
+    sent = 0
+    for i in now:
+        await call(cursors.sending, i.item_id, i.upto, clock())
+        sent += await _post(
+            call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message, nonce=i.nonce,
+            sending_since=i.sending_since,
+            delivered=lambda _r, i=i: call(cursors.delivered, i.item_id, i.upto, clock()),
+            disable=lambda why, i=i: call(cursors.disable, i.item_id, why),
+            give_up=lambda why, i=i: call(cursors.failed, i.item_id, i.upto, why, clock()))
+    return sent
+
+
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
                                per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
-    alerts = await call(tracking.pending_alerts)
-    now, later = per_channel(alerts, key=lambda a: (a.track.guild_id, a.track.channel_id), limit=per_channel_limit)
-    if later:
-        log.info("%d alerts wait for the next tick (per-channel limit)", len(later))
-    sent = 0
-    for a in now:
-        tid, upto = a.track.id, a.upto_event_id
-        # The nonce (enforced) lets Discord drop a repeat if we crash between its acceptance
-        # and our cursor update and resend within a few minutes; later than that, the
-        # channel's recent messages are searched for it (bot.delivery).
-        sent += await _deliver_one(
-            call, send, find, pacer, clock, label=f"alert for track {tid}",
-            place=Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
-            message=render_follow.track_alert(a), nonce=f"t{tid}e{upto}"[:25], sending_since=a.sending_since,
-            mark_sending=lambda tid=tid, upto=upto: call(tracking.mark_sending, tid, upto, clock()),
-            delivered=lambda _r, tid=tid, upto=upto: call(tracking.mark_delivered, tid, upto, clock()),
-            disable=lambda why, tid=tid: call(tracking.disable_track, tid, why),
-            give_up=lambda why, tid=tid, upto=upto: call(tracking.mark_failed, tid, upto, why, clock()))
-    return sent
+    items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
+                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
+                     f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
+             for a in await call(tracking.pending_alerts)]
+    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit)
 
 
 async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
@@ -87,21 +117,10 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     for news in pending:
         if news.total == 0:  # nothing matched: move on without a message
             await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
-    loud = [n for n in pending if n.total]
-    now, later = per_channel(loud, key=lambda n: n.follow.place, limit=per_channel_limit)
-    if later:
-        log.info("%d follow deliveries wait for the next tick (per-channel limit)", len(later))
-    sent = 0
-    for news in now:
-        fid, upto = news.follow.id, news.upto_event_id
-        sent += await _deliver_one(
-            call, send, find, pacer, clock, label=f"follow {fid}", place=news.follow.place,
-            message=render_follow.follow_alert(news), nonce=f"f{fid}e{upto}"[:25], sending_since=news.sending_since,
-            mark_sending=lambda fid=fid, upto=upto: call(follows.mark_follow_sending, fid, upto, clock()),
-            delivered=lambda _r, fid=fid, upto=upto: call(follows.mark_follow_delivered, fid, upto, clock()),
-            disable=lambda why, fid=fid: call(follows.disable_follow, fid, why),
-            give_up=lambda why, fid=fid, upto=upto: call(follows.mark_follow_failed, fid, upto, why, clock()))
-    return sent
+    items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
+                     render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
+             for n in pending if n.total]
+    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit)
 
 
 async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) -> int:
@@ -113,10 +132,10 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) ->
         if digest.quiet:
             await call(follows.record_digest, digest, clock())
             continue
-        sent += await _deliver_one(
+        sent += await _post(
             call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
             place=due.place, message=render_follow.digest_message(digest),
-            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None, mark_sending=None,
+            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None,
             delivered=lambda r, digest=digest: call(follows.record_digest, digest, clock(), message_id=r.message_id),
             disable=lambda why, due=due: call(follows.disable_follows_in, due.place, why, mode=due.mode),
             give_up=lambda why, digest=digest: call(follows.record_digest, digest, clock(), failure=why))

@@ -55,6 +55,21 @@ def check_manage(ctx: Ctx, message: str) -> None:
         raise NotAllowed(message)
 
 
+def here(ctx: Ctx) -> dict[str, Any]:
+    """Whose tracks and follows a command changes: this server's channel, or the user's DMs."""
+    return {"guild_id": ctx.guild_id, "channel_id": ctx.channel_id, "user_id": ctx.user_id}
+
+
+def stop_reply(gone: bool, what: str, not_here: str, stopped: str) -> Reply:
+    """/untrack and /unfollow: `stopped` (what stopped here), or, only to the user, `not_here`
+    (nothing did); `{}` in either stands for `what`."""
+    from mapwatch.bot import text
+
+    if not gone:
+        return Reply(content=not_here.format(what), ephemeral=True)
+    return text.fit_reply(Reply(content=stopped.format(what)))
+
+
 def refusal(name: str) -> str:
     """The Manage Channels refusal of command `name` (each guarded command names its own action)."""
     cmd = commands().get(name)

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from mapwatch.bot import render_follow, text
-from mapwatch.bot.commands import Command, Opt, check_manage
+from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.replies import Ctx, Reply
 from mapwatch.store import follows, queries
@@ -62,6 +62,10 @@ def delivery_words(mode: str, role_id: int | None, settings: follows.DigestSetti
     return when + (f", mentioning <@&{int(role_id)}>" if role_id is not None else "")
 
 
+def shown_name(d: queries.DirectionRow) -> str:
+    return text.esc(text.clip(d.name, 150))
+
+
 def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
                 role: Any = None) -> Reply:
     check_manage(ctx, MANAGE)
@@ -70,7 +74,7 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
                                 created_by=ctx.user_id, now=ctx.now)
     settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    name = text.esc(text.clip(d.name, 150))
+    name = shown_name(d)
     only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
     said = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
@@ -82,12 +86,8 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
 def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
     check_manage(ctx, UNFOLLOW_REFUSAL)
     d = queries.resolve_direction(db, direction)
-    gone = follows.remove_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
-                                 direction_slug=d.slug)
-    name = text.esc(text.clip(d.name, 150))
-    if not gone:
-        return Reply(content=f"**{name}** is not followed here.", ephemeral=True)
-    return Reply(content=f"Stopped following **{name}** here.")
+    return stop_reply(follows.remove_follow(db, **here(ctx), direction_slug=d.slug), f"**{shown_name(d)}**",
+                      "{} is not followed here.", "Stopped following {} here.")
 
 
 def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None = None) -> Reply:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mapwatch.bot import render, render_follow, text
-from mapwatch.bot.commands import Command, Opt, check_manage
+from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.follow import MODE_HELP, delivery_words, parse_role
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Embed, Reply
@@ -34,13 +34,9 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
 
 def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
     check_manage(ctx, UNTRACK_REFUSAL)
-    found = queries.resolve_paper(db, paper)
-    gone = tracking.remove_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
-                                 paper_id=found.id)
-    title = text.esc(text.clip(found.title, 200))
-    if not gone:
-        return Reply(content=f"{title} (`{found.id}`) is not tracked here.", ephemeral=True)
-    return text.fit_reply(Reply(content=f"Stopped tracking {title} (`{found.id}`) here."))
+    p = queries.resolve_paper(db, paper)
+    return stop_reply(tracking.remove_track(db, **here(ctx), paper_id=p.id), f"{text.esc(text.clip(p.title, 200))}"
+                      f" (`{p.id}`)", "{} is not tracked here.", "Stopped tracking {} here.")
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
