@@ -9,15 +9,16 @@ from typing import Any
 from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
 
 
+SUMMARY = "the Discord bot, the refresh schedule and the feed server in one process"
+DESCRIPTION = ("One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the refresh "
+               "schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. On an empty "
+               "database the bundled seeds are stored first.")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "run", help="the Discord bot, the refresh schedule and the feed server in one process",
-        description="One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the "
-                    "refresh schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. "
-                    "On an empty database the bundled seeds are stored first.")
-    source_arg(p)
-    out_arg(p)
-    listen_arg(p)
+    p = sub.add_parser("run", help=SUMMARY, description=DESCRIPTION)
+    for add in (source_arg, out_arg, listen_arg):  # the options of `refresh` and `serve`, as feeds.cli has them
+        add(p)
     base_arg(p, "http://<host>:<port>")
     p.set_defaults(func=cmd_run)
 
