@@ -8,7 +8,6 @@ from typing import Any
 
 from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
 
-
 SUMMARY = "the Discord bot, the refresh schedule and the feed server in one process"
 DESCRIPTION = ("One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the refresh "
                "schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. On an empty "

@@ -38,7 +38,7 @@ class MapwatchBot(discord.Client):
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.runner = Runner(db_path, clock=clock, base_url=base_url)
         self.tree = app_commands.CommandTree(self)
-        self.tree.on_error = self.runner.on_tree_error
+        self.tree.error(self.runner.on_tree_error)
         install_commands(self.tree, self.runner)
         self.clock = clock
         self.alert_interval = alert_interval

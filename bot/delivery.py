@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot import text
 from mapwatch.bot.pacer import Pacer
@@ -33,6 +33,9 @@ from mapwatch.bot.render_follow import Delivery
 from mapwatch.bot.replies import Reply
 from mapwatch.store import tracking
 from mapwatch.store.follows import Place
+
+if TYPE_CHECKING:
+    import discord
 
 log = logging.getLogger("mapwatch.delivery")
 
@@ -157,7 +160,7 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
     return False
 
 
-def allowed_mentions(role_ids: tuple[int, ...]) -> Any:
+def allowed_mentions(role_ids: tuple[int, ...]) -> discord.AllowedMentions:
     """Exactly the chosen roles may be mentioned; everyone, users and replies never."""
     import discord
 

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.delivery import Call, Find, Send
@@ -29,6 +29,10 @@ from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.store import follows, tracking
 from mapwatch.store.follows import Place
+
+if TYPE_CHECKING:
+    import discord
+    from discord.ext import tasks
 
 log = logging.getLogger("mapwatch.delivery")
 
@@ -91,13 +95,23 @@ async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pac
     sent = 0
     for i in now:
         await call(cursors.sending, i.item_id, i.upto, clock())
-        sent += await _post(
-            call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message, nonce=i.nonce,
-            sending_since=i.sending_since,
-            delivered=lambda _r, i=i: call(cursors.delivered, i.item_id, i.upto, clock()),
-            disable=lambda why, i=i: call(cursors.disable, i.item_id, why),
-            give_up=lambda why, i=i: call(cursors.failed, i.item_id, i.upto, why, clock()))
+        sent += await _post(call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message,
+                            nonce=i.nonce, sending_since=i.sending_since, **_cursor_hooks(call, cursors, i, clock))
     return sent
+
+
+def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
+    async def delivered(_result: delivery.Sent) -> None:
+        await call(cursors.delivered, i.item_id, i.upto, clock())
+
+    async def disable(why: str) -> None:
+        await call(cursors.disable, i.item_id, why)
+
+    async def give_up(why: str) -> None:
+        await call(cursors.failed, i.item_id, i.upto, why, clock())
+
+    return {"delivered": delivered, "disable": disable, "give_up": give_up}
 
 
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
@@ -136,9 +150,7 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) ->
             call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
             place=due.place, message=render_follow.digest_message(digest),
             nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None,
-            delivered=lambda r, digest=digest: call(follows.record_digest, digest, clock(), message_id=r.message_id),
-            disable=lambda why, due=due: call(follows.disable_follows_in, due.place, why, mode=due.mode),
-            give_up=lambda why, digest=digest: call(follows.record_digest, digest, clock(), failure=why))
+            **_digest_hooks(call, due, digest, clock))
     return sent
 
 
@@ -150,8 +162,23 @@ async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, c
     return sent
 
 
-def start_polling(client: Any, interval: float, deliver: Callable[[], Awaitable[int]],
-                  prune: Callable[[datetime], Awaitable[int]], clock: Clock) -> Any:
+def _digest_hooks(call: Call, due: follows.DueDigest, digest: follows.Digest,
+                  clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """What the policy does to a digest: record it sent or failed, or disable the channel's follows."""
+    async def delivered(result: delivery.Sent) -> None:
+        await call(follows.record_digest, digest, clock(), message_id=result.message_id)
+
+    async def disable(why: str) -> None:
+        await call(follows.disable_follows_in, due.place, why, mode=due.mode)
+
+    async def give_up(why: str) -> None:
+        await call(follows.record_digest, digest, clock(), failure=why)
+
+    return {"delivered": delivered, "disable": disable, "give_up": give_up}
+
+
+def start_polling(client: discord.Client, interval: float, deliver: Callable[[], Awaitable[int]],
+                  prune: Callable[[datetime], Awaitable[int]], clock: Clock) -> tasks.Loop[Any]:
     """Every `interval` seconds once `client` is ready: `deliver()`, and bound the bot state
     (`prune`) at most every PRUNE_EVERY. Returns the running `tasks.Loop` (cancel it on close)."""
     from discord.ext import tasks

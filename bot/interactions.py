@@ -22,11 +22,12 @@ import discord
 from discord import app_commands
 from mapwatch.bot import text
 from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
-from mapwatch.bot.replies import Ctx, Pager, Reply
+from mapwatch.bot.replies import Ctx, Embed, Pager, Reply
 from mapwatch.store import queries, tracking
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import NotAllowed
 from mapwatch.store.ingest import utc_now
+from sqlite_utils import Database
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -49,7 +50,7 @@ class Runner:
         self._local = threading.local()
 
     # -- database, off the loop ---------------------------------------------------------
-    def db(self) -> Any:
+    def db(self) -> Database:
         conn = getattr(self._local, "db", None)
         if conn is None:
             conn = self._local.db = open_db(self.db_path, migrate=False)
@@ -174,7 +175,7 @@ class Runner:
             log.warning("could not send the error reply")
 
 
-def to_embed(e: Any) -> discord.Embed:
+def to_embed(e: Embed) -> discord.Embed:
     # Every embed sent to Discord passes here: its link once more through the one rule.
     emb = discord.Embed(title=e.title or None, description=e.description or None, url=text.safe_link(e.url),
                         color=e.color)
@@ -215,9 +216,9 @@ class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=PAGE_ID):
         self.cmd, self.page, self.key = cmd, page, key
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str]) -> PageButton:
-        return cls(match["cmd"], int(match["page"]), match["args"], item.custom_id or "")
+        return cls(match["cmd"], int(match["page"]), match["args"], getattr(item, "custom_id", None) or "")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         runner: Runner = interaction.client.runner  # type: ignore[attr-defined]

@@ -38,8 +38,8 @@ def to_text(r: Reply) -> str:
         if e.footer:
             block.append(f"({e.footer})")
         parts.append("\n".join(block))
-    for f in r.files:
-        parts.append(f"[attachment: {f.filename}, {len(f.data):,} bytes]")
+    for attached in r.files:
+        parts.append(f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
     if r.pager and r.pager.pages > 1:
         parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
                      f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages

@@ -131,7 +131,7 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
         try:
             bot = make_bot()
             current[:] = [bot]
-            health.bot_ready = lambda bot=bot: bot.is_ready() and not bot.is_closed()
+            health.bot_ready = _ready_check(bot)
             health.set_bot("connecting")
             await _run_bot(bot, token, say)
             health.set_bot("off")
@@ -152,6 +152,12 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
                 with contextlib.suppress(Exception):
                     await bot.close()
         await asyncio.sleep(delay)
+
+
+def _ready_check(bot: Any) -> Callable[[], bool]:
+    def ready() -> bool:
+        return bool(bot.is_ready() and not bot.is_closed())
+    return ready
 
 
 async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
