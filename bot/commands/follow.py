@@ -49,7 +49,7 @@ def parse_hour(hour: Any) -> int:
         raise BadOption("The hour is a whole number from 0 to 23.") from None
 
 
-def _where(ctx: Ctx) -> str:
+def where_words(ctx: Ctx) -> str:
     return "this channel" if ctx.guild_id is not None else "your DMs"
 
 
@@ -77,7 +77,7 @@ def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None =
     name = shown_name(d)
     only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
-    said = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
+    said = (f"{verb} **{name}** in {where_words(ctx)}: its newly added citing papers{only} arrive "
             f"{delivery_words(f.mode, f.role_id, settings)}. Starting now (the feed holds the history). "
             "/unfollow to stop.")
     return Reply(content=text.clip(said, text.CONTENT_MAX))

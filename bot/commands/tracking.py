@@ -6,7 +6,7 @@ from typing import Any
 
 from mapwatch.bot import render, render_follow, text
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
-from mapwatch.bot.commands.follow import MODE_HELP, delivery_words, parse_role
+from mapwatch.bot.commands.follow import MODE_HELP, delivery_words, parse_role, where_words
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Embed, Reply
 from mapwatch.store import follows, queries, tracking
@@ -22,7 +22,7 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
     track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
                                     role_id=parse_role(role))
-    where = "this channel" if ctx.guild_id is not None else "your DMs"
+    where = where_words(ctx)
     title = text.esc(text.clip(found.title, 200))
     settings = follows.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     how = delivery_words(track.mode, track.role_id, settings)
