@@ -11,7 +11,6 @@ from mapwatch.store.queries import AreaDirections, DirectionView, ListedPaper, P
 from mapwatch.store.tracking import Alert, Track
 
 COLOR = 0x3B82F6
-ERROR_COLOR = 0xDC2626
 
 
 def error(message: str, suggestions: Sequence[str] = ()) -> Reply:

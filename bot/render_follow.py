@@ -41,7 +41,6 @@ from mapwatch.store.follows import Digest, DigestSection, Follow, FollowNews, Ne
 from mapwatch.store.tracking import Alert
 
 COLOR = 0x10B981
-ALERT_LIMIT = 10  # citers named in an instant delivery
 DIGEST_LINES = 5  # top citers named per digest section, before shrinking to fit
 TITLE_LINK_MAX = 180  # a linked title in a delivery
 
