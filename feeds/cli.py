@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     base_arg(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
-    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_bot.py.
+    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_run.py.
 
 
 def out_dir(args: argparse.Namespace) -> str:
