@@ -39,6 +39,8 @@ from mapwatch.store.format import format_page
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
 from mapwatch.store.parse import parse_page
 
+from bench.vocab import Vocabulary, zipf
+
 HOST = "https://mlsanity.com"
 LIST_LIMIT = 30
 DATA_THROUGH = (date(2026, 10, 14), date(2026, 11, 12))
@@ -283,8 +285,21 @@ def _assign_ids(rng: random.Random, dates: list[date]) -> list[str]:
     return ids
 
 
+_VOCAB: Vocabulary | None = None  # None: the 180 words above, drawn uniformly
+
+
+def use_vocabulary(name: str) -> None:
+    """Titles and abstracts from now on: "small" (the 180 words) or "zipf" (bench/vocab.py)."""
+    global _VOCAB
+    _VOCAB = zipf() if name == "zipf" else None
+
+
+def _pick(rng: random.Random, k: int) -> list[str]:
+    return _VOCAB.words(rng, k) if _VOCAB else [rng.choice(_WORDS) for _ in range(k)]
+
+
 def _title(rng: random.Random) -> str:
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(5, 13))]
+    words = _pick(rng, rng.randint(5, 13))
     for k in range(2, len(words) - 1, 4):
         if rng.random() < 0.5:
             words[k] = rng.choice(_FUNCTION)
@@ -307,7 +322,7 @@ def _abstract(seed: int, i: int) -> str:
     for _ in range(1 if rng.random() < 0.8 else 2):
         sentences = []
         for _ in range(rng.randint(4, 8)):
-            words = [rng.choice(_WORDS) for _ in range(rng.randint(12, 28))]
+            words = _pick(rng, rng.randint(12, 28))
             s = " ".join(words)
             sentences.append(s[0].upper() + s[1:] + ".")
         paragraphs.append(" ".join(sentences))
@@ -586,7 +601,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="about this many list items per page (default: the original map, 18-37)")
     p.add_argument("--snapshot", type=int, choices=(1, 2), default=1)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--vocab", choices=("small", "zipf"), default="small",
+                   help="title/abstract words: the 180 field words, or Zipf over 6,000 (bench/vocab.py)")
     a = p.parse_args(argv)
+    use_vocabulary(a.vocab)
     manifest = generate(a.papers, a.out, seed=a.seed, snapshot=a.snapshot, list_items=a.list_items,
                         progress=None if a.quiet else _progress_line)
     print(json.dumps(manifest))

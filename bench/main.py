@@ -392,84 +392,9 @@ class Bench:
                       f"{peak:.0f} MiB at {self.args.papers:,} pages")
 
     def s6_feeds(self) -> None:
-        try:
-            from mapwatch.feeds.publish import publish
-        except ImportError:
-            self.r.line("not measurable yet: feeds are not on this branch")
-            return
-        self.ensure_snapshot1_db()
-        db_path = self.work / "feeds.db"
-        copy_db(self.snap1_db, db_path)
-        out = self.work / "public"
-        base = "http://127.0.0.1:8080"
-        from mapwatch.store.db import open_db
+        from bench import feeds
 
-        db = open_db(db_path)
-        t, c = time.perf_counter(), time.process_time()
-        cold = publish(db, out, base)
-        cold_s, cold_cpu = time.perf_counter() - t, time.process_time() - c
-        db.close()
-        if not self.snapshot2_written:
-            self.write_snapshot2(self.map_dir)
-            self.snapshot2_written = True
-        run_child("ingest", str(db_path), str(self.map_dir))
-        db = open_db(db_path)
-        t, c = time.perf_counter(), time.process_time()
-        inc = publish(db, out, base)
-        inc_s, inc_cpu = time.perf_counter() - t, time.process_time() - c
-        db.close()
-        ratio = inc_s / cold_s
-        self.r.line(f"publish cold: {cold.total:,} files ({len(cold.written):,} written) in {cold_s:.2f} s wall, "
-                    f"{cold_cpu:.2f} s CPU")
-        self.r.line(f"publish incremental after the 2% change: {len(inc.written):,} files written, "
-                    f"{inc.unchanged:,} unchanged, in {inc_s:.2f} s wall, {inc_cpu:.2f} s CPU; "
-                    f"ratio to cold = {ratio:.3f}")
-        for label, rep, secs in (("cold", cold, cold_s), ("incremental", inc, inc_s)):
-            self.r.line(f"  of which the web pages ({label}): {rep.pages:,} pages and {rep.charts:,} charts built in "
-                        f"{rep.page_seconds:.2f} s ({rep.page_seconds / secs:.0%} of the publish); the feeds and "
-                        f"OPML the other {secs - rep.page_seconds:.2f} s")
-        self.r.fig("publish_cold", {"seconds": cold_s, "cpu_seconds": cold_cpu, "files": cold.total,
-                                    "written": len(cold.written), "pages": cold.pages, "charts": cold.charts,
-                                    "page_seconds": cold.page_seconds})
-        self.r.fig("publish_incremental", {"seconds": inc_s, "cpu_seconds": inc_cpu, "written": len(inc.written),
-                                           "unchanged": inc.unchanged, "incremental": inc.incremental,
-                                           "pages": inc.pages, "charts": inc.charts,
-                                           "page_seconds": inc.page_seconds})
-        self.r.target("publish incremental <= 1/10 of cold", ratio <= 0.1, f"{ratio:.3f}")
-        self.feed_server_load(out)
-
-    def feed_server_load(self, out: Path) -> None:
-        from bench import load
-
-        paths = load.sample_paths(out, 200)
-        port = free_port()
-        argv = [sys.executable, "-c",
-                "import asyncio, sys\n"
-                "from mapwatch.feeds.server import start_server\n"
-                "async def main():\n"
-                "    await start_server(sys.argv[1], '127.0.0.1', int(sys.argv[2]))\n"
-                "    await asyncio.Event().wait()\n"
-                "asyncio.run(main())\n", str(out), str(port)]
-        results = {}
-        with Server(argv, port, self.work / "feed-server.log"):
-            results["mapwatch feed server (aiohttp)"] = load.run(f"http://127.0.0.1:{port}", paths,
-                                                                 self.args.load_seconds, self.work)
-        nginx = load.Nginx(out, self.work / "nginx")
-        if nginx.available():
-            with nginx:
-                results["nginx, same folder"] = load.run(f"http://127.0.0.1:{nginx.port}", paths,
-                                                         self.args.load_seconds, self.work)
-        else:
-            self.r.line("nginx: not installed, no comparison")
-        for name, res in results.items():
-            self.r.line(f"{name}: {res['requests_per_s']:,.0f} requests/s, p50 {res['p50_ms']:.2f} ms, "
-                        f"p99 {res['p99_ms']:.2f} ms ({res['tool']}, {res['connections']} connections, "
-                        f"{res['seconds']:.0f} s, conditional GETs over {len(paths)} feeds, "
-                        f"{res['status_304_share']:.0%} answered 304)")
-        self.r.fig("feed_server", results)
-        ours = results["mapwatch feed server (aiohttp)"]
-        self.r.target("feed server >= 3,000 requests/s (conditional GETs)", ours["requests_per_s"] >= 3000,
-                      f"{ours['requests_per_s']:,.0f}/s")
+        feeds.section(self)
 
     # -- 5-7 -----------------------------------------------------------------------------
     def s5_queries(self) -> None:

@@ -1,10 +1,14 @@
 """Section 5: latency of the bot's commands (handler + rendering, no network) on a large map.
 
-    python -m bench.queries DB MAP_FOLDER [--during FOLDER_TO_INGEST] [--calls N]
+    python -m bench.queries DB [--during FOLDER] [--vocab auto|zipf|small] [--calls N]
 
-Runs in a child process of bench/run (so its peak memory is its own) and prints one JSON
-line: per command the latencies' p50/p99 in ms, idle, and again while another process
-ingests FOLDER_TO_INGEST into the same database (a refresh writing)."""
+`measure_commands(db_path, ...)` opens an existing database, runs every command found in
+this checkout over a deterministic workload (typical papers and the 50 most cited; /search
+words drawn from the map's vocabulary, bench/vocab.py's Zipf one when the map was made with it), and reports
+per command the latencies' p50/p99/max in ms (wall, and p50/p99 of CPU time): idle, and again while another process
+refreshes the same database (`python -m bench.child ingest DB FOLDER`, or any `writer`
+command line), plus this process's peak memory. Run in its own process (as bench/run does)
+so that the peak is the commands' alone. The CLI prints the result as one JSON line."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from bench import vocab
 from bench.generate import _WORDS
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -48,7 +53,24 @@ def available() -> list[str]:
     return found
 
 
-def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]], list[str]]:
+def map_vocabulary(db) -> str:
+    """"zipf" if the map's titles and abstracts hold bench/vocab.py's made-up words, else "small"."""
+    v = vocab.zipf()
+    made_up = [w for w in v.ranked if w not in set(_WORDS)][:5]  # the most frequent made-up words
+    probe = " OR ".join(f'"{w}"' for w in made_up)
+    hit = db.conn.execute("SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT 1", (probe,)).fetchone()
+    return "zipf" if hit else "small"
+
+
+def search_words(rng: random.Random, words: str, n: int = 200) -> list[str]:
+    """`n` search texts of 1-3 words from the vocabulary the map was generated with."""
+    if words == "zipf":
+        v = vocab.zipf()
+        return [" ".join(v.query_words(rng)) for _ in range(n)]
+    return [" ".join(rng.sample(_WORDS, rng.randint(1, 3))) for _ in range(n)]
+
+
+def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Callable[[], object]]], list[str]]:
     """The commands that exist in this checkout, each with its calls (deterministic)."""
     rng = random.Random(seed)
     ids = [r[0] for r in db.conn.execute("SELECT id FROM papers WHERE has_page = 1 ORDER BY id")]
@@ -65,22 +87,23 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
         ctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
         out["/paper"] = [lambda p=p: paper_core(db, ctx, paper=p) for p in sample]
         out["/citers"] = [lambda p=p: citers_core(db, ctx, paper=p) for p in sample]
-        words = [" ".join(rng.sample(_WORDS, rng.randint(1, 3))) for _ in range(200)]
-        out["/search"] = [lambda w=w: search_core(db, ctx, query=w) for w in words]
+        texts = search_words(rng, words)
+        out["/search"] = [lambda w=w: search_core(db, ctx, query=w) for w in texts]
     except ImportError:
         missing += ["/paper", "/citers", "/search"]
     try:
-        from mapwatch.store import queries
+        from mapwatch.store import autocomplete
 
-        auto = queries.autocomplete_papers
-        prefixes = [titles[p][: rng.randint(2, 12)] for p in sample[:100]] + [p[: rng.randint(3, 8)]
+        auto = autocomplete.autocomplete_papers
+        prefixes = [titles[p][: rng.randint(2, 30)] for p in sample[:100]] + [p[: rng.randint(3, 8)]
                                                                                for p in sample[100:]]
         out["autocomplete"] = [lambda t=t: auto(db, t) for t in prefixes]
     except (ImportError, AttributeError):
         missing.append("autocomplete")
     try:
         from mapwatch.bot.render_graph import path_text, related_text
-        from mapwatch.store.graph import citation_path, related
+        from mapwatch.store.citation_path import citation_path
+        from mapwatch.store.related import related
 
         out["/related"] = [lambda p=p: related_text(related(db, p)) for p in sample[:60]]
         pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(60)]
@@ -90,50 +113,75 @@ def workloads(db, seed: int = 7) -> tuple[dict[str, list[Callable[[], object]]],
     return out, missing
 
 
-def measure(calls: list[Callable[[], object]]) -> list[float]:
-    ms = []
+def measure(calls: list[Callable[[], object]]) -> list[tuple[float, float]]:
+    """(wall ms, CPU ms) of each call. CPU time is the steadier figure on a shared machine."""
+    out = []
     for call in calls:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         call()
-        ms.append((time.perf_counter() - t) * 1000)
-    return ms
+        out.append(((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000))
+    return out
 
 
-def summary(ms: list[float]) -> dict:
-    s = sorted(ms)
-    return {"n": len(s), "p50_ms": percentile(s, 0.50), "p99_ms": percentile(s, 0.99), "max_ms": s[-1] if s else None}
+def summary(samples: list[tuple[float, float]]) -> dict:
+    s = sorted(w for w, _ in samples)
+    cpu = sorted(c for _, c in samples)
+    return {"n": len(s), "p50_ms": percentile(s, 0.50), "p99_ms": percentile(s, 0.99), "max_ms": s[-1] if s else None,
+            "cpu_p50_ms": percentile(cpu, 0.50), "cpu_p99_ms": percentile(cpu, 0.99)}
 
 
-def main(argv: list[str]) -> int:
+def measure_commands(db_path: str, *, during: str | None = None, writer: list[str] | None = None,
+                     words: str = "auto", calls: int | None = None) -> dict:
+    """Latencies of every command on the database at `db_path`: idle, then while `writer`
+    (a command line; by default an ingest of the folder `during`) writes to it. See the
+    module's docstring."""
     from mapwatch.store.db import open_db
 
-    db_path = argv[0]
-    during = argv[argv.index("--during") + 1] if "--during" in argv else None
+    if writer is None and during:
+        writer = [sys.executable, "-m", "bench.child", "ingest", db_path, during]
     db = open_db(db_path)
-    work, missing = workloads(db)
-    result: dict = {"missing": missing, "idle": {}, "during_refresh": {}}
-    for name, calls in work.items():
-        measure(calls[:5])  # warm the page cache and statement cache
-        result["idle"][name] = summary(measure(calls))
-    if during:
-        # Another process ingests the changed pages into the same database (WAL: readers
-        # do not wait for the writer); the commands run round-robin until it is done.
-        writer = subprocess.Popen([sys.executable, "-m", "bench.child", "ingest", db_path, during],
-                                  stdout=subprocess.PIPE, text=True)
-        samples: dict[str, list[float]] = {name: [] for name in work}
+    if words == "auto":
+        words = map_vocabulary(db)
+    work, missing = workloads(db, words=words)
+    if calls is not None:
+        work = {name: c[:calls] for name, c in work.items()}
+    result: dict = {"missing": missing, "idle": {}, "during_refresh": {}, "words": words}
+    for name, c in work.items():
+        measure(c[:5])  # warm the page cache and statement cache
+        result["idle"][name] = summary(measure(c))
+    if writer:
+        # Another process writes to the same database (WAL: readers do not wait for the
+        # writer); the commands run round-robin until it is done.
+        proc = subprocess.Popen(writer, stdout=subprocess.PIPE, text=True)
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in work}
         i = 0
         t0 = time.perf_counter()
-        while writer.poll() is None:
-            for name, calls in work.items():
-                samples[name] += measure([calls[i % len(calls)]])
+        while proc.poll() is None:
+            for name, c in work.items():
+                samples[name] += measure([c[i % len(c)]])
             i += 1
-        writer_out = json.loads(writer.stdout.read().strip().splitlines()[-1]) if writer.stdout else {}
+        lines = proc.stdout.read().strip().splitlines() if proc.stdout else []
+        writer_out = json.loads(lines[-1]) if lines else {}
         result["during_refresh"] = {name: summary(ms) for name, ms in samples.items()}
         result["refresh"] = {"seconds": time.perf_counter() - t0, "stored": writer_out.get("stored"),
-                             "rounds": i}
+                             "rounds": i, "exit": proc.returncode}
     db.close()
     # This process's own peak (wait4 on it would add the writer's, a child it waited for).
     result["self_peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return result
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m bench.queries", description=__doc__.split("\n\n")[0])
+    p.add_argument("db")
+    p.add_argument("--during", help="a map folder another process ingests while the commands run again")
+    p.add_argument("--vocab", choices=("auto", "zipf", "small"), default="auto",
+                   help="the vocabulary the map was generated with (default: found in the map)")
+    p.add_argument("--calls", type=int, help="calls per command (default: the whole workload, 60-250)")
+    a = p.parse_args(argv)
+    result = measure_commands(a.db, during=a.during, words=a.vocab, calls=a.calls)
     print(json.dumps(result), flush=True)
     return 0
 

@@ -1,13 +1,14 @@
-"""The bot's commands for the `mapwatch` entry point (mapwatch.cli): `ask`, `run` and `sync`
-(bot/cli_bot.py) and `graph` (bot/cli_graph.py). Each imports what it needs when it runs."""
+"""The bot's commands for the `mapwatch` entry point (mapwatch.cli), one module each:
+`ask` (bot/cli_ask.py), `run` (bot/cli_run.py), `sync` (bot/cli_sync.py) and `graph`
+(bot/cli_graph.py). Each imports what it needs when it runs."""
 
 from __future__ import annotations
 
 import argparse
 
-from mapwatch.bot import cli_bot, cli_graph
+from mapwatch.bot import cli_ask, cli_graph, cli_run, cli_sync
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    cli_bot.register(sub)
-    cli_graph.register(sub)
+    for module in (cli_ask, cli_run, cli_sync, cli_graph):
+        module.register(sub)

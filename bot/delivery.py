@@ -1,4 +1,5 @@
-"""The one delivery policy, shared by track alerts, follows and digests (README: Alerts).
+"""The one delivery policy and the one sender, shared by track alerts, follows and digests
+(README: Alerts); bot.delivery_loop runs the rounds.
 
 How a post went (`Sent`, from `outcome_of` for a discord.py error) decides what happens:
 
@@ -24,14 +25,17 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render
+from mapwatch.bot import text
 from mapwatch.bot.pacer import Pacer
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.bot.replies import Reply
 from mapwatch.store import bot_state
 from mapwatch.store.follows import Place
+
+if TYPE_CHECKING:
+    import discord
 
 log = logging.getLogger("mapwatch.delivery")
 
@@ -89,12 +93,12 @@ def marked(delivery: Delivery, nonce: str) -> Delivery:
     embed, in a last line of its content), still within Discord's limits."""
     tag = f"{MARKER}{nonce}"
     if not delivery.embeds:
-        content = render.clip(delivery.content, render.CONTENT_MAX - len(tag) - 4)
+        content = text.clip(delivery.content, text.CONTENT_MAX - len(tag) - 4)
         return replace(delivery, content=f"{content}\n-# {tag}".strip())
     first = delivery.embeds[0]
-    footer = render.clip(first.footer, render.FOOTER_MAX - len(tag) - 3)
+    footer = text.clip(first.footer, text.FOOTER_MAX - len(tag) - 3)
     embeds = (replace(first, footer=f"{footer} · {tag}" if footer else tag), *delivery.embeds[1:])
-    fitted = render.fit_reply(Reply(content=delivery.content, embeds=embeds))  # the first embed keeps its footer
+    fitted = text.fit_reply(Reply(content=delivery.content, embeds=embeds))  # the first embed keeps its footer
     return replace(delivery, content=fitted.content, embeds=fitted.embeds)
 
 
@@ -156,10 +160,17 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
     return False
 
 
+def allowed_mentions(role_ids: tuple[int, ...]) -> discord.AllowedMentions:
+    """Exactly the chosen roles may be mentioned; everyone, users and replies never."""
+    import discord
+
+    roles: Any = [discord.Object(id=r) for r in role_ids] if role_ids else False
+    return discord.AllowedMentions(everyone=False, users=False, roles=roles, replied_user=False)
+
+
 def discord_sender(client: Any) -> Send:
     """`send` for a discord.py client: posts to the place's channel (or DM channel)."""
     import discord
-    from mapwatch.bot.follow_delivery import allowed_mentions
     from mapwatch.bot.interactions import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:

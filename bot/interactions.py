@@ -20,13 +20,14 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from mapwatch.bot import render
+from mapwatch.bot import text
 from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
-from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import bot_state, queries, tracking
+from mapwatch.bot.replies import Ctx, Embed, Pager, Reply
+from mapwatch.store import autocomplete, bot_state, tracking
 from mapwatch.store.clock import utc_now
 from mapwatch.store.db import open_db
 from mapwatch.store.errors import NotAllowed
+from sqlite_utils import Database
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -49,7 +50,7 @@ class Runner:
         self._local = threading.local()
 
     # -- database, off the loop ---------------------------------------------------------
-    def db(self) -> Any:
+    def db(self) -> Database:
         conn = getattr(self._local, "db", None)
         if conn is None:
             conn = self._local.db = open_db(self.db_path, migrate=False)
@@ -99,7 +100,7 @@ class Runner:
 
     async def send(self, interaction: discord.Interaction, reply: Reply, *, edit: bool = False,
                    deferred: bool = False) -> None:
-        reply = render.fit_reply(reply)
+        reply = text.fit_reply(reply)
         kw: dict[str, Any] = {"content": reply.content or None, "embeds": [to_embed(e) for e in reply.embeds]}
         view = await self.page_view(reply.pager) if reply.pager else None
         if edit and not reply.ephemeral:
@@ -142,20 +143,20 @@ class Runner:
     # -- autocomplete -------------------------------------------------------------------
     async def paper_autocomplete(self, interaction: discord.Interaction,
                                  current: str) -> list[app_commands.Choice[str]]:
-        found = await self.call(queries.autocomplete_papers, current or "")
-        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
+        found = await self.call(autocomplete.autocomplete_papers, current or "")
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
     async def direction_autocomplete(self, interaction: discord.Interaction,
                                      current: str) -> list[app_commands.Choice[str]]:
-        found = await self.call(queries.autocomplete_directions, current or "")
-        return [app_commands.Choice(name=render.clip(render.clean(c.name), 100), value=c.value) for c in found]
+        found = await self.call(autocomplete.autocomplete_directions, current or "")
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
     async def tracked_autocomplete(self, interaction: discord.Interaction,
                                    current: str) -> list[app_commands.Choice[str]]:
         tracks = await self.call(lambda db: tracking.list_tracks(db, guild_id=interaction.guild_id,
                                                                  user_id=interaction.user.id))
         cur = (current or "").lower()
-        out = [app_commands.Choice(name=render.clip(f"{t.paper_id} · {render.clean(t.paper_title)}", 100),
+        out = [app_commands.Choice(name=text.clip(f"{t.paper_id} · {text.clean(t.paper_title)}", text.CHOICE_MAX),
                                    value=t.paper_id)
                for t in tracks if (interaction.guild_id is None or t.channel_id == interaction.channel_id)
                and (cur in t.paper_id.lower() or cur in t.paper_title.lower())]
@@ -174,9 +175,9 @@ class Runner:
             log.warning("could not send the error reply")
 
 
-def to_embed(e: Any) -> discord.Embed:
+def to_embed(e: Embed) -> discord.Embed:
     # Every embed sent to Discord passes here: its link once more through the one rule.
-    emb = discord.Embed(title=e.title or None, description=e.description or None, url=render.safe_link(e.url),
+    emb = discord.Embed(title=e.title or None, description=e.description or None, url=text.safe_link(e.url),
                         color=e.color)
     for f in e.fields:
         emb.add_field(name=f.name, value=f.value, inline=f.inline)
@@ -215,9 +216,9 @@ class PageButton(discord.ui.DynamicItem[discord.ui.Button], template=PAGE_ID):
         self.cmd, self.page, self.key = cmd, page, key
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str]) -> PageButton:
-        return cls(match["cmd"], int(match["page"]), match["args"], item.custom_id or "")
+        return cls(match["cmd"], int(match["page"]), match["args"], getattr(item, "custom_id", None) or "")
 
     async def callback(self, interaction: discord.Interaction) -> None:
         runner: Runner = interaction.client.runner  # type: ignore[attr-defined]

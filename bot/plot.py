@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from mapwatch.bot.text import one_line
 from mapwatch.feeds.chart import DRAW_LOCK, LINE, png_bytes
 from mapwatch.feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
 from mapwatch.store.graph import Neighbourhood
@@ -56,14 +57,6 @@ class Picture:
     highlighted: str                        # the asked paper's id
     nodes: tuple[DrawnNode, ...]
     legend: tuple[tuple[str, str], ...]     # (direction name, colour)
-
-
-def short_title(title: str, limit: int = 24) -> str:
-    title = " ".join(title.split())
-    if len(title) <= limit:
-        return title
-    cut = title[:limit - 1].rsplit(" ", 1)[0] if " " in title[:limit - 1] else title[:limit - 1]
-    return cut.rstrip(" :,;-") + "…"
 
 
 def _legend_label(name: str) -> str:
@@ -154,7 +147,7 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
                        edgecolors=HIGHLIGHT if centre else "white", linewidths=4 if centre else 0.8,
                        gid=f"node:{pid}")
             if pid in labelled:
-                text = f"{short_title(n.paper.title)}\n{pid}"
+                text = f"{one_line(n.paper.title, 24)}\n{pid}"
                 ax.annotate(text, pos[pid], xytext=(0, -(radius_pt[pid] + 3)), textcoords="offset points",
                             ha="center", va="top", fontsize=9 if centre else 7,
                             fontweight="bold" if centre else "normal", zorder=4,
@@ -173,7 +166,7 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
         shown = f"{len(view.nodes)} papers, {len(view.edges)} citations"
         if view.truncated:
             shown += " (most cited shown)"
-        fig.suptitle(f"{short_title(view.center.title, 70)} ({view.center.id})\n"
+        fig.suptitle(f"{one_line(view.center.title, 70)} ({view.center.id})\n"
                      f"{view.depth}-step neighbourhood: {shown}; arrows point from citing to cited paper",
                      fontsize=10)
         fig.canvas.draw()
@@ -184,7 +177,7 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
             pid = n.paper.id
             x, y = to_px(pos[pid])
             nodes.append(DrawnNode(
-                id=pid, label=f"{short_title(n.paper.title)}\n{pid}" if pid in labelled else "",
+                id=pid, label=f"{one_line(n.paper.title, 24)}\n{pid}" if pid in labelled else "",
                 x=float(x), y=float(height - y), radius=radius_pt[pid] * px_per_pt,
                 colour=colours.get(n.direction or "", NO_DIRECTION), highlighted=pid == view.center.id))
         png = _png(fig, dpi)

@@ -1,124 +1,17 @@
-"""Pure rendering: query results -> Reply/Embed data within Discord's limits.
-
-Limits (docs/design.md, "Discord's limits"): title 256, description 4096, 25 fields (name 256,
-value 1024), footer 2048, 6000 characters in total per message, 10 embeds,
-content 2000. Text from pages is escaped so it cannot format or ping.
-"""
+"""Pure rendering: query results -> Reply/Embed data within Discord's limits (bot/text.py)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any
 
-from mapwatch.bot.replies import Embed, Field, Reply
+from mapwatch.bot.replies import Embed, Field, Pager, Reply
+from mapwatch.bot.text import FIELD_VALUE_MAX, FIELDS_MAX, clean, clip, clip_lines, esc, fit_reply, link, safe_link
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.urls import safe_http_url
+from mapwatch.store.queries import AreaDirections, DirectionView, PaperPage, PaperView
+from mapwatch.store.tracking import Alert, Track
+from mapwatch.store.types import CitationRow, PaperRow
 
-TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
-FOOTER_MAX, TOTAL_MAX, CONTENT_MAX, EMBEDS_MAX = 2048, 6000, 2000, 10
 COLOR = 0x3B82F6
-ERROR_COLOR = 0xDC2626
-
-_MD = re.compile(r"([\\*_~`|>\[\]<]|^[#-])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_MENTION = re.compile(r"@(?=everyone|here|[!&]?\d)", re.IGNORECASE)
-
-
-def clean(text: str | None) -> str:
-    """Page text made safe to show: no control characters, no mentions, one line."""
-    if not text:
-        return ""
-    text = _CONTROL.sub("", text)
-    text = _MENTION.sub("@\u2060", text)
-    return " ".join(text.split())
-
-
-def esc(text: str | None) -> str:
-    """Clean, then escape Markdown so titles show literally (and links stay links)."""
-    return _MD.sub(r"\\\1", clean(text))
-
-
-def clip(text: str, limit: int) -> str:
-    """Cut at a word boundary with an ellipsis, never over `limit` characters."""
-    if len(text) <= limit:
-        return text
-    cut = text[: max(0, limit - 1)]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    while cut.endswith("\\"):  # never leave a dangling escape
-        cut = cut[:-1]
-    return cut.rstrip() + "…"
-
-
-def clip_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
-    """Join whole lines up to `limit`; lines that do not fit become "… and N more"."""
-    out: list[str] = []
-    used = 0
-    for i, line in enumerate(lines):
-        left = len(lines) - i + more
-        tail = f"… and {left} more"
-        if used + len(line) + 1 + len(tail) + 1 > limit and (i < len(lines) - 1 or used + len(line) + 1 > limit):
-            if used + len(tail) <= limit:
-                out.append(tail)
-            break
-        out.append(line)
-        used += len(line) + 1
-    else:
-        if more:
-            tail = f"… and {more} more"
-            if used + len(tail) <= limit:
-                out.append(tail)
-    return clip("\n".join(out), limit) if out else ""
-
-
-def link(title: str | None, url: str | None) -> str:
-    t = esc(title) or "untitled"
-    u = safe_link(url)
-    return f"[{t}]({u})" if u else t
-
-
-_MARKDOWN_BREAKERS = re.compile(r"[()\[\]]")
-
-
-def safe_link(url: str | None) -> str | None:
-    """`url` if it may be shown as a link: http(s) with a host (store/urls.py, the one rule
-    for links from pages), at most 400 characters, and nothing that ends a Markdown link."""
-    u = safe_http_url(url)
-    return u if u and len(u) <= 400 and not _MARKDOWN_BREAKERS.search(u) else None
-
-
-def embed_size(e: Embed) -> int:
-    return (len(e.title) + len(e.description) + len(e.footer)
-            + sum(len(f.name) + len(f.value) for f in e.fields))
-
-
-def fit_embed(e: Embed, budget: int = TOTAL_MAX) -> Embed:
-    """An embed within every per-field limit and `budget` characters in total."""
-    fields = tuple(Field(clip(f.name, FIELD_NAME_MAX) or "\u200b", clip(f.value, FIELD_VALUE_MAX) or "\u200b",
-                         f.inline) for f in e.fields[:FIELDS_MAX])
-    e = Embed(clip(e.title, TITLE_MAX), clip(e.description, DESC_MAX),
-              safe_link(e.url), fields, clip(e.footer, FOOTER_MAX), e.color)
-    while embed_size(e) > budget and e.fields:
-        e = Embed(e.title, e.description, e.url, e.fields[:-1], e.footer, e.color)
-    if embed_size(e) > budget:
-        room = budget - len(e.title) - len(e.footer)
-        e = Embed(e.title, clip(e.description, max(0, room)), e.url, (), e.footer, e.color)
-    return e
-
-
-def fit_reply(r: Reply) -> Reply:
-    """The whole message within Discord's limits: content, at most 10 embeds, 6000 in total."""
-    embeds: list[Embed] = []
-    budget = TOTAL_MAX
-    for e in r.embeds[:EMBEDS_MAX]:
-        if budget < 50:
-            break
-        fitted = fit_embed(e, budget)
-        embeds.append(fitted)
-        budget -= embed_size(fitted)
-    return Reply(clip(_CONTROL.sub("", r.content), CONTENT_MAX), tuple(embeds), r.ephemeral, r.pager, r.files)
 
 
 def error(message: str, suggestions: Sequence[str] = ()) -> Reply:
@@ -145,8 +38,8 @@ def to_text(r: Reply) -> str:
         if e.footer:
             block.append(f"({e.footer})")
         parts.append("\n".join(block))
-    for f in r.files:
-        parts.append(f"[attachment: {f.filename}, {len(f.data):,} bytes]")
+    for attached in r.files:
+        parts.append(f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
     if r.pager and r.pager.pages > 1:
         parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
                      f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages
@@ -179,11 +72,11 @@ def when(iso: str | None) -> str:
     return day(iso)
 
 
-def paper_line(p: Any, n: int | None = None, *, dirs: bool = True) -> str:
+def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
     year = f" ({p.year})" if p.year else ""
     cited = f" · cited by {p.cited_by}" if p.cited_by is not None else ""
     where = ""
-    if dirs and getattr(p, "directions", ()):
+    if dirs and isinstance(p, CitationRow) and p.directions:
         where = " · " + ", ".join(esc(d) for d in p.directions[:2])
     prefix = f"{n}. " if n is not None else "• "
     return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}"
@@ -197,7 +90,7 @@ def paper_feed_url(base_url: str, paper_id: str) -> str:
     return f"{base_url}/feeds/papers/{paper_id}.atom"
 
 
-def paper_card(v: Any, base_url: str) -> Reply:
+def paper_card(v: PaperView, base_url: str) -> Reply:
     p = v.paper
     arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
     head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
@@ -230,7 +123,7 @@ def paper_card(v: Any, base_url: str) -> Reply:
     return fit_reply(Reply(embeds=(Embed(esc(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
 
 
-def paper_list(title: str, url: str | None, result: Any, *, subtitle: str, empty: str, pager: Any) -> Reply:
+def paper_list(title: str, url: str | None, result: PaperPage, *, subtitle: str, empty: str, pager: Pager) -> Reply:
     if not result.items:
         return fit_reply(Reply(content=empty if result.offset == 0 else "No more results.", ephemeral=True))
     lines = [paper_line(p, result.offset + i + 1) for i, p in enumerate(result.items)]
@@ -239,7 +132,7 @@ def paper_list(title: str, url: str | None, result: Any, *, subtitle: str, empty
     return fit_reply(Reply(embeds=(embed,), pager=pager if pager.pages > 1 else None))
 
 
-def direction_card(v: Any, base_url: str) -> Reply:
+def direction_card(v: DirectionView, base_url: str) -> Reply:
     d = v.direction
     desc = f"{esc(d.breadcrumb)}\n{d.papers} papers placed here."
     fields = [Field("Most cited papers", clip_lines([paper_line(p, i + 1, dirs=False)
@@ -251,7 +144,7 @@ def direction_card(v: Any, base_url: str) -> Reply:
     return fit_reply(Reply(embeds=(Embed(esc(d.name), desc, d.url, tuple(fields), f"slug: {d.slug}", COLOR),)))
 
 
-def directions_list(areas: Sequence[Any]) -> Reply:
+def directions_list(areas: Sequence[AreaDirections]) -> Reply:
     if not areas:
         return Reply(content="No directions stored yet: run `mapwatch ingest` or `mapwatch refresh`.", ephemeral=True)
     total = sum(len(a.directions) for a in areas)
@@ -264,7 +157,7 @@ def directions_list(areas: Sequence[Any]) -> Reply:
                                          tuple(fields), "Use /direction for one of them" + more, COLOR),)))
 
 
-def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
+def tracked_list(tracks: Sequence[Track], in_dm: bool) -> Reply:
     if not tracks:
         where = "in these DMs" if in_dm else "in this server"
         return Reply(content=f"Nothing is tracked {where}. Use /track <paper> to start.", ephemeral=True)
@@ -272,20 +165,19 @@ def tracked_list(tracks: Sequence[Any], in_dm: bool) -> Reply:
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
         last = day(t.last_alert_at) if t.last_alert_at else "no alert yet"
-        how = getattr(t, "mode", "instant") + (f" · mentions role `{int(t.role_id)}`"
-                                                if getattr(t, "role_id", None) is not None else "")
+        how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
         line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · {how} · since {day(t.created_at)}"
                 f" · last alert: {last}")
         if t.disabled_reason:
             line += f" · **disabled**: {clean(t.disabled_reason)}"
-        if getattr(t, "last_failure", None):
+        if t.last_failure:
             line += f" · last failed delivery: {clean(clip(t.last_failure, 200))}"
         lines.append(line)
     title = "Tracked in your DMs" if in_dm else "Tracked in this server"
     return fit_reply(Reply(embeds=(Embed(title, clip_lines(lines, 4000), None, (), f"{len(tracks)} tracked", COLOR),)))
 
 
-def alert(a: Any) -> Reply:
+def alert(a: Alert) -> Reply:
     """One tracked paper's new citers since the last alert."""
     p = a.paper
     n_new = len(a.new_citers) + a.more

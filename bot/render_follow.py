@@ -1,4 +1,4 @@
-"""Pure rendering of follow deliveries, digests and their previews, within Discord's limits.
+"""Pure rendering of deliveries (track alerts, follows, digests) and digest previews, within Discord's limits.
 
 Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096, 25 fields
 (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds.
@@ -12,24 +12,39 @@ content and listed in `Delivery.role_ids`; the send site allows exactly those ro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from mapwatch.bot.render import clip, embed_size, esc, safe_link  # text from pages can neither format nor ping
+from mapwatch.bot.render import alert, day
 from mapwatch.bot.replies import Embed, Field, Reply
+from mapwatch.bot.text import (
+    CONTENT_MAX,
+    DESC_MAX,
+    FIELD_NAME_MAX,
+    FIELD_VALUE_MAX,
+    FIELDS_MAX,
+    FOOTER_MAX,
+    TITLE_MAX,
+    TOTAL_MAX,
+    and_more,
+    clip,
+    clip_lines,
+    embed_size,
+    esc,
+    link,
+    plural,
+    role_mention,
+    safe_link,
+)
 from mapwatch.store.digests import Digest, DigestSection
 from mapwatch.store.follows import Follow, FollowNews
+from mapwatch.store.tracking import Alert
 from mapwatch.store.types import AlertCiter
 
-TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
-FOOTER_MAX, TOTAL_MAX, CONTENT_MAX = 2048, 6000, 2000
 COLOR = 0x10B981
-ALERT_LIMIT = 10  # citers named in an instant delivery
 DIGEST_LINES = 5  # top citers named per digest section, before shrinking to fit
-
-_URL = re.compile(r"https?://[^\s()<>\[\]\"'`]{1,400}")
+TITLE_LINK_MAX = 180  # a linked title in a delivery
 
 
 @dataclass(frozen=True)
@@ -41,61 +56,17 @@ class Delivery:
     role_ids: tuple[int, ...] = ()
 
 
-# -- text helpers ---------------------------------------------------------------------------
-
-def safe_url(url: str | None) -> str | None:
-    """bot.render.safe_link (store/urls.py's rule), and no quote or backtick either."""
-    u = safe_link(url)
-    return u if u and _URL.fullmatch(u) else None
-
-
-def link(title: str | None, url: str | None, limit: int = 180) -> str:
-    t = clip(esc(title), limit) or "untitled"
-    u = safe_url(url)
-    return f"[{t}]({u})" if u else t
-
-
-def role_mention(role_id: int) -> str:
-    return f"<@&{int(role_id)}>"
-
-
-def join_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
-    """Whole lines, at most `limit` characters; the lines left out (and `more`) become "… and N more"."""
-    out: list[str] = []
-    used = 0
-    for i, line in enumerate(lines):
-        after = len(lines) - i - 1 + more
-        need = len(line) + (1 if out else 0)
-        reserve = len(f"\n… and {after} more") if after else 0
-        if used + need + reserve > limit:
-            left = len(lines) - i + more
-            while out and used + 1 + len(f"… and {left} more") > limit:
-                used -= len(out.pop()) + (1 if out else 0)
-                left += 1
-            out.append(f"… and {left} more")
-            return "\n".join(out)[:limit]
-        out.append(line)
-        used += need
-    if more:
-        out.append(f"… and {more} more")
-    return "\n".join(out)
-
-
 def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:
     year = f" ({c.year})" if c.year else ""
     counts = f" · cited by {c.cited_by}" if c.cited_by else ""
-    line = f"• {link(c.title, c.url or c.arxiv_url)}{year} · [`{esc(c.id)}`]({c.arxiv_url}){counts}"
-    if not safe_url(c.arxiv_url):
-        line = f"• {link(c.title, c.url)}{year} · `{esc(c.id)}`{counts}"
+    line = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · [`{esc(c.id)}`]({c.arxiv_url}){counts}"
+    if not safe_link(c.arxiv_url):
+        line = f"• {link(c.title, c.url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{counts}"
     if with_cites and c.cites:
         names = ", ".join(clip(esc(r.title), 60) for r in c.cites[:2])
         extra = f" and {len(c.cites) - 2} more" if len(c.cites) > 2 else ""
         line += f"\n  cites {names}{extra}"
     return line
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _mentions(role_ids: Sequence[int]) -> str:
@@ -104,16 +75,23 @@ def _mentions(role_ids: Sequence[int]) -> str:
 
 # -- instant delivery ---------------------------------------------------------------------------
 
+def track_alert(a: Alert) -> Delivery:
+    """A tracked paper's alert (bot.render.alert) as a delivery, mentioning the track's role."""
+    reply = alert(a)
+    roles = (a.track.role_id,) if a.track.role_id is not None else ()
+    return Delivery(f"{_mentions(roles)} {reply.content}".strip(), reply.embeds, roles)
+
+
 def follow_alert(news: FollowNews) -> Delivery:
     """One message for a follow's new citing papers: names, links, "and N more"."""
     f = news.follow
     name = clip(esc(f.direction_name), 150)
-    title = clip(f"{_plural(news.total, 'new citing paper')} in {esc(f.direction_name)}", TITLE_MAX)
+    title = clip(f"{plural(news.total, 'new citing paper')} in {esc(f.direction_name)}", TITLE_MAX)
     lines = [citer_line(c) for c in news.citers]
-    desc = join_lines(lines, DESC_MAX - 200, more=news.more)
+    desc = clip_lines(lines, DESC_MAX - 200, more=news.more)
     footer = f"Titles matching “{clip(esc(f.keyword), 120)}” · " if f.keyword else ""
     footer += "/unfollow to stop"
-    embed = Embed(title=title, description=desc, url=safe_url(f.direction_url), footer=clip(footer, FOOTER_MAX),
+    embed = Embed(title=title, description=desc, url=safe_link(f.direction_url), footer=clip(footer, FOOTER_MAX),
                   color=COLOR)
     roles = (f.role_id,) if f.role_id is not None else ()
     content = f"{_mentions(roles)} New in **{name}**".strip()
@@ -124,7 +102,7 @@ def follow_alert(news: FollowNews) -> Delivery:
 
 def _section_name(s: DigestSection) -> str:
     what = "Direction" if s.kind == "direction" else "Paper"
-    gained = _plural(s.total, "new citer")
+    gained = plural(s.total, "new citer")
     if s.kind == "paper" and s.old_count is not None and s.new_count is not None and s.new_count > s.old_count:
         gained += f", cited by {s.old_count} → {s.new_count}"
     name = f"{what}: {esc(s.title)}"
@@ -134,7 +112,7 @@ def _section_name(s: DigestSection) -> str:
 
 def _section_value(s: DigestSection, lines: int) -> str:
     head = []
-    if safe_url(s.url):
+    if safe_link(s.url):
         head.append(f"[open]({s.url})" + (f" · titles matching “{clip(esc(s.keyword), 60)}”" if s.keyword else ""))
     elif s.keyword:
         head.append(f"titles matching “{clip(esc(s.keyword), 60)}”")
@@ -142,18 +120,18 @@ def _section_value(s: DigestSection, lines: int) -> str:
         head.append(f"{s.unlisted} not named on its page")
     body = [citer_line(c, with_cites=False) for c in s.citers[:lines]]
     more = s.total - len(body)
-    text = join_lines(head + body, FIELD_VALUE_MAX, more=more) if (head or body or more) else ""
+    text = clip_lines(head + body, FIELD_VALUE_MAX, more=more) if (head or body or more) else ""
     return text or "\u200b"
 
 
 def digest_summary(d: Digest) -> str:
     parts = []
     if d.directions:
-        parts.append(_plural(d.directions, "followed direction"))
+        parts.append(plural(d.directions, "followed direction"))
     if d.papers:
-        parts.append(_plural(d.papers, "tracked paper"))
+        parts.append(plural(d.papers, "tracked paper"))
     what = " and ".join(parts) or "nothing"
-    return f"{_plural(d.citers, 'new citing paper')} across {what}"
+    return f"{plural(d.citers, 'new citing paper')} across {what}"
 
 
 def digest_embed(d: Digest, *, heading: str | None = None, budget: int = TOTAL_MAX) -> Embed:
@@ -168,7 +146,7 @@ def digest_embed(d: Digest, *, heading: str | None = None, budget: int = TOTAL_M
         if shown < len(sections):
             rest = sections[shown:]
             names = ", ".join(clip(esc(s.title), 40) for s in rest[:5])
-            fields.append(Field(f"… and {len(rest)} more", clip(names + (", …" if len(rest) > 5 else ""),
+            fields.append(Field(and_more(len(rest)), clip(names + (", …" if len(rest) > 5 else ""),
                                                                   FIELD_VALUE_MAX)))
         embed = Embed(title=clip(title, TITLE_MAX), description=desc, fields=tuple(fields),
                       footer="/tracked lists what this channel follows", color=COLOR)
@@ -216,8 +194,6 @@ def digest_preview(previews: Sequence[tuple[Digest, datetime]]) -> Reply:
 # -- /tracked ---------------------------------------------------------------------------------------
 
 def _day(ts: str | None) -> str:
-    from mapwatch.bot.render import day
-
     return day(ts) if ts else "none yet"
 
 
@@ -244,7 +220,7 @@ def follows_field(follows: Sequence[Follow], *, in_dm: bool = False) -> Field | 
     if not follows:
         return None
     lines = [follow_line(f, in_dm=in_dm) for f in follows]
-    return Field(f"Followed directions ({len(follows)})", join_lines(lines, FIELD_VALUE_MAX))
+    return Field(f"Followed directions ({len(follows)})", clip_lines(lines, FIELD_VALUE_MAX))
 
 
 def follows_block(follows: Sequence[Follow], *, in_dm: bool = False, limit: int = 3000) -> str:
@@ -252,4 +228,4 @@ def follows_block(follows: Sequence[Follow], *, in_dm: bool = False, limit: int 
     if not follows:
         return ""
     lines = [follow_line(f, in_dm=in_dm) for f in follows]
-    return f"**Followed directions ({len(follows)})**\n" + join_lines(lines, limit)
+    return f"**Followed directions ({len(follows)})**\n" + clip_lines(lines, limit)

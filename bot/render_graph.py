@@ -1,6 +1,6 @@
 """Plain-text answers to the graph questions (pure: store.graph dataclasses in, text out).
 
-Each answer fits one Discord message (2000 characters): long lists end in "… and N more".
+Each answer fits one Discord message (bot/text.py): long lists end in "… and N more".
 Titles come from pages: a caller posting to Discord escapes markdown and sends with
 `AllowedMentions.none()`.
 """
@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.store.graph import CitationPath, DirectionRanks, Neighbourhood, Related, Rising
+from mapwatch.bot.text import CONTENT_MAX, clip_lines, one_line
+from mapwatch.store.citation_path import CitationPath
+from mapwatch.store.graph import DirectionRanks, Neighbourhood, Rising
+from mapwatch.store.related import Related
 from mapwatch.store.types import PaperRef
 
-LIMIT = 2000
-
-
-def short(title: str, limit: int = 70) -> str:
-    title = " ".join(title.split())
-    return title if len(title) <= limit else title[:limit - 1].rstrip() + "…"
+LIMIT = CONTENT_MAX
 
 
 def paper(p: PaperRef, limit: int = 70) -> str:
-    return f"“{short(p.title, limit)}” ({p.id})"
+    return f"“{one_line(p.title, limit)}” ({p.id})"
 
 
 def ids(papers: Sequence[PaperRef], total: int, shown: int = 4) -> str:
@@ -30,19 +28,10 @@ def ids(papers: Sequence[PaperRef], total: int, shown: int = 4) -> str:
 
 
 def fit(head: str, items: Sequence[str], tail: str = "", limit: int = LIMIT) -> str:
-    """head, then as many items as fit in `limit` characters, then tail."""
-    out = [head]
-    used = len(head) + len(tail) + 2
-    for i, item in enumerate(items):
-        more = f"… and {len(items) - i} more"
-        if used + len(item) + 1 + (len(more) + 1 if i < len(items) - 1 else 0) > limit:
-            out.append(more)
-            break
-        out.append(item)
-        used += len(item) + 1
-    if tail:
-        out.append(tail)
-    return "\n".join(out)
+    """head, then as many items as fit in `limit` characters ("… and N more" for the rest), then tail."""
+    room = limit - len(head) - 1 - (len(tail) + 1 if tail else 0)
+    body = clip_lines(items, room)
+    return "\n".join([head, *([body] if body else []), *([tail] if tail else [])])
 
 
 def related_text(r: Related) -> str:
@@ -71,7 +60,7 @@ def path_text(path: CitationPath | None, a: str, b: str, max_steps: int = 6) -> 
         return f"{paper(path.start)} is the same paper at both ends."
     n = len(path.steps)
     head = f"{n} step{'s' if n != 1 else ''} from {paper(path.start, 50)} to {paper(path.end, 50)}:"
-    items = [f"{i}. {s.text}  ({short(s.target.title, 60)})" for i, s in enumerate(path.steps, 1)]
+    items = [f"{i}. {s.text}  ({one_line(s.target.title, 60)})" for i, s in enumerate(path.steps, 1)]
     return fit(head, items)
 
 

@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
+from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
     from mapwatch.store import bot_state
     from mapwatch.store.db import open_db
 
-    now = datetime.now(UTC)
+    now = utc_now()
     nxt = trigger.get_next_fire_time(now, now)
     if nxt is None:
         return
@@ -130,7 +131,7 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
         try:
             bot = make_bot()
             current[:] = [bot]
-            health.bot_ready = lambda bot=bot: bot.is_ready() and not bot.is_closed()
+            health.bot_ready = _ready_check(bot)
             health.set_bot("connecting")
             await _run_bot(bot, token, say)
             health.set_bot("off")
@@ -151,6 +152,12 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
                 with contextlib.suppress(Exception):
                     await bot.close()
         await asyncio.sleep(delay)
+
+
+def _ready_check(bot: Any) -> Callable[[], bool]:
+    def ready() -> bool:
+        return bool(bot.is_ready() and not bot.is_closed())
+    return ready
 
 
 async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:

@@ -9,12 +9,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from html import escape
+from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
 from mapwatch.store.feed_queries import CountGrowth, Direction
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.types import NewCiter, PaperRef
-from mapwatch.store.urls import safe_http_url
+from mapwatch.store.urls import safe_http_url as _safe_http_url
+
+# The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
+# the check is pure, so its answers are kept (bounded).
+safe_http_url = lru_cache(maxsize=65536)(_safe_http_url)
 
 TAG = "tag:mapwatch,2026:"
 GENERATOR = "mapwatch"
@@ -67,7 +73,7 @@ def _paper_line(p: PaperRef) -> str:
     return f'<a href="{escape(clean(_page_link(p)))}">{escape(clean(p.title))}</a>{year}'
 
 
-def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None):
+def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate: str | None) -> Any:
     from feedgen.feed import FeedGenerator
 
     fg = FeedGenerator()
@@ -84,7 +90,7 @@ def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate:
     return fg
 
 
-def _citer_entry(fg, entry_id: str, c: NewCiter, what: str) -> None:
+def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     fe = fg.add_entry(order="append")
     p = c.citer
     fe.id(entry_id)
@@ -141,7 +147,7 @@ def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Seq
     return fg.atom_str(pretty=True)
 
 
-def _growth_entry(fg, p: PaperRef, g: CountGrowth) -> None:
+def _growth_entry(fg: Any, p: PaperRef, g: CountGrowth) -> None:
     fe = fg.add_entry(order="append")
     fe.id(f"{TAG}paper/{p.id}/count/{g.event_id}")
     n = g.unlisted

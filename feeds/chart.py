@@ -89,7 +89,7 @@ def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> b
             ax = fig.add_subplot()
             xs = [date.fromisoformat(p.data_through) for p in points]
             ys = [p.cited_by for p in points]
-            ax.plot(xs, ys, marker="o", color=LINE, linewidth=2)
+            ax.plot(xs, ys, marker="o", color=LINE, linewidth=2)  # type: ignore[arg-type]  # dates: matplotlib.dates
             ax.annotate(f"{ys[-1]:,}", (xs[-1], ys[-1]), xytext=(4, 4), textcoords="offset points", fontsize=9)
             ax.set_ylabel("cited by")
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))

@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     out_arg(p)
     base_arg(p, "http://localhost:8080")
     _limit(p)
+    p.add_argument("--papers", choices=("tracked", "all"), default="tracked",
+                   help="paper feeds and pages written: those of tracked papers (default; the feed server "
+                        "builds the others on demand), or all of them, for a plain web server")
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("serve", help="publish the feeds, then serve the folder over HTTP")
@@ -62,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     base_arg(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
-    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_bot.py.
+    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_run.py.
 
 
 def out_dir(args: argparse.Namespace) -> str:
@@ -116,7 +119,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from mapwatch.store.db import open_db
 
     db = open_db(args.db, create=False)
-    report = publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit)
+    report = publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit,
+                     papers=args.papers)
     print(report.summary())
     return EXIT_OK
 
@@ -124,6 +128,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
+    from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.publish import publish
     from mapwatch.feeds.run import default_base_url
     from mapwatch.feeds.server import start_server
@@ -134,9 +139,11 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     folder = out_dir(args)
 
     async def main() -> None:
-        runner, bound = await start_server(folder, args.host, the_port)
+        papers = PaperCache(require_db(args.db), "", args.limit)  # paper feeds and pages on demand
+        runner, bound = await start_server(folder, args.host, the_port, papers=papers)
         try:
             url = base_url(args, default_base_url(args.host, bound))
+            papers.settle(url, args.limit)
             db = open_db(args.db, create=False)
             try:
                 report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)

@@ -92,16 +92,20 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
                        health: Health | None = None) -> None:
     """Serve the feeds (and /healthz) and refresh them on schedule until `stop` is set (or forever)."""
     from mapwatch.feeds.health import Health
+    from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.server import start_server
+    from mapwatch.store.db import require_db
 
     health = health or Health(config.db_path)
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
-    runner, port = await start_server(config.out_dir, config.host, config.port, health)
+    papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
+    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
+        papers.settle(base_url, tick.limit)
         serving = await asyncio.to_thread(_publish_now, tick, port)
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
+    from apscheduler.events import JobExecutionEvent
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from apscheduler.triggers.base import BaseTrigger
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.publish import PublishReport
     from mapwatch.store.refresh import RefreshReport
@@ -36,7 +39,7 @@ class ScheduleError(MapwatchError):
     """$MAPWATCH_REFRESH is neither an interval (1h, 30m, 90s, 1h30m) nor a 5-field cron expression."""
 
 
-def parse_schedule(spec: str | None):
+def parse_schedule(spec: str | None) -> BaseTrigger:
     """An APScheduler trigger for an interval like `1h`, `30m`, `90s`, `1h30m`, `2d`, or a
     5-field cron expression like `*/15 * * * *` (UTC)."""
     from apscheduler.triggers.cron import CronTrigger
@@ -108,17 +111,17 @@ class Tick:
         return result
 
 
-def _on_job_error(event) -> None:
+def _on_job_error(event: JobExecutionEvent) -> None:
     # APScheduler logs the traceback itself (logger "apscheduler"); this is the one-line reason.
     log.error("refresh tick failed: %s: %s", type(event.exception).__name__, event.exception)
 
 
-def _on_missed(event) -> None:
+def _on_missed(event: JobExecutionEvent) -> None:
     log.warning("refresh tick missed (was due %s)", event.scheduled_run_time)
 
 
-def start_scheduler(job: Callable[[], Awaitable[object]], trigger, *, run_now: bool = True,
-                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None):
+def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, *, run_now: bool = True,
+                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None) -> AsyncIOScheduler:
     """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop.
     With `health`, each tick's outcome (its error too) is reported to it, for /healthz."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED

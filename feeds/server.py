@@ -1,31 +1,37 @@
 """Serving the output folder over HTTP (aiohttp): GET and HEAD only, conditional GET,
-the right content types, and nothing outside the folder, ever."""
+the right content types, and nothing outside the folder, ever.
+
+The folder's files are answered from memory (feeds/folder_table.py: bytes, ETag and
+Last-Modified held per URL path, reloaded when publish marks a new generation, checked at
+most once a second); a paper's feed or page that is not on disk is built on demand from the
+database (feeds/ondemand.py), and a path the table does not know is looked up on disk.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from mapwatch.feeds.build import safe_path
+from mapwatch.feeds.folder_table import CONTENT_TYPES, FolderTable, Served, resolve
+from mapwatch.feeds.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
 
 log = logging.getLogger(__name__)
 
-CONTENT_TYPES = {
-    ".atom": "application/atom+xml",
-    ".opml": "text/x-opml; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".png": "image/png",
-    ".svg": "image/svg+xml",
-}
+__all__ = ["CONTENT_TYPES", "folder_redirect", "make_handler", "resolve", "start_server"]
 ALLOWED = ("GET", "HEAD")
-INDEX = "index.html"
+RELOAD_EVERY = 1.0  # seconds between checks of the generation file
+NOT_FOUND = "Not found. The feeds are listed at /\n"
+HEALTH_PATH = "/healthz"  # feeds/health.py
+_COMMON = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
 
 
 def folder_redirect(root: Path, request_path: str) -> str | None:
@@ -37,59 +43,120 @@ def folder_redirect(root: Path, request_path: str) -> str | None:
     return f"/{rel}/" if resolve(root, f"/{rel}/") is not None else None
 
 
-def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
-    """The file under `root` that `request_path` names and its content type, or None: only plain segments, only
-    the served suffixes, and the resolved file (symlinks followed) must lie inside root. A folder's path
-    ending in `/` names its `index.html` (the web pages, README: Feeds)."""
-    rel = request_path.lstrip("/")
-    if not rel or rel.endswith("/"):
-        rel += INDEX
-    if "\x00" in rel or "\\" in rel or not safe_path(rel):
-        return None
-    if Path(rel).suffix not in CONTENT_TYPES:
-        return None
-    real_root = root.resolve()
+def _not_modified(request: web.BaseRequest, etag: str, mtime: int | None) -> bool:
+    inm = request.headers.get("If-None-Match")
+    if inm is not None:
+        return matches(inm, etag)
+    ims = request.headers.get("If-Modified-Since")
+    if ims is None or mtime is None:
+        return False
     try:
-        target = (real_root / rel).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    if not target.is_relative_to(real_root) or not target.is_file():
-        return None
-    return target, CONTENT_TYPES[Path(rel).suffix]
+        return mtime <= parsedate_to_datetime(ims).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return False
 
 
-def make_app(out_dir: str | Path, health: Health | None = None) -> web.Application:
+def _answer(request: web.BaseRequest, served: Served) -> web.Response:
+    """A file of the table: its headers were built when it was loaded (the hot path: a feed
+    reader polling with the ETag it holds gets a 304 from a dict lookup and one comparison)."""
+    if served.redirect is not None:
+        raise web.HTTPMovedPermanently(served.redirect)
+    if request.headers.get("If-None-Match") == served.etag or _not_modified(request, served.etag, served.mtime):
+        return web.Response(status=304, headers=served.headers)
+    return web.Response(body=served.body, headers={**served.headers, "Content-Type": served.content_type})
+
+
+Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
+
+
+def make_handler(out_dir: str | Path, health: Health | None = None,
+                 papers: PaperCache | None = None) -> tuple[Handler, FolderTable]:
+    """The feed server's one request handler over `out_dir` (no router, no middleware: each
+    request is a dict lookup in the table), and the table it reads; with `papers`, paper feeds
+    and pages not on disk are built on demand (a paper that does not exist: 404)."""
     root = Path(out_dir)
+    table = FolderTable(root)  # loaded when the server starts (in a worker thread)
 
-    async def handle(request: web.Request) -> web.StreamResponse:
-        if request.method not in ALLOWED:
-            raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
+    async def on_demand(request: web.BaseRequest) -> web.StreamResponse | None:
+        wanted = route(request.path)
+        if papers is None or wanted is None:
+            return None
+        if wanted.redirect:  # `/papers/<id>`: to its folder, if the paper has a page
+            if await asyncio.to_thread(papers.etag, wanted.kind, wanted.paper_id) is None:
+                raise web.HTTPNotFound(text=NOT_FOUND)
+            raise web.HTTPMovedPermanently(f"/papers/{wanted.paper_id}/")
+        answer = await asyncio.to_thread(papers.get, wanted.kind, wanted.paper_id,
+                                         request.headers.get("If-None-Match"))
+        if answer.status == 404:
+            raise web.HTTPNotFound(text=NOT_FOUND)
+        headers = {"ETag": answer.etag, **_COMMON}
+        if answer.status == 304:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=answer.body, headers={**headers, "Content-Type": answer.content_type})
+
+    async def from_disk(request: web.BaseRequest) -> web.StreamResponse:
+        """A file the table does not hold (written since its last load, or a folder served without
+        the database): looked up on disk with the same checks."""
         found = resolve(root, request.path)
         if found is None and (location := folder_redirect(root, request.path)) is not None:
             raise web.HTTPMovedPermanently(location)
         if found is None:
-            raise web.HTTPNotFound(text="Not found. The feeds are listed at /\n")
+            raise web.HTTPNotFound(text=NOT_FOUND)
         target, content_type = found
-        return web.FileResponse(target, headers={
-            "Content-Type": content_type,
-            "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
-        })
+        return web.FileResponse(target, headers={"Content-Type": content_type, **_COMMON})
 
-    app = web.Application()
-    if health is not None:  # GET /healthz (feeds/health.py)
-        from mapwatch.feeds.health import add_route
-        add_route(app, health)
-    app.router.add_route("*", "/{tail:.*}", handle)
-    return app
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        if request.method not in ALLOWED:
+            raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
+        served = table.files.get(request.path)
+        if served is not None:
+            return _answer(request, served)
+        if health is not None and request.path == HEALTH_PATH:
+            from mapwatch.feeds.health import report
+
+            status, body = await report(health)
+            return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
+        if (built := await on_demand(request)) is not None:
+            return built
+        return await from_disk(request)
+
+    return handle, table
 
 
-async def start_server(out_dir: str | Path, host: str, port: int,
-                       health: Health | None = None) -> tuple[web.AppRunner, int]:
-    """Start serving `out_dir` (and /healthz, given `health`); returns the runner (call
-    `cleanup()` to stop) and the bound port."""
-    runner = web.AppRunner(make_app(out_dir, health), access_log=None)
-    await runner.setup()
+class FeedRunner(web.ServerRunner):
+    """aiohttp's low-level runner, plus the task that reloads the table when publish marks a new
+    generation of the folder (checked every RELOAD_EVERY seconds)."""
+
+    def __init__(self, handler: Handler, table: FolderTable) -> None:
+        super().__init__(web.Server(handler, access_log=None))
+        self.table = table
+        self.watcher: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.setup()
+        await asyncio.to_thread(self.table.load)
+        self.watcher = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(RELOAD_EVERY)
+            if self.table.stale():
+                await asyncio.to_thread(self.table.load)
+
+    async def cleanup(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watcher
+        await super().cleanup()
+
+
+async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
+                       papers: PaperCache | None = None) -> tuple[FeedRunner, int]:
+    """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
+    `papers`); returns the runner (call `cleanup()` to stop) and the bound port."""
+    runner = FeedRunner(*make_handler(out_dir, health, papers))
+    await runner.start()
     site = web.TCPSite(runner, host, port)
     await site.start()
     return runner, runner.addresses[0][1]

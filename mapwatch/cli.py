@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import os
 import sqlite3
 import sys
@@ -111,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], Outcome] = args.func
     try:
         outcome = func(args)
-        return run_until_signal(outcome) if inspect.iscoroutine(outcome) else outcome
+        return outcome if isinstance(outcome, int) else run_until_signal(outcome)
     except (FetchError, NoDatabase) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

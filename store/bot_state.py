@@ -75,6 +75,18 @@ def drop_orphan_markers(db: Database, prefix: str, table: str) -> None:
                     f" NOT IN (SELECT id FROM {table})", (prefix + "%", len(prefix) + 1))
 
 
+def remove_subscription(db: Database, table: str, column: str, value: str, marker: str, *,
+                        guild_id: int | None, channel_id: int, dm_user: int | None) -> bool:
+    """Delete a track or follow (`table` = tracks or follows, keyed by `column` = value) from one
+    channel or one user's DMs, with the sending markers it leaves behind. False if it was not there."""
+    with db.atomic():
+        cur = db.conn.execute(
+            f"DELETE FROM {table} WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
+            f" AND {column} = ?", (guild_id or 0, channel_id, dm_user or 0, value))
+        drop_orphan_markers(db, marker, table)
+    return cur.rowcount > 0
+
+
 # -- refusal counts -----------------------------------------------------------------------
 
 def count_refusal(db: Database, nonce: str, now: datetime) -> int:

@@ -40,12 +40,12 @@ def _ref(row: tuple) -> PaperRef:
 
 
 def directions(db: Database) -> list[Direction]:
+    """Every direction, with its paper count as of the feed index's last update (store/feed_index.py)."""
     rows = db.conn.execute(
-        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, count(pl.paper_id),"
-        " coalesce(min(p.first_seen), '1970-01-01T00:00:00+00:00')"
-        " FROM directions d LEFT JOIN placements pl ON pl.direction_slug = d.slug"
-        " LEFT JOIN papers p ON p.id = pl.paper_id"
-        " GROUP BY d.slug ORDER BY d.area, d.name, d.slug").fetchall()
+        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, coalesce(st.papers, 0),"
+        " coalesce(st.since, '1970-01-01T00:00:00+00:00')"
+        " FROM directions d LEFT JOIN feed_direction_stats st ON st.direction_slug = d.slug"
+        " ORDER BY d.area, d.name, d.slug").fetchall()
     return [Direction(*r) for r in rows]
 
 
@@ -53,23 +53,22 @@ _PAPER_COLS = "p.id, p.title, p.year, p.url, p.arxiv_url"
 
 
 def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter]:
-    """Papers seen citing a paper placed in `slug`, newest first (the first import included)."""
+    """Papers seen citing a paper placed in `slug`, newest first (the first import included), as of
+    the feed index's last update (store/feed_index.py; publish updates it first)."""
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, min(e.seen_at) AS first_seen, min(e.id) AS first_id"
-        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = ?"
-        " JOIN papers p ON p.id = e.citing_id"
-        " WHERE e.kind = 'citation'"
-        " GROUP BY e.citing_id ORDER BY first_seen DESC, first_id ASC LIMIT ?",
-        (slug, limit)).fetchall()
+        f"SELECT {_PAPER_COLS}, dc.first_seen, dc.first_event_id FROM feed_direction_citers dc"
+        " JOIN papers p ON p.id = dc.citing_id WHERE dc.direction_slug = ?"
+        " ORDER BY dc.first_seen DESC, dc.first_event_id ASC LIMIT ?", (slug, limit)).fetchall()
     if not rows:
         return []
     ids = [r[0] for r in rows]
     cited: dict[str, list[PaperRef]] = {}
     marks = ",".join("?" * len(ids))
     for row in db.conn.execute(
+            # CROSS JOIN: from the listed citers' citations (bounded), never from every placement of the direction
             f"SELECT c.citing_id, {_PAPER_COLS} FROM citations c"
-            " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
-            f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
+            " CROSS JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
+            f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
             " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
         cited.setdefault(row[0], []).append(_ref(row[1:]))
     return [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows]
@@ -124,12 +123,12 @@ def last_snapshot_id(db: Database) -> int:
 
 
 def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
-    """Papers whose own feed may differ since those cursors: they gained events, their page
-    was stored again, or the page of a paper citing them was (its title shows in their entries)."""
+    """Papers whose own feed and page differ since those cursors: they gained events, or their
+    page was stored again. As with the ETag of a paper built on demand (feeds/ondemand.py), a
+    citer's title corrected on the citer's own page shows at the paper's next change (README:
+    Feeds), so a 2% change rebuilds about 2% of the papers, not every paper they cite."""
     rows = db.conn.execute(
-        "SELECT paper_id FROM events WHERE id > :e"
-        " UNION SELECT paper_id FROM snapshots WHERE id > :s"
-        " UNION SELECT c.cited_id FROM citations c JOIN snapshots s ON s.paper_id = c.citing_id WHERE s.id > :s",
+        "SELECT paper_id FROM events WHERE id > :e UNION SELECT paper_id FROM snapshots WHERE id > :s",
         {"e": last_event_id, "s": last_snapshot_id})
     return {r[0] for r in rows}
 
@@ -148,15 +147,15 @@ class DirectionActivity:
 
 
 def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
-    """Per direction slug, counted as its feed counts entries (a citer once, at its first event).
+    """Per direction slug, counted as its feed counts entries (a citer once, at its first event), from
+    the feed index (ranges of its newest-first index, so bounded by the recent entries).
     The instants are ISO 8601 UTC strings, compared with the stored `seen_at`."""
     rows = db.conn.execute(
-        "SELECT slug, sum(first_seen >= :r), sum(first_seen >= :m), max(first_seen) FROM ("
-        " SELECT pl.direction_slug AS slug, e.citing_id, min(e.seen_at) AS first_seen"
-        " FROM events e JOIN placements pl ON pl.paper_id = e.paper_id"
-        " WHERE e.kind = 'citation' GROUP BY pl.direction_slug, e.citing_id) GROUP BY slug",
-        {"r": recent_since, "m": month_since})
-    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows}
+        "SELECT slug, (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :r),"
+        " (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :m),"
+        " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug)"
+        " FROM (SELECT slug FROM directions)", {"r": recent_since, "m": month_since})
+    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows if n is not None}
 
 
 @dataclass(frozen=True)
@@ -166,12 +165,25 @@ class LeadPaper:
     rank: int | None = None  # PageRank rank within the direction (1 = highest), when listed by it
 
 
-def direction_leaders(db: Database, slug: str, top: int = 10) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
-    """A direction's most cited papers, and its papers by stored PageRank (empty until computed)."""
-    cited = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
-        " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
-        (slug, top)).fetchall()
+_LARGE_DIRECTION = 2000  # papers placed: walk the most cited papers of the map, not the direction's own
+
+
+def direction_leaders(db: Database, slug: str, top: int = 10,
+                      placed: int = 0) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
+    """A direction's most cited papers, and its papers by stored PageRank (empty until computed).
+    `placed` (its paper count) picks the plan: a large direction finds its most cited papers
+    early in the map's most cited ones; a small one sorts its own."""
+    cited: list = []
+    if placed >= _LARGE_DIRECTION:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM papers p INDEXED BY papers_cited_by"
+            " CROSS JOIN placements pl ON pl.paper_id = p.id AND pl.direction_slug = ?"
+            " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC, p.id LIMIT ?", (slug, top)).fetchall()
+    if len(cited) < top:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+            " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
+            (slug, top)).fetchall()
     ranked = db.conn.execute(
         f"SELECT {_PAPER_COLS}, p.cited_by, r.rank FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
         " WHERE r.direction_slug = ? ORDER BY r.rank, p.id LIMIT ?", (slug, top)).fetchall()
@@ -208,3 +220,54 @@ def papers_with_history(db: Database) -> list[str]:
     return [r[0] for r in db.conn.execute(
         "SELECT paper_id FROM snapshots WHERE data_through IS NOT NULL AND cited_by IS NOT NULL GROUP BY paper_id"
         " HAVING count(DISTINCT data_through) >= 2 ORDER BY paper_id")]
+
+
+# ---------------------------------------------------------------------------- paper feeds on demand
+
+
+@dataclass(frozen=True)
+class PaperMark:
+    """What a paper's own feed and page are built from, as of now: its newest event and
+    its newest stored page (0: none). Read from one indexed row (README: Feeds)."""
+
+    paper_id: str
+    last_event_id: int
+    last_snapshot_id: int
+
+
+def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
+    """The paper's mark if it has a feed of its own (a page, or a citer), else None."""
+    row = db.conn.execute(
+        "SELECT p.has_page, (SELECT max(id) FROM events WHERE paper_id = p.id),"
+        " (SELECT max(id) FROM snapshots WHERE paper_id = p.id),"
+        " EXISTS (SELECT 1 FROM events WHERE paper_id = p.id AND kind = 'citation')"
+        " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if row is None or not (row[0] or row[3]):
+        return None
+    return PaperMark(paper_id, row[1] or 0, row[2] or 0)
+
+
+def has_feed(db: Database, paper_id: str) -> bool:
+    """True for a paper that gets a feed and a page of its own (as `followed_papers` lists)."""
+    return db.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM papers WHERE id = ? AND has_page = 1)"
+        " OR EXISTS (SELECT 1 FROM events WHERE paper_id = ? AND kind = 'citation')",
+        (paper_id, paper_id)).fetchone()[0] == 1
+
+
+def tracked_papers(db: Database) -> list[str]:
+    """Papers some channel tracks (/track) that have a feed: their files are published to disk."""
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks ORDER BY 1")
+            if has_feed(db, r[0])]
+
+
+def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
+    """The directions these papers are placed in (their feeds and pages may have changed)."""
+    found: set[str] = set()
+    ids = sorted(paper_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(
+            f"SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({','.join('?' * len(chunk))})",
+            chunk))
+    return found

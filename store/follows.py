@@ -20,7 +20,12 @@ import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from mapwatch.store.bot_state import FOLLOW_SENDING, clear_marker, drop_orphan_markers, sending_markers
+from mapwatch.store.bot_state import (
+    FOLLOW_SENDING,
+    clear_marker,
+    remove_subscription,
+    sending_markers,
+)
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.feed_queries import last_event_id
@@ -185,13 +190,8 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
 def remove_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
                   direction_slug: str) -> bool:
     """Stop following here. False if the direction was not followed in this channel (or DMs)."""
-    dm_user = dm_recipient(guild_id, user_id)
-    with db.atomic():
-        cur = db.conn.execute(
-            "DELETE FROM follows WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
-            " AND direction_slug = ?", (guild_id or 0, channel_id, dm_user or 0, direction_slug))
-        drop_orphan_markers(db, FOLLOW_SENDING, "follows")
-    return cur.rowcount > 0
+    return remove_subscription(db, "follows", "direction_slug", direction_slug, FOLLOW_SENDING,
+                               guild_id=guild_id, channel_id=channel_id, dm_user=dm_recipient(guild_id, user_id))
 
 
 def list_follows(db: Database, *, guild_id: int | None, user_id: int | None,

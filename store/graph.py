@@ -5,8 +5,10 @@ citers and references, a bounded k-hop neighbourhood, one direction's papers) an
 work, so answers stay quick on a map of 200k papers. networkx is imported only where an
 algorithm needs it (PageRank, at refresh time); nothing here loads the whole map.
 
-- `related`: papers most like a paper, by co-citation and bibliographic coupling.
-- `citation_path`: the shortest chain of citations between two papers (either direction).
+- `related` (store/related.py): papers most like a paper, by co-citation and
+  bibliographic coupling.
+- `citation_path` (store/citation_path.py): the shortest chain of citations between two
+  papers (either direction).
 - `rising`: papers that gained the most citers in the last N days.
 - `neighbourhood`: a paper's k-hop neighbourhood, for drawing.
 - `compute_direction_ranks` / `direction_ranks`: PageRank within each direction, stored.
@@ -21,16 +23,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from mapwatch.store import queries
-from mapwatch.store.errors import PathSearchTooLarge
 from mapwatch.store.types import PaperRef
 from sqlite_utils import Database
 
 # Caps on the work one question may do (rows read, papers visited).
-MAX_FRONTIER = 2000       # citers (or references) of the asked paper considered by `related`
-MAX_CITERS_PER_REF = 2000  # citers of one reference considered for bibliographic coupling
-MAX_PATH_VISITED = 50_000  # papers one side of the path search may visit
 MAX_NEIGHBOURHOOD = 500    # hard cap on nodes in a neighbourhood
-SHARED_NAMED = 25          # shared papers named per related result
 NAMED_CITERS = 10          # new citers named per rising paper
 _CHUNK = 500               # ids per SQL IN (...) (well under SQLite's variable limit)
 
@@ -38,20 +35,20 @@ _CHUNK = 500               # ids per SQL IN (...) (well under SQLite's variable 
 # ---------------------------------------------------------------------------- lookups
 
 
-def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:
+def chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
 
-def _marks(n: int) -> str:
+def marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
+def paper_refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
     out: dict[str, PaperRef] = {}
-    for chunk in _chunks(list(dict.fromkeys(ids))):
+    for chunk in chunks(list(dict.fromkeys(ids))):
         for pid, title, year in db.conn.execute(
-                f"SELECT id, title, year FROM papers WHERE id IN ({_marks(len(chunk))})", list(chunk)):
+                f"SELECT id, title, year FROM papers WHERE id IN ({marks(len(chunk))})", list(chunk)):
             out[pid] = PaperRef(pid, title, year)
     return out
 
@@ -67,182 +64,6 @@ def resolve_direction(db: Database, ref: str) -> tuple[str, str]:
     """(slug, name) of a direction by slug, map URL or name; DirectionNotFound otherwise."""
     found = queries.resolve_direction(db, ref)
     return found.slug, found.name
-
-
-def _citers(db: Database, pid: str, limit: int) -> list[str]:
-    return [r[0] for r in db.conn.execute(
-        "SELECT citing_id FROM citations WHERE cited_id = ? ORDER BY citing_id LIMIT ?", (pid, limit))]
-
-
-def _references(db: Database, pid: str, limit: int) -> list[str]:
-    return [r[0] for r in db.conn.execute(
-        "SELECT cited_id FROM citations WHERE citing_id = ? ORDER BY cited_id LIMIT ?", (pid, limit))]
-
-
-# ---------------------------------------------------------------------------- related
-
-
-@dataclass(frozen=True)
-class RelatedPaper:
-    paper: PaperRef
-    score: int                               # co_citations + coupling
-    co_citations: int                        # papers that cite both
-    coupling: int                            # references both cite
-    cited_together_by: tuple[PaperRef, ...]  # the papers citing both (first SHARED_NAMED)
-    shared_references: tuple[PaperRef, ...]  # the references both cite (first SHARED_NAMED)
-    link: str | None                         # "cites it", "cited by it", or None (no direct citation)
-
-
-@dataclass(frozen=True)
-class Related:
-    paper: PaperRef
-    results: tuple[RelatedPaper, ...]
-    exclude_direct: bool
-    complete: bool  # False when a cap left some citers or references out of the count
-
-
-def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: int = 10) -> Related:
-    """The papers most like `paper_id`: cited together with it by the same papers
-    (co-citation) and citing the same papers (bibliographic coupling), best first."""
-    paper = resolve_paper(db, paper_id)
-    pid = paper.id
-    conn = db.conn
-    citers = _citers(db, pid, MAX_FRONTIER + 1)
-    refs = _references(db, pid, MAX_FRONTIER + 1)
-    complete = len(citers) <= MAX_FRONTIER and len(refs) <= MAX_FRONTIER
-    citers, refs = citers[:MAX_FRONTIER], refs[:MAX_FRONTIER]
-
-    together: dict[str, list[str]] = {}  # candidate -> papers citing both
-    for chunk in _chunks(citers):
-        for citing, cited in conn.execute(
-                f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({_marks(len(chunk))})"
-                " AND cited_id != ? ORDER BY citing_id, cited_id", [*chunk, pid]):
-            together.setdefault(cited, []).append(citing)
-
-    shared: dict[str, list[str]] = {}  # candidate -> references both cite
-    for ref in refs:
-        rows = conn.execute("SELECT citing_id FROM citations WHERE cited_id = ? AND citing_id != ?"
-                            " ORDER BY citing_id LIMIT ?", (ref, pid, MAX_CITERS_PER_REF + 1)).fetchall()
-        if len(rows) > MAX_CITERS_PER_REF:
-            complete = False
-        for (citing,) in rows[:MAX_CITERS_PER_REF]:
-            shared.setdefault(citing, []).append(ref)
-
-    cites, cited_by = set(refs), set(citers)
-    candidates = set(together) | set(shared)
-    if exclude_direct:
-        candidates -= cites | cited_by
-    ranked = sorted(candidates, key=lambda c: (-(len(together.get(c, ())) + len(shared.get(c, ()))),
-                                               -len(together.get(c, ())), c))[:limit]
-    named = [*ranked]
-    for c in ranked:
-        named += together.get(c, [])[:SHARED_NAMED] + shared.get(c, [])[:SHARED_NAMED]
-    names = _refs(db, named)
-    results = tuple(
-        RelatedPaper(
-            paper=names[c],
-            score=len(together.get(c, ())) + len(shared.get(c, ())),
-            co_citations=len(together.get(c, ())),
-            coupling=len(shared.get(c, ())),
-            cited_together_by=tuple(names[x] for x in together.get(c, [])[:SHARED_NAMED]),
-            shared_references=tuple(names[x] for x in shared.get(c, [])[:SHARED_NAMED]),
-            link="cites it" if c in cited_by else "cited by it" if c in cites else None,
-        )
-        for c in ranked)
-    return Related(paper=paper, results=results, exclude_direct=exclude_direct, complete=complete)
-
-
-# ---------------------------------------------------------------------------- path
-
-
-@dataclass(frozen=True)
-class PathStep:
-    source: PaperRef  # the step's earlier paper along the chain
-    target: PaperRef
-    source_cites_target: bool
-
-    @property
-    def text(self) -> str:
-        verb = "cites" if self.source_cites_target else "is cited by"
-        return f"{self.source.id} {verb} {self.target.id}"
-
-
-@dataclass(frozen=True)
-class CitationPath:
-    start: PaperRef
-    end: PaperRef
-    steps: tuple[PathStep, ...]
-
-    @property
-    def papers(self) -> tuple[PaperRef, ...]:
-        return (self.start, *(s.target for s in self.steps))
-
-
-def _expand(db: Database, frontier: Sequence[str]) -> list[tuple[str, str, bool]]:
-    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier."""
-    out: list[tuple[str, str, bool]] = []
-    for chunk in _chunks(sorted(frontier)):
-        marks = _marks(len(chunk))
-        out += [(a, b, True) for a, b in db.conn.execute(
-            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks})", list(chunk))]
-        out += [(a, b, False) for a, b in db.conn.execute(
-            f"SELECT cited_id, citing_id FROM citations WHERE cited_id IN ({marks})", list(chunk))]
-    out.sort()
-    return out
-
-
-def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationPath | None:
-    """The shortest chain of citations from `a` to `b`, ignoring the direction of citation,
-    of at most `max_steps` steps; None when there is none. A bidirectional breadth-first
-    search over SQL, expanding the smaller side one level at a time; PathSearchTooLarge if
-    one side would visit more than MAX_PATH_VISITED papers."""
-    start, end = resolve_paper(db, a), resolve_paper(db, b)
-    if start.id == end.id:
-        return CitationPath(start, end, ())
-    # parent[side][node] = (neighbour one step closer to that side's origin, node_cites_neighbour)
-    parent: list[dict[str, tuple[str, bool] | None]] = [{start.id: None}, {end.id: None}]
-    dist: list[dict[str, int]] = [{start.id: 0}, {end.id: 0}]
-    frontier: list[list[str]] = [[start.id], [end.id]]
-    depth = [0, 0]
-    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
-        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
-        other = 1 - side
-        nxt: list[str] = []
-        for node, nbr, node_cites in _expand(db, frontier[side]):
-            if nbr in dist[side]:
-                continue
-            dist[side][nbr] = depth[side] + 1
-            parent[side][nbr] = (node, not node_cites)  # nbr cites node iff node does not cite nbr
-            nxt.append(nbr)
-        if len(dist[side]) > MAX_PATH_VISITED:
-            raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
-        depth[side] += 1
-        frontier[side] = nxt
-        meets = [n for n in nxt if n in dist[other]]
-        if meets:
-            meet = min(meets, key=lambda n: (dist[other][n], n))
-            return _build_path(db, start, end, meet, parent)
-    return None
-
-
-def _build_path(db: Database, start: PaperRef, end: PaperRef, meet: str,
-                parent: list[dict[str, tuple[str, bool] | None]]) -> CitationPath:
-    # Walk from meet back to start, then from meet on to end: (source, target, source_cites_target).
-    back: list[tuple[str, str, bool]] = []
-    node = meet
-    while (p := parent[0][node]) is not None:
-        prev, node_cites_prev = p
-        back.append((prev, node, not node_cites_prev))
-        node = prev
-    back.reverse()
-    node = meet
-    while (p := parent[1][node]) is not None:
-        nxt, node_cites_next = p
-        back.append((node, nxt, node_cites_next))
-        node = nxt
-    names = _refs(db, [x for s, t, _ in back for x in (s, t)])
-    steps = tuple(PathStep(names[s], names[t], c) for s, t, c in back)
-    return CitationPath(start, end, steps)
 
 
 # ---------------------------------------------------------------------------- rising
@@ -301,11 +122,11 @@ def rising(db: Database, now: datetime, days: int = 30, direction: str | None = 
         if citing not in lst:
             lst.append(citing)
     gained = {pid: max(grew.get(pid, 0), len(named.get(pid, ()))) for pid in set(grew) | set(named)}
-    counts = {pid: c for chunk in _chunks(list(gained)) for pid, c in conn.execute(
-        f"SELECT id, cited_by FROM papers WHERE id IN ({_marks(len(chunk))})", list(chunk))}
+    counts = {pid: c for chunk in chunks(list(gained)) for pid, c in conn.execute(
+        f"SELECT id, cited_by FROM papers WHERE id IN ({marks(len(chunk))})", list(chunk))}
     top = sorted((p for p in gained if gained[p] > 0),
                  key=lambda p: (-gained[p], -(counts.get(p) or 0), p))[:limit]
-    names = _refs(db, [*top, *(c for p in top for c in named.get(p, [])[:NAMED_CITERS])])
+    names = paper_refs(db, [*top, *(c for p in top for c in named.get(p, [])[:NAMED_CITERS])])
     papers = tuple(
         RisingPaper(paper=names[p], gained=gained[p],
                     named_citers=tuple(names[c] for c in named.get(p, [])[:NAMED_CITERS]),
@@ -339,21 +160,21 @@ def _neighbour_ids(db: Database, frontier: Sequence[str], exclude: set[str], lim
     """Up to `limit` neighbours of the frontier not in `exclude`, most cited first; and
     whether some were left out."""
     found: set[str] = set()
-    for chunk in _chunks(list(frontier)):
-        marks = _marks(len(chunk))
+    for chunk in chunks(list(frontier)):
+        qs = marks(len(chunk))
         found.update(n for (n,) in db.conn.execute(
-            f"SELECT cited_id FROM citations WHERE citing_id IN ({marks})"
-            f" UNION SELECT citing_id FROM citations WHERE cited_id IN ({marks})", [*chunk, *chunk]))
+            f"SELECT cited_id FROM citations WHERE citing_id IN ({qs})"
+            f" UNION SELECT citing_id FROM citations WHERE cited_id IN ({qs})", [*chunk, *chunk]))
     found -= exclude
     if len(found) <= limit:
         return sorted(found), False
     ids = list(found)
     weight: dict[str, int] = {}
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         for pid, w in db.conn.execute(
                 "SELECT p.id, max(coalesce(p.cited_by, 0),"
                 " (SELECT count(*) FROM citations c WHERE c.cited_id = p.id))"
-                f" FROM papers p WHERE p.id IN ({_marks(len(chunk))})", list(chunk)):
+                f" FROM papers p WHERE p.id IN ({marks(len(chunk))})", list(chunk)):
             weight[pid] = w
     ids.sort(key=lambda p: (-weight.get(p, 0), p))
     return ids[:limit], True
@@ -378,22 +199,22 @@ def neighbourhood(db: Database, paper_id: str, depth: int = 1, max_nodes: int = 
             level[n] = d
         frontier = ids
     ids = list(level)
-    refs = _refs(db, ids)
+    refs = paper_refs(db, ids)
     info: dict[str, tuple[int, str | None, str | None]] = {}
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         for pid, count, slug, name in db.conn.execute(
                 "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id)),"
                 " d.slug, d.name FROM papers p"
                 " LEFT JOIN placements pl ON pl.paper_id = p.id AND pl.position = 1"
                 " LEFT JOIN directions d ON d.slug = pl.direction_slug"
-                f" WHERE p.id IN ({_marks(len(chunk))})", list(chunk)):
+                f" WHERE p.id IN ({marks(len(chunk))})", list(chunk)):
             info[pid] = (count, slug, name)
     nodes = tuple(GraphNode(refs[p], info[p][0], info[p][1], info[p][2], level[p]) for p in ids)
     edges: list[tuple[str, str]] = []
     members = set(ids)
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         edges += [(a, b) for a, b in db.conn.execute(
-            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({_marks(len(chunk))})", list(chunk))
+            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks(len(chunk))})", list(chunk))
             if b in members]
     return Neighbourhood(center=center, depth=depth, nodes=nodes, edges=tuple(sorted(edges)), truncated=truncated)
 

@@ -13,7 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from mapwatch.store.bot_state import ALERT_SENDING, clear_marker, drop_orphan_markers, sending_markers
+from mapwatch.store.bot_state import (
+    ALERT_SENDING,
+    clear_marker,
+    remove_subscription,
+    sending_markers,
+)
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.follows import normalize_mode
@@ -110,13 +115,8 @@ def _find(db: Database, guild_id: int | None, channel_id: int, user_id: int | No
 def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
                  paper_id: str) -> bool:
     """Stop tracking in this channel (or these DMs). False if it was not tracked here."""
-    dm_user = user_id if guild_id is None else None
-    with db.atomic():
-        cur = db.conn.execute(
-            "DELETE FROM tracks WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
-            " AND paper_id = ?", (guild_id or 0, channel_id, dm_user or 0, paper_id))
-        drop_orphan_markers(db, ALERT_SENDING, "tracks")
-    return cur.rowcount > 0
+    return remove_subscription(db, "tracks", "paper_id", paper_id, ALERT_SENDING,
+                               guild_id=guild_id, channel_id=channel_id, dm_user=user_id if guild_id is None else None)
 
 
 def list_tracks(db: Database, *, guild_id: int | None, user_id: int | None, limit: int = 500) -> tuple[Track, ...]:

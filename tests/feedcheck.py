@@ -54,6 +54,6 @@ def feed_files(out: Path) -> list[Path]:
 
 
 def snapshot(out: Path) -> dict[str, tuple[bytes, int]]:
-    """Every published file's bytes and mtime."""
+    """Every published file's bytes and mtime (not the generation mark the server watches)."""
     return {str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(out.rglob("*")) if p.is_file()}
+            for p in sorted(out.rglob("*")) if p.is_file() and p.name != ".generation"}

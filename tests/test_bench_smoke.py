@@ -138,3 +138,54 @@ def test_the_fair_floor_and_the_huge_section_at_a_few_thousand_pages(tmp_path: P
     assert huge["reingest_over_cold"] < 0.5 and huge["cold"]["db_bytes"] > 0
     assert huge["queries"]["idle"] and huge["queries"]["refresh"]["stored"] > 0
     assert huge["publish_first"]["seconds"] is not None and huge["publish_first"]["status"] == 0
+
+
+def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_path: Path) -> None:
+    """bench/queries.py's function on a 300-page map with the Zipf vocabulary (bench/vocab.py):
+    every command runs, idle and while another process ingests the 2% changed pages."""
+    import resource
+
+    from mapwatch.store.db import open_db
+    from mapwatch.store.ingest import ingest_paths
+
+    from bench import queries as bench_queries
+    from bench import vocab
+
+    folder, db_path = tmp_path / "map", tmp_path / "m.db"
+    gen.use_vocabulary("zipf")
+    try:
+        m = gen.build_map(300, seed=6)
+        gen.write_map(m, folder, 1)
+        db = open_db(db_path)
+        ingest_paths(db, [folder], clock=lambda: bench_queries.NOW)
+        db.close()
+        gen.write_map(m, folder, 2)
+    finally:
+        gen.use_vocabulary("small")
+    made_up = set(vocab.zipf().ranked) - set(gen._WORDS)
+    assert sum(bool(made_up & set(t.lower().split())) for t in m.titles) > len(m.titles) // 2
+    res = bench_queries.measure_commands(str(db_path), during=str(folder), calls=6)
+    assert res["words"] == "zipf" and res["missing"] == []
+    names = {"/paper", "/citers", "/search", "autocomplete", "/related", "/path"}
+    assert set(res["idle"]) == names and set(res["during_refresh"]) == names
+    assert all(s["n"] == 6 and 0 < s["p50_ms"] <= s["p99_ms"] and 0 <= s["cpu_p50_ms"] <= s["cpu_p99_ms"]
+               for s in res["idle"].values())
+    assert res["refresh"]["exit"] == 0 and res["refresh"]["stored"] == 6  # 2% of 300 pages changed
+    assert sum(s["n"] for s in res["during_refresh"].values()) >= len(names)
+    assert 0 < res["self_peak_rss_kib"] <= resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def test_zipf_vocabulary_is_deterministic_and_skewed() -> None:
+    from bench import vocab
+
+    a, b = vocab.zipf(), vocab.zipf()
+    assert a == b and len(set(a.ranked)) == vocab.DEFAULT_SIZE
+    field = tuple(dict.fromkeys(gen._WORDS))
+    assert a.ranked[:len(field)] == field  # the field words are the most frequent
+    import random
+
+    drawn = a.words(random.Random(3), 20_000)
+    assert drawn == a.words(random.Random(3), 20_000)
+    top = drawn.count(a.ranked[0])
+    assert top > 20_000 * 0.08 and top > 20 * max(1, drawn.count(a.ranked[999]))
+    assert len(set(drawn)) > 2_000  # thousands of distinct words, not 180

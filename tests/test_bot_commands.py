@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import commands, run_core
 from mapwatch.bot.replies import Embed, Field, Reply
 from mapwatch.store.ingest import ingest_paths
@@ -29,7 +29,7 @@ def assert_within_limits(r: Reply) -> None:
         assert len(e.fields) <= 25
         for f in e.fields:
             assert 0 < len(f.name) <= 256 and 0 < len(f.value) <= 1024
-        total += render.embed_size(e)
+        total += text.embed_size(e)
     assert total <= 6000
     assert r.content or r.embeds
 
@@ -154,13 +154,13 @@ def test_titles_with_markdown_and_mentions_are_defused(db, clock, tmp_path) -> N
 def test_render_truncates_gracefully() -> None:
     e = Embed("t" * 300, "d" * 5000, "https://x.example", tuple(Field(f"f{i}", "v" * 2000) for i in range(30)),
               "f" * 3000)
-    r = render.fit_reply(Reply(content="c" * 3000, embeds=(e, e)))
+    r = text.fit_reply(Reply(content="c" * 3000, embeds=(e, e)))
     assert_within_limits(r)
     assert r.embeds[0].title.endswith("…") and r.content.endswith("…")
     lines = [f"line {i}" for i in range(500)]
-    out = render.clip_lines(lines, 200)
+    out = text.clip_lines(lines, 200)
     assert len(out) <= 200 and out.endswith("more")
-    assert render.clip_lines(["a", "b"], 100, more=5).endswith("… and 5 more")
+    assert text.clip_lines(["a", "b"], 100, more=5).endswith("… and 5 more")
 
 
 def test_alert_render(db, clock, make_older_seeds) -> None:
@@ -180,6 +180,17 @@ def test_alert_render(db, clock, make_older_seeds) -> None:
 
 # -- the command tree ---------------------------------------------------------------------
 
+OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "role": 8}  # Discord's option types
+
+
+def readme_row(name: str) -> str:
+    """The README's Commands table row of /name."""
+    rows = [line for line in README.splitlines()
+            if line.startswith((f"| `/{name}` |", f"| `/{name} <", f"| `/{name} ["))]
+    assert len(rows) == 1, f"/{name} is not documented in the README's command table"
+    return rows[0]
+
+
 def test_meta_every_command_is_named_described_documented_and_matches_its_spec() -> None:
     from mapwatch.bot.client import build_tree_for_inspection
 
@@ -192,15 +203,32 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
                                         "digest-time", "digest-preview", "related", "path", "rising", "graph"}
     for c in tree.get_commands():
         spec = specs[c.name]
-        assert c.description and len(c.description) <= 100 and c.description == spec.description
-        assert [p.display_name for p in c.parameters] == [o.name for o in spec.options], c.name  # as Discord shows them
-        for p, o in zip(c.parameters, spec.options, strict=True):
-            assert p.required == o.required and p.description
-            assert p.autocomplete == (o.kind in ("paper", "direction")), (c.name, p.name)
-        assert f"`/{c.name}" in README, f"/{c.name} is not documented in the README"
+        payload = c.to_dict(tree)  # what `sync` sends Discord
+        assert c.description and len(c.description) <= 100
+        assert payload["description"] == c.description == spec.description
+        options = payload.get("options", [])
+        assert [o["name"] for o in options] == [o.name for o in spec.options], c.name  # as Discord shows them
+        for p, o, sent in zip(c.parameters, spec.options, options, strict=True):
+            assert p.required == sent.get("required", False) == o.required, (c.name, o.name)
+            assert sent["description"] == p.description == o.description and 0 < len(o.description) <= 100
+            assert sent["type"] == OPTION_TYPES[o.kind], (c.name, o.name)
+            assert [(ch["name"], ch["value"]) for ch in sent.get("choices", [])] == list(o.named_choices())
+            assert (sent.get("min_value"), sent.get("max_value")) == (o.min_value, o.max_value), (c.name, o.name)
+            assert sent.get("autocomplete", False) == (o.kind in ("paper", "direction")), (c.name, o.name)
         assert (c.default_permissions is not None and c.default_permissions.manage_channels) == spec.manage
+        assert (payload["default_member_permissions"] is not None) == spec.manage
         if spec.manage:
             assert c.checks, f"/{c.name} must enforce Manage Channels with a check"
+        # The README documents the same options, required ones as <name> and optional ones as [name].
+        usage = " ".join([f"/{c.name}"] + [f"<{o.name}>" if o.required else f"[{o.name}]" for o in spec.options])
+        row = readme_row(c.name)
+        assert row.startswith(f"| `{usage}` |"), (row[:80], usage)
+        assert ("needs Manage Channels" in row or "as for `/track`" in row) == spec.manage, c.name
+        for o in spec.options:
+            if o.kind == "choice" and o.name != "mode":  # `mode` is described once, on /track
+                assert re.search(rf"`[^`]*\b{o.choices[0]}\b[^`]*`", row), (c.name, o.name)
+    track_row = readme_row("track")
+    assert all(f"`{m}`" in track_row for m in ("instant", "daily", "weekly"))
 
 
 # -- mapwatch ask ---------------------------------------------------------------------------
@@ -228,7 +256,7 @@ def test_ask_prints_answers(seeded, db_path) -> None:
 
 
 def test_parse_slash() -> None:
-    from mapwatch.bot.cli_bot import AskError, parse_slash
+    from mapwatch.bot.cli_ask import AskError, parse_slash
 
     assert parse_slash("/paper Reinforcement Learning Enhanced") == (
         "paper", {"paper": "Reinforcement Learning Enhanced"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mapwatch.store import queries
+from mapwatch.store import autocomplete, queries, search
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 
 RL = "lr/reinforcement-learning-for-reasoning"
@@ -69,7 +69,7 @@ def test_newest_sort_follows_first_seen(seeded, make_older_seeds, clock) -> None
 def test_refs_and_search(seeded) -> None:
     r = queries.refs(seeded, "2507.04136", limit=5)
     assert r.total == 31 and len(r.items) == 5  # 30 listed + 2412.10400 lists it as a citer
-    hits = queries.search_papers(seeded, "reward model")
+    hits = search.search_papers(seeded, "reward model")
     assert hits.total >= 3 and any(p.id == "2305.18290" for p in hits.items)
 
 
@@ -78,7 +78,7 @@ def test_refs_and_search(seeded) -> None:
                                   "\x00\x01 reward \x7f", "強化学習 🤖 reward", "x " * 3000])
 def test_search_never_breaks_on_fts_syntax(seeded, text: str) -> None:
     try:
-        page = queries.search_papers(seeded, text)
+        page = search.search_papers(seeded, text)
     except BadOption:
         return
     assert page.total >= 0
@@ -87,16 +87,16 @@ def test_search_never_breaks_on_fts_syntax(seeded, text: str) -> None:
 
 def test_autocomplete_limits_and_matches(seeded) -> None:
     for text in ["", "2", "24", "2412.1", "Rein", "reinforcement learn", "a", "x" * 6000, '"*(', "@everyone"]:
-        choices = queries.autocomplete_papers(seeded, text)
+        choices = autocomplete.autocomplete_papers(seeded, text)
         assert len(choices) <= 25
         assert all(1 <= len(c.name) <= 100 and 1 <= len(c.value) <= 100 for c in choices)
-    assert queries.autocomplete_papers(seeded, "2412.104")[0].value == "2412.10400"
-    assert "2412.10400" in [c.value for c in queries.autocomplete_papers(seeded, "Reinforcement Learning Enh")]
-    assert "2412.10400" in [c.value for c in queries.autocomplete_papers(seeded, "enhanced llms surv")]
-    assert len(queries.autocomplete_papers(seeded, "")) == 2  # papers with a stated count, most cited first
-    dirs = queries.autocomplete_directions(seeded, "rew")
+    assert autocomplete.autocomplete_papers(seeded, "2412.104")[0].value == "2412.10400"
+    assert "2412.10400" in [c.value for c in autocomplete.autocomplete_papers(seeded, "Reinforcement Learning Enh")]
+    assert "2412.10400" in [c.value for c in autocomplete.autocomplete_papers(seeded, "enhanced llms surv")]
+    assert len(autocomplete.autocomplete_papers(seeded, "")) == 2  # papers with a stated count, most cited first
+    dirs = autocomplete.autocomplete_directions(seeded, "rew")
     assert [c.value for c in dirs] == ["alignment/reward-modeling-and-rlhf"]
-    assert len(queries.autocomplete_directions(seeded, "")) == 2
+    assert len(autocomplete.autocomplete_directions(seeded, "")) == 2
 
 
 def test_directions(seeded) -> None:
@@ -121,9 +121,9 @@ def test_search_over_many_matches_is_capped_and_says_so(db) -> None:
     with db.atomic():
         db.conn.executemany("INSERT INTO papers (id, title, has_page, first_seen, updated) VALUES (?, ?, 0, 't', 't')",
                             [(f"2101.{i:05d}", f"Common words paper {i}")
-                             for i in range(queries.SEARCH_COUNT_CAP + 50)])
-    page = queries.search_papers(db, "common words")
-    assert page.total == queries.SEARCH_COUNT_CAP and len(page.items) == 10
+                             for i in range(search.SEARCH_COUNT_CAP + 50)])
+    page = search.search_papers(db, "common words")
+    assert page.total == search.SEARCH_COUNT_CAP and len(page.items) == 10
     reply, ok = run_core(db, ctx(), "search", {"query": "common words"})
     assert ok and "2,000 or more papers match" in reply.embeds[0].description
 
@@ -133,4 +133,4 @@ def test_autocomplete_expands_only_prefixes_of_three_letters_or_more(seeded) -> 
     # A last word of one or two letters is still being typed: it is left out, not expanded.
     assert queries.fts_query("enhanced llms s", prefix_last=True) == '"enhanced" "llms"'
     assert queries.fts_query("ab", prefix_last=True) == '"ab"'
-    assert "2412.10400" in [c.value for c in queries.autocomplete_papers(seeded, "enhanced llms s")]
+    assert "2412.10400" in [c.value for c in autocomplete.autocomplete_papers(seeded, "enhanced llms s")]

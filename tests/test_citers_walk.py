@@ -4,7 +4,7 @@ when it has many citers; the walk must give exactly the page the full sort gives
 from __future__ import annotations
 
 import pytest
-from mapwatch.store import queries
+from mapwatch.store import citers_walk, queries
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.save import SourceInfo, save_pages
 
@@ -39,7 +39,7 @@ def test_the_walk_gives_the_sorted_page(synthetic) -> None:
     walked = 0
     for pid in top:
         for offset, limit in ((0, 5), (0, 10), (10, 10), (40, 25), (90, 10)):
-            got = queries.most_cited_citers_by_walk(db, pid, offset, limit)
+            got = citers_walk.most_cited_citers_by_walk(db, pid, offset, limit)
             want = db.conn.execute(SORTED, {"pid": pid, "lim": limit, "off": offset}).fetchall()
             if got is not None:
                 walked += 1
@@ -59,6 +59,6 @@ def test_citers_answers_the_same_either_way(synthetic, monkeypatch) -> None:
 def test_citers_without_a_stated_count_fall_back_to_the_sort(db, seeds_dir, clock) -> None:
     ingest_paths(db, [seeds_dir], clock=clock)
     # 2412.10400's citers are mostly papers without a page of their own (no stated count).
-    assert queries.most_cited_citers_by_walk(db, "2412.10400", 0, 10) is None
+    assert citers_walk.most_cited_citers_by_walk(db, "2412.10400", 0, 10) is None
     page = queries.citers(db, "2412.10400")
     assert [p.id for p in page.items][:2] == ["2507.04136", "2509.02547"]

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import discord
 import pytest
-from mapwatch.bot import delivery
-from mapwatch.bot import follow_delivery as fd
+from mapwatch.bot import delivery, delivery_loop
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.pacer import Pacer
 from mapwatch.store import bot_state, follows, tracking
@@ -279,7 +278,7 @@ async def test_the_loop_finds_by_marker_without_discord(db_path: Path, clock: Fa
         return 4242
 
     clock.advance(minutes=6)
-    assert await fd.deliver_follows(call, send, Pacer(), clock, find=find) == 0
+    assert await delivery_loop.deliver_follows(call, send, Pacer(), clock, find=find) == 0
     assert asked == [f"f{f.id}e{news.upto_event_id}"]
     assert follows.get_follow(db, f.id).last_event_id == news.upto_event_id
     db.close()

@@ -22,7 +22,7 @@ RL = "lr/reinforcement-learning-for-reasoning"
 def test_first_import_fills_every_feed_and_each_is_valid_atom(db, clock, tmp_path: Path) -> None:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     out = tmp_path / "public"
-    report = publish(db, out, BASE)
+    report = publish(db, out, BASE, papers="all")
     assert report.skipped == []
     files = feed_files(out)
     assert {str(f.relative_to(out)) for f in files} >= {
@@ -48,10 +48,10 @@ def test_first_import_fills_every_feed_and_each_is_valid_atom(db, clock, tmp_pat
 def test_republishing_unchanged_data_keeps_bytes_and_mtimes(db, clock, tmp_path: Path) -> None:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE)
+    publish(db, out, BASE, papers="all")
     before = snapshot(out)
     clock.advance(days=3)
-    report = publish(db, out, BASE)
+    report = publish(db, out, BASE, papers="all")
     assert report.written == [] and report.unchanged == len(before)
     assert snapshot(out) == before
     assert not [p for p in out.rglob(".tmp-*")]
@@ -63,14 +63,14 @@ def test_new_citer_is_newest_entry_and_old_ids_stay(db, clock, tmp_path: Path) -
     write_page(older, older_snapshot(page, 2))
     ingest_paths(db, [older], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE)
+    publish(db, out, BASE, papers="all")
     old = feedparser.parse((out / "feeds/papers/2507.04136.atom").read_bytes())
 
     clock.advance(days=2)
     newer = tmp_path / "newer"
     write_page(newer, page)
     ingest_paths(db, [newer], clock=clock)
-    report = publish(db, out, BASE)
+    report = publish(db, out, BASE, papers="all")
     assert "feeds/papers/2507.04136.atom" in report.written
     new = feedparser.parse((out / "feeds/papers/2507.04136.atom").read_bytes())
     gained = {it.id for it in page.built_on_by.items[-2:]}
@@ -90,7 +90,7 @@ def test_paper_feed_says_when_count_grew_beyond_the_listed_citers(db, clock, tmp
                                 data_through=page.data_through.replace(day=20))
     ingest_paths(db, [write_page(tmp_path / "grown", grown)], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE)
+    publish(db, out, BASE, papers="all")
     parsed = assert_valid_atom((out / "feeds/papers/2412.10400.atom").read_bytes())
     top = parsed.entries[0]
     assert "gained 4 citers not listed on the map page" in top.title
@@ -101,7 +101,7 @@ def test_paper_feed_says_when_count_grew_beyond_the_listed_citers(db, clock, tmp
 def test_limit_keeps_the_newest_entries(db, clock, tmp_path: Path) -> None:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE, limit=5)
+    publish(db, out, BASE, limit=5, papers="all")
     parsed = assert_valid_atom((out / f"feeds/{RL}.atom").read_bytes())
     assert len(parsed.entries) == 5
 
@@ -129,7 +129,7 @@ def test_unsafe_direction_slug_is_never_written(db, clock, tmp_path: Path) -> No
     db.conn.execute("INSERT INTO directions (slug, name, area, breadcrumb) VALUES ('../../escape', 'E', 'A', 'A / E')")
     db.conn.commit()
     out = tmp_path / "site" / "public"
-    report = publish(db, out, BASE)
+    report = publish(db, out, BASE, papers="all")
     assert report.skipped == ["feeds/../../escape.atom"]
     assert not (tmp_path / "escape.atom").exists() and not (tmp_path / "site" / "escape.atom").exists()
     assert "escape" not in (out / "feeds.opml").read_text()
@@ -138,7 +138,7 @@ def test_unsafe_direction_slug_is_never_written(db, clock, tmp_path: Path) -> No
 def test_opml_and_index_list_every_direction_feed(db, clock, tmp_path: Path) -> None:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE)
+    publish(db, out, BASE, papers="all")
     from lxml import etree
 
     opml = etree.fromstring((out / "feeds.opml").read_bytes())
@@ -154,21 +154,21 @@ def test_opml_and_index_list_every_direction_feed(db, clock, tmp_path: Path) -> 
 def test_incremental_publish_matches_a_full_rebuild(db, clock, tmp_path: Path, make_older_seeds) -> None:
     ingest_paths(db, [make_older_seeds(4)], clock=clock)
     inc, full = tmp_path / "inc", tmp_path / "full"
-    first = publish(db, inc, BASE, clock=clock)
+    first = publish(db, inc, BASE, clock=clock, papers="all")
     assert not first.incremental
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
-    again = publish(db, inc, BASE, clock=clock)
+    again = publish(db, inc, BASE, clock=clock, papers="all")
     assert again.incremental
     # Only the feeds of papers that gained citers (the seeds, and papers the re-stored pages cite), the
     # direction feeds, the OPML and index are candidates; the rest were not even rebuilt.
     assert set(again.written) >= {"feeds/papers/2412.10400.atom", "feeds/papers/2507.04136.atom", f"feeds/{RL}.atom"}
-    publish(db, full, BASE, clock=clock)
+    publish(db, full, BASE, clock=clock, papers="all")
     assert {k: v[0] for k, v in snapshot(inc).items()} == {k: v[0] for k, v in snapshot(full).items()}
     # A deleted feed file comes back; another base URL rebuilds everything.
     (inc / "feeds/papers/2507.04136.atom").unlink()
-    assert publish(db, inc, BASE, clock=clock).written == ["feeds/papers/2507.04136.atom"]
-    moved = publish(db, inc, "https://elsewhere.example", clock=clock)
+    assert publish(db, inc, BASE, clock=clock, papers="all").written == ["feeds/papers/2507.04136.atom"]
+    moved = publish(db, inc, "https://elsewhere.example", clock=clock, papers="all")
     # Every feed, the OPML and every page name the base URL; the stylesheet, script and charts do not.
     pages = list(inc.rglob("*.html"))
     assert not moved.incremental and len(moved.written) == len(feed_files(inc)) + 1 + len(pages)
@@ -178,13 +178,13 @@ def test_incremental_publish_matches_a_full_rebuild(db, clock, tmp_path: Path, m
 def test_an_idle_publish_does_not_rebuild_direction_feeds(db, clock, tmp_path: Path, seeds_dir: Path) -> None:
     ingest_paths(db, [seeds_dir], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     feed = out / f"feeds/{RL}.atom"
     original = feed.read_bytes()
     feed.write_bytes(original.replace(b"new citing papers", b"EDITED BY HAND", 1))
     clock.advance(hours=1)
-    idle = publish(db, out, BASE, clock=clock)  # nothing stored since: nothing to rebuild
+    idle = publish(db, out, BASE, clock=clock, papers="all")  # nothing stored since: nothing to rebuild
     assert idle.written == [] and b"EDITED BY HAND" in feed.read_bytes()
     assert idle.unchanged == idle.total
-    assert f"feeds/{RL}.atom" in publish(db, out, BASE, clock=clock, full=True).written
+    assert f"feeds/{RL}.atom" in publish(db, out, BASE, clock=clock, full=True, papers="all").written
     assert feed.read_bytes() == original

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from mapwatch.feeds.ondemand import PaperCache
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
 from mapwatch.store.files import SEEDS_DIR
@@ -29,7 +30,7 @@ def published(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
     db = open_db(tmp / "m.db")
     ingest_paths(db, [SEEDS_DIR], clock=FakeClock())
-    publish(db, tmp / "public", "http://127.0.0.1")
+    publish(db, tmp / "public", "http://127.0.0.1", papers="all")  # the on-demand files must equal these
     db.close()
     (tmp / "secret.atom").write_text("<secret/>")
     (tmp / "secret.html").write_text("secret")
@@ -38,7 +39,8 @@ def published(tmp_path_factory) -> Path:
 
 @pytest.fixture
 async def site(published: Path):
-    runner, port = await start_server(published, "127.0.0.1", 0)
+    papers = PaperCache(published.parent / "m.db", "http://127.0.0.1")
+    runner, port = await start_server(published, "127.0.0.1", 0, papers=papers)
     async with aiohttp.ClientSession() as session:
         yield published, f"http://127.0.0.1:{port}", session, port
     await runner.cleanup()

@@ -7,7 +7,8 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.bot import follow_delivery as fd
+from mapwatch.bot import delivery_loop
+from mapwatch.bot.delivery import FORBIDDEN, GONE, Sent, discord_sender
 from mapwatch.bot.pacer import Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
 from mapwatch.store import digests, follows, tracking
@@ -71,13 +72,13 @@ class Recorder:
         self.posts: list[tuple[Place, Delivery]] = []
         self.status: dict[int, str] = {}
 
-    async def send(self, place: Place, delivery: Delivery, nonce: str) -> fd.Sent:
+    async def send(self, place: Place, delivery: Delivery, nonce: str) -> Sent:
         assert 1 <= len(nonce) <= 25
         status = self.status.get(place.channel_id, "ok")
         if status == "ok":
             self.posts.append((place, delivery))
-            return fd.Sent("ok", 9000 + len(self.posts))
-        return fd.Sent(status)
+            return Sent("ok", 9000 + len(self.posts))
+        return Sent(status)
 
 
 def fast_pacer() -> Pacer:
@@ -102,14 +103,14 @@ async def test_loop_limits_per_channel_retries_and_disables(db, clock: FakeClock
     rec = Recorder()
     rec.status = {3: "gone", 4: "retry"}
     call = make_call(db)
-    sent = await fd.deliver_follows(call, rec.send, fast_pacer(), clock, per_channel_limit=1)
+    sent = await delivery_loop.deliver_follows(call, rec.send, fast_pacer(), clock, per_channel_limit=1)
     assert sent == 2 and sorted(p.channel_id for p, _ in rec.posts) == [1, 2]
-    assert follows.get_follow(db, gone.id).disabled_reason == fd.GONE  # type: ignore[union-attr]
+    assert follows.get_follow(db, gone.id).disabled_reason == GONE  # type: ignore[union-attr]
     # channel 1's second follow waited for the next tick; channel 4 is retried; 5 advanced quietly
     rec.status = {}
-    assert await fd.deliver_follows(call, rec.send, fast_pacer(), clock, per_channel_limit=1) == 2
+    assert await delivery_loop.deliver_follows(call, rec.send, fast_pacer(), clock, per_channel_limit=1) == 2
     assert sorted(p.channel_id for p, _ in rec.posts[2:]) == [1, 4]
-    assert await fd.deliver_follows(call, rec.send, fast_pacer(), clock) == 0
+    assert await delivery_loop.deliver_follows(call, rec.send, fast_pacer(), clock) == 0
     assert len(rec.posts) == 4
 
 
@@ -125,10 +126,10 @@ async def test_daily_digest_loop_once_at_its_hour_and_never_on_a_quiet_day(db_pa
     rec = Recorder()
     call = make_call(db)
     clock.now = datetime(2026, 11, 1, 6, 59, tzinfo=UTC)  # 07:59 in Paris
-    assert await fd.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
+    assert await delivery_loop.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
     clock.now = datetime(2026, 11, 1, 7, 0, 30, tzinfo=UTC)
-    assert await fd.deliver_digests(call, rec.send, fast_pacer(), clock) == 1
-    assert await fd.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
+    assert await delivery_loop.deliver_digests(call, rec.send, fast_pacer(), clock) == 1
+    assert await delivery_loop.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
     [(place, d)] = rec.posts
     assert place == Place(G, 7, None) and d.role_ids == (42,)
     assert [f.name.split(" (")[0] for f in d.embeds[0].fields] == [
@@ -137,11 +138,11 @@ async def test_daily_digest_loop_once_at_its_hour_and_never_on_a_quiet_day(db_pa
     db = open_db(db_path)  # restart
     call = make_call(db)
     clock.now = datetime(2026, 11, 2, 7, 5, tzinfo=UTC)  # the next day: nothing new
-    assert await fd.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
+    assert await delivery_loop.deliver_digests(call, rec.send, fast_pacer(), clock) == 0
     assert db.conn.execute("SELECT count(*), sum(sent) FROM digests").fetchone() == (2, 1)
     store_pages(db, [grow(seed_page(SURVEY), [("2611.00009", "Late News", 2026)])], clock)
     clock.now = datetime(2026, 11, 3, 7, 0, tzinfo=UTC)
-    assert await fd.deliver_digests(call, rec.send, fast_pacer(), clock) == 1
+    assert await delivery_loop.deliver_digests(call, rec.send, fast_pacer(), clock) == 1
     assert "Late News" in rec.posts[-1][1].embeds[0].fields[0].value
     db.close()
 
@@ -162,7 +163,7 @@ async def test_real_client_posts_once_with_only_the_chosen_role(fake_discord, ma
     store_pages(db, [grow(seed_page(SURVEY), [("2611.00001", "**@everyone** <@&1> reasoning boost", 2026)])], clock)
     client = make_client()
     async with fake.connected(client):
-        sent = await fd.deliver_follows(make_call(db), fd.discord_sender(client), Pacer(), clock)
+        sent = await delivery_loop.deliver_follows(make_call(db), discord_sender(client), Pacer(), clock)
     assert sent == 2
     [msg] = fake.channel_messages(alerts.id)
     assert msg.content.startswith("<@&4242> ")
@@ -175,13 +176,13 @@ async def test_real_client_posts_once_with_only_the_chosen_role(fake_discord, ma
     assert "@\u2060everyone" in other.embed["description"]  # shown, but it cannot ping
     assert "2506.12217" not in other.embed["description"]  # the keyword kept only the matching title
     gone = [f for f in follows.list_follows(db, guild_id=fake.guild.id, user_id=None) if f.channel_id == 987654321]
-    assert gone[0].disabled_reason == fd.GONE
+    assert gone[0].disabled_reason == GONE
     db.close()
 
     db = open_db(db_path)  # a restart repeats nothing
     client2 = make_client()
     async with fake.connected(client2):
-        assert await fd.deliver_follows(make_call(db), fd.discord_sender(client2), Pacer(), clock) == 0
+        assert await delivery_loop.deliver_follows(make_call(db), discord_sender(client2), Pacer(), clock) == 0
     assert len(fake.requests_to("POST", "/channels/*/messages")) == 3  # two delivered, one 404
     assert fake.unknown_routes == []
     db.close()
@@ -198,9 +199,9 @@ async def test_a_digest_to_a_gone_channel_disables_its_follows_and_tracks(db, cl
     rec = Recorder()
     rec.status = {8: "forbidden"}
     clock.now = datetime(2026, 11, 2, 9, 5, tzinfo=UTC)  # Monday
-    assert await fd.deliver_digests(make_call(db), rec.send, fast_pacer(), clock) == 0
-    assert follows.get_follow(db, f.id).disabled_reason == fd.FORBIDDEN  # type: ignore[union-attr]
+    assert await delivery_loop.deliver_digests(make_call(db), rec.send, fast_pacer(), clock) == 0
+    assert follows.get_follow(db, f.id).disabled_reason == FORBIDDEN  # type: ignore[union-attr]
     [t] = tracking.list_tracks(db, guild_id=G, user_id=None)
-    assert t.disabled_reason == fd.FORBIDDEN
+    assert t.disabled_reason == FORBIDDEN
     assert follows.get_follow(db, instant.id).disabled_reason is None  # other modes are not touched
     assert db["digests"].count == 0 and digests.due_digests(db, clock()) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from mapwatch.store import graph
+from mapwatch.store import citation_path, graph, related
 from mapwatch.store.errors import DirectionNotFound, PaperNotFound
 from mapwatch.store.ingest import ingest_paths
 
@@ -30,7 +30,7 @@ def names(refs) -> list[str]:
 
 
 def test_related_orders_by_co_citation_plus_coupling_and_names_the_shared_papers(hand_map) -> None:
-    r = graph.related(hand_map, ID["A"])
+    r = related.related(hand_map, ID["A"])
     assert r.paper.id == ID["A"] and r.complete
     got = [(NAME[x.paper.id], x.score, x.co_citations, x.coupling, x.link) for x in r.results]
     assert got == [
@@ -47,55 +47,55 @@ def test_related_orders_by_co_citation_plus_coupling_and_names_the_shared_papers
 
 
 def test_related_can_leave_out_direct_citers_and_references(hand_map) -> None:
-    r = graph.related(hand_map, ID["A"], exclude_direct=True)
+    r = related.related(hand_map, ID["A"], exclude_direct=True)
     assert [NAME[x.paper.id] for x in r.results] == ["B", "C", "D"]
-    assert graph.related(hand_map, ID["A"], limit=2).results[1].paper.id == ID["C"]
+    assert related.related(hand_map, ID["A"], limit=2).results[1].paper.id == ID["C"]
 
 
 def test_related_of_an_isolated_paper_is_empty_and_unknown_papers_are_not_found(hand_map) -> None:
-    assert graph.related(hand_map, ID["Z"]).results == ()
+    assert related.related(hand_map, ID["Z"]).results == ()
     with pytest.raises(PaperNotFound):
-        graph.related(hand_map, "9999.99999")
+        related.related(hand_map, "9999.99999")
 
 
 def test_seeds_related_shows_the_shared_citers_and_references(db, seeds_dir: Path, clock: FakeClock) -> None:
     ingest_paths(db, [seeds_dir], clock=clock)
     for a, b in (("2412.10400", "2507.04136"), ("2507.04136", "2412.10400")):
-        top = graph.related(db, a).results[0]
+        top = related.related(db, a).results[0]
         assert top.paper.id == b
         assert {p.id for p in top.cited_together_by} == {"2509.02547", "2605.02913"}
         assert (top.co_citations, top.coupling) == (2, 11)
         assert len(top.shared_references) == 11
     # Accepts URLs like every other question.
-    assert graph.related(db, "https://arxiv.org/abs/2412.10400v3").paper.id == "2412.10400"
+    assert related.related(db, "https://arxiv.org/abs/2412.10400v3").paper.id == "2412.10400"
 
 
 # ---------------------------------------------------------------- path
 
 
-def step_texts(path: graph.CitationPath) -> list[str]:
+def step_texts(path: citation_path.CitationPath) -> list[str]:
     return [s.text.replace(s.source.id, NAME[s.source.id]).replace(s.target.id, NAME[s.target.id])
             for s in path.steps]
 
 
 def test_path_marks_the_direction_of_each_step(hand_map) -> None:
-    p = graph.citation_path(hand_map, ID["X1"], ID["X4"])
+    p = citation_path.citation_path(hand_map, ID["X1"], ID["X4"])
     assert p is not None
     assert step_texts(p) == ["X1 cites X2", "X2 is cited by X3", "X3 cites X4"]
     assert names(p.papers) == ["X1", "X2", "X3", "X4"]
-    back = graph.citation_path(hand_map, ID["X4"], ID["X1"])
+    back = citation_path.citation_path(hand_map, ID["X4"], ID["X1"])
     assert back is not None
     assert step_texts(back) == ["X4 is cited by X3", "X3 cites X2", "X2 is cited by X1"]
 
 
 def test_path_respects_max_steps_and_says_none_when_there_is_no_chain(hand_map) -> None:
-    assert graph.citation_path(hand_map, ID["L0"], ID["L7"]) is None  # 7 steps > 6
-    p = graph.citation_path(hand_map, ID["L0"], ID["L7"], max_steps=7)
+    assert citation_path.citation_path(hand_map, ID["L0"], ID["L7"]) is None  # 7 steps > 6
+    p = citation_path.citation_path(hand_map, ID["L0"], ID["L7"], max_steps=7)
     assert p is not None and len(p.steps) == 7
     assert step_texts(p)[:3] == ["L0 cites L1", "L1 is cited by L2", "L2 cites L3"]
-    assert graph.citation_path(hand_map, ID["A"], ID["Z"]) is None
-    assert graph.citation_path(hand_map, ID["A"], ID["X1"]) is None
-    assert graph.citation_path(hand_map, ID["A"], ID["A"]).steps == ()
+    assert citation_path.citation_path(hand_map, ID["A"], ID["Z"]) is None
+    assert citation_path.citation_path(hand_map, ID["A"], ID["X1"]) is None
+    assert citation_path.citation_path(hand_map, ID["A"], ID["A"]).steps == ()
 
 
 def test_path_lengths_match_networkx_on_every_pair(hand_map) -> None:
@@ -104,7 +104,7 @@ def test_path_lengths_match_networkx_on_every_pair(hand_map) -> None:
     g.add_edges_from((a, b) for a, bs in CITES.items() for b in bs)
     edges = {(ID[a], ID[b]) for a, bs in CITES.items() for b in bs}
     for a, b in itertools.combinations(NAMES, 2):
-        p = graph.citation_path(hand_map, ID[a], ID[b])
+        p = citation_path.citation_path(hand_map, ID[a], ID[b])
         try:
             expected = nx.shortest_path_length(g, a, b)
         except nx.NetworkXNoPath:

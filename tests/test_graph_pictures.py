@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mapwatch.bot import plot, render_graph
-from mapwatch.store import graph
+from mapwatch.store import citation_path, graph, related
 from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 
@@ -98,7 +98,7 @@ def test_count_chart_needs_two_snapshots(make_older_seeds, seeds_dir: Path, db, 
 
 
 def test_related_text_names_scores_and_shared_papers(seeded) -> None:
-    text = render_graph.related_text(graph.related(seeded, "2412.10400", limit=3))
+    text = render_graph.related_text(related.related(seeded, "2412.10400", limit=3))
     lines = text.splitlines()
     assert lines[0].startswith("Papers most like “Reinforcement Learning Enhanced LLMs: A Survey” (2412.10400)")
     assert lines[1].startswith("1. “A Technical Survey of Reinforcement")
@@ -109,14 +109,14 @@ def test_related_text_names_scores_and_shared_papers(seeded) -> None:
 
 def test_path_and_rising_and_ranks_texts(db, clock: FakeClock) -> None:
     build_map(db, clock())
-    p = graph.citation_path(db, ID["X1"], ID["X4"])
+    p = citation_path.citation_path(db, ID["X1"], ID["X4"])
     text = render_graph.path_text(p, ID["X1"], ID["X4"])
     assert text.splitlines()[1:] == [
         f"1. {ID['X1']} cites {ID['X2']}  (Paper X2)",
         f"2. {ID['X2']} is cited by {ID['X3']}  (Paper X3)",
         f"3. {ID['X3']} cites {ID['X4']}  (Paper X4)"]
     assert text.startswith("3 steps from “Paper X1”")
-    none = render_graph.path_text(graph.citation_path(db, ID["A"], ID["Z"]), ID["A"], ID["Z"])
+    none = render_graph.path_text(citation_path.citation_path(db, ID["A"], ID["Z"]), ID["A"], ID["Z"])
     assert none == f"No citation chain within 6 steps between {ID['A']} and {ID['Z']}."
     assert "No paper gained citers in the last 30 days" in render_graph.rising_text(graph.rising(db, clock()))
     assert "no PageRank computed yet" in render_graph.ranks_text(graph.direction_ranks(db, "core"))

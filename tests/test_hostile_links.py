@@ -23,7 +23,7 @@ from typing import Any
 import discord
 import feedparser
 import pytest
-from mapwatch.bot.cli_bot import parse_slash
+from mapwatch.bot.cli_ask import parse_slash
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import run_core
 from mapwatch.bot.interactions import to_embed

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -108,7 +109,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Brow
         while True:  # the first tick runs at start: wait until the direction page shows the new citers
             with urllib.request.urlopen(page, timeout=10) as resp:
                 html = resp.read().decode()
-            if all(f'data-id="{pid}"' in html for pid in new) and (out / "papers/2412.10400/cited-by.png").exists():
+            if all(f'data-id="{pid}"' in html for pid in new) and answers(f"{base}/papers/2412.10400/cited-by.png"):
                 break
             assert time.monotonic() < deadline, f"the first refresh did not publish the new citers: {log.read_text()}"
             time.sleep(0.5)
@@ -116,6 +117,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Brow
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def answers(url: str) -> bool:
+    """True when the URL answers 200 (the paper's chart, built on demand once two snapshots are stored)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status == 200
+    except urllib.error.HTTPError:
+        return False
 
 
 def entry_rows(dom: str) -> list[tuple[str, str]]:

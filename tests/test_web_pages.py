@@ -43,7 +43,7 @@ def by_class(root, tag: str, cls: str) -> list:
 def site(db, clock, tmp_path: Path) -> Path:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     return out
 
 
@@ -106,7 +106,7 @@ def test_pagerank_leaders_once_computed(db, clock, site: Path) -> None:
 
     assert "Not computed yet" in (site / RL_PAGE).read_text()
     compute_direction_ranks(db, clock())
-    report = publish(db, site, BASE, clock=clock, full=True)
+    report = publish(db, site, BASE, clock=clock, full=True, papers="all")
     assert RL_PAGE in report.written
     root = parse_strict((site / RL_PAGE).read_bytes())
     ranks = by_class(root, "ol", "papers")[1]
@@ -116,12 +116,12 @@ def test_pagerank_leaders_once_computed(db, clock, site: Path) -> None:
 def test_paper_page_facts_citers_and_chart_after_two_snapshots(db, clock, tmp_path: Path, make_older_seeds) -> None:
     out = tmp_path / "public"
     ingest_paths(db, [make_older_seeds(5)], clock=clock)
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     assert not (out / "papers/2412.10400/cited-by.png").exists()
     assert "Cited-by count" not in (out / "papers/2412.10400/index.html").read_text()
     clock.advance(days=2)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
-    report = publish(db, out, BASE, clock=clock)
+    report = publish(db, out, BASE, clock=clock, papers="all")
     assert {"papers/2412.10400/cited-by.png", "papers/2412.10400/index.html", RL_PAGE} <= set(report.written)
     png = (out / "papers/2412.10400/cited-by.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
@@ -139,14 +139,14 @@ def test_paper_page_facts_citers_and_chart_after_two_snapshots(db, clock, tmp_pa
     days = [t for lvl, t in headings(root) if lvl == 3]
     assert days == ["3 November 2026", "1 November 2026"]
     # The same chart again: same bytes, nothing rewritten; not even drawn when its file shows the same points.
-    assert publish(db, out, BASE, clock=clock, full=True).written == []
+    assert publish(db, out, BASE, clock=clock, full=True, papers="all").written == []
     chart = out / "papers/2412.10400/cited-by.png"
     mtime = chart.stat().st_mtime_ns
-    moved = publish(db, out, "https://elsewhere.example", clock=clock)
+    moved = publish(db, out, "https://elsewhere.example", clock=clock, papers="all")
     assert moved.charts == 0 and "papers/2412.10400/index.html" in moved.written
     assert chart.stat().st_mtime_ns == mtime
     chart.write_bytes(png[:100])  # a damaged file is drawn again
-    again = publish(db, out, BASE, clock=clock, full=True)
+    again = publish(db, out, BASE, clock=clock, full=True, papers="all")
     assert again.charts >= 1 and chart.read_bytes() == png
 
 
@@ -158,16 +158,16 @@ def test_chart_drawing_is_time_limited_and_goes_on_at_the_next_publish(db, clock
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     charted = feed_queries.papers_with_history(db)
     assert charted == ["2412.10400", "2507.04136"]
-    first = publish(db, out, BASE, clock=clock, chart_seconds=0)  # no time for a chart: none drawn
+    first = publish(db, out, BASE, clock=clock, chart_seconds=0, papers="all")  # no time for a chart: none drawn
     assert first.charts == 0 and first.charts_pending == 2
     page = out / "papers/2412.10400/index.html"
     assert "cited-by.png" not in page.read_text()  # no image that is not there
-    second = publish(db, out, BASE, clock=clock)  # nothing changed, but the charts are due
+    second = publish(db, out, BASE, clock=clock, papers="all")  # nothing changed, but the charts are due
     assert second.charts == 2 and second.charts_pending == 0
     assert {f"papers/{pid}/cited-by.png" for pid in charted} | {f"papers/{pid}/index.html" for pid in charted} \
         == set(second.written)
     assert "cited-by.png" in page.read_text()
-    assert publish(db, out, BASE, clock=clock).written == []
+    assert publish(db, out, BASE, clock=clock, papers="all").written == []
 
 
 def test_old_style_ids_keep_their_slash(db, clock, tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_old_style_ids_keep_their_slash(db, clock, tmp_path: Path) -> None:
     write_page(tmp_path / "pages", page)
     ingest_paths(db, [tmp_path / "pages"], clock=clock)
     out = tmp_path / "public"
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     assert lst.total > 0
     target = out / "papers/hep-th/9901001/index.html"
     root = assert_good_page(target.read_bytes())
@@ -193,14 +193,14 @@ def test_republishing_keeps_bytes_and_rewrites_only_changed_pages(db, clock, tmp
                                                                    make_older_seeds) -> None:
     out = tmp_path / "public"
     ingest_paths(db, [make_older_seeds(3)], clock=clock)
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     before = snapshot(out)
-    assert publish(db, out, BASE, clock=clock).written == []
-    assert publish(db, out, BASE, clock=clock, full=True).written == []  # rebuilt: the same bytes
+    assert publish(db, out, BASE, clock=clock, papers="all").written == []
+    assert publish(db, out, BASE, clock=clock, full=True, papers="all").written == []  # rebuilt: the same bytes
     assert snapshot(out) == before
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
-    report = publish(db, out, BASE, clock=clock)
+    report = publish(db, out, BASE, clock=clock, papers="all")
     written = set(report.written)
     html = {w for w in written if w.endswith(".html")}
     assert {RL_PAGE, "papers/2412.10400/index.html", "papers/2507.04136/index.html", "index.html"} <= html
@@ -215,7 +215,7 @@ def test_index_counts_from_the_clock_grouped_by_area(db, clock, tmp_path: Path, 
     ingest_paths(db, [make_older_seeds(3)], clock=clock)  # 2026-11-01
     clock.advance(days=10)
     ingest_paths(db, [SEEDS_DIR], clock=clock)  # 2026-11-11: the new citers
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     root = assert_good_page((out / "index.html").read_bytes())
     assert [t for lvl, t in headings(root) if lvl == 2] == ["LLM alignment", "LLM reasoning"]
     rl = next(li for li in by_class(root, "li", "direction") if RL in (li.get("data-search") or ""))
@@ -228,7 +228,7 @@ def test_index_counts_from_the_clock_grouped_by_area(db, clock, tmp_path: Path, 
     assert next(a for a in rl.iter("a")).get("href") == f"directions/{RL}/"
     assert by_class(root, "form", "filter")[0].get("hidden") is not None  # the script shows it
     clock.advance(days=25)  # 36 days after the first import, 25 after the second
-    report = publish(db, out, BASE, clock=clock)
+    report = publish(db, out, BASE, clock=clock, papers="all")
     assert report.written == ["index.html"]  # only the counts moved
     rl = next(li for li in by_class(parse_strict((out / "index.html").read_bytes()), "li", "direction")
               if RL in (li.get("data-search") or ""))
@@ -260,7 +260,7 @@ def test_hostile_titles_names_and_urls_inject_nothing(db, clock, tmp_path: Path)
     db.conn.execute("UPDATE papers SET url = 'data:text/html,<script>alert(7)</script>' WHERE id = '2412.10400'")
     db.conn.commit()
     out = tmp_path / "public"
-    publish(db, out, BASE, clock=clock)
+    publish(db, out, BASE, clock=clock, papers="all")
     seen = 0
     for f in html_files(out):
         data = f.read_bytes()
@@ -330,6 +330,6 @@ def test_pages_of_a_real_database_file_reopen_the_same(db_path: Path, site: Path
     """A second process (a fresh connection) publishing the same data writes nothing."""
     other = open_db(db_path)
     try:
-        assert publish(other, site, BASE, clock=clock, full=True).written == []
+        assert publish(other, site, BASE, clock=clock, full=True, papers="all").written == []
     finally:
         other.close()

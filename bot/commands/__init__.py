@@ -1,9 +1,9 @@
 """The slash commands as plain specs and pure cores.
 
 Each module in this package defines, per command, a core `(db, ctx, **options) -> Reply`
-(validate -> query -> render; raises MapwatchError subclasses for users' mistakes) and an
-`install(tree, runner)` that adds the thin discord.py wrappers. discord is imported only
-inside `install`, so `mapwatch ask` runs the cores without loading it.
+(validate -> query -> render; raises MapwatchError subclasses for users' mistakes) and its
+`COMMANDS` specs. The spec is the one declaration of a command: bot/command_tree.py builds
+the discord.py wrappers from it, and `mapwatch ask` runs the cores from it without loading discord.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mapwatch.bot.replies import Reply
+from mapwatch.bot.replies import Ctx, Reply
 
 MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph")]
 PAGE_SIZE = 10
@@ -25,7 +25,15 @@ class Opt:
     description: str
     kind: str = "text"  # paper | direction | text | choice | int | role
     required: bool = True
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # the values a choice option takes
+    choice_names: tuple[str, ...] = ()  # what Discord shows for each value (default: the value)
+    min_value: int | None = None  # bounds of an int option, enforced by Discord
+    max_value: int | None = None
+    autocomplete: str = ""  # paper | direction | tracked; default: the kind's, for paper and direction
+
+    def named_choices(self) -> tuple[tuple[str, str], ...]:
+        """(name shown, value) of each choice."""
+        return tuple(zip(self.choice_names or self.choices, self.choices, strict=True))
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,29 @@ class Command:
     manage: bool = False  # needs Manage Channels in a server
     refusal: str = ""  # what a user without Manage Channels is told (names this command's action)
     paged: bool = False  # accepts `page` (0-based) for its buttons
+
+
+def check_manage(ctx: Ctx, message: str) -> None:
+    """A guarded command in a server needs Manage Channels (any DM is fine)."""
+    from mapwatch.store.errors import NotAllowed
+
+    if ctx.guild_id is not None and not ctx.can_manage:
+        raise NotAllowed(message)
+
+
+def here(ctx: Ctx) -> dict[str, Any]:
+    """Whose tracks and follows a command changes: this server's channel, or the user's DMs."""
+    return {"guild_id": ctx.guild_id, "channel_id": ctx.channel_id, "user_id": ctx.user_id}
+
+
+def stop_reply(gone: bool, what: str, not_here: str, stopped: str) -> Reply:
+    """/untrack and /unfollow: `stopped` (what stopped here), or, only to the user, `not_here`
+    (nothing did); `{}` in either stands for `what`."""
+    from mapwatch.bot import text
+
+    if not gone:
+        return Reply(content=not_here.format(what), ephemeral=True)
+    return text.fit_reply(Reply(content=stopped.format(what)))
 
 
 def refusal(name: str) -> str:
@@ -62,14 +93,14 @@ def pages(total: int, size: int = PAGE_SIZE) -> int:
 
 def error_reply(exc: Exception) -> Reply:
     """The one mapping from domain errors to friendly, ephemeral answers."""
-    from mapwatch.bot import render
+    from mapwatch.bot import render, text
     from mapwatch.store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
 
     if isinstance(exc, PaperNotFound):
-        return render.error(f"No paper matches “{render.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
+        return render.error(f"No paper matches “{text.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
                             "URL, or more of the title.", exc.suggestions)
     if isinstance(exc, DirectionNotFound):
-        return render.error(f"No direction matches “{render.clip(exc.ref, 200)}”. /directions lists them.",
+        return render.error(f"No direction matches “{text.clip(exc.ref, 200)}”. /directions lists them.",
                             exc.suggestions)
     if isinstance(exc, NotAllowed | BadOption):
         return render.error(str(exc))

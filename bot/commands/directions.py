@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.replies import Ctx, Embed, Reply
 from mapwatch.store import queries
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 DIRECTION_HELP = "a research direction: its name, slug or map URL"
 
@@ -27,7 +23,7 @@ def direction_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
         return reply
     e = reply.embeds[0]
     fields = (*e.fields[:1], ranked, *e.fields[1:])  # after "Most cited papers"
-    return render.fit_reply(Reply(content=reply.content, embeds=(replace(e, fields=fields), *reply.embeds[1:])))
+    return text.fit_reply(Reply(content=reply.content, embeds=(replace(e, fields=fields), *reply.embeds[1:])))
 
 
 def directions_core(db: Database, ctx: Ctx) -> Reply:
@@ -41,14 +37,14 @@ def feed_core(db: Database, ctx: Ctx, *, direction: str | None = None) -> Reply:
         d = queries.resolve_direction(db, direction)
         desc = (f"Paste into a feed reader: {render.feed_url(base, d.slug)}\n"
                 f"Every direction at once (OPML, for import): {opml}")
-        return render.fit_reply(Reply(embeds=(Embed(f"Feed: {render.esc(d.name)}", desc, None, (),
+        return text.fit_reply(Reply(embeds=(Embed(f"Feed: {text.esc(d.name)}", desc, None, (),
                                                    "New citing papers of this direction's papers",
                                                    render.COLOR),)))
-    lines = [f"• {render.esc(d.name)}: {render.feed_url(base, d.slug)}"
+    lines = [f"• {text.esc(d.name)}: {render.feed_url(base, d.slug)}"
              for a in queries.directions_by_area(db) for d in a.directions]
     desc = (f"All direction feeds (OPML, import into a reader): {opml}\nThe feed index: {base}/\n\n"
-            + render.clip_lines(lines, 3000))
-    return render.fit_reply(Reply(embeds=(Embed("Feeds", desc, None, (), "One Atom feed per direction",
+            + text.clip_lines(lines, 3000))
+    return text.fit_reply(Reply(embeds=(Embed("Feeds", desc, None, (), "One Atom feed per direction",
                                                render.COLOR),)))
 
 
@@ -59,27 +55,3 @@ COMMANDS = [
     Command("feed", "The feed URL of a direction (or of all of them) to paste into a reader",
             (Opt("direction", DIRECTION_HELP, "direction", required=False),), feed_core),
 ]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="direction", description=COMMANDS[0].description)
-    @app_commands.describe(direction=DIRECTION_HELP)
-    async def direction(interaction: discord.Interaction, direction: str) -> None:
-        await runner.run(interaction, "direction", direction=direction)
-
-    @app_commands.command(name="directions", description=COMMANDS[1].description)
-    async def directions(interaction: discord.Interaction) -> None:
-        await runner.run(interaction, "directions")
-
-    @app_commands.command(name="feed", description=COMMANDS[2].description)
-    @app_commands.describe(direction=DIRECTION_HELP)
-    async def feed(interaction: discord.Interaction, direction: str | None = None) -> None:
-        await runner.run(interaction, "feed", direction=direction)
-
-    direction.autocomplete("direction")(runner.direction_autocomplete)
-    feed.autocomplete("direction")(runner.direction_autocomplete)
-    for cmd in (direction, directions, feed):
-        tree.add_command(cmd)

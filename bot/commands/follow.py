@@ -4,18 +4,15 @@ channel, instantly or as a daily or weekly digest, optionally mentioning one rol
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mapwatch.bot import render, render_follow
-from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot import render_follow, text
+from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.replies import Ctx, Reply
 from mapwatch.store import digests, follows, queries
-from mapwatch.store.errors import BadOption, NotAllowed
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."
@@ -26,11 +23,6 @@ ROLE_HELP = "a role to mention in these deliveries (only that role is ever menti
 HOUR_HELP = "the local hour of digests, 0-23"
 TZ_HELP = "a time zone such as UTC (the default), Europe/Paris or America/New_York"
 _ROLE = re.compile(r"^\s*(?:<@&)?(\d{1,20})>?\s*$")
-
-
-def check_manage(ctx: Ctx, message: str = MANAGE) -> None:
-    if ctx.guild_id is not None and not ctx.can_manage:
-        raise NotAllowed(message)
 
 
 def parse_role(role: Any) -> int | None:
@@ -57,7 +49,7 @@ def parse_hour(hour: Any) -> int:
         raise BadOption("The hour is a whole number from 0 to 23.") from None
 
 
-def _where(ctx: Ctx) -> str:
+def where_words(ctx: Ctx) -> str:
     return "this channel" if ctx.guild_id is not None else "your DMs"
 
 
@@ -70,32 +62,32 @@ def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSetti
     return when + (f", mentioning <@&{int(role_id)}>" if role_id is not None else "")
 
 
+def shown_name(d: queries.DirectionRow) -> str:
+    return text.esc(text.clip(d.name, 150))
+
+
 def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
                 role: Any = None) -> Reply:
-    check_manage(ctx)
+    check_manage(ctx, MANAGE)
     d = queries.resolve_direction(db, direction)
     f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
                                 created_by=ctx.user_id, now=ctx.now)
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    name = render.esc(render.clip(d.name, 150))
-    only = f" whose title contains “{render.esc(f.keyword)}”" if f.keyword else ""
+    name = shown_name(d)
+    only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
-    text = (f"{verb} **{name}** in {_where(ctx)}: its newly added citing papers{only} arrive "
+    said = (f"{verb} **{name}** in {where_words(ctx)}: its newly added citing papers{only} arrive "
             f"{delivery_words(f.mode, f.role_id, settings)}. Starting now (the feed holds the history). "
             "/unfollow to stop.")
-    return Reply(content=render_follow.clip(text, 2000))
+    return Reply(content=text.clip(said, text.CONTENT_MAX))
 
 
 def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
     check_manage(ctx, UNFOLLOW_REFUSAL)
     d = queries.resolve_direction(db, direction)
-    gone = follows.remove_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
-                                 direction_slug=d.slug)
-    name = render.esc(render.clip(d.name, 150))
-    if not gone:
-        return Reply(content=f"**{name}** is not followed here.", ephemeral=True)
-    return Reply(content=f"Stopped following **{name}** here.")
+    return stop_reply(follows.remove_follow(db, **here(ctx), direction_slug=d.slug), f"**{shown_name(d)}**",
+                      "{} is not followed here.", "Stopped following {} here.")
 
 
 def digest_time_core(db: Database, ctx: Ctx, *, hour: Any, timezone: str | None = None) -> Reply:
@@ -121,65 +113,8 @@ COMMANDS = [
             (Opt("direction", DIRECTION_HELP, "direction"),), unfollow_core, manage=True,
             refusal=UNFOLLOW_REFUSAL),
     Command("digest-time", "When this server's daily and weekly digests come (needs Manage Channels)",
-            (Opt("hour", HOUR_HELP, "int"), Opt("timezone", TZ_HELP, required=False)), digest_time_core,
-            manage=True, refusal=DIGEST_TIME_REFUSAL),
+            (Opt("hour", HOUR_HELP, "int", min_value=0, max_value=23), Opt("timezone", TZ_HELP, required=False)),
+            digest_time_core, manage=True, refusal=DIGEST_TIME_REFUSAL),
     Command("digest-preview", "What this channel's next digest would hold, now (only you see it)", (),
             digest_preview_core),
 ]
-
-
-def mode_choices() -> list[Any]:
-    from discord import app_commands
-
-    return [app_commands.Choice(name=m, value=m) for m in follows.MODES]
-
-
-def annotate(**types: Any) -> Any:
-    """Give a wrapper real parameter types (discord is imported lazily, so the module's
-    string annotations could not be resolved by discord.py)."""
-    def deco(fn: Any) -> Any:
-        fn.__annotations__.update(types)
-        return fn
-    return deco
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    manage = discord.Permissions(manage_channels=True)
-
-    @app_commands.command(name="follow", description=COMMANDS[0].description)
-    @app_commands.describe(direction=DIRECTION_HELP, keyword=KEYWORD_HELP, mode=MODE_HELP, role=ROLE_HELP)
-    @app_commands.choices(mode=mode_choices())
-    @app_commands.default_permissions(manage)
-    @app_commands.check(runner.manage_check)
-    @annotate(role=discord.Role | None)
-    async def follow(interaction: discord.Interaction, direction: str, keyword: str | None = None,
-                     mode: str | None = None, role: Any = None) -> None:
-        await runner.run(interaction, "follow", direction=direction, keyword=keyword, mode=mode,
-                         role=role.id if role else None)
-
-    @app_commands.command(name="unfollow", description=COMMANDS[1].description)
-    @app_commands.describe(direction=DIRECTION_HELP)
-    @app_commands.default_permissions(manage)
-    @app_commands.check(runner.manage_check)
-    async def unfollow(interaction: discord.Interaction, direction: str) -> None:
-        await runner.run(interaction, "unfollow", direction=direction)
-
-    @app_commands.command(name="digest-time", description=COMMANDS[2].description)
-    @app_commands.describe(hour=HOUR_HELP, timezone=TZ_HELP)
-    @app_commands.default_permissions(manage)
-    @app_commands.check(runner.manage_check)
-    @annotate(hour=app_commands.Range[int, 0, 23])
-    async def digest_time(interaction: discord.Interaction, hour: int, timezone: str | None = None) -> None:
-        await runner.run(interaction, "digest-time", hour=hour, timezone=timezone)
-
-    @app_commands.command(name="digest-preview", description=COMMANDS[3].description)
-    async def digest_preview(interaction: discord.Interaction) -> None:
-        await runner.run(interaction, "digest-preview")
-
-    follow.autocomplete("direction")(runner.direction_autocomplete)
-    unfollow.autocomplete("direction")(runner.direction_autocomplete)
-    for cmd in (follow, unfollow, digest_time, digest_preview):
-        tree.add_command(cmd)

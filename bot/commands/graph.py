@@ -5,17 +5,14 @@ networkx and matplotlib load only inside the cores that need them (plot, PageRan
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mapwatch.bot import render, render_graph
+from mapwatch.bot import render, render_graph, text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.replies import Ctx, Embed, File, Reply
-from mapwatch.store import graph
+from mapwatch.store import citation_path, graph, related
 from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
@@ -37,27 +34,27 @@ def _int(value: Any, name: str, lo: int, hi: int, default: int) -> int:
 def _yes(value: Any) -> bool:
     if isinstance(value, bool) or value is None:
         return bool(value)
-    text = str(value).strip().lower()
-    if text in ("yes", "true", "1", "on"):
+    word = str(value).strip().lower()
+    if word in ("yes", "true", "1", "on"):
         return True
-    if text in ("no", "false", "0", "off", ""):
+    if word in ("no", "false", "0", "off", ""):
         return False
     raise BadOption("exclude_direct must be yes or no")
 
 
-def text_reply(text: str, footer: str = "") -> Reply:
+def text_reply(answer: str, footer: str = "") -> Reply:
     """A render_graph answer as an embed: its first line the title, the rest escaped."""
-    head, _, body = text.partition("\n")
+    head, _, body = answer.partition("\n")
     if not body:
-        return Reply(content=render.esc(head))
-    lines = "\n".join(render.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
-    title = render.clip(render.esc(head), 256)
-    return render.fit_reply(Reply(embeds=(Embed(title, lines, None, (), footer, render.COLOR),)))
+        return Reply(content=text.esc(head))
+    lines = "\n".join(text.esc(line) for line in body.split("\n"))  # esc() makes one line of its input
+    title = text.clip(text.esc(head), 256)
+    return text.fit_reply(Reply(embeds=(Embed(title, lines, None, (), footer, render.COLOR),)))
 
 
 def related_core(db: Database, ctx: Ctx, *, paper: str, exclude_direct: Any = None) -> Reply:
     found = graph.resolve_paper(db, paper)
-    return text_reply(render_graph.related_text(graph.related(db, found.id, exclude_direct=_yes(exclude_direct))),
+    return text_reply(render_graph.related_text(related.related(db, found.id, exclude_direct=_yes(exclude_direct))),
                       "score = papers citing both + references both cite")
 
 
@@ -66,9 +63,9 @@ def path_core(db: Database, ctx: Ctx, **options: Any) -> Reply:
     if not a.strip() or not b.strip():
         raise BadOption("give two papers: from and to")
     start, end = graph.resolve_paper(db, a), graph.resolve_paper(db, b)
-    found = graph.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
-    text = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
-    return text_reply(text) if found else Reply(content=text)
+    found = citation_path.citation_path(db, start.id, end.id, max_steps=MAX_STEPS)
+    answer = render_graph.path_text(found, start.id, end.id, MAX_STEPS)
+    return text_reply(answer) if found else Reply(content=answer)
 
 
 def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: Any = None) -> Reply:
@@ -85,7 +82,7 @@ def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Repl
     pic = draw_neighbourhood(view)
     name = f"graph-{view.center.id.replace('/', '_')}.png"
     caption = render_graph.neighbourhood_caption(view)
-    return Reply(embeds=(Embed(render.clip(render.esc(view.center.title), 256), render.esc(caption), None, (),
+    return Reply(embeds=(Embed(text.clip(text.esc(view.center.title), 256), text.esc(caption), None, (),
                                "arrows point from citing to cited paper; red ring: this paper", render.COLOR),),
                  files=(File(name, pic.png, f"Citation neighbourhood of {view.center.id}"),))
 
@@ -112,15 +109,15 @@ def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
     ranks = graph.direction_ranks(db, slug, limit=limit)
     if not ranks.papers:
         return None
-    lines = [f"{r.rank}. {render.esc(render.clip(r.paper.title, 90))} · `{r.paper.id}` · "
+    lines = [f"{r.rank}. {text.esc(text.clip(r.paper.title, 90))} · `{r.paper.id}` · "
              f"PageRank {r.pagerank:.3f}" for r in ranks.papers]
-    return Field("By PageRank within the direction", render.clip_lines(lines, 1024))
+    return Field("By PageRank within the direction", text.clip_lines(lines, 1024))
 
 
 COMMANDS = [
     Command("related", "Papers most like a paper: cited together with it, or citing the same papers",
             (Opt("paper", PAPER_HELP, "paper"),
-             Opt("exclude_direct", "leave out its direct citers and references (yes/no)", "choice",
+             Opt("exclude_direct", "leave out its direct citers and references", "choice",
                  required=False, choices=("yes", "no"))),
             related_core),
     Command("path", "The shortest citation chain between two papers (up to 6 steps)",
@@ -134,41 +131,3 @@ COMMANDS = [
                                                      required=False)),
             graph_core),
 ]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="related", description=COMMANDS[0].description)
-    @app_commands.describe(paper=PAPER_HELP, exclude_direct="leave out its direct citers and references")
-    @app_commands.choices(exclude_direct=[app_commands.Choice(name="yes", value="yes"),
-                                          app_commands.Choice(name="no", value="no")])
-    async def related(interaction: discord.Interaction, paper: str, exclude_direct: str | None = None) -> None:
-        await runner.run(interaction, "related", paper=paper, exclude_direct=exclude_direct)
-
-    @app_commands.command(name="path", description=COMMANDS[1].description)
-    @app_commands.rename(from_="from")
-    @app_commands.describe(from_=PAPER_HELP, to=PAPER_HELP)
-    async def path(interaction: discord.Interaction, from_: str, to: str) -> None:
-        await runner.run(interaction, "path", **{"from": from_, "to": to})
-
-    @app_commands.command(name="rising", description=COMMANDS[2].description)
-    @app_commands.describe(direction="only papers placed in this direction", days="how many days back (default 30)")
-    async def rising(interaction: discord.Interaction, direction: str | None = None,
-                     days: int | None = None) -> None:
-        await runner.run(interaction, "rising", direction=direction, days=days)
-
-    @app_commands.command(name="graph", description=COMMANDS[3].description)
-    @app_commands.describe(paper=PAPER_HELP, depth="citation steps, 1 to 3 (default 1)")
-    async def graph_(interaction: discord.Interaction, paper: str,
-                     depth: int | None = None) -> None:
-        await runner.run(interaction, "graph", paper=paper, depth=depth)
-
-    related.autocomplete("paper")(runner.paper_autocomplete)
-    path.autocomplete("from_")(runner.paper_autocomplete)
-    path.autocomplete("to")(runner.paper_autocomplete)
-    rising.autocomplete("direction")(runner.direction_autocomplete)
-    graph_.autocomplete("paper")(runner.paper_autocomplete)
-    for cmd in (related, path, rising, graph_):
-        tree.add_command(cmd)

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from mapwatch.bot import render
+from mapwatch.bot import render, text
 from mapwatch.bot.commands import Command
 from mapwatch.bot.replies import Ctx, Embed, Field, Reply
 from mapwatch.store import bot_state, queries
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 NEXT_REFRESH_KEY = "next_refresh"
 
@@ -28,18 +23,7 @@ def stats_core(db: Database, ctx: Ctx) -> Reply:
         Field("Next refresh", render.when(nxt) if nxt else "not scheduled (`mapwatch run` schedules it)", True),
     )
     footer = f"{s.pages_rejected_now} pages rejected now" if s.pages_rejected_now else ""
-    return render.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
+    return text.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
 
 
 COMMANDS = [Command("stats", "Map size, newest data-through date, last and next refresh", (), stats_core)]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="stats", description=COMMANDS[0].description)
-    async def stats(interaction: discord.Interaction) -> None:
-        await runner.run(interaction, "stats")
-
-    tree.add_command(stats)

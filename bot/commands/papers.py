@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mapwatch.bot import render
 from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
 from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import queries
+from mapwatch.store import queries, search
 from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
-
-if TYPE_CHECKING:
-    from mapwatch.bot.interactions import Runner
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 
@@ -70,12 +67,13 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     words = queries.fts_query(query)
     if words is None:
         raise BadOption("Give at least one word to search for.")
-    result = queries.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
+    result = search.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
     shown = " ".join(queries.query_words(query))
-    capped = result.total >= queries.SEARCH_COUNT_CAP
-    matched = (f"{result.total:,} or more papers match in titles and abstracts: the best of the first "
-               f"{result.total:,} are shown; add words to narrow it." if capped
-               else f"{result.total} papers match in titles and abstracts.")
+    capped = result.total >= search.SEARCH_COUNT_CAP
+    ranked = (f": the best of the newest {search.RANK_CANDIDATES} are shown; add words to narrow it"
+              if result.total > search.RANK_CANDIDATES else "")
+    matched = (f"{result.total:,} or more papers match in titles and abstracts{ranked}." if capped
+               else f"{result.total} papers match in titles and abstracts{ranked}.")
     return render.paper_list(
         f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",
@@ -88,47 +86,11 @@ COMMANDS = [
     Command("citers", "The papers citing a paper, most cited or newest first, paged",
             (Opt("paper", PAPER_HELP, "paper"),
              Opt("direction", "only citers placed in this direction", "direction", required=False),
-             Opt("sort", "most cited first (cited) or newest first (newest)", "choice", required=False,
-                 choices=queries.SORTS)),
+             Opt("sort", "most cited first or newest first", "choice", required=False,
+                 choices=queries.SORTS, choice_names=("most cited first", "newest first"))),
             citers_core, paged=True),
     Command("refs", "The papers a paper builds on, paged", (Opt("paper", PAPER_HELP, "paper"),), refs_core,
             paged=True),
     Command("search", "Full-text search over titles and abstracts, paged",
             (Opt("query", "words to look for"),), search_core, paged=True),
 ]
-
-
-def install(tree: Any, runner: Runner) -> None:
-    import discord
-    from discord import app_commands
-
-    @app_commands.command(name="paper", description=COMMANDS[0].description)
-    @app_commands.describe(paper=PAPER_HELP)
-    async def paper(interaction: discord.Interaction, paper: str) -> None:
-        await runner.run(interaction, "paper", paper=paper)
-
-    @app_commands.command(name="citers", description=COMMANDS[1].description)
-    @app_commands.describe(paper=PAPER_HELP, direction="only citers placed in this direction",
-                           sort="most cited first or newest first")
-    @app_commands.choices(sort=[app_commands.Choice(name="most cited first", value="cited"),
-                                app_commands.Choice(name="newest first", value="newest")])
-    async def citers(interaction: discord.Interaction, paper: str, direction: str | None = None,
-                     sort: str | None = None) -> None:
-        await runner.run(interaction, "citers", paper=paper, direction=direction, sort=sort)
-
-    @app_commands.command(name="refs", description=COMMANDS[2].description)
-    @app_commands.describe(paper=PAPER_HELP)
-    async def refs(interaction: discord.Interaction, paper: str) -> None:
-        await runner.run(interaction, "refs", paper=paper)
-
-    @app_commands.command(name="search", description=COMMANDS[3].description)
-    @app_commands.describe(query="words to look for")
-    async def search(interaction: discord.Interaction, query: str) -> None:
-        await runner.run(interaction, "search", query=query)
-
-    paper.autocomplete("paper")(runner.paper_autocomplete)
-    citers.autocomplete("paper")(runner.paper_autocomplete)
-    citers.autocomplete("direction")(runner.direction_autocomplete)
-    refs.autocomplete("paper")(runner.paper_autocomplete)
-    for cmd in (paper, citers, refs, search):
-        tree.add_command(cmd)

@@ -1,4 +1,4 @@
-"""`mapwatch ask` and `mapwatch sync`: the bot's commands from a terminal."""
+"""`mapwatch ask`: run a slash command without Discord and print its answer as text."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ import argparse
 import re
 import shlex
 import sys
-from collections.abc import Coroutine
-from datetime import UTC, datetime
 from typing import Any
 
-from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
@@ -91,26 +88,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--user", type=int, metavar="ID", help="as this user (default 1)")
     p.set_defaults(func=cmd_ask)
 
-    p = sub.add_parser(
-        "run", help="the Discord bot, the refresh schedule and the feed server in one process",
-        description="One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the "
-                    "refresh schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. "
-                    "On an empty database the bundled seeds are stored first.")
-    source_arg(p)
-    out_arg(p)
-    listen_arg(p)
-    base_arg(p, "http://<host>:<port>")
-    p.set_defaults(func=cmd_run)
-
-    p = sub.add_parser("sync", help="register the slash commands with Discord (needs DISCORD_TOKEN)")
-    p.set_defaults(func=cmd_sync)
-
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from mapwatch.bot import config
     from mapwatch.bot.commands import commands, run_core
     from mapwatch.bot.render import to_text
     from mapwatch.bot.replies import Ctx
+    from mapwatch.store.clock import utc_now
     from mapwatch.store.db import open_db
 
     try:
@@ -125,44 +109,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
-    ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=datetime.now(UTC), can_manage=True,
+    ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
               base_url=config.base_url())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED
 
 
-def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
-    import os
-
-    from mapwatch.bot import config
-    from mapwatch.bot.run import run_all
-    from mapwatch.feeds.cli import out_dir, port
-    from mapwatch.feeds.run import RunConfig
-    from mapwatch.store.refresh import default_source
-
-    run_config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
-                           host=args.host, port=port(args),
-                           base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
-                           refresh=os.environ.get("MAPWATCH_REFRESH"))
-    token = config.discord_token()
-    # A service: mapwatch.cli runs it until a signal.
-    return run_all(run_config, token, say=lambda s: print(s, flush=True), alert_interval=config.alert_interval())
-
-
-def cmd_sync(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from mapwatch.bot import config
-
-    token = config.discord_token()
-    if not token:
-        print("mapwatch: error: DISCORD_TOKEN is not set; sync registers the commands with Discord",
-              file=sys.stderr)
-        return EXIT_USAGE
-    from mapwatch.bot.client import sync_commands
-    from mapwatch.store.db import require_db
-
-    count = asyncio.run(sync_commands(token, require_db(args.db)))
-    print(f"Synced {count} commands.")
-    return EXIT_OK

@@ -1,0 +1,42 @@
+"""`mapwatch run`: the bot, the refresh schedule and the feed server in one process (bot/run.py)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Coroutine
+from typing import Any
+
+from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
+
+SUMMARY = "the Discord bot, the refresh schedule and the feed server in one process"
+DESCRIPTION = ("One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the refresh "
+               "schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. On an empty "
+               "database the bundled seeds are stored first.")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help=SUMMARY, description=DESCRIPTION)
+    for add in (source_arg, out_arg, listen_arg):  # the options of `refresh` and `serve`, as feeds.cli has them
+        add(p)
+    base_arg(p, "http://<host>:<port>")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
+    import os
+
+    from mapwatch.bot import config
+    from mapwatch.bot.run import run_all
+    from mapwatch.feeds.cli import out_dir, port
+    from mapwatch.feeds.run import RunConfig
+    from mapwatch.store.refresh import default_source
+
+    run_config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
+                           host=args.host, port=port(args),
+                           base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
+                           refresh=os.environ.get("MAPWATCH_REFRESH"))
+    token = config.discord_token()
+    # A service: mapwatch.cli runs it until a signal.
+    return run_all(run_config, token, say=lambda s: print(s, flush=True), alert_interval=config.alert_interval())
+
+

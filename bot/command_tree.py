@@ -1,0 +1,93 @@
+"""The discord.py slash commands, generated from the `COMMANDS` specs (bot/commands/).
+
+Everything Discord is told about a command comes from its spec, once: name, description,
+options (name, description, type, required, choices, bounds), autocomplete, and for
+`manage` commands the default permission Manage Channels plus a check that enforces it.
+Each generated callback hands its options to `Runner.run` (bot/interactions.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import discord
+from discord import app_commands
+from mapwatch.bot.commands import Command, Opt, commands
+from mapwatch.bot.interactions import Runner
+
+MANAGE = discord.Permissions(manage_channels=True)
+
+
+def python_name(option: str) -> str:
+    """A Python identifier for an option name (`from` -> `from_`; `-` -> `_`)."""
+    name = option.replace("-", "_")
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def annotation(o: Opt) -> Any:
+    """The parameter type discord.py turns into the option's type (and bounds)."""
+    if o.kind == "int":
+        if o.min_value is not None or o.max_value is not None:
+            return app_commands.Range[int, o.min_value, o.max_value]
+        return int
+    if o.kind == "role":
+        return discord.Role
+    return str
+
+
+def autocomplete_of(o: Opt, runner: Runner) -> Callable[..., Any] | None:
+    """The Runner's autocomplete for an option: paper, direction or tracked (the channel's tracks)."""
+    which = o.autocomplete or (o.kind if o.kind in ("paper", "direction") else "")
+    return getattr(runner, f"{which}_autocomplete") if which else None
+
+
+def _value(value: Any) -> Any:
+    return value.id if isinstance(value, discord.Role) else value  # a role option: its id
+
+
+def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, Any, None]]:
+    """An async callback whose signature declares the spec's options (discord.py reads the
+    signature and its annotations), decorated with their descriptions, choices and autocomplete."""
+    names = {python_name(o.name): o.name for o in cmd.options}
+
+    async def callback(interaction: discord.Interaction, **options: Any) -> None:
+        await runner.run(interaction, cmd.name, **{names[k]: _value(v) for k, v in options.items()})
+
+    params = [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=discord.Interaction)]
+    params += [inspect.Parameter(python_name(o.name), inspect.Parameter.KEYWORD_ONLY, annotation=annotation(o),
+                                 default=inspect.Parameter.empty if o.required else None) for o in cmd.options]
+    callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    callback.__name__ = callback.__qualname__ = python_name(cmd.name)
+    func: Any = callback
+    if cmd.options:
+        func = app_commands.describe(**{python_name(o.name): o.description for o in cmd.options})(func)
+    renamed = {python_name(o.name): o.name for o in cmd.options if python_name(o.name) != o.name}
+    if renamed:
+        func = app_commands.rename(**renamed)(func)
+    choices = {python_name(o.name): [app_commands.Choice(name=n, value=v) for n, v in o.named_choices()]
+               for o in cmd.options if o.choices}
+    if choices:
+        func = app_commands.choices(**choices)(func)
+    completes = {python_name(o.name): fn for o in cmd.options if (fn := autocomplete_of(o, runner))}
+    if completes:
+        func = app_commands.autocomplete(**completes)(func)
+    return func
+
+
+def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
+    command: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name=cmd.name, description=cmd.description, callback=callback_for(cmd, runner))
+    if cmd.manage:
+        command.default_permissions = MANAGE
+        command.add_check(runner.manage_check)
+    return command
+
+
+def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
+    """Add every command of the specs to `tree`."""
+    for cmd in commands().values():
+        tree.add_command(build(cmd, runner))

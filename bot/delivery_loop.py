@@ -1,0 +1,206 @@
+"""Each tick: read what is pending -> render -> pace -> post -> settle, for track alerts, follows
+and digests alike (README: Alerts).
+
+Exactly once: cursors move and digest periods are recorded only after Discord accepted the
+message; what a failed post does (retry next tick, disable, or, refused for good three
+times, record the failure and move past it) is bot.delivery's one policy. At most
+`per_channel_limit` instant messages per channel per tick; one digest per channel, mode
+and period. Every post waits for the one shared `Pacer` and goes through the one `send`.
+
+`call(fn, *args)` runs `fn(db, *args)` off the event loop (the bot's Runner.call);
+`send(place, delivery, nonce)` posts and reports how it went (bot.delivery.discord_sender for
+a real client), so the rounds are tested without Discord and the sender against the fake one.
+The client polls with `discord.ext.tasks.loop` (`start_polling`): it waits until the client
+is ready, and one failed tick is logged and the next one tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from mapwatch.bot import delivery, render_follow
+from mapwatch.bot.delivery import Call, Find, Send
+from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
+from mapwatch.bot.render_follow import Delivery
+from mapwatch.store import bot_state, digests, follows, tracking
+from mapwatch.store.follows import Place
+
+if TYPE_CHECKING:
+    import discord
+    from discord.ext import tasks
+
+log = logging.getLogger("mapwatch.delivery")
+
+Clock = Callable[[], datetime]
+PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.bot_state.prune_state)
+
+
+def digest_nonce(place: Place, mode: str, period: str) -> str:
+    """Discord drops a repeat of an enforced nonce for a few minutes: a crash between its
+    acceptance and our record cannot post the same digest twice then."""
+    key = f"{place.guild_id}:{place.channel_id}:{place.user_id}:{mode}:{period}"
+    return "d" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Cursors:
+    """How the store records an instant delivery (a track's alert or a follow's news): each
+    takes the track's or follow's id; `delivered`/`failed` move its cursor to `upto`."""
+
+    sending: Callable[..., Any]  # (db, id, upto, now)
+    delivered: Callable[..., Any]  # (db, id, upto, now)
+    disable: Callable[..., Any]  # (db, id, why)
+    failed: Callable[..., Any]  # (db, id, upto, why, now)
+
+
+TRACK_CURSORS = Cursors(bot_state.mark_alert_sending, tracking.mark_delivered, tracking.disable_track,
+                        tracking.mark_failed)
+FOLLOW_CURSORS = Cursors(bot_state.mark_follow_sending, follows.mark_follow_delivered, follows.disable_follow,
+                         follows.mark_follow_failed)
+
+
+@dataclass(frozen=True)
+class Instant:
+    """One instant message: for track or follow `item_id`, the events up to `upto`."""
+
+    label: str
+    item_id: int
+    upto: int
+    place: Place
+    message: Delivery
+    nonce: str  # enforced: Discord drops a repeat within minutes; later, bot.delivery looks for it
+    sending_since: str | None
+
+
+async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str, place: Place,
+                message: Delivery, nonce: str, sending_since: str | None,
+                delivered: Callable[[delivery.Sent], Awaitable[Any]], disable: Callable[[str], Awaitable[Any]],
+                give_up: Callable[[str], Awaitable[Any]]) -> int:
+    """Post one message under the policy; 1 when a new message reached the channel."""
+    result = await delivery.post(send, find, pacer, place, message, nonce, sending_since, clock())
+    ok = await delivery.settle(call, label, nonce, result, clock(), delivered=delivered, disable=disable,
+                               give_up=give_up)
+    return int(ok and not result.found)
+
+
+async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
+                           items: list[Instant], per_channel_limit: int) -> int:
+    now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
+    if later:
+        log.info("%d deliveries wait for the next tick (per-channel limit)", len(later))
+    sent = 0
+    for i in now:
+        await call(cursors.sending, i.item_id, i.upto, clock())
+        sent += await _post(call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message,
+                            nonce=i.nonce, sending_since=i.sending_since, **_cursor_hooks(call, cursors, i, clock))
+    return sent
+
+
+def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
+    async def delivered(_result: delivery.Sent) -> None:
+        await call(cursors.delivered, i.item_id, i.upto, clock())
+
+    async def disable(why: str) -> None:
+        await call(cursors.disable, i.item_id, why)
+
+    async def give_up(why: str) -> None:
+        await call(cursors.failed, i.item_id, i.upto, why, clock())
+
+    return {"delivered": delivered, "disable": disable, "give_up": give_up}
+
+
+async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
+                               per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+    """Post every tracked paper's pending alert. Returns how many messages were sent."""
+    items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
+                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
+                     f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
+             for a in await call(tracking.pending_alerts)]
+    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit)
+
+
+async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
+                          per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+    """Post every instant follow's new entries. Returns how many messages were sent."""
+    pending = await call(follows.pending_follow_alerts)
+    for news in pending:
+        if news.total == 0:  # nothing matched: move on without a message
+            await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
+    items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
+                     render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
+             for n in pending if n.total]
+    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit)
+
+
+async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) -> int:
+    """Compose and post every digest that is due (a quiet one is recorded, not posted).
+    Returns how many messages were sent."""
+    sent = 0
+    for due in await call(digests.due_digests, clock()):
+        digest = await call(digests.compose_digest, due.place, due.mode, due.period)
+        if digest.quiet:
+            await call(digests.record_digest, digest, clock())
+            continue
+        sent += await _post(
+            call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
+            place=due.place, message=render_follow.digest_message(digest),
+            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None,
+            **_digest_hooks(call, due, digest, clock))
+    return sent
+
+
+async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock) -> int:
+    """One round: track alerts, then instant follows, then the digests that are due."""
+    sent = await deliver_track_alerts(call, send, pacer, clock, find=find)
+    sent += await deliver_follows(call, send, pacer, clock, find=find)
+    sent += await deliver_digests(call, send, pacer, clock)
+    return sent
+
+
+def _digest_hooks(call: Call, due: digests.DueDigest, digest: digests.Digest,
+                  clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """What the policy does to a digest: record it sent or failed, or disable the channel's follows."""
+    async def delivered(result: delivery.Sent) -> None:
+        await call(digests.record_digest, digest, clock(), message_id=result.message_id)
+
+    async def disable(why: str) -> None:
+        await call(digests.disable_follows_in, due.place, why, mode=due.mode)
+
+    async def give_up(why: str) -> None:
+        await call(digests.record_digest, digest, clock(), failure=why)
+
+    return {"delivered": delivered, "disable": disable, "give_up": give_up}
+
+
+def start_polling(client: discord.Client, interval: float, deliver: Callable[[], Awaitable[int]],
+                  prune: Callable[[datetime], Awaitable[int]], clock: Clock) -> tasks.Loop[Any]:
+    """Every `interval` seconds once `client` is ready: `deliver()`, and bound the bot state
+    (`prune`) at most every PRUNE_EVERY. Returns the running `tasks.Loop` (cancel it on close)."""
+    from discord.ext import tasks
+
+    pruned_at: list[datetime] = []
+
+    async def tick() -> None:
+        try:
+            await deliver()
+        except Exception:  # an exception out of a tick would end the loop: log it, try next tick
+            log.exception("alert delivery failed; retrying next tick")
+        if not pruned_at or clock() - pruned_at[0] >= PRUNE_EVERY:
+            pruned_at[:] = [clock()]
+            try:
+                removed = await prune(pruned_at[0])
+                if removed:
+                    log.info("pruned %d rows of bot state", removed)
+            except Exception:
+                log.exception("pruning the bot state failed; trying again later")
+
+    poller = tasks.loop(seconds=interval)(tick)
+    poller.before_loop(client.wait_until_ready)
+    poller.start()
+    return poller

@@ -1,0 +1,167 @@
+"""Paper feeds and paper pages built from the database when asked (README: Feeds).
+
+A paper's files change only when it gains an event or its page is stored again, so its
+ETag is its mark (newest event id, newest snapshot id, read from one indexed row) with the
+format version, base URL and entry limit. A conditional GET that matches is answered 304
+from that row alone; otherwise the bytes come from a small LRU bounded by bytes, or are
+built (feeds/paper_files.py, the function publish writes them with) and kept there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from mapwatch.feeds import paper_files
+from mapwatch.feeds.build import safe_path
+from mapwatch.store import feed_queries
+from sqlite_utils import Database
+
+DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
+FEED, PAGE, CHART = "feed", "page", "chart"
+CONTENT_TYPES = {FEED: "application/atom+xml", PAGE: "text/html; charset=utf-8", CHART: "image/png"}
+_MAX_ID = 64
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A paper file a URL path asks for; `redirect`: the path lacks the folder's slash."""
+
+    kind: str
+    paper_id: str
+    redirect: bool = False
+
+
+def route(path: str) -> Wanted | None:
+    """`/feeds/papers/<id>.atom`, `/papers/<id>/` (or `index.html`, or no slash: a redirect),
+    `/papers/<id>/cited-by.png` -> what they ask for; anything else None. Old-style ids keep
+    their slash (`hep-th/9901001`)."""
+    if path.startswith("/feeds/papers/") and path.endswith(".atom"):
+        wanted = Wanted(FEED, path[len("/feeds/papers/"):-len(".atom")])
+    elif path.startswith("/papers/"):
+        rest = path[len("/papers/"):]
+        if rest.endswith("/index.html"):
+            wanted = Wanted(PAGE, rest[:-len("/index.html")])
+        elif rest.endswith("/cited-by.png"):
+            wanted = Wanted(CHART, rest[:-len("/cited-by.png")])
+        elif rest.endswith("/"):
+            wanted = Wanted(PAGE, rest[:-1])
+        else:
+            wanted = Wanted(PAGE, rest, redirect=True)
+    else:
+        return None
+    pid = wanted.paper_id
+    if not pid or len(pid) > _MAX_ID or pid.count("/") > 1 or not safe_path(pid):
+        return None
+    return wanted
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int  # 200, 304 or 404
+    etag: str = ""
+    body: bytes = b""
+    content_type: str = ""
+
+
+class PaperCache:
+    """The on-demand builder with its LRU; thread-safe (the server calls it from worker
+    threads, each with its own read connection). The counters say what it did."""
+
+    def __init__(self, db_path: str | Path, base_url: str, limit: int = 100,
+                 max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.db_path, self.max_bytes = str(db_path), max_bytes
+        self.base_url, self.limit, self._settings = base_url, limit, ""
+        self.settle(base_url, limit)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._lru: OrderedDict[tuple[str, str], tuple[str, bytes]] = OrderedDict()
+        self.cached_bytes = 0
+        self.renders = self.hits = self.not_modified = self.missing = 0
+
+    def settle(self, base_url: str, limit: int) -> None:
+        """The address and entry limit the files are built with (known once the server is
+        bound); they are part of every ETag, so a change is seen by every reader."""
+        self.base_url, self.limit = base_url, limit
+        self._settings = hashlib.blake2b(f"{base_url}\n{limit}".encode(), digest_size=4).hexdigest()
+
+    def _db(self) -> Database:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            from mapwatch.store.db import open_db
+
+            db = self._local.db = open_db(self.db_path, migrate=False, create=False)
+        return db
+
+    def etag(self, kind: str, paper_id: str) -> str | None:
+        """The file's ETag as of now, or None when the paper has no such file."""
+        mark = feed_queries.paper_mark(self._db(), paper_id)
+        if mark is None or (kind == CHART and not mark.last_snapshot_id):
+            return None
+        return (f'"p{paper_files.FORMAT_VERSION}-{kind[0]}-{mark.last_event_id}-{mark.last_snapshot_id}'
+                f'-{self._settings}"')
+
+    def get(self, kind: str, paper_id: str, if_none_match: str | None = None) -> Answer:
+        tag = self.etag(kind, paper_id)
+        if tag is None:
+            with self._lock:
+                self.missing += 1
+            return Answer(404)
+        if if_none_match is not None and matches(if_none_match, tag):
+            with self._lock:
+                self.not_modified += 1
+            return Answer(304, tag, content_type=CONTENT_TYPES[kind])
+        key = (kind, paper_id)
+        with self._lock:
+            held = self._lru.get(key)
+            if held is not None and held[0] == tag:
+                self._lru.move_to_end(key)
+                self.hits += 1
+                return Answer(200, tag, held[1], CONTENT_TYPES[kind])
+        body = self._build(kind, paper_id)
+        if body is None:  # a chart of fewer than two points, or the paper went away meanwhile
+            with self._lock:
+                self.missing += 1
+            return Answer(404)
+        with self._lock:
+            self.renders += 1
+        self._keep(key, tag, body)
+        return Answer(200, tag, body, CONTENT_TYPES[kind])
+
+    def _build(self, kind: str, paper_id: str) -> bytes | None:
+        db = self._db()
+        if kind == CHART:
+            return paper_files.paper_chart(paper_files.chart_history(db, paper_id), paper_id)
+        data = paper_files.paper_data(db, paper_id, self.limit)
+        if data is None:
+            return None
+        if kind == FEED:
+            return paper_files.paper_feed(data, self.base_url)
+        history = paper_files.chart_history(db, paper_id)
+        points = len(history) if len(history) >= 2 else 0
+        return paper_files.paper_page(data, self.base_url, points, paper_files.FeedLookup(db))
+
+    def _keep(self, key: tuple[str, str], tag: str, body: bytes) -> None:
+        if len(body) > self.max_bytes // 4:  # one file never takes most of the cache
+            return
+        with self._lock:
+            old = self._lru.pop(key, None)
+            if old is not None:
+                self.cached_bytes -= len(old[1])
+            self._lru[key] = (tag, body)
+            self.cached_bytes += len(body)
+            while self.cached_bytes > self.max_bytes:
+                _, (_, dropped) = self._lru.popitem(last=False)
+                self.cached_bytes -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+
+def matches(if_none_match: str, tag: str) -> bool:
+    """RFC 9110 weak comparison of an If-None-Match list with an ETag."""
+    want = tag.removeprefix("W/")
+    return any(t.strip() == "*" or t.strip().removeprefix("W/") == want for t in if_none_match.split(","))

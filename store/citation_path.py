@@ -1,0 +1,106 @@
+"""/path: the shortest chain of citations between two papers, either direction of citation.
+
+A bidirectional breadth-first search over SQLite (the citations table's two indexes),
+expanding the smaller side one level at a time; the work is capped by MAX_PATH_VISITED."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mapwatch.store.errors import PathSearchTooLarge
+from mapwatch.store.graph import chunks, marks, paper_refs, resolve_paper
+from mapwatch.store.types import PaperRef
+from sqlite_utils import Database
+
+MAX_PATH_VISITED = 50_000  # papers one side of the path search may visit
+
+
+@dataclass(frozen=True)
+class PathStep:
+    source: PaperRef  # the step's earlier paper along the chain
+    target: PaperRef
+    source_cites_target: bool
+
+    @property
+    def text(self) -> str:
+        verb = "cites" if self.source_cites_target else "is cited by"
+        return f"{self.source.id} {verb} {self.target.id}"
+
+
+@dataclass(frozen=True)
+class CitationPath:
+    start: PaperRef
+    end: PaperRef
+    steps: tuple[PathStep, ...]
+
+    @property
+    def papers(self) -> tuple[PaperRef, ...]:
+        return (self.start, *(s.target for s in self.steps))
+
+
+def _expand(db: Database, frontier: Sequence[str]) -> list[tuple[str, str, int]]:
+    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted."""
+    out: list[tuple[str, str, int]] = []
+    for chunk in chunks(sorted(frontier)):
+        qs = marks(len(chunk))
+        out += db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})",
+                               list(chunk)).fetchall()
+        out += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})",
+                               list(chunk)).fetchall()
+    out.sort()
+    return out
+
+
+def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationPath | None:
+    """The shortest chain of citations from `a` to `b`, ignoring the direction of citation,
+    of at most `max_steps` steps; None when there is none. A bidirectional breadth-first
+    search over SQL, expanding the smaller side one level at a time; PathSearchTooLarge if
+    one side would visit more than MAX_PATH_VISITED papers."""
+    start, end = resolve_paper(db, a), resolve_paper(db, b)
+    if start.id == end.id:
+        return CitationPath(start, end, ())
+    # parent[side][node] = (neighbour one step closer to that side's origin, node_cites_neighbour)
+    parent: list[dict[str, tuple[str, bool] | None]] = [{start.id: None}, {end.id: None}]
+    dist: list[dict[str, int]] = [{start.id: 0}, {end.id: 0}]
+    frontier: list[list[str]] = [[start.id], [end.id]]
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        other = 1 - side
+        # The first citation (in sorted order) reaching a paper not seen yet is its parent;
+        # nbr cites node iff node does not cite nbr.
+        reached = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(_expand(db, frontier[side]))}
+        nxt = sorted(reached.keys() - dist[side].keys())
+        for nbr in nxt:
+            dist[side][nbr] = depth[side] + 1
+            parent[side][nbr] = reached[nbr]
+        if len(dist[side]) > MAX_PATH_VISITED:
+            raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
+        depth[side] += 1
+        frontier[side] = nxt
+        meets = [n for n in nxt if n in dist[other]]
+        if meets:
+            meet = min(meets, key=lambda n: (dist[other][n], n))
+            return _build_path(db, start, end, meet, parent)
+    return None
+
+
+def _build_path(db: Database, start: PaperRef, end: PaperRef, meet: str,
+                parent: list[dict[str, tuple[str, bool] | None]]) -> CitationPath:
+    # Walk from meet back to start, then from meet on to end: (source, target, source_cites_target).
+    back: list[tuple[str, str, bool]] = []
+    node = meet
+    while (p := parent[0][node]) is not None:
+        prev, node_cites_prev = p
+        back.append((prev, node, not node_cites_prev))
+        node = prev
+    back.reverse()
+    node = meet
+    while (p := parent[1][node]) is not None:
+        nxt, node_cites_next = p
+        back.append((node, nxt, node_cites_next))
+        node = nxt
+    names = paper_refs(db, [x for s, t, _ in back for x in (s, t)])
+    steps = tuple(PathStep(names[s], names[t], c) for s, t, c in back)
+    return CitationPath(start, end, steps)

@@ -1,0 +1,63 @@
+"""The feeds' index of who newly cites each direction (store/feed_index.py) stays equal to
+the same answer computed from every event, as citers arrive and as pages move papers
+between directions."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from mapwatch.store import feed_index
+from mapwatch.store.files import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.model import Placement
+
+from tests.conftest import seed_page, write_page
+
+SURVEY = "2412.10400"
+
+
+def from_every_event(db) -> set[tuple]:
+    return set(db.conn.execute(
+        "SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id) FROM events e"
+        " JOIN placements pl ON pl.paper_id = e.paper_id WHERE e.kind = 'citation' GROUP BY 1, 2"))
+
+
+def indexed(db) -> set[tuple]:
+    return set(db.conn.execute("SELECT * FROM feed_direction_citers"))
+
+
+def stats(db) -> set[tuple]:
+    return set(db.conn.execute("SELECT * FROM feed_direction_stats"))
+
+
+def stats_from_placements(db) -> set[tuple]:
+    return set(db.conn.execute(
+        "SELECT pl.direction_slug, count(*), min(p.first_seen) FROM placements pl"
+        " JOIN papers p ON p.id = pl.paper_id GROUP BY 1"))
+
+
+def test_the_index_follows_new_citers_and_papers_that_move(db, clock, tmp_path: Path, make_older_seeds) -> None:
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    feed_index.update(db)
+    assert indexed(db) == from_every_event(db) and len(indexed(db)) > 50
+    assert stats(db) == stats_from_placements(db)
+    clock.advance(days=1)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)  # 3 new citers each
+    before = len(indexed(db))
+    feed_index.update(db)
+    assert indexed(db) == from_every_event(db) and len(indexed(db)) > before
+    # The survey's page moves it to a new direction only: its citers leave the old one, join the new one.
+    page = seed_page(SURVEY)
+    moved = dataclasses.replace(page, placements=(Placement(
+        "Testing / Moved papers", "Testing", "Moved papers", "testing/moved-papers",
+        "https://mlsanity.com/testing/moved-papers/"),))
+    clock.advance(days=1)
+    ingest_paths(db, [write_page(tmp_path / "moved", moved)], clock=clock)
+    feed_index.update(db)
+    assert indexed(db) == from_every_event(db)
+    assert stats(db) == stats_from_placements(db)
+    assert {r[0] for r in indexed(db)} >= {"testing/moved-papers"}
+    state = db.conn.execute("SELECT last_event_id, last_snapshot_id FROM feed_index_state").fetchone()
+    feed_index.update(db)  # nothing new: nothing done
+    assert db.conn.execute("SELECT last_event_id, last_snapshot_id FROM feed_index_state").fetchone() == state

@@ -1,0 +1,145 @@
+"""/search's bounded ranking (store/search.py): where the bounds leave nothing out it gives
+exactly the unbounded bm25 order, and a word in most papers still gets a sane answer."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from mapwatch.store import search
+from mapwatch.store.fts_text import fts_query
+from mapwatch.store.save import SourceInfo, save_pages
+
+from bench import generate as gen
+from tests.conftest import FakeClock
+
+
+@pytest.fixture(scope="module")
+def zipf_map(tmp_path_factory):
+    """1,500 generated pages with the Zipf vocabulary: some words in most papers, most rare."""
+    from mapwatch.store.db import open_db
+
+    db = open_db(tmp_path_factory.mktemp("search") / "m.db")
+    gen.use_vocabulary("zipf")
+    try:
+        m = gen.build_map(1500, seed=5)
+        pages = [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)]
+    finally:
+        gen.use_vocabulary("small")
+    clock = FakeClock()
+    for i in range(0, len(pages), 500):
+        save_pages(db, pages[i:i + 500], clock())
+    yield db, m
+    db.close()
+
+
+def unbounded(db, text: str) -> list[int]:
+    return [r for (r,) in db.conn.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? ORDER BY rank",
+                                          (fts_query(text),))]
+
+
+def title_words(m, rng: random.Random) -> str:
+    words = [w for w in m.titles[rng.randrange(m.n)].split() if w.isalpha()]
+    return " ".join(rng.sample(words, min(len(words), rng.randint(1, 3))))
+
+
+def test_bounded_search_gives_the_unbounded_order_where_nothing_is_left_out(zipf_map) -> None:
+    db, m = zipf_map
+    rng = random.Random(11)
+    compared = 0
+    for _ in range(150):
+        text = title_words(m, rng)
+        full = unbounded(db, text)
+        if not full or len(full) > search.RANK_CANDIDATES:
+            continue
+        ranked, total = search.ranked_rowids(db, text)
+        if sum(search.word_matches(db, w, 10**9) for w in text.lower().split()) > search.BM25_BUDGET:
+            continue
+        assert ranked == full and total == len(full), text
+        compared += 1
+    assert compared >= 100  # the comparison really ran, on most of the queries
+
+
+def test_a_word_in_most_papers_gets_bounded_work_and_a_sane_answer(zipf_map, monkeypatch) -> None:
+    db, m = zipf_map
+    n_learning = len(unbounded(db, "learning"))
+    assert n_learning > 0.9 * m.n  # the most frequent word is in nearly every paper
+    monkeypatch.setattr(search, "RANK_CANDIDATES", 40)
+    monkeypatch.setattr(search, "BM25_BUDGET", 500)  # "learning" alone is over it: no bm25
+    monkeypatch.setattr(search, "SEARCH_COUNT_CAP", 1000)
+    ranked, total = search.ranked_rowids(db, "learning")
+    assert total == 1001  # counted up to the cap and one more: "1,000 or more"
+    newest = [r for (r,) in db.conn.execute(
+        "SELECT rowid FROM papers_fts WHERE papers_fts MATCH 'learning' ORDER BY rowid DESC LIMIT 40")]
+    assert sorted(ranked) == sorted(newest)  # the newest 40 matches are the candidates
+    in_title = {r for (r,) in db.conn.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH 'title : learning'")}
+    counts = dict(db.conn.execute("SELECT rowid, coalesce(cited_by, -1) FROM papers"))
+    keys = [(r not in in_title, -counts[r]) for r in ranked]
+    assert keys == sorted(keys) and not keys[0][0]  # titles holding it first, then the most cited
+    page = search.search_papers(db, "learning", limit=10)
+    assert page.total == 1000 and [p.id for p in page.items] == [
+        db.conn.execute("SELECT id FROM papers WHERE rowid = ?", (r,)).fetchone()[0] for r in ranked[:10]]
+
+
+def test_a_common_word_with_a_rare_one_is_ranked_by_bm25(zipf_map, monkeypatch) -> None:
+    db, m = zipf_map
+    rare = next(w for w in sorted(set(m.titles[7].lower().split())) if w.isalpha() and 2 <= len(unbounded(db, w)) <= 30)
+    text = f"learning {rare}"
+    full = unbounded(db, text)
+    assert full and len(full) <= search.RANK_CANDIDATES
+    assert search.ranked_rowids(db, text) == (full, len(full))
+    assert search.search_papers(db, text).total == len(full)
+
+
+def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
+    """papers_title_fts (migration 0008) follows every insert, title change and delete."""
+    from mapwatch.store import autocomplete
+    from mapwatch.store.db import open_db
+    from mapwatch.store.ingest import ingest_paths
+
+    folder = tmp_path / "map"
+    m = gen.build_map(300, seed=9)
+    gen.write_map(m, folder, 1)
+    db = open_db(tmp_path / "m.db")
+    clock = FakeClock()
+    ingest_paths(db, [folder], clock=clock)
+    gen.write_map(m, folder, 2)  # 2% of the pages change, new citers appear as stubs
+    assert ingest_paths(db, [folder], clock=clock).stored == 6
+
+    def check() -> None:
+        db.conn.execute("INSERT INTO papers_title_fts (papers_title_fts) VALUES ('integrity-check')")
+        n = db.conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+        assert db.conn.execute("SELECT count(*) FROM papers_title_fts").fetchone()[0] == n
+
+    check()
+    pid = "2611.99999"
+    with db.atomic():
+        db.conn.execute("INSERT INTO papers (id, title, has_page, first_seen, updated)"
+                        " VALUES (?, 'Plain words', 0, 't', 't')", (pid,))
+        db.conn.execute("UPDATE papers SET title = 'Zyxwvut quasiparticle renamed' WHERE id = ?", (pid,))
+    check()
+    assert [c.value for c in autocomplete.autocomplete_papers(db, "quasiparticle zyxw")] == [pid]
+    with db.atomic():
+        db.conn.execute("UPDATE papers SET cited_by = 3 WHERE id = ?", (pid,))  # title untouched
+        db.conn.execute("DELETE FROM papers WHERE id = ?", (pid,))
+    check()
+    assert autocomplete.autocomplete_papers(db, "quasiparticle zyxw") == ()
+    db.close()
+
+
+def test_autocomplete_checks_the_prefix_on_the_titles_of_the_whole_words(zipf_map, monkeypatch) -> None:
+    """"<rare word> learn" finds the titles holding both, whether the prefix is checked on
+    the whole words' titles or (many of them) left to the index."""
+    from mapwatch.store import autocomplete
+
+    db, m = zipf_map
+    i, rare = next((i, w) for i in range(m.n) for w in m.titles[i].lower().split()
+                   if w.isalpha() and 1 <= len(unbounded(db, w)) <= 5 and "learning" in m.titles[i].lower().split())
+    want = {r for (r,) in db.conn.execute(
+        "SELECT p.id FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid WHERE papers_title_fts MATCH ?",
+        (f'"{rare}" "learn"*',))}
+    assert m.ids[i] in want
+    found = {c.value for c in autocomplete.autocomplete_papers(db, f"{rare} learn")}
+    assert want <= found
+    monkeypatch.setattr(autocomplete, "PREFIX_CANDIDATES", 0)  # as if the whole words were common
+    assert want <= {c.value for c in autocomplete.autocomplete_papers(db, f"{rare} learn")}
