@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from mapwatch.store import schema
@@ -74,3 +76,23 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     if migrate:
         schema.apply(db)
     return db
+
+
+@contextmanager
+def write_transaction(db: Database) -> Iterator[Database]:
+    """A transaction that reads and then writes, begun with BEGIN IMMEDIATE: it takes the write
+    lock first, so it waits (busy_timeout) while another process writes. A deferred BEGIN would
+    fail at once ("database is locked") if that process committed between its reads and its
+    first write. Inside a transaction already, it is a savepoint (sqlite-utils' atomic)."""
+    if db.conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        raise
+    db.conn.commit()

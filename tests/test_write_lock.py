@@ -1,0 +1,41 @@
+"""A write that first reads (an ingest's batch, the feed index) waits for another process's
+write lock instead of failing: its transaction takes the lock at BEGIN (store.db.write_transaction).
+With a deferred BEGIN, the batch's reads pin a snapshot, the other writer commits, and the
+batch's first write fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from mapwatch.store.db import open_db
+from mapwatch.store.files import SEEDS_DIR
+from mapwatch.store.ingest import ingest_paths
+
+
+def hold_write_lock(path: Path, seconds: float, held: threading.Event, done: threading.Event) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("CREATE TABLE other_writer (x)")
+    held.set()
+    time.sleep(seconds)
+    conn.execute("COMMIT")
+    done.set()
+    conn.close()
+
+
+def test_an_ingest_waits_for_another_writer_and_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "map.db"
+    open_db(path).close()
+    held, done = threading.Event(), threading.Event()
+    other = threading.Thread(target=hold_write_lock, args=(path, 1.0, held, done))
+    other.start()
+    assert held.wait(10)
+    db = open_db(path)
+    report = ingest_paths(db, [SEEDS_DIR])
+    other.join()
+    assert done.is_set()  # the other writer really held the lock and committed while the ingest ran
+    assert not report.rejected and report.stored == 2
+    assert db["papers"].count > 2 and db.conn.execute("SELECT count(*) FROM other_writer").fetchone() == (0,)
