@@ -67,7 +67,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
             if not Path(target).is_file():
                 raise NoDatabase(target) from None
             raise
-    db = Database(conn, execute_plugins=False)
+    db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     if target != ":memory:":
         db.conn.execute("PRAGMA journal_mode = WAL")
@@ -78,21 +78,24 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     return db
 
 
-@contextmanager
-def write_transaction(db: Database) -> Iterator[Database]:
-    """A transaction that reads and then writes, begun with BEGIN IMMEDIATE: it takes the write
-    lock first, so it waits (busy_timeout) while another process writes. A deferred BEGIN would
-    fail at once ("database is locked") if that process committed between its reads and its
-    first write. Inside a transaction already, it is a savepoint (sqlite-utils' atomic)."""
-    if db.conn.in_transaction:
-        with db.atomic():
-            yield db
-        return
-    db.conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.rollback()
-        raise
-    db.conn.commit()
+
+class MapDatabase(Database):
+    """sqlite-utils' Database whose transactions begin IMMEDIATE: every `atomic()` here reads
+    and then writes, so it takes the write lock first and waits (busy_timeout) while another
+    process writes. A deferred BEGIN would fail at once ("database is locked") if that process
+    committed between this transaction's reads and its first write. Nested: a savepoint."""
+
+    @contextmanager
+    def atomic(self) -> Iterator[MapDatabase]:
+        if self.conn.in_transaction:
+            with super().atomic():
+                yield self
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+            raise
+        self.conn.commit()

@@ -13,7 +13,6 @@ The first update builds it whole (one pass over the events).
 
 from __future__ import annotations
 
-from mapwatch.store.db import write_transaction
 from sqlite_utils import Database
 
 _FIRSTS = ("SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id) FROM events e"
@@ -30,7 +29,7 @@ def update(db: Database) -> None:
     state = conn.execute("SELECT last_event_id, last_snapshot_id FROM feed_index_state WHERE id = 1").fetchone()
     if state is not None and tuple(state) == (e1, s1):
         return
-    with write_transaction(db):
+    with db.atomic():
         if state is None:
             _build(db)
         else:

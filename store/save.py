@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from mapwatch.store.db import write_transaction
 from mapwatch.store.model import MapPage
 from mapwatch.store.page_hash import HASH_FORMAT as HASH_FORMAT  # re-exported
 from mapwatch.store.page_hash import HASH_PREFIX
@@ -68,7 +67,7 @@ def save_prepared(db: Database, pages: Sequence[Prepared], now: datetime) -> Sav
     """`save_pages` for pages already turned into rows (`store.prepared.prepare`)."""
     result = SaveResult()
     ts = _iso(now)
-    with write_transaction(db):
+    with db.atomic():
         for group in _distinct_groups(pages):
             _save_group(db.conn, group, ts, result)
     return result
@@ -301,7 +300,7 @@ def record_rejections(db: Database, rejections: Sequence[Rejection], now: dateti
     if not rejections:
         return
     ts = _iso(now)
-    with write_transaction(db):
+    with db.atomic():
         db.conn.executemany(
             "INSERT INTO ingest_errors (location, line, reason, sha256, first_seen, last_seen)"
             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET line=excluded.line,"
