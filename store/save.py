@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from mapwatch.store.model import MapPage
-from mapwatch.store.page_hash import HASH_FORMAT as HASH_FORMAT  # re-exported
 from mapwatch.store.page_hash import HASH_PREFIX
-from mapwatch.store.page_hash import canonical_json as canonical_json  # re-exported
-from mapwatch.store.page_hash import legacy_page_hash as legacy_page_hash  # re-exported
-from mapwatch.store.page_hash import page_hash as page_hash  # re-exported
 from mapwatch.store.prepared import Listed, Prepared, SourceInfo, prepare
 from sqlite_utils import Database
 

@@ -21,15 +21,8 @@ from pathlib import Path
 from mapwatch.store.db import open_db
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.model import ListedPaper, MapPage, PaperList
-from mapwatch.store.save import (
-    HASH_FORMAT,
-    HASH_PREFIX,
-    SourceInfo,
-    canonical_json,
-    legacy_page_hash,
-    page_hash,
-    save_pages,
-)
+from mapwatch.store.page_hash import HASH_FORMAT, HASH_PREFIX, canonical_json, legacy_page_hash, page_hash
+from mapwatch.store.save import SourceInfo, save_pages
 
 from bench import generate as gen
 from tests.conftest import DATA, SEED_FILES, FakeClock, seed_page

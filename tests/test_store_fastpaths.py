@@ -16,8 +16,9 @@ from mapwatch.store.db import open_db
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.ingest import _location, ingest_paths
 from mapwatch.store.model import ListedPaper, PaperList
+from mapwatch.store.page_hash import legacy_page_hash
 from mapwatch.store.parse import _LINK_ITEM, parse_page
-from mapwatch.store.save import SourceInfo, legacy_page_hash, save_pages
+from mapwatch.store.save import SourceInfo, save_pages
 
 from bench import generate as gen
 
