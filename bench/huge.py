@@ -1,18 +1,20 @@
 """Section 9, `bench/run --huge N`: a map of N pages (default 1,000,000) fed to the ingest
-straight from the generator, no folder of files (1M pages would be a ~8 GB folder). The
-file path is measured at 20,000 pages (sections 2, 3 and 8).
+in-process, no folder of files (1M pages would be a ~8 GB folder). The file path is
+measured at 20,000 pages (sections 2, 3 and 8).
 
-The generator runs in its own process (its map is its memory, not the ingest's) and streams
-each page's location, version and bytes through a pipe into the ingesting process, which
-stores them with `store.ingest.ingest_fed` (the same parse workers, batches and history
-rules as files). The skip rule is that of files: a page whose stored (size, version) key
-is the same is skipped without its content, as a file whose size and mtime are unchanged
-is not read; the generator's version of a page changes exactly when its bytes do (as a
-file's mtime does when `bench.generate` rewrites it). The unchanged re-ingest streams the
-keys only and must skip every page.
+The generator first writes the map's pages into one packed file (each page's location,
+version and bytes, one after the other; timed apart and not part of the ingest's time), so
+that its CPU does not compete with the ingest on this 2-core machine; the ingesting process
+then reads the packed file sequentially, as an ingest of files reads them, and stores the
+pages with `store.ingest.ingest_fed` (the same parse workers, batches and history rules as
+files). The skip rule is that of files: a page whose stored (size, version) key is the same
+is skipped without its content, as a file whose size and mtime are unchanged is not read;
+the generator's version of a page changes exactly when its bytes do (as a file's mtime does
+when `bench.generate` rewrites it). The unchanged re-ingest reads the keys only (it seeks
+past every page's bytes) and must skip every page.
 
-    python -m bench.huge stream N SEED ITEMS [--keys-only] [--changed-to DIR]  (the generator)
-    python -m bench.huge ingest DB N SEED ITEMS [--keys-only] [--changed-to DIR]  -> one JSON line
+    python -m bench.huge pack N SEED ITEMS FILE [--changed-to DIR]  (the generator) -> one JSON line
+    python -m bench.huge ingest DB FILE [--keys-only]  -> one JSON line
 """
 
 from __future__ import annotations
@@ -43,9 +45,19 @@ def location(pid: str) -> str:
     return f"{gen.HOST}/paper/{pid}/"
 
 
-def stream(n: int, seed: int, items: int, keys_only: bool, changed_to: str | None, out: BinaryIO) -> None:
+def pack(n: int, seed: int, items: int, changed_to: str | None, path: str) -> dict:
     """The generator's side: build the map, write the changed pages' folder if asked (the
-    refresh that section 9's query latency runs beside), then stream every page."""
+    refresh that section 9's query latency runs beside), then every page into one packed file."""
+    t0 = time.perf_counter()
+    with open(path, "wb", buffering=1 << 20) as out:
+        stream(n, seed, items, False, changed_to, out)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"pages": n, "seconds": time.perf_counter() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "bytes": os.path.getsize(path), "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def stream(n: int, seed: int, items: int, keys_only: bool, changed_to: str | None, out: BinaryIO) -> None:
+    """Build the map, write the changed pages' folder if asked, then write every page to `out`."""
     gen.use_vocabulary("zipf")  # titles and abstracts over thousands of words (bench/vocab.py)
     m = gen.build_map(n, seed, items or None)
     if changed_to:
@@ -71,9 +83,10 @@ def stream(n: int, seed: int, items: int, keys_only: bool, changed_to: str | Non
 PROGRESS_EVERY = 50_000
 
 
-def _pages(src: BinaryIO, tail: dict, db_path: str, sampler: MemorySampler) -> Iterator[FedPage]:
-    """The pages from the generator's pipe; a progress line on stderr every PROGRESS_EVERY pages
-    (so that a run stopped early still shows how the cost grew)."""
+def _pages(src: BinaryIO, tail: dict, db_path: str, sampler: MemorySampler, keys_only: bool) -> Iterator[FedPage]:
+    """The pages of the packed file; a progress line on stderr every PROGRESS_EVERY pages
+    (so that a run stopped early still shows how the cost grew). With `keys_only`, each
+    page's bytes are skipped (a seek) and its content is not given."""
     t0, c0, count = time.perf_counter(), time.process_time(), 0
     while True:
         count += 1
@@ -87,7 +100,11 @@ def _pages(src: BinaryIO, tail: dict, db_path: str, sampler: MemorySampler) -> I
             tail["generator_cpu_seconds"], tail["generator_peak_rss_mib"] = float(head[1]), int(head[2]) / 1024
             return
         loc, version, length = head[0], int(head[1]), int(head[2])
-        yield FedPage(loc, None, version, src.read(length) if length >= 0 else None)
+        if keys_only:
+            src.seek(max(0, length), os.SEEK_CUR)
+            yield FedPage(loc, None, version, None)
+        else:
+            yield FedPage(loc, None, version, src.read(length) if length >= 0 else None)
 
 
 def _rss_kib(pid: int | str) -> int:
@@ -111,42 +128,38 @@ def _children(pid: int) -> list[int]:
 
 
 class MemorySampler(threading.Thread):
-    """Peak of this process's RSS plus its children's (the parse workers), the generator's excluded."""
+    """Peak of this process's RSS plus its children's (the parse workers)."""
 
-    def __init__(self, exclude: int) -> None:
+    def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.exclude, self.peak_kib, self.stopped = exclude, 0, threading.Event()
+        self.peak_kib, self.stopped = 0, threading.Event()
 
     def run(self) -> None:
         me = os.getpid()
         while not self.stopped.wait(SAMPLE_S):
-            total = _rss_kib(me) + sum(_rss_kib(k) for k in _children(me) if k != self.exclude)
+            total = _rss_kib(me) + sum(_rss_kib(k) for k in _children(me))
             self.peak_kib = max(self.peak_kib, total)
 
 
-def ingest(db_path: str, n: int, seed: int, items: int, keys_only: bool, changed_to: str | None) -> dict:
-    argv = [sys.executable, "-m", "bench.huge", "stream", str(n), str(seed), str(items)]
-    argv += ["--keys-only"] if keys_only else []
-    argv += ["--changed-to", changed_to] if changed_to else []
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, bufsize=1 << 20)
-    assert proc.stdout is not None
+def ingest(db_path: str, packed: str, keys_only: bool) -> dict:
+    src = open(packed, "rb", buffering=1 << 20)  # noqa: SIM115 (closed below, after the ingest)
+    if src.readline() != b"READY\n":
+        raise RuntimeError(f"{packed} is not a packed map (bench.huge pack)")
+    n = int(json.loads(Path(f"{packed}.json").read_text())["pages"])
     db = open_db(db_path)
-    if proc.stdout.readline() != b"READY\n":
-        raise RuntimeError("the generator did not start")
-    sampler = MemorySampler(exclude=proc.pid)
+    sampler = MemorySampler()
     sampler.start()
     tail: dict = {}
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, c0 = time.perf_counter(), time.process_time()
-    report = ingest_fed(db, _pages(proc.stdout, tail, db_path, sampler), f"generator: {n:,} pages, seed {seed}",
+    report = ingest_fed(db, _pages(src, tail, db_path, sampler, keys_only), f"generator: {n:,} pages",
                         clock=lambda: NOW, expected=n)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    _pid, _status, gen_usage = os.wait4(proc.pid, 0)
+    src.close()
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler.stopped.set()
     sampler.join()
-    workers_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime) - (gen_usage.ru_utime
-                                                                              + gen_usage.ru_stime)
+    workers_cpu = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
     db.close()
     size = sum(os.path.getsize(p) for p in (db_path, f"{db_path}-wal") if os.path.exists(p))
     return {"pages": n, "seconds": seconds, "writer_cpu_seconds": cpu, "workers_cpu_seconds": max(0.0, workers_cpu),
@@ -183,7 +196,8 @@ def section(b) -> None:
 
     points = b.args.huge_points or [b.args.huge]
     items = b.args.huge_items
-    b.r.line(f"pages fed to the ingest from the generator through a pipe (no folder of files); the "
+    b.r.line(f"pages fed to the ingest in-process from one packed file the generator wrote first (no folder "
+             f"of files); the "
              f"file path is measured at {b.args.papers:,} pages (sections 2, 3, 8); "
              + (f"~{items} list items per page" if items else "the original map (~19 citations a paper)")
              + "; titles and abstracts from the Zipf vocabulary (bench/vocab.py)")
@@ -192,16 +206,22 @@ def section(b) -> None:
         db, changed = b.work / f"huge-{n}.db", b.work / f"huge-{n}-changed"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
-        cold, _ = run_module("bench.huge", "ingest", str(db), str(n), str(b.args.seed), str(items),
+        packed = b.work / f"huge-{n}.pages"
+        made, _ = run_module("bench.huge", "pack", str(n), str(b.args.seed), str(items), str(packed),
                              "--changed-to", str(changed))
-        again, _ = run_module("bench.huge", "ingest", str(db), str(n), str(b.args.seed), str(items), "--keys-only")
+        b.r.line(f"{n:,} pages generated into one packed file ({made['bytes'] / 2**30:.2f} GiB) in "
+                 f"{made['seconds']:.0f} s, before the ingest and not part of it")
+        try:
+            cold, _ = run_module("bench.huge", "ingest", str(db), str(packed))
+            again, _ = run_module("bench.huge", "ingest", str(db), str(packed), "--keys-only")
+        finally:
+            packed.unlink(missing_ok=True)
         if cold["rejected"] or again["stored"] or again["skipped"] != n:
             raise RuntimeError(f"the huge ingest went wrong: {cold} / {again}")
         ratio = again["seconds"] / cold["seconds"]
         b.r.line(f"{n:,} pages: cold ingest {cold['seconds']:.1f} s wall ({n / cold['seconds']:,.0f} pages/s), "
                  f"CPU {cold['cpu_seconds']:.1f} s (writer {cold['writer_cpu_seconds']:.1f} + parse workers "
-                 f"{cold['workers_cpu_seconds']:.1f}; the generator's own {cold['generator_cpu_seconds']:.1f} s "
-                 f"not counted), {cold['new_citations']:,} citations; peak memory "
+                 f"{cold['workers_cpu_seconds']:.1f}), {cold['new_citations']:,} citations; peak memory "
                  f"{cold['ingest_peak_rss_mib']:.0f} MiB "
                  f"(writer + workers; writer alone {cold['writer_peak_rss_mib']:.0f} MiB); database "
                  f"{cold['db_bytes'] / 2**30:.2f} GiB")
@@ -260,12 +280,13 @@ def section(b) -> None:
 def main(argv: list[str]) -> int:
     keys_only = "--keys-only" in argv
     changed_to = argv[argv.index("--changed-to") + 1] if "--changed-to" in argv else None
-    if argv[0] == "stream":
+    if argv[0] == "pack":
         n, seed, items = map(int, argv[1:4])
-        stream(n, seed, items, keys_only, changed_to, sys.stdout.buffer)
+        made = pack(n, seed, items, changed_to, argv[4])
+        Path(f"{argv[4]}.json").write_text(json.dumps(made))
+        print(json.dumps(made), flush=True)
         return 0
-    db_path, n, seed, items = argv[1], *map(int, argv[2:5])
-    print(json.dumps(ingest(db_path, n, seed, items, keys_only, changed_to)), flush=True)
+    print(json.dumps(ingest(argv[1], argv[2], keys_only)), flush=True)
     return 0
 
 

@@ -138,6 +138,7 @@ def test_the_fair_floor_and_the_huge_section_at_a_few_thousand_pages(tmp_path: P
     assert huge["reingest_over_cold"] < 0.5 and huge["cold"]["db_bytes"] > 0
     assert huge["queries"]["idle"] and huge["queries"]["refresh"]["stored"] > 0
     assert huge["publish_first"]["seconds"] is not None and huge["publish_first"]["status"] == 0
+    assert not list(tmp_path.rglob("*.pages"))  # the packed map is removed after its point
 
 
 def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_path: Path) -> None:
