@@ -189,6 +189,17 @@ def publish_tick(b, db: Path, out: Path) -> dict:
     return {"seconds": time.perf_counter() - t, "status": proc.returncode, "said": proc.stdout.strip()[-300:]}
 
 
+def _reusable(packed: Path) -> dict | None:
+    """The description of a complete packed map kept by an earlier run (`--huge-packed`), else None."""
+    try:
+        made = json.loads(Path(f"{packed}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not packed.exists() or packed.stat().st_size != made.get("bytes"):
+        return None
+    return {**made, "reused": True}
+
+
 def section(b) -> None:
     """Run every point of `--huge-points` (else `--huge`): cold ingest, unchanged re-ingest,
     database size, a publish tick, the commands' latency idle and while a refresh writes."""
@@ -206,16 +217,23 @@ def section(b) -> None:
         db, changed = b.work / f"huge-{n}.db", b.work / f"huge-{n}-changed"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
-        packed = b.work / f"huge-{n}.pages"
-        made, _ = run_module("bench.huge", "pack", str(n), str(b.args.seed), str(items), str(packed),
-                             "--changed-to", str(changed))
+        keep = b.args.huge_packed
+        packed = (keep or b.work) / f"huge-{n}-seed{b.args.seed}-items{items}.pages"
+        changed = packed.with_suffix(".changed") if keep else changed
+        made = _reusable(packed)
+        if made is None:
+            packed.parent.mkdir(parents=True, exist_ok=True)
+            made, _ = run_module("bench.huge", "pack", str(n), str(b.args.seed), str(items), str(packed),
+                                 "--changed-to", str(changed))
         b.r.line(f"{n:,} pages generated into one packed file ({made['bytes'] / 2**30:.2f} GiB) in "
-                 f"{made['seconds']:.0f} s, before the ingest and not part of it")
+                 f"{made['seconds']:.0f} s, before the ingest and not part of it"
+                 + (f" (reused from {packed})" if made.get("reused") else ""))
         try:
             cold, _ = run_module("bench.huge", "ingest", str(db), str(packed))
             again, _ = run_module("bench.huge", "ingest", str(db), str(packed), "--keys-only")
         finally:
-            packed.unlink(missing_ok=True)
+            if not keep:
+                packed.unlink(missing_ok=True)
         if cold["rejected"] or again["stored"] or again["skipped"] != n:
             raise RuntimeError(f"the huge ingest went wrong: {cold} / {again}")
         ratio = again["seconds"] / cold["seconds"]
@@ -282,8 +300,9 @@ def main(argv: list[str]) -> int:
     changed_to = argv[argv.index("--changed-to") + 1] if "--changed-to" in argv else None
     if argv[0] == "pack":
         n, seed, items = map(int, argv[1:4])
+        Path(f"{argv[4]}.json").unlink(missing_ok=True)
         made = pack(n, seed, items, changed_to, argv[4])
-        Path(f"{argv[4]}.json").write_text(json.dumps(made))
+        Path(f"{argv[4]}.json").write_text(json.dumps(made))  # written last: the packed file is complete
         print(json.dumps(made), flush=True)
         return 0
     print(json.dumps(ingest(argv[1], argv[2], keys_only)), flush=True)

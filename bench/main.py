@@ -477,6 +477,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--huge-points", default="", help="section 9 at several sizes, e.g. 100000,300000,1000000")
     p.add_argument("--huge-items", type=int, default=0,
                    help="list items per page of section 9's map (default 0: the original map, ~19 citations a paper)")
+    p.add_argument("--huge-packed", type=Path, default=None,
+                   help="section 9: keep each size's packed map (the generator's output, ~8 GB at 1M) in this "
+                        "folder and reuse it when a later run asks for the same size, seed and items")
     p.add_argument("--huge-publish-timeout", type=float, default=900.0, help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path, default=OUT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
