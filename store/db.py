@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mapwatch.store import schema
+from mapwatch.store import bulk_load, schema
 from mapwatch.store.errors import NoDatabase
 from sqlite_utils import Database
 
@@ -75,6 +75,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     db.conn.execute("PRAGMA foreign_keys = ON")
     if migrate:
         schema.apply(db)
+        bulk_load.finish_interrupted(db)  # the index builds of a killed bulk load (README, "mapwatch ingest")
     return db
 
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from mapwatch.store.bulk_load import BULK_LOAD_THRESHOLD, bulk_load
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.files import page_files, stat_key
 from mapwatch.store.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
@@ -60,11 +61,13 @@ def ingest_paths(
     force: bool = False,
     batch_size: int | None = None,
     pool: bool | None = None,
+    bulk: bool | None = None,
 ) -> IngestReport:
     """Ingest page files and folders. Raises FetchError if a named path does not exist.
 
     Files are read and parsed in worker processes when more than `POOL_THRESHOLD` are to be
-    read (`pool` forces either way); the result is the same."""
+    read (`pool` forces either way); into an empty map, more than `BULK_LOAD_THRESHOLD` are
+    bulk-loaded (store.bulk_load; `bulk` forces either way). The result is the same."""
     files = list(page_files(paths))
     report = IngestReport(source=", ".join(str(p) for p in paths))
     started = clock()
@@ -87,7 +90,8 @@ def ingest_paths(
     use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
     batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
     _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files),
-           cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
+           cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
+           bulk=len(to_read) > BULK_LOAD_THRESHOLD if bulk is None else bulk)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())
     return report
@@ -102,12 +106,14 @@ def ingest_fed(
     force: bool = False,
     batch_size: int | None = None,
     expected: int = 0,
+    bulk: bool | None = None,
 ) -> IngestReport:
     """Ingest pages given as bytes (not files), e.g. by a generator. Each page comes with a
     location and a version key (size, version): a page whose stored key is the same is
     skipped without its content, as an unchanged file is by its size and mtime; its content
     (`FedPage.data`, None when not given) is read only otherwise. `expected` pages above
-    `POOL_THRESHOLD` start the parse workers."""
+    `POOL_THRESHOLD` start the parse workers; above `BULK_LOAD_THRESHOLD`, into an empty map,
+    a bulk load (`bulk` forces either way)."""
     report = IngestReport(source=source)
     started = clock()
 
@@ -124,7 +130,8 @@ def ingest_fed(
     use_pool = expected > POOL_THRESHOLD
     batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
     _store(db, report, prepared_pages(items(), pool=use_pool), clock, batch_size, None, 0,
-           cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB)
+           cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
+           bulk=expected > BULK_LOAD_THRESHOLD if bulk is None else bulk)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())
     return report
@@ -160,8 +167,10 @@ def _known(db: Database, locations: list[str]) -> dict[str, tuple]:
 
 
 def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
-           progress: Progress | None, total: int, *, cache_kib: int = INGEST_CACHE_KIB) -> None:
-    """Save the prepared pages in batches, collect the rejections, under the ingest's pragmas."""
+           progress: Progress | None, total: int, *, cache_kib: int = INGEST_CACHE_KIB,
+           bulk: bool = False) -> None:
+    """Save the prepared pages in batches, collect the rejections, under the ingest's pragmas;
+    a bulk load (store.bulk_load) if `bulk` and the map is empty."""
     # For the ingest only (restored afterwards): checkpoint the WAL every few batches instead
     # of after every one (a batch writes more than the default 1,000 WAL pages), and a page
     # cache that holds the indexes' hot pages (the default 2 MiB thrashes on inserts at
@@ -172,6 +181,19 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
         db.conn.execute(f"PRAGMA wal_autocheckpoint = {INGEST_WAL_AUTOCHECKPOINT}")
     if _cache_kib(previous_cache) < cache_kib:
         db.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+    try:
+        with bulk_load(db, bulk):
+            _save_batches(db, report, outcomes, clock, batch_size, progress, total)
+    finally:
+        outcomes.close()  # type: ignore[attr-defined]
+        if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
+            db.conn.execute(f"PRAGMA wal_autocheckpoint = {int(previous)}")
+        if _cache_kib(previous_cache) < cache_kib:
+            db.conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
+
+
+def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
+                  progress: Progress | None, total: int) -> None:
     try:
         batch: list[Prepared] = []
         done = report.skipped
@@ -189,11 +211,7 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
         if batch:
             report.saved.add(save_prepared(db, batch, clock()))
     finally:
-        outcomes.close()  # type: ignore[attr-defined]
-        if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
-            db.conn.execute(f"PRAGMA wal_autocheckpoint = {int(previous)}")
-        if _cache_kib(previous_cache) < cache_kib:
-            db.conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
+        outcomes.close()  # type: ignore[attr-defined]  # the parse workers stop before any build
 
 
 def _cache_kib(cache_size: int) -> int:

@@ -234,9 +234,8 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
 
     # Edges from both lists, in page order (most cited first); the first page to show an
     # edge not stored yet reveals it. Only papers stored before this group can have edges.
-    before = [pid for pid in page_ids if pid in stored]
-    known = set(_chunked_query(conn, "SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({})", before))
-    known.update(_chunked_query(conn, "SELECT citing_id, cited_id FROM citations WHERE cited_id IN ({})", before))
+    # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
+    known = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
     citation_rows = []
     event_rows: list[tuple] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
@@ -257,6 +256,19 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
                      citation_rows)
     _insert_events(conn, event_rows)
+
+
+def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]], size: int = 400) -> set[tuple[str, str]]:
+    """The given (citing, cited) edges that citations holds, looked up by its primary key."""
+    found: set[tuple[str, str]] = set()
+    for i in range(0, len(edges), size):
+        chunk = edges[i:i + size]
+        values = ",".join(["(?, ?)"] * len(chunk))
+        found.update(conn.execute(
+            f"SELECT c.citing_id, c.cited_id FROM (VALUES {values}) AS v"
+            " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
+            [key for edge in chunk for key in edge]).fetchall())
+    return found
 
 
 def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: str) -> list[int]:

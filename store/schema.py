@@ -365,5 +365,23 @@ def _feed_index(db: Database) -> None:
     )
 
 
+@migrations(name="0010_pending_builds")
+def _pending_builds(db: Database) -> None:
+    db.executescript(
+        """
+        -- What a bulk load (a cold ingest into an empty map, store/bulk_load.py) dropped and has
+        -- still to build: an index's or trigger's exact SQL from sqlite_master, or a full-text
+        -- 'rebuild'. Written in the transaction that drops them; each build deletes its row.
+        CREATE TABLE pending_builds (
+            seq INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,    -- the index, trigger or full-text table
+            kind TEXT NOT NULL CHECK (kind IN ('index', 'trigger', 'fts')),
+            sql TEXT NOT NULL,
+            owner_pid INTEGER NOT NULL    -- the loading process: builds wait while it lives
+        );
+        """
+    )
+
+
 def apply(db: Database) -> None:
     migrations.apply(db)
