@@ -59,7 +59,7 @@ def word_matches(db: Database, word: str, top_rowid: int) -> int:
 def _newest_in_ranges(db: Database, match: str, n: int, top_rowid: int, span: int,
                       floor: int) -> tuple[list[int], int]:
     """The newest `n` rowids matching `match` (newest first), read in ascending rowid ranges
-    from the top down, each twice as wide as the one before: FTS5 walks a query of several
+    from the top down, each at most twice as wide as the one before: FTS5 walks a query of several
     words forwards a few times faster than backwards, so this is `ORDER BY rowid DESC LIMIT n`
     at a fraction of its cost. `span` is the first range's width (the rarest word's newest
     WORD_SAMPLE matches: at most that many matches in it); nothing matches below `floor`.
@@ -72,7 +72,9 @@ def _newest_in_ranges(db: Database, match: str, n: int, top_rowid: int, span: in
         rows = [r for (r,) in db.conn.execute(
             "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? AND rowid >= ? AND rowid < ?", (match, lo, hi))]
         found.extend(reversed(rows))
-        hi, span = lo, span * 2
+        # Twice as wide, or narrower when the last range's density says fewer rowids will do.
+        need = n - len(found)
+        hi, span = lo, max(1, min(2 * span, span * 3 * need // (2 * len(rows)) if rows else 2 * span))
     return found, hi
 
 
