@@ -74,7 +74,7 @@ def _newest_in_ranges(db: Database, match: str, n: int, top_rowid: int, span: in
         found.extend(reversed(rows))
         # Twice as wide, or narrower when the last range's density says fewer rowids will do.
         need = n - len(found)
-        hi, span = lo, max(1, min(2 * span, span * 3 * need // (2 * len(rows)) if rows else 2 * span))
+        hi, span = lo, max(1, min(2 * span, span * 6 * need // (5 * len(rows)) if rows else 2 * span))
     return found, hi
 
 
@@ -121,11 +121,14 @@ def ranked_rowids(db: Database, text: str) -> tuple[list[int], int]:
     low = candidates[-1]
     weighed = rank_words(counts)
     if weighed:
-        kept = set(candidates)
         by = q if len(weighed) == len(counts) else " ".join(quote(w) for w in weighed)
+        # bm25 is computed on the candidates alone (`+rowid IN` filters before the score; the
+        # rarer words alone may match many more papers above `low`), ties in rowid order as
+        # `ORDER BY rank` leaves them.
         return [r for (r,) in conn.execute(
-            "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? AND rowid >= ? ORDER BY rank",
-            (by, low)) if r in kept], total
+            "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? AND rowid >= ?"
+            f" AND +rowid IN ({','.join('?' * len(candidates))}) ORDER BY bm25(papers_fts), rowid",
+            [by, low, *candidates])], total
     in_title = {r for (r,) in conn.execute(
         "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? AND rowid >= ?", ("title : (" + q + ")", low))}
     counts_cited = dict(conn.execute(
