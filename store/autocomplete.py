@@ -14,7 +14,7 @@ from mapwatch.store.queries import CHOICE_MAX, DIR_COLS, PAPER_COLS, clip, nocas
 from sqlite_utils import Database
 
 AUTOCOMPLETE_LIMIT = 25
-PREFIX_CANDIDATES = 300  # titles holding the whole words typed read at most, checked for the last one's prefix
+PREFIX_CANDIDATES = 200  # titles holding the whole words typed read at most, checked for the last one's prefix
 
 
 @dataclass(frozen=True)
