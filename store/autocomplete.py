@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mapwatch.store.fts_text import MIN_PREFIX_CHARS, WORD, fts_query, query_words
+from mapwatch.store.fts_text import MIN_PREFIX_CHARS, WORD, fold, fts_query, query_words
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.queries import CHOICE_MAX, DIR_COLS, PAPER_COLS, clip, nocase_prefix_bounds
 from sqlite_utils import Database
 
 AUTOCOMPLETE_LIMIT = 25
-PREFIX_CANDIDATES = 200  # titles holding the whole words typed, checked for the last one's prefix
+PREFIX_CANDIDATES = 200  # titles holding the whole words typed read at most, checked for the last one's prefix
 
 
 @dataclass(frozen=True)
@@ -65,23 +65,53 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
 
 
 def _title_words(db: Database, text: str, limit: int) -> list[tuple]:
-    """Papers whose titles hold the words typed, the last one as a prefix. A prefix such as
-    "learn" would merge the index entries of every word it starts, most of the map for a
-    common one; so the whole words are matched first, and when they match at most
-    PREFIX_CANDIDATES titles, those are checked for the prefix here instead."""
+    """Papers whose titles hold the words typed, the last one as a prefix (oldest first,
+    the index's order). A prefix such as "learn" would merge the index entries of every word
+    it starts, most of the map for a common one; so the titles holding the whole words are
+    read in the index's order and checked for the prefix here (a word of the title starting
+    with it), stopping at `limit` found or PREFIX_CANDIDATES read. Only when more titles hold
+    the whole words and fewer than `limit` of those read start a word with the prefix (so the
+    prefix is rare: its index entries are few) does the index expand the prefix itself, its
+    answers added to those found."""
     words = query_words(text)
     q = fts_query(text, prefix_last=True)
     if not q:
         return []
-    sql = (f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
-           " WHERE papers_title_fts MATCH ? LIMIT ?")
+    found: list[int] = []
     if len(words) > 1 and len(words[-1]) >= MIN_PREFIX_CHARS:
-        head = fts_query(" ".join(words[:-1]))
-        rows = db.conn.execute(sql, (head, PREFIX_CANDIDATES + 1)).fetchall()
-        if len(rows) <= PREFIX_CANDIDATES:
-            last = words[-1].lower()
-            return [r for r in rows if any(w.startswith(last) for w in WORD.findall(r[1].lower()))][:limit]
-    return db.conn.execute(sql, (q, limit)).fetchall()
+        last = fold(words[-1])
+        cur = db.conn.execute("SELECT p.rowid, p.title FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+                              " WHERE papers_title_fts MATCH ?", (fts_query(" ".join(words[:-1])),))
+        for read, (rowid, title) in enumerate(cur):
+            if read == PREFIX_CANDIDATES:
+                break
+            if _has_prefix(title, last):
+                found.append(rowid)
+                if len(found) == limit:
+                    break
+        else:
+            return _papers_by_rowid(db, found)
+        cur.close()
+        if len(found) == limit:
+            return _papers_by_rowid(db, found)
+    found += [r for (r,) in db.conn.execute(
+        "SELECT rowid FROM papers_title_fts WHERE papers_title_fts MATCH ? LIMIT ?", (q, limit))]
+    return _papers_by_rowid(db, sorted(set(found))[:limit])
+
+
+def _has_prefix(title: str, prefix: str) -> bool:
+    """Whether a word of `title` starts with `prefix` (folded, see fts_text.fold)."""
+    t = title.casefold()
+    if not t.isascii():
+        t = fold(t)
+    return prefix in t and any(w.startswith(prefix) for w in WORD.findall(t))
+
+
+def _papers_by_rowid(db: Database, rowids: list[int]) -> list[tuple]:
+    """The papers' rows (PAPER_COLS), in the order of `rowids`."""
+    rows = {r[0]: r[1:] for r in db.conn.execute(
+        f"SELECT p.rowid, {PAPER_COLS} FROM papers p WHERE p.rowid IN ({','.join('?' * len(rowids))})", rowids)}
+    return [rows[r] for r in rowids if r in rows]
 
 
 def autocomplete_directions(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT) -> tuple[Choice, ...]:

@@ -5,6 +5,7 @@ can break the FTS syntax. Pure functions; the queries that run them are in store
 from __future__ import annotations
 
 import re
+import unicodedata
 
 MAX_QUERY_TOKENS = 12
 MAX_TOKEN_CHARS = 64
@@ -15,6 +16,11 @@ WORD = re.compile(r"\w+", re.UNICODE)
 def query_words(text: str) -> list[str]:
     """The words of user text, as searches use them (at most 12)."""
     return [w[:MAX_TOKEN_CHARS] for w in WORD.findall(text)[:MAX_QUERY_TOKENS]]
+
+
+def fold(text: str) -> str:
+    """Text as the full-text index compares it: case folded, diacritics removed."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
 
 
 def quote(word: str) -> str:

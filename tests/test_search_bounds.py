@@ -143,3 +143,61 @@ def test_autocomplete_checks_the_prefix_on_the_titles_of_the_whole_words(zipf_ma
     assert want <= found
     monkeypatch.setattr(autocomplete, "PREFIX_CANDIDATES", 0)  # as if the whole words were common
     assert want <= {c.value for c in autocomplete.autocomplete_papers(db, f"{rare} learn")}
+
+
+def test_the_candidates_are_the_newest_matches_and_the_count_is_exact_up_to_the_cap(zipf_map, monkeypatch) -> None:
+    """The newest matches are read in rowid ranges from the top down (store/search.py): with
+    small bounds, so that most queries take several ranges, they are exactly `ORDER BY rowid
+    DESC LIMIT n`, and the count below them adds up to the real one (up to the cap)."""
+    db, m = zipf_map
+    monkeypatch.setattr(search, "RANK_CANDIDATES", 20)
+    monkeypatch.setattr(search, "WORD_SAMPLE", 15)
+    monkeypatch.setattr(search, "SEARCH_COUNT_CAP", 120)
+    rng = random.Random(3)
+    several = 0
+    for _ in range(120):
+        text = title_words(m, rng)
+        q = fts_query(text)
+        newest = [r for (r,) in db.conn.execute(
+            "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? ORDER BY rowid DESC LIMIT 20", (q,))]
+        n_all = db.conn.execute("SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?", (q,)).fetchone()[0]
+        ranked, total = search.ranked_rowids(db, text)
+        assert sorted(ranked) == sorted(newest), text
+        assert total == min(n_all, 121), text
+        several += n_all > 20
+    assert several >= 30  # many queries had more matches than candidates
+
+
+def test_common_words_only_select_when_bm25_weighs_the_rarer_ones(zipf_map, monkeypatch) -> None:
+    """"learning <rare>" with "learning" over the budget: the papers holding both, ordered by
+    bm25 over the rare word alone."""
+    db, m = zipf_map
+    monkeypatch.setattr(search, "BM25_BUDGET", 200)  # "learning" (in most papers) is over it
+    rare = next(w for i in range(m.n) for w in sorted(set(m.titles[i].lower().split()))
+                if w.isalpha() and len(unbounded(db, f"learning {w}")) >= 3 and len(unbounded(db, w)) <= 60)
+    both = set(unbounded(db, f"learning {rare}"))
+    assert len(both) <= search.RANK_CANDIDATES
+    want = [r for r in unbounded(db, rare) if r in both]
+    assert search.ranked_rowids(db, f"learning {rare}") == (want, len(both))
+    # A word in most papers weighs nothing in bm25 (its idf is floored), so here the order
+    # is the unbounded one too: only the budget said so, the meaning is kept.
+    assert want == unbounded(db, f"learning {rare}")
+
+
+def test_autocomplete_finds_a_word_being_typed_past_its_stem(zipf_map) -> None:
+    """"<words> learni": the index stores "learning" as "learn", which "learni" does not
+    start; the titles are checked word by word, so the papers are found."""
+    from mapwatch.store import autocomplete
+
+    db, m = zipf_map
+    i = next(i for i in range(m.n) if "learning" in m.titles[i].lower().split()
+             and len([w for w in m.titles[i].split() if w.isalpha()]) >= 3)
+    other = next(w for w in m.titles[i].split() if w.isalpha() and w.lower() != "learning")
+    assert not db.conn.execute("SELECT 1 FROM papers_title_fts WHERE papers_title_fts MATCH ?",
+                               (f'"{other}" "learni"*',)).fetchall()  # the index alone finds nothing
+    found = [c.value for c in autocomplete.autocomplete_papers(db, f"{other} learni")]
+    assert found and all("learni" in t.lower() for t in [m.titles[m.ids.index(f)] for f in found])
+    holding = [r for (r,) in db.conn.execute(
+        "SELECT p.id FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid WHERE papers_title_fts MATCH ?"
+        " ORDER BY t.rowid", (f'"{other}" "learn"',))]
+    assert found == [p for p in holding if "learni" in m.titles[m.ids.index(p)].lower()][:25]
