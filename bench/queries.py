@@ -6,14 +6,17 @@
 this checkout over a deterministic workload (typical papers and the 50 most cited; /search
 words drawn from the map's vocabulary, bench/vocab.py's Zipf one when the map was made with it), and reports
 per command the latencies' p50/p99/max in ms (wall, and p50/p99 of CPU time): idle, and again while another process
-refreshes the same database (`python -m bench.child ingest DB FOLDER`, or any `writer`
-command line), plus this process's peak memory. Run in its own process (as bench/run does)
-so that the peak is the commands' alone. The CLI prints the result as one JSON line."""
+refreshes the same database (`mapwatch ingest --db DB FOLDER`, which takes
+$MAPWATCH_BACKGROUND_NICE from the environment as a user's would, or any `writer` command
+line), plus this process's peak memory; for the slowest calls, where their time went (CPU,
+waiting for a CPU, reads). Run in its own process (as bench/run does) so that the peak is
+the commands' alone. The CLI prints the result as one JSON line."""
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -113,21 +116,46 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     return out, missing
 
 
-def measure(calls: list[Callable[[], object]]) -> list[tuple[float, float]]:
-    """(wall ms, CPU ms) of each call. CPU time is the steadier figure on a shared machine."""
-    out = []
+def _thread_counters() -> tuple[int, int, int]:
+    """(ns this thread waited on a run queue, read syscalls, bytes read) so far; zeros where
+    /proc has no such files. The commands run on this one thread."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            wait = int(f.read().split()[1])
+        with open("/proc/thread-self/io") as f:
+            io = dict(line.split(": ") for line in f.read().splitlines())
+        return wait, int(io["syscr"]), int(io["rchar"])
+    except (OSError, KeyError, IndexError, ValueError):
+        return 0, 0, 0
+
+
+Sample = tuple[float, float, float, int, int]  # wall ms, CPU ms, run-queue wait ms, read syscalls, KiB read
+
+
+def measure(calls: list[Callable[[], object]]) -> list[Sample]:
+    """Each call's wall and CPU time (CPU is the steadier figure on a shared machine), and
+    where the rest went: time waiting for a CPU, and reads from the database file."""
+    out: list[Sample] = []
     for call in calls:
+        w0, r0, b0 = _thread_counters()
         t, c = time.perf_counter(), time.process_time()
         call()
-        out.append(((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000))
+        wall, cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+        w1, r1, b1 = _thread_counters()
+        out.append((wall, cpu, (w1 - w0) / 1e6, r1 - r0 - 4, (b1 - b0) // 1024))  # 4: reading /proc itself
     return out
 
 
-def summary(samples: list[tuple[float, float]]) -> dict:
-    s = sorted(w for w, _ in samples)
-    cpu = sorted(c for _, c in samples)
+def summary(samples: list[Sample]) -> dict:
+    s = sorted(w for w, *_ in samples)
+    cpu = sorted(c for _, c, *_ in samples)
+    # The slowest 2% of calls (at least one): where their time went, on average.
+    slow = sorted(samples, reverse=True)[:max(1, len(samples) // 50)] if samples else []
+    mean = (lambda i: sum(x[i] for x in slow) / len(slow)) if slow else (lambda i: float("nan"))
     return {"n": len(s), "p50_ms": percentile(s, 0.50), "p99_ms": percentile(s, 0.99), "max_ms": s[-1] if s else None,
-            "cpu_p50_ms": percentile(cpu, 0.50), "cpu_p99_ms": percentile(cpu, 0.99)}
+            "cpu_p50_ms": percentile(cpu, 0.50), "cpu_p99_ms": percentile(cpu, 0.99),
+            "slowest": {"wall_ms": mean(0), "cpu_ms": mean(1), "runq_wait_ms": mean(2), "read_syscalls": mean(3),
+                        "read_kib": mean(4)}}
 
 
 def measure_commands(db_path: str, *, during: str | None = None, writer: list[str] | None = None,
@@ -138,7 +166,7 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
     from mapwatch.store.db import open_db
 
     if writer is None and during:
-        writer = [sys.executable, "-m", "bench.child", "ingest", db_path, during]
+        writer = [sys.executable, "-m", "mapwatch", "ingest", "--db", db_path, during]
     db = open_db(db_path)
     if words == "auto":
         words = map_vocabulary(db)
@@ -153,17 +181,18 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
         # Another process writes to the same database (WAL: readers do not wait for the
         # writer); the commands run round-robin until it is done.
         proc = subprocess.Popen(writer, stdout=subprocess.PIPE, text=True)
-        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in work}
+        samples: dict[str, list[Sample]] = {name: [] for name in work}
         i = 0
         t0 = time.perf_counter()
         while proc.poll() is None:
             for name, c in work.items():
                 samples[name] += measure([c[i % len(c)]])
             i += 1
-        lines = proc.stdout.read().strip().splitlines() if proc.stdout else []
-        writer_out = json.loads(lines[-1]) if lines else {}
+        out = proc.stdout.read() if proc.stdout else ""
+        stored = re.search(r"pages: ([\d,]+) stored", out)  # the ingest's summary (README, "mapwatch ingest")
         result["during_refresh"] = {name: summary(ms) for name, ms in samples.items()}
-        result["refresh"] = {"seconds": time.perf_counter() - t0, "stored": writer_out.get("stored"),
+        result["refresh"] = {"seconds": time.perf_counter() - t0,
+                             "stored": int(stored.group(1).replace(",", "")) if stored else None,
                              "rounds": i, "exit": proc.returncode}
     db.close()
     # This process's own peak (wait4 on it would add the writer's, a child it waited for).

@@ -94,8 +94,10 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
     from mapwatch.store.http_client import HttpOptions
+    from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.refresh import default_source, refresh
 
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     source = args.source or default_source()
     options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
     db = open_db(args.db)

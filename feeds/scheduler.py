@@ -11,12 +11,14 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapwatch.store.errors import MapwatchError
+from mapwatch.store.priority import background_nice, lower_thread_priority
 
 if TYPE_CHECKING:
     from apscheduler.events import JobExecutionEvent
@@ -73,8 +75,10 @@ AfterRefresh = Callable[[TickResult], Awaitable[None]]
 
 @dataclass
 class Tick:
-    """One scheduled run: refresh and publish in a worker thread (own connection), then
-    the after-refresh hooks on the loop."""
+    """One scheduled run: refresh and publish in a thread of their own (own connection) at
+    a lower CPU priority (`nice` steps, default $MAPWATCH_BACKGROUND_NICE or 10; see
+    store/priority.py), so the bot's answers and the feed server come first; then the
+    after-refresh hooks on the loop."""
 
     db_path: str | Path | None
     source: str
@@ -83,6 +87,12 @@ class Tick:
     hooks: Sequence[AfterRefresh] = ()
     limit: int = 100
     priority: Callable[[Database], Sequence[str]] | None = None  # tracked papers, fetched first
+    nice: int | None = None  # CPU priority steps below normal; None: $MAPWATCH_BACKGROUND_NICE, else 10
+    _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.nice is None:
+            self.nice = background_nice()  # a bad value fails here, before the first tick
 
     def run_sync(self) -> TickResult:
         from mapwatch.feeds.publish import publish
@@ -98,7 +108,10 @@ class Tick:
         return TickResult(report, published)
 
     async def __call__(self) -> TickResult:
-        result = await asyncio.to_thread(self.run_sync)
+        if self._thread is None:  # one thread for every tick (they never overlap), lowered once
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh",
+                                              initializer=lower_thread_priority, initargs=(self.nice,))
+        result = await asyncio.get_running_loop().run_in_executor(self._thread, self.run_sync)
         r = result.refresh
         log.info("refresh: %s %s", r.summary(), result.publish.summary())
         for failure in [*r.rejected, *r.failed]:

@@ -66,8 +66,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.db import open_db
     from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.queries import map_stats
 
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     paths = args.paths or [SEEDS_DIR]
     db = open_db(args.db)
     report = ingest_paths(db, paths, progress=ProgressBar(), force=args.force)

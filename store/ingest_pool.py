@@ -31,6 +31,9 @@ CHUNK = 64  # pages per task sent to a worker
 # Pages parsed ahead of the writer: more than a batch (ingest.POOL_BATCH_SIZE), so the workers
 # parse the next batch while the writer stores one; bounds memory when the writer lags.
 IN_FLIGHT_PAGES = 3_200
+# CPU priority steps a parse worker takes below the process that started it (as `nice`): the
+# writer, the ingest's critical path, and the bot's answers come before parsing ahead.
+WORKER_NICE = 5
 
 # What to read: a file (path, location) or a page's bytes (None, location, data, size, version).
 FileItem = tuple[str, str]
@@ -93,9 +96,11 @@ def prepare_chunk(items: list[Item]) -> list[Outcome]:
     return [prepare_item(it) for it in items]
 
 
-def _ignore_sigint() -> None:
+def _start_worker() -> None:
     # Ctrl-C reaches the whole process group: the ingest's own process stops the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(os, "nice"):  # not on Windows: there the workers parse at the writer's priority
+        os.nice(WORKER_NICE)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -117,7 +122,7 @@ def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
             yield prepare_item(it)
         return
     workers = worker_count()
-    ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_ignore_sigint)
+    ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker)
     pending: deque[Future[list[Outcome]]] = deque()
     try:
         chunk: list[Item] = []

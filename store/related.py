@@ -5,8 +5,8 @@ The work is bounded so that an answer takes tens of milliseconds on a map of a m
 papers, even for a paper cited tens of thousands of times (README, "/related"):
 
 - co-citation reads the references of at most MAX_CITERS (200) of its citers (the newest,
-  by id), at most CO_CITATION_ROWS (6,000) of them in all;
-- coupling reads at most COUPLING_ROWS (6,000) citers of its references in all, shared out
+  by id), at most CO_CITATION_ROWS (3,000) of them in all;
+- coupling reads at most COUPLING_ROWS (3,000) citers of its references in all, shared out
   evenly (at most MAX_CITERS_PER_REF each), rarer references first, because a reference
   cited by few papers says more about likeness than one cited by thousands.
 
@@ -28,8 +28,8 @@ from sqlite_utils import Database
 MAX_CITERS = 200           # citers of the asked paper whose references are read
 MAX_REFERENCES = 250       # references of the asked paper considered (pages list up to 250)
 MAX_CITERS_PER_REF = 2000  # citers of one reference read for coupling
-CO_CITATION_ROWS = 6_000   # references of those citers read in all
-COUPLING_ROWS = 6_000      # citers of its references read in all for coupling
+CO_CITATION_ROWS = 3_000   # references of those citers read in all
+COUPLING_ROWS = 3_000      # citers of its references read in all for coupling
 SHARED_NAMED = 25          # shared papers named per related result
 
 

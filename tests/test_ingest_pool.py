@@ -145,3 +145,21 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
             break
         time.sleep(0.1)
     assert left == "", f"processes left in the group: {left}"
+
+
+def test_parse_workers_run_below_the_writer() -> None:
+    """A worker lowers its CPU priority as it starts (README, Configuration:
+    MAPWATCH_BACKGROUND_NICE): the writer and the bot's answers come first."""
+    import os
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    if not hasattr(os, "nice"):
+        import pytest
+
+        pytest.skip("os.nice: not on this platform")
+    writer = os.getpriority(os.PRIO_PROCESS, 0)
+    with ProcessPoolExecutor(1, mp_context=ingest_pool._context(), initializer=ingest_pool._start_worker) as ex:
+        worker = ex.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60)
+    assert worker == min(19, writer + ingest_pool.WORKER_NICE) > writer or writer == 19
+    assert sys.platform != "linux" or os.getpriority(os.PRIO_PROCESS, 0) == writer  # the writer kept its own

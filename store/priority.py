@@ -1,0 +1,65 @@
+"""Background work at a lower CPU priority, so that the bot's answers come first.
+
+On a machine with few cores a refresh (its writer and its parse workers) keeps the CPUs busy,
+and a command answered meanwhile spends most of its time waiting for one (README,
+"Configuration": `MAPWATCH_BACKGROUND_NICE`). Work that can wait therefore lowers its own
+priority, the way `nice` would:
+
+- the refresh and publish of `mapwatch run` run in a thread of their own, which lowers its
+  priority (`MAPWATCH_BACKGROUND_NICE`, default 10); the bot, the feed server and the other
+  threads keep theirs;
+- `mapwatch ingest` and `mapwatch refresh` run from the shell do the same when
+  `MAPWATCH_BACKGROUND_NICE` is set;
+- threads and parse workers started by that work inherit its priority.
+
+A priority is only ever lowered: raising it back needs privileges an ordinary user lacks.
+On Linux a thread has a priority of its own (`os.setpriority` on its native id); elsewhere
+only the whole process can be lowered, so a thread there keeps its priority.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from mapwatch.store.errors import FetchError
+
+ENV = "MAPWATCH_BACKGROUND_NICE"
+DEFAULT_NICE = 10  # `mapwatch run`'s refresh thread, when the variable is not set
+MAX_NICE = 19
+
+
+def background_nice(default: int | None = DEFAULT_NICE) -> int | None:
+    """How many steps lower background work runs: $MAPWATCH_BACKGROUND_NICE (0 to 19; 0
+    leaves the priority alone), else `default`. A value out of range is a usage error."""
+    raw = os.environ.get(ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        steps = int(raw)
+    except ValueError:
+        steps = -1
+    if not 0 <= steps <= MAX_NICE:
+        raise FetchError(f"${ENV} must be a whole number from 0 to {MAX_NICE}, not {raw!r}")
+    return steps
+
+
+def lower_thread_priority(steps: int | None) -> bool:
+    """Lower the calling thread's CPU priority by `steps` (nice values, capped at 19). True
+    when it was lowered; False for 0/None steps, or where a thread cannot be lowered alone."""
+    if not steps or not sys.platform.startswith("linux"):
+        return False
+    tid = threading.get_native_id()  # on Linux, PRIO_PROCESS with a thread id is that thread
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(MAX_NICE, current + steps))
+    except OSError:
+        return False
+    return True
+
+
+def lower_priority_if_asked() -> bool:
+    """For `mapwatch ingest` and `mapwatch refresh`: lower this thread's priority when
+    $MAPWATCH_BACKGROUND_NICE asks for it (unset: unchanged)."""
+    return lower_thread_priority(background_nice(default=None))
