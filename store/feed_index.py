@@ -37,7 +37,11 @@ def update(db: Database) -> None:
         if state is None:
             _build(db)
         else:
-            _advance(db, state[0], state[1], e1)
+            _counting(conn, True)
+            try:
+                _advance(db, state[0], state[1], e1)
+            finally:
+                _counting(conn, False)
         conn.execute("INSERT INTO feed_index_state (id, last_event_id, last_snapshot_id) VALUES (1, ?, ?)"
                      " ON CONFLICT(id) DO UPDATE SET last_event_id = excluded.last_event_id,"
                      " last_snapshot_id = excluded.last_snapshot_id", (e1, s1))
@@ -45,27 +49,47 @@ def update(db: Database) -> None:
 
 def _build(db: Database) -> None:
     conn = db.conn
-    for table in ("feed_direction_citers", "feed_placements", "feed_direction_stats"):
+    for table in ("feed_direction_citers", "feed_placements", "feed_direction_stats", "feed_direction_days"):
         conn.execute(f"DELETE FROM {table}")
     conn.execute("INSERT INTO feed_placements SELECT paper_id, direction_slug FROM placements")
     conn.execute(f"INSERT INTO feed_direction_citers {_FIRSTS} GROUP BY 1, 2")
     conn.execute(f"INSERT INTO feed_direction_stats {_STATS} GROUP BY 1")
+    conn.execute(f"INSERT INTO feed_direction_days {_DAYS} GROUP BY 1, 2")
+
+
+# While the index advances, each row it adds, moves or drops is counted on its day (temporary
+# triggers of this connection: the table has no other writer).
+_DAYS = "SELECT direction_slug, substr(first_seen, 1, 10), count(*) FROM feed_direction_citers"
+_PLUS = ("INSERT INTO feed_direction_days VALUES (new.direction_slug, substr(new.first_seen, 1, 10), 1)"
+         " ON CONFLICT DO UPDATE SET citers = citers + 1;")
+_MINUS = ("UPDATE feed_direction_days SET citers = citers - 1"
+          " WHERE direction_slug = old.direction_slug AND day = substr(old.first_seen, 1, 10);")
+_COUNTERS = {"feed_days_ai": f"AFTER INSERT ON main.feed_direction_citers BEGIN {_PLUS} END",
+             "feed_days_ad": f"AFTER DELETE ON main.feed_direction_citers BEGIN {_MINUS} END",
+             "feed_days_au": f"AFTER UPDATE OF first_seen ON main.feed_direction_citers BEGIN {_MINUS} {_PLUS} END"}
+
+
+def _counting(conn: sqlite3.Connection, on: bool) -> None:
+    for name, body in _COUNTERS.items():
+        sql = f"CREATE TEMP TRIGGER IF NOT EXISTS {name} {body}" if on else f"DROP TRIGGER IF EXISTS temp.{name}"
+        conn.execute(sql)
 
 
 def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
     conn = db.conn
     conn.execute(f"INSERT OR IGNORE INTO feed_direction_citers {_FIRSTS} AND e.id > ? AND e.id <= ? GROUP BY 1, 2",
                  (e0, e1))
-    # The (paper, direction) pairs a page stored again joined or left, against what the index saw.
+    # The (paper, direction) pairs a page stored again joined or left, against what the index saw
+    # (NOT INDEXED: the new snapshots by their id range, never a walk of every paper's).
     _temp(conn, "feed_joined", "paper_id TEXT, slug TEXT, PRIMARY KEY (paper_id, slug)")
     _temp(conn, "feed_left", "paper_id TEXT, slug TEXT, PRIMARY KEY (paper_id, slug)")
     conn.execute("INSERT INTO temp.feed_joined SELECT pl.paper_id, pl.direction_slug"
-                 " FROM (SELECT DISTINCT paper_id FROM snapshots WHERE id > ?) s"
+                 " FROM (SELECT DISTINCT paper_id FROM snapshots NOT INDEXED WHERE id > ?) s"
                  " CROSS JOIN placements pl ON pl.paper_id = s.paper_id"
                  " WHERE NOT EXISTS (SELECT 1 FROM feed_placements f WHERE f.paper_id = pl.paper_id"
                  "                   AND f.direction_slug = pl.direction_slug)", (s0,))
     conn.execute("INSERT INTO temp.feed_left SELECT f.paper_id, f.direction_slug"
-                 " FROM (SELECT DISTINCT paper_id FROM snapshots WHERE id > ?) s"
+                 " FROM (SELECT DISTINCT paper_id FROM snapshots NOT INDEXED WHERE id > ?) s"
                  " CROSS JOIN feed_placements f ON f.paper_id = s.paper_id"
                  " WHERE NOT EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = f.paper_id"
                  "                   AND pl.direction_slug = f.direction_slug)", (s0,))

@@ -367,3 +367,22 @@ def _feed_index(db: Database) -> None:
 
 def apply(db: Database) -> None:
     migrations.apply(db)
+
+
+@migrations(name="0012_feed_direction_days")
+def _feed_direction_days(db: Database) -> None:
+    """Per direction and day, how many citers the feed index gained, so the index page's 7- and
+    30-day counts read a month of rows per direction, not every citer (README: Feeds)."""
+    db.executescript(
+        """
+        -- Kept with feed_direction_citers by store/feed_index.py: a citer counts on the day of its first_seen.
+        CREATE TABLE feed_direction_days (
+            direction_slug TEXT NOT NULL,
+            day TEXT NOT NULL,              -- the first 10 characters of first_seen (its UTC date)
+            citers INTEGER NOT NULL,
+            PRIMARY KEY (direction_slug, day)
+        ) WITHOUT ROWID;
+        -- The feed index is rebuilt whole at the next publish, counting every day.
+        DELETE FROM feed_index_state;
+        """
+    )

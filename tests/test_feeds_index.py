@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from mapwatch.store import feed_index
+from mapwatch.store import feed_index, feed_queries
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 from mapwatch.store.model import Placement
@@ -24,6 +24,11 @@ def from_every_event(db) -> set[tuple]:
 
 
 def indexed(db) -> set[tuple]:
+    """The index's rows; its per-day counts (migration 0012) checked against them on the way."""
+    days = set(db.conn.execute("SELECT * FROM feed_direction_days WHERE citers != 0"))
+    assert days == set(db.conn.execute("SELECT direction_slug, substr(first_seen, 1, 10), count(*)"
+                                       " FROM feed_direction_citers GROUP BY 1, 2"))
+    assert db.conn.execute("SELECT count(*) FROM feed_direction_days WHERE citers < 0").fetchone()[0] == 0
     return set(db.conn.execute("SELECT * FROM feed_direction_citers"))
 
 
@@ -93,3 +98,9 @@ def test_papers_that_join_and_leave_directions_keep_the_index_exact(db, clock, t
         feed_index.update(db)
         assert indexed(db) == from_every_event(db)
         assert stats(db) == stats_from_placements(db)
+        seen = sorted({r[2] for r in indexed(db)})
+        for since in ("2026-01-01T00:00:00+00:00", *seen, *(f"{t[:10]}T00:00:00+00:00" for t in seen)):
+            # The index page's counts (whole days plus a part of one) equal a count of every citer since then.
+            counted = {s: a.recent for s, a in feed_queries.direction_activity(db, since, since).items()}
+            assert counted == dict(db.conn.execute("SELECT direction_slug, sum(first_seen >= ?) FROM"
+                                                   " feed_direction_citers GROUP BY 1", (since,)))
