@@ -270,16 +270,21 @@ def has_feed(db: Database, paper_id: str) -> bool:
         (paper_id, paper_id)).fetchone()[0] == 1
 
 
+def _first_column_in(db: Database, sql: str, ids: set[str]) -> set[str]:
+    """`sql`'s first column over `ids`, 500 at a time (`{marks}` in it: the placeholders)."""
+    found: set[str] = set()
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 500):
+        chunk = ordered[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk))
+    return found
+
+
 def have_feeds(db: Database, paper_ids: set[str]) -> set[str]:
     """Of these papers, those `has_feed` is true for: one query per 500 ids, not one per id."""
-    found: set[str] = set()
-    ids = sorted(paper_ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        found.update(r[0] for r in db.conn.execute(
-            f"SELECT p.id FROM papers p WHERE p.id IN ({','.join('?' * len(chunk))}) AND (p.has_page = 1"
-            " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))", chunk))
-    return found
+    return _first_column_in(db, "SELECT p.id FROM papers p WHERE p.id IN ({marks}) AND (p.has_page = 1"
+                                " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))",
+                            paper_ids)
 
 
 def tracked_papers(db: Database) -> list[str]:
@@ -290,11 +295,4 @@ def tracked_papers(db: Database) -> list[str]:
 
 def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
     """The directions these papers are placed in (their feeds and pages may have changed)."""
-    found: set[str] = set()
-    ids = sorted(paper_ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        found.update(r[0] for r in db.conn.execute(
-            f"SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({','.join('?' * len(chunk))})",
-            chunk))
-    return found
+    return _first_column_in(db, "SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({marks})", paper_ids)
