@@ -70,6 +70,13 @@ class FeedLookup:
         self.db = db
         self.known: dict[str, bool] = {}
 
+    def prime(self, paper_ids: set[str]) -> None:
+        """Ask about these papers at once (the papers a page is about to link)."""
+        todo = {p for p in paper_ids if p not in self.known}
+        if todo:
+            found = feed_queries.have_feeds(self.db, todo)
+            self.known.update((p, p in found) for p in todo)
+
     def __call__(self, paper_id: str) -> bool:
         found = self.known.get(paper_id)
         if found is None:

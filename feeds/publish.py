@@ -187,6 +187,9 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         put(rel, build.direction_feed(d, citers, base_url))
         with pages_timer():
             most_cited, by_rank = feed_queries.direction_leaders(db, d.slug, placed=d.papers)
+            if isinstance(has_page, paper_files.FeedLookup):  # the papers the page links, in one query
+                has_page.prime({c.citer.id for c in citers} | {x.id for c in citers for x in c.cites}
+                               | {lp.paper.id for lp in (*most_cited, *by_rank)})
             put(page, pages.direction_page(d, citers, most_cited, by_rank, base_url, has_page))
             report.pages += 1
 

@@ -6,6 +6,7 @@ Plain frozen dataclasses out; timestamps are the stored ISO 8601 UTC strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.types import NewCiter, PaperRef
@@ -148,14 +149,28 @@ class DirectionActivity:
 
 def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
     """Per direction slug, counted as its feed counts entries (a citer once, at its first event), from
-    the feed index (ranges of its newest-first index, so bounded by the recent entries).
+    the feed index: whole days from its per-day counts, the day each instant falls in from a range
+    of its newest-first index (bounded by a month of days and one day's citers, not by the map).
     The instants are ISO 8601 UTC strings, compared with the stored `seen_at`."""
+    recent, month = _SINCE.format(at=":r", day=":rd", next=":rn"), _SINCE.format(at=":m", day=":md", next=":mn")
     rows = db.conn.execute(
-        "SELECT slug, (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :r),"
-        " (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug AND first_seen >= :m),"
+        f"SELECT slug, {recent}, {month},"
         " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug)"
-        " FROM (SELECT slug FROM directions)", {"r": recent_since, "m": month_since})
+        " FROM (SELECT slug FROM directions)",
+        {"r": recent_since, "rd": recent_since[:10], "rn": _next_day(recent_since),
+         "m": month_since, "md": month_since[:10], "mn": _next_day(month_since)})
     return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows if n is not None}
+
+
+# Citers first seen at or after {at}: the days after its own, plus its own day's from {at} on.
+_SINCE = ("(SELECT coalesce(sum(citers), 0) FROM feed_direction_days WHERE direction_slug = slug AND day > {day})"
+          " + (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug"
+          " AND first_seen >= {at} AND first_seen < {next})")
+
+
+def _next_day(iso: str) -> str:
+    """The date after the one `iso` starts with (every timestamp of that day sorts below it)."""
+    return (date.fromisoformat(iso[:10]) + timedelta(days=1)).isoformat()
 
 
 @dataclass(frozen=True)
@@ -255,6 +270,23 @@ def has_feed(db: Database, paper_id: str) -> bool:
         (paper_id, paper_id)).fetchone()[0] == 1
 
 
+def _first_column_in(db: Database, sql: str, ids: set[str]) -> set[str]:
+    """`sql`'s first column over `ids`, 500 at a time (`{marks}` in it: the placeholders)."""
+    found: set[str] = set()
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 500):
+        chunk = ordered[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk))
+    return found
+
+
+def have_feeds(db: Database, paper_ids: set[str]) -> set[str]:
+    """Of these papers, those `has_feed` is true for: one query per 500 ids, not one per id."""
+    return _first_column_in(db, "SELECT p.id FROM papers p WHERE p.id IN ({marks}) AND (p.has_page = 1"
+                                " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))",
+                            paper_ids)
+
+
 def tracked_papers(db: Database) -> list[str]:
     """Papers some channel tracks (/track) that have a feed: their files are published to disk."""
     return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks ORDER BY 1")
@@ -263,11 +295,4 @@ def tracked_papers(db: Database) -> list[str]:
 
 def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
     """The directions these papers are placed in (their feeds and pages may have changed)."""
-    found: set[str] = set()
-    ids = sorted(paper_ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        found.update(r[0] for r in db.conn.execute(
-            f"SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({','.join('?' * len(chunk))})",
-            chunk))
-    return found
+    return _first_column_in(db, "SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({marks})", paper_ids)

@@ -306,82 +306,9 @@ def _crawl(db: Database) -> None:
     )
 
 
-@migrations(name="0008_title_index")
-def _title_index(db: Database) -> None:
-    """A full-text index over titles alone, for autocomplete and title lookups: matching
-    words in titles without reading the abstracts' much larger index (README: /search)."""
-    db.executescript(
-        """
-        -- Titles only, kept in step with papers by the triggers below (external content).
-        CREATE VIRTUAL TABLE papers_title_fts USING fts5(title, tokenize='porter', content='papers',
-                                                         content_rowid='rowid');
-        CREATE TRIGGER papers_title_ai AFTER INSERT ON papers BEGIN
-          INSERT INTO papers_title_fts (rowid, title) VALUES (new.rowid, new.title);
-        END;
-        CREATE TRIGGER papers_title_ad AFTER DELETE ON papers BEGIN
-          INSERT INTO papers_title_fts (papers_title_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
-        END;
-        CREATE TRIGGER papers_title_au AFTER UPDATE OF title ON papers BEGIN
-          INSERT INTO papers_title_fts (papers_title_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
-          INSERT INTO papers_title_fts (rowid, title) VALUES (new.rowid, new.title);
-        END;
-        INSERT INTO papers_title_fts (papers_title_fts) VALUES ('rebuild');
-        """
-    )
-
-
-@migrations(name="0009_feed_index")
-def _feed_index(db: Database) -> None:
-    db.executescript(
-        """
-        -- Who newly cites each direction, kept current by each publish (store/feed_index.py) so a
-        -- direction's feed, page and the index read a bounded range instead of every event.
-        CREATE TABLE feed_direction_citers (
-            direction_slug TEXT NOT NULL,
-            citing_id TEXT NOT NULL,
-            first_seen TEXT NOT NULL,       -- its first citation event of a paper placed there
-            first_event_id INTEGER NOT NULL,
-            PRIMARY KEY (direction_slug, citing_id)
-        ) WITHOUT ROWID;
-        CREATE INDEX feed_direction_citers_newest
-            ON feed_direction_citers(direction_slug, first_seen DESC, first_event_id);
-        -- The placements the index was built from (a page that moves a paper is seen against them).
-        CREATE TABLE feed_placements (
-            paper_id TEXT NOT NULL,
-            direction_slug TEXT NOT NULL,
-            PRIMARY KEY (paper_id, direction_slug)
-        ) WITHOUT ROWID;
-        CREATE TABLE feed_direction_stats (
-            direction_slug TEXT PRIMARY KEY,
-            papers INTEGER NOT NULL,        -- papers placed in it
-            since TEXT NOT NULL             -- first_seen of its first paper
-        );
-        CREATE TABLE feed_index_state (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            last_event_id INTEGER NOT NULL,
-            last_snapshot_id INTEGER NOT NULL
-        );
-        """
-    )
-
-
-@migrations(name="0010_pending_builds")
-def _pending_builds(db: Database) -> None:
-    db.executescript(
-        """
-        -- What a bulk load (a cold ingest into an empty map, store/bulk_load.py) dropped and has
-        -- still to build: an index's or trigger's exact SQL from sqlite_master, or a full-text
-        -- 'rebuild'. Written in the transaction that drops them; each build deletes its row.
-        CREATE TABLE pending_builds (
-            seq INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,    -- the index, trigger or full-text table
-            kind TEXT NOT NULL CHECK (kind IN ('index', 'trigger', 'fts')),
-            sql TEXT NOT NULL,
-            owner_pid INTEGER NOT NULL    -- the loading process: builds wait while it lives
-        );
-        """
-    )
-
-
 def apply(db: Database) -> None:
     migrations.apply(db)
+
+
+# Migrations 0008 on, registered on the same `migrations` in the order they apply.
+from mapwatch.store import schema_scale as _schema_scale  # noqa: E402,F401
