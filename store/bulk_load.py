@@ -113,9 +113,8 @@ def finish_interrupted(db: Database) -> int:
         return 0  # before migration 0010
     if not owners or any(_alive(pid) for pid in owners):
         return 0
-    count = len(owners) and pending(db)
     made = finish(db)
-    log.warning("mapwatch: finished %d index builds an interrupted bulk load left (%d pending)", made, count)
+    log.warning("mapwatch: finished the %d index and full-text builds an interrupted bulk load left", made)
     return made
 
 

@@ -174,7 +174,7 @@ def test_a_load_killed_in_its_window_is_finished_by_the_next_open_or_ingest(
             db = open_db(path, migrate=False)
         ingest_paths(db, [folder], clock=lambda: NOW, pool=False, batch_size=50)
     assert [r.getMessage() for r in caplog.records] == [
-        "mapwatch: finished 20 index builds an interrupted bulk load left (20 pending)"]
+        "mapwatch: finished the 20 index and full-text builds an interrupted bulk load left"]
     whole = open_db(tmp_path / "whole.db")
     ingest_paths(whole, [folder], clock=lambda: NOW, pool=False, batch_size=50, bulk=True)
     killed_rows, killed_schema, killed_search = _state(db)
