@@ -10,7 +10,7 @@ The schema is mapwatch's own, created by `open_db` (every migration), so the flo
 the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
 papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
 citations (primary key, citations_cited, citations_cited_seen), events (events_paper,
-events_citing, events_edge, events_citing_edge, events_seen_at), sources (primary key),
+events_edge, events_citing_edge, events_seen_at), sources (primary key),
 directions (primary key). Only the three full-text triggers on papers are dropped.
 
 One process, one core: the floor is the work, not a way of spreading it.

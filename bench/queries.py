@@ -104,13 +104,14 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     except (ImportError, AttributeError):
         missing.append("autocomplete")
     try:
-        from mapwatch.bot.render_graph import path_text, related_text
-        from mapwatch.store.citation_path import citation_path
-        from mapwatch.store.related import related
+        from mapwatch.bot.commands import run_core
+        from mapwatch.bot.replies import Ctx
 
-        out["/related"] = [lambda p=p: related_text(related(db, p)) for p in sample[:60]]
+        # As the bot runs them: a search that reaches its bound is the user's reply, not a crash.
+        gctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
+        out["/related"] = [lambda p=p: run_core(db, gctx, "related", {"paper": p}) for p in sample[:60]]
         pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(60)]
-        out["/path"] = [lambda a=a, b=b: path_text(citation_path(db, a, b), a, b) for a, b in pairs]
+        out["/path"] = [lambda a=a, b=b: run_core(db, gctx, "path", {"from": a, "to": b}) for a, b in pairs]
     except ImportError:
         missing += ["/related", "/path"]
     return out, missing

@@ -33,6 +33,12 @@ LOADED_TABLES = ("papers", "citations", "placements", "events", "directions", "s
 KEPT_INDEXES = frozenset({"snapshots_paper"})  # the save's lookup of a paper's last snapshot
 # Full-text indexes over papers kept in step by triggers; rebuilt from papers at the end.
 FTS_TABLES = ("papers_fts", "papers_title_fts")
+# While the builds run: SQLite's sorter keeps up to cache_size of keys in memory before it
+# spills a sorted run to a temporary file, on top of the page cache itself, so the ingest's
+# large cache (store/ingest.py) would double the builds' memory. A small cache bounds both;
+# the sorter's worker threads sort the runs on the other core (PRAGMA threads).
+BUILD_CACHE_KIB = 65_536
+BUILD_THREADS = 2
 
 
 def _alive(pid: int) -> bool:
@@ -86,9 +92,30 @@ def begin(db: Database) -> bool:
     return True
 
 
+@contextmanager
+def _build_pragmas(conn: sqlite3.Connection) -> Iterator[None]:
+    """The builds' cache and sorter threads (BUILD_CACHE_KIB, BUILD_THREADS), restored after;
+    the page cache the load filled is released first (PRAGMA shrink_memory)."""
+    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    threads = conn.execute("PRAGMA threads").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{BUILD_CACHE_KIB}")
+    conn.execute(f"PRAGMA threads = {BUILD_THREADS}")
+    conn.execute("PRAGMA shrink_memory")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(cache)}")
+        conn.execute(f"PRAGMA threads = {int(threads)}")
+
+
 def finish(db: Database) -> int:
     """Make every pending build: each index in its own transaction; the triggers and the
     full-text rebuilds together in one. Returns how many builds were made."""
+    with _build_pragmas(db.conn):
+        return _build(db)
+
+
+def _build(db: Database) -> int:
     done = 0
     rows = db.conn.execute("SELECT name, sql FROM pending_builds WHERE kind = 'index' ORDER BY seq").fetchall()
     for name, sql in rows:

@@ -102,3 +102,11 @@ def _feed_direction_days(db: Database) -> None:
         DELETE FROM feed_index_state;
         """
     )
+
+
+@migrations(name="0012_drop_events_citing")
+def _drop_events_citing(db: Database) -> None:
+    """events_citing (citing_id) is a prefix of events_citing_edge (citing_id, paper_id, id),
+    which answers every lookup by citer as well: one index less to write and to build (README,
+    "mapwatch ingest")."""
+    db.executescript("DROP INDEX IF EXISTS events_citing;")
