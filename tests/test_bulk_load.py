@@ -198,6 +198,9 @@ def test_the_builds_run_on_a_small_cache_with_sorter_threads_and_restore_the_pra
     set_cache = statements.index(f"PRAGMA cache_size = -{bulk_load.BUILD_CACHE_KIB}")
     set_threads = statements.index(f"PRAGMA threads = {bulk_load.BUILD_THREADS}")
     assert max(set_cache, set_threads) < builds[0]
+    for t in bulk_load.FTS_TABLES:  # each full-text index rebuilt, then merged into one segment
+        assert statements.index(f"INSERT INTO {t} ({t}) VALUES ('rebuild')") < statements.index(
+            f"INSERT INTO {t} ({t}) VALUES ('optimize')")
     assert db.conn.execute("PRAGMA cache_size").fetchone()[0] == -3000
     assert db.conn.execute("PRAGMA threads").fetchone()[0] == 0
     assert bulk_load.pending(db) == 0
