@@ -39,15 +39,26 @@ class CitationPath:
         return (self.start, *(s.target for s in self.steps))
 
 
-def _expand(db: Database, frontier: Sequence[str]) -> list[tuple[str, str, int]]:
-    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted."""
+def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
+            cap: int) -> list[tuple[str, str, int]] | None:
+    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted.
+    Stops reading (None) as soon as the papers `seen` and the new neighbours pass `cap`: the
+    search would give up after this level anyway, and the last level is the largest to read."""
     out: list[tuple[str, str, int]] = []
+    new: set[str] = set()
+    counted = 0
     for chunk in chunks(sorted(frontier)):
         qs = marks(len(chunk))
-        out += db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})",
+        rows = db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})",
                                list(chunk)).fetchall()
-        out += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})",
-                               list(chunk)).fetchall()
+        rows += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})",
+                                list(chunk)).fetchall()
+        out += rows
+        if len(seen) + len(out) > cap:  # as many new papers as rows at most: count them only then
+            new.update(nbr for _, nbr, _ in out[counted:] if nbr not in seen)
+            counted = len(out)
+            if len(seen) + len(new) > cap:
+                return None
     out.sort()
     return out
 
@@ -70,13 +81,14 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
         other = 1 - side
         # The first citation (in sorted order) reaching a paper not seen yet is its parent;
         # nbr cites node iff node does not cite nbr.
-        reached = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(_expand(db, frontier[side]))}
+        rows = _expand(db, frontier[side], dist[side], MAX_PATH_VISITED)
+        if rows is None:
+            raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
+        reached = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(rows)}
         nxt = sorted(reached.keys() - dist[side].keys())
         for nbr in nxt:
             dist[side][nbr] = depth[side] + 1
             parent[side][nbr] = reached[nbr]
-        if len(dist[side]) > MAX_PATH_VISITED:
-            raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
         depth[side] += 1
         frontier[side] = nxt
         meets = [n for n in nxt if n in dist[other]]

@@ -247,3 +247,57 @@ def test_refresh_stores_pagerank_after_a_tick_that_stored_pages(db, seeds_dir: P
     clock.advance(hours=1)
     refresh(db, seeds_dir, clock=clock)  # nothing new stored: the stored ranks stand
     assert graph.direction_ranks(db, "Reinforcement learning for reasoning").computed_at == r.computed_at
+
+
+def _reference_path_outcome(g: nx.Graph, a: str, b: str, cap: int, max_steps: int = 6) -> int | str | None:
+    """The documented rule on networkx's graph: expand the smaller side one whole level at a
+    time, give up when a side has visited more than `cap` papers. Steps, "limit" or None."""
+    if a == b:
+        return 0
+    dist = [{a: 0}, {b: 0}]
+    frontier = [[a], [b]]
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        nxt = sorted({n for node in frontier[side] for n in g[node]} - dist[side].keys())
+        dist[side].update((n, depth[side] + 1) for n in nxt)
+        if len(dist[side]) > cap:
+            return "limit"
+        depth[side] += 1
+        frontier[side] = nxt
+        meets = [n for n in nxt if n in dist[1 - side]]
+        if meets:
+            return min(dist[side][n] + dist[1 - side][n] for n in meets)
+    return None
+
+
+@pytest.mark.parametrize("cap", [15, 60, 400])
+def test_path_search_gives_up_exactly_where_the_visit_limit_says(db, clock: FakeClock, monkeypatch, cap: int) -> None:
+    """The search stops reading a level as soon as it passes MAX_PATH_VISITED papers; its answers
+    (steps, or the limit) are those of expanding whole levels and checking after each."""
+    import random
+
+    from bench import generate as gen
+    from mapwatch.store.errors import PathSearchTooLarge
+    from mapwatch.store.save import SourceInfo, save_pages
+
+    m = gen.build_map(300, seed=4, list_items=12)
+    save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], clock())
+    g = nx.Graph(db.conn.execute("SELECT citing_id, cited_id FROM citations").fetchall())
+    monkeypatch.setattr(citation_path, "MAX_PATH_VISITED", cap)
+    rng = random.Random(cap)
+    ids = sorted(g.nodes)
+    outcomes = []
+    for _ in range(60):
+        a, b = rng.choice(ids), rng.choice(ids)
+        try:
+            p = citation_path.citation_path(db, a, b)
+            got: int | str | None = None if p is None else len(p.steps)
+        except PathSearchTooLarge:
+            got = "limit"
+        assert got == _reference_path_outcome(g, a, b, cap), (a, b)
+        outcomes.append(got)
+    if cap == 15:
+        assert "limit" in outcomes  # the limit was really reached
+    if cap == 400:
+        assert any(isinstance(o, int) and o >= 3 for o in outcomes)
