@@ -34,6 +34,7 @@ from typing import TextIO
 
 from bench import floor, huge
 from bench import generate as gen
+from bench.queries import commands_rss
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
@@ -417,7 +418,7 @@ class Bench:
                     f"peak memory {rss / 1024:.0f} MiB")
         changed = gen.write_map(lmap, folder, 2)["files_written"]
         res, writer_rss = run_module("bench.queries", str(db_path), "--during", str(folder))
-        q_rss = res["self_peak_rss_kib"]  # the commands' process alone
+        q_rss = commands_rss(res)  # the commands' process alone
         if res["missing"]:
             self.r.line(f"not measurable yet (not in this checkout): {', '.join(res['missing'])}")
         limits = {"/paper": 10, "/citers": 10, "/search": 10, "autocomplete": 10, "/related": 300, "/path": 300}

@@ -159,6 +159,34 @@ def summary(samples: list[Sample]) -> dict:
                         "read_kib": mean(4)}}
 
 
+def commands_rss(result: dict) -> int:
+    """The commands' peak resident KiB in a `measure_commands` result (the whole process's
+    where the peak could not be reset after building the workload)."""
+    return result.get("commands_peak_rss_kib") or result["self_peak_rss_kib"]
+
+
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak resident size (Linux: 5 to /proc/self/clear_refs), after
+    collecting the garbage; False where that is not possible."""
+    import gc
+
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_kib() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
 def measure_commands(db_path: str, *, during: str | None = None, writer: list[str] | None = None,
                      words: str = "auto", calls: int | None = None) -> dict:
     """Latencies of every command on the database at `db_path`: idle, then while `writer`
@@ -175,6 +203,7 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
     if calls is not None:
         work = {name: c[:calls] for name, c in work.items()}
     result: dict = {"missing": missing, "idle": {}, "during_refresh": {}, "words": words}
+    peak_reset = _reset_peak_rss()  # the workload's own lists (every id of the map) are not the commands'
     for name, c in work.items():
         measure(c[:5])  # warm the page cache and statement cache
         result["idle"][name] = summary(measure(c))
@@ -198,6 +227,8 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
     db.close()
     # This process's own peak (wait4 on it would add the writer's, a child it waited for).
     result["self_peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # The peak since the workload was built: what a bot process answering these commands holds.
+    result["commands_peak_rss_kib"] = _peak_rss_kib() if peak_reset else None
     return result
 
 
