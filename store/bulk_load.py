@@ -14,11 +14,12 @@ the next open of the database for writing, or the next ingest, finishes them.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from sqlite_utils import Database
 
@@ -92,15 +93,23 @@ def begin(db: Database) -> bool:
     return True
 
 
+def _return_freed_memory() -> None:
+    """Give the pages the load's page cache freed back to the system (glibc's malloc_trim),
+    so that the sorter's buffers do not stack on top of them; nothing where there is none."""
+    with suppress(AttributeError, OSError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 @contextmanager
 def _build_pragmas(conn: sqlite3.Connection) -> Iterator[None]:
     """The builds' cache and sorter threads (BUILD_CACHE_KIB, BUILD_THREADS), restored after;
-    the page cache the load filled is released first (PRAGMA shrink_memory)."""
+    the page cache the load filled is released first (PRAGMA shrink_memory, malloc_trim)."""
     cache = conn.execute("PRAGMA cache_size").fetchone()[0]
     threads = conn.execute("PRAGMA threads").fetchone()[0]
     conn.execute(f"PRAGMA cache_size = -{BUILD_CACHE_KIB}")
     conn.execute(f"PRAGMA threads = {BUILD_THREADS}")
     conn.execute("PRAGMA shrink_memory")
+    _return_freed_memory()
     try:
         yield
     finally:
