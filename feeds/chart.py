@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from mapwatch.store.graph import CountPoint
 
 if TYPE_CHECKING:
+    import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -56,13 +57,13 @@ def png_bytes(fig: Figure, dpi: int, key: str | None = None) -> bytes:
     return data
 
 
-def encode_png(rgba: memoryview, key: str) -> bytes:
+def encode_png(rgba: np.ndarray, key: str) -> bytes:
     """An opaque RGBA drawing as an RGB PNG with `key` in a text chunk (before the image data)
     and the chart's resolution; zlib at level 1: as many bytes as matplotlib's default level
     here, in half the time."""
     from PIL import Image, PngImagePlugin
 
-    height, width = rgba.shape[0], rgba.shape[1]
+    height, width = rgba.shape[:2]
     img = Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
     info = PngImagePlugin.PngInfo()
     info.add_text(KEY_FIELD, key)
@@ -141,7 +142,9 @@ class _CountFigure:
         # to clear), and the draw skips the search for what it might overlap (a fifth of a chart).
         ax.set_title(title or DEFAULT_TITLE, fontsize=10, y=1.0)
         self.canvas.draw()
-        return encode_png(self.canvas.buffer_rgba(), chart_key(points, title))
+        import numpy as np
+
+        return encode_png(np.asarray(self.canvas.buffer_rgba()), chart_key(points, title))
 
 
 _figure: _CountFigure | None = None  # the reused figure; only touched under DRAW_LOCK
