@@ -123,6 +123,7 @@ class _CountFigure:
         from datetime import date
 
         from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
+        from matplotlib.ticker import FixedFormatter, FixedLocator
 
         ax = self.ax
         xs = [float(x) for x in date2num([date.fromisoformat(p.data_through) for p in points])]
@@ -136,6 +137,14 @@ class _CountFigure:
         lo, hi = min(ys), max(ys)
         pad = max(1, (hi - lo) * 0.15)
         ax.set_ylim(max(0, lo - pad), hi + pad)
+        # The date ticks and their labels, worked out once: a draw asks the axis for them about
+        # ten times (dateutil's rrule each time), so they are handed back fixed.
+        locs = ax.xaxis.get_majorticklocs()
+        formatter = ax.xaxis.get_major_formatter()
+        fixed = FixedFormatter(formatter.format_ticks(locs))
+        fixed.set_offset_string(formatter.get_offset())
+        ax.xaxis.set_major_locator(FixedLocator(locs))
+        ax.xaxis.set_major_formatter(fixed)
         self.note.xy = (xs[-1], ys[-1])
         self.note.set_text(f"{ys[-1]:,}")
         # y given: the title stays where matplotlib would put it here (nothing above the axes
