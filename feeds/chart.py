@@ -139,7 +139,7 @@ class _CountFigure:
         ax.set_ylim(max(0, lo - pad), hi + pad)
         # The date ticks and their labels, worked out once: a draw asks the axis for them about
         # ten times (dateutil's rrule each time), so they are handed back fixed.
-        locs = ax.xaxis.get_majorticklocs()
+        locs = [float(x) for x in ax.xaxis.get_majorticklocs()]
         formatter = ax.xaxis.get_major_formatter()
         fixed = FixedFormatter(formatter.format_ticks(locs))
         fixed.set_offset_string(formatter.get_offset())
