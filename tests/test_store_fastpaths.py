@@ -119,3 +119,32 @@ def test_ingest_restores_the_connection_settings_it_raises(tmp_path: Path) -> No
     ingest_paths(db, SEED_FILES, clock=FakeClock())
     after = [db.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint")]
     assert after == before and db["papers"].count == 99
+
+
+def test_a_bulk_load_stores_its_pages_unsynced_and_restores_the_setting(tmp_path: Path) -> None:
+    """`PRAGMA synchronous` is OFF while a bulk load stores its pages (README, "mapwatch ingest"),
+    NORMAL again after it, Ctrl-C included; an ingest into a map with papers never changes it."""
+    db = open_db(tmp_path / "m.db")
+    seen: list[int] = []
+
+    def look(done: int, _total: int) -> None:
+        seen.append(db.conn.execute("PRAGMA synchronous").fetchone()[0])
+
+    assert db.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL, as open_db sets it
+    ingest_paths(db, SEED_FILES, clock=FakeClock(), bulk=True, progress=look)
+    assert seen and set(seen) == {0}
+    assert db.conn.execute("PRAGMA synchronous").fetchone()[0] == 1 and db["papers"].count == 99
+    seen.clear()
+    ingest_paths(db, SEED_FILES, clock=FakeClock(), bulk=True, force=True, progress=look)  # not empty
+    assert seen and set(seen) == {1}
+
+    other = open_db(tmp_path / "n.db")
+
+    def stop(done: int, _total: int) -> None:
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest_paths(other, SEED_FILES, clock=FakeClock(), bulk=True, batch_size=1, progress=stop)
+    assert other.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+    assert other.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0] == 0
