@@ -183,7 +183,7 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
     if _cache_kib(previous_cache) < cache_kib:
         db.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
     try:
-        with bulk_load(db, bulk) as loading, _unsynced(db, loading):
+        with bulk_load(db, bulk) as loading, _load_pragmas(db, loading):
             _save_batches(db, report, outcomes, clock, batch_size, progress, total)
     finally:
         outcomes.close()  # type: ignore[attr-defined]
@@ -194,24 +194,33 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
 
 
 @contextmanager
-def _unsynced(db: Database, enabled: bool) -> Iterator[None]:
-    """While a bulk load stores its pages: `PRAGMA synchronous = OFF`, restored after (before
-    the builds). SQLite then hands its writes to the operating system without waiting for the
-    disk (no fsync at each WAL checkpoint). Per the SQLite docs (sqlite.org/pragma.html,
-    "synchronous"), a crash of this process still loses nothing committed; an operating-system
-    crash or a power loss during the load can corrupt the database file. A bulk load only
-    starts on an empty map, so what is at stake is that load itself (README, "mapwatch ingest")."""
+def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
+    """While a bulk load stores its pages (restored after, before its builds; README, "mapwatch
+    ingest"):
+    - `PRAGMA synchronous = OFF`: SQLite hands its writes to the operating system without waiting
+      for the disk (no fsync at each WAL checkpoint). Per the SQLite docs (sqlite.org/pragma.html,
+      "synchronous"), a crash of this process still loses nothing committed; an operating-system
+      crash or a power loss during the load can corrupt the database file. A bulk load starts only
+      on a map with no papers: what is at stake is the load itself and whatever else the file held.
+    - `PRAGMA foreign_keys = OFF`: no parent-key lookups for each citation, event, snapshot and
+      placement row (2-3 index probes a row, ~25% of the save's CPU). The save writes every
+      referenced row first (papers and stubs, then snapshots, directions, then the rows that
+      name them), so the rows are the same; tests/test_bulk_load.py compares them row for row
+      with an ordinary ingest, which checks the keys."""
     if not enabled:
         yield
         return
-    previous = int(db.conn.execute("PRAGMA synchronous").fetchone()[0])
-    db.conn.execute("PRAGMA synchronous = OFF")
+    conn = db.conn
+    previous = [int(conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in ("synchronous", "foreign_keys")]
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA foreign_keys = OFF")
     try:
         yield
     finally:
-        if db.conn.in_transaction:  # interrupted mid-batch: that batch is not kept (as bulk_load does)
-            db.conn.rollback()
-        db.conn.execute(f"PRAGMA synchronous = {previous}")
+        if conn.in_transaction:  # interrupted mid-batch: that batch is not kept (as bulk_load does)
+            conn.rollback()
+        conn.execute(f"PRAGMA synchronous = {previous[0]}")
+        conn.execute(f"PRAGMA foreign_keys = {previous[1]}")
 
 
 def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
