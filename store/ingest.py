@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -182,7 +183,7 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
     if _cache_kib(previous_cache) < cache_kib:
         db.conn.execute(f"PRAGMA cache_size = -{cache_kib}")
     try:
-        with bulk_load(db, bulk):
+        with bulk_load(db, bulk) as loading, _load_pragmas(db, loading):
             _save_batches(db, report, outcomes, clock, batch_size, progress, total)
     finally:
         outcomes.close()  # type: ignore[attr-defined]
@@ -190,6 +191,36 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
             db.conn.execute(f"PRAGMA wal_autocheckpoint = {int(previous)}")
         if _cache_kib(previous_cache) < cache_kib:
             db.conn.execute(f"PRAGMA cache_size = {int(previous_cache)}")
+
+
+@contextmanager
+def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
+    """While a bulk load stores its pages (restored after, before its builds; README, "mapwatch
+    ingest"):
+    - `PRAGMA synchronous = OFF`: SQLite hands its writes to the operating system without waiting
+      for the disk (no fsync at each WAL checkpoint). Per the SQLite docs (sqlite.org/pragma.html,
+      "synchronous"), a crash of this process still loses nothing committed; an operating-system
+      crash or a power loss during the load can corrupt the database file. A bulk load starts only
+      on a map with no papers: what is at stake is the load itself and whatever else the file held.
+    - `PRAGMA foreign_keys = OFF`: no parent-key lookups for each citation, event, snapshot and
+      placement row (2-3 index probes a row, ~25% of the save's CPU). The save writes every
+      referenced row first (papers and stubs, then snapshots, directions, then the rows that
+      name them), so the rows are the same; tests/test_bulk_load.py compares them row for row
+      with an ordinary ingest, which checks the keys."""
+    if not enabled:
+        yield
+        return
+    conn = db.conn
+    previous = [int(conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in ("synchronous", "foreign_keys")]
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:  # interrupted mid-batch: that batch is not kept (as bulk_load does)
+            conn.rollback()
+        conn.execute(f"PRAGMA synchronous = {previous[0]}")
+        conn.execute(f"PRAGMA foreign_keys = {previous[1]}")
 
 
 def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,

@@ -39,8 +39,11 @@ class Prepared(NamedTuple):
     cited_by: int | None
     direction_count: int | None
     placements: tuple[tuple[str, str, str, str, str | None], ...]  # slug, name, area, breadcrumb, url
-    refs: tuple[Listed, ...]  # "Builds on", in page order
-    citers: tuple[Listed, ...]  # "Built on by", in page order
+    # The papers the lists name, each once as first listed ("Builds on", then "Built on by"),
+    # the page's own paper left out: what a stub of each would hold.
+    listed: tuple[Listed, ...]
+    refs_listed: int  # items of "Builds on"
+    citers_listed: int  # items of "Built on by"
     source: SourceInfo
     # (citing, cited) from both lists, self-citations left out, each once in the place of its
     # last mention: the order in which the page's new citations are logged
@@ -56,6 +59,10 @@ def prepare(page: MapPage, source: SourceInfo) -> Prepared:
     if len(set(edges)) != len(edges):
         last = {e: i for i, e in enumerate(edges)}
         edges = sorted(last, key=last.__getitem__)
+    listed: dict[str, Listed] = {}
+    for it in (*refs, *citers):
+        if it.id != pid and it.id not in listed:
+            listed[it.id] = (it.id, it.title, it.year, it.url)
     return Prepared(
         page.id, page_hash(page), legacy_page_hash(page),
         page.data_through.isoformat() if page.data_through else None,
@@ -64,6 +71,4 @@ def prepare(page: MapPage, source: SourceInfo) -> Prepared:
          page.refs_in_map, page.refs_total),
         page.cited_by, page.direction_count,
         tuple((p.slug, p.direction, p.area, p.breadcrumb, p.url) for p in page.placements),
-        tuple((it.id, it.title, it.year, it.url) for it in refs),
-        tuple((it.id, it.title, it.year, it.url) for it in citers),
-        source, tuple(edges))
+        tuple(listed.values()), len(refs), len(citers), source, tuple(edges))

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 
 from mapwatch.store.model import MapPage
 from mapwatch.store.page_hash import HASH_PREFIX
@@ -82,20 +83,36 @@ def _distinct_groups(pages: Sequence[Prepared]) -> list[list[Prepared]]:
     return [g for g in groups if g]
 
 
+ROWS_PER_STATEMENT = 64  # rows an INSERT writes at once (its VALUES list); see _insert
+
+
+def _insert(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence], tail: str = "") -> None:
+    """`head VALUES row tail` for every row in order, `ROWS_PER_STATEMENT` rows a statement:
+    the same rows as one statement per row (the VALUES rows are inserted in their order, each
+    upsert seeing the rows before it), without running the statement's fixed work once per
+    row (SQLite's start and end of a statement: for an AUTOINCREMENT table, a read and a
+    write of sqlite_sequence)."""
+    n = ROWS_PER_STATEMENT
+    whole = len(rows) - len(rows) % n
+    if whole:
+        conn.executemany(f"{head} VALUES {','.join([row] * n)} {tail}",
+                         (list(chain.from_iterable(rows[i:i + n])) for i in range(0, whole, n)))
+    if whole < len(rows):
+        conn.executemany(f"{head} VALUES {row} {tail}", rows[whole:])
+
+
 def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
-    conn.executemany(
-        "INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified, checked_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET"
-        " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
-        " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
-        " checked_at=excluded.checked_at",
-        rows,
-    )
-    conn.executemany("DELETE FROM ingest_errors WHERE location = ?", [(r[0],) for r in rows])
+    _insert(conn, "INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified, checked_at)",
+            "(?, ?, ?, ?, ?, ?, ?, ?)", rows,
+            "ON CONFLICT(location) DO UPDATE SET"
+            " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
+            " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
+            " checked_at=excluded.checked_at")
+    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [r[0] for r in rows])
 
 
 def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple]:
-    """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks."""
+    """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks; its rows."""
     rows: list[tuple] = []
     for i in range(0, len(keys), size):
         chunk = keys[i:i + size]
@@ -162,21 +179,18 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # (INSERT OR IGNORE one page after the other). Stubs of papers whose page is in this group
     # are folded into the page's row below instead of written and then overwritten.
     listed: dict[str, Listed] = {}
-    for p in accepted:
-        pid = p.id
-        for it in p.refs:
-            if it[0] != pid and it[0] not in listed:
+    first_listed: dict[str, int] = {}  # paper -> the position in the group of the page first listing it
+    for i, p in enumerate(accepted):
+        for it in p.listed:
+            if it[0] not in listed:
                 listed[it[0]] = it
-        for it in p.citers:
-            if it[0] != pid and it[0] not in listed:
-                listed[it[0]] = it
+                first_listed[it[0]] = i
 
     paper_rows = []
     stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
-    listed_so_far: set[str] = set()
-    for p in accepted:
+    for i, p in enumerate(accepted):
         year, url = p.year, p.url
-        if p.id not in stored and p.id in listed_so_far:
+        if p.id not in stored and first_listed.get(p.id, i) < i:
             stub = listed[p.id]  # what the stub would have held: coalesce as the upsert does
             stubbed_before.add(p.id)
             year = year if year is not None else stub[2]
@@ -184,20 +198,14 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         title, arxiv_url, abstract, posted, cited_by, refs_in_map, refs_total = p.row
         paper_rows.append((p.id, title, year, url, arxiv_url, abstract, posted, cited_by, refs_in_map,
                            refs_total, p.through, now, now))
-        listed_so_far.update(it[0] for it in p.refs)
-        listed_so_far.update(it[0] for it in p.citers)
-        listed_so_far.discard(p.id)
-    conn.executemany(
-        "INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
-        " refs_in_map, refs_total, data_through, has_page, first_seen, updated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET title=excluded.title, year=coalesce(excluded.year, year),"
-        " url=coalesce(excluded.url, url), arxiv_url=excluded.arxiv_url, abstract=excluded.abstract,"
-        " first_posted=excluded.first_posted, cited_by=excluded.cited_by,"
-        " refs_in_map=excluded.refs_in_map, refs_total=excluded.refs_total,"
-        " data_through=excluded.data_through, has_page=1, updated=excluded.updated",
-        paper_rows,
-    )
+    _insert(conn, "INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
+            " refs_in_map, refs_total, data_through, has_page, first_seen, updated)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)", paper_rows,
+            "ON CONFLICT(id) DO UPDATE SET title=excluded.title, year=coalesce(excluded.year, year),"
+            " url=coalesce(excluded.url, url), arxiv_url=excluded.arxiv_url, abstract=excluded.abstract,"
+            " first_posted=excluded.first_posted, cited_by=excluded.cited_by,"
+            " refs_in_map=excluded.refs_in_map, refs_total=excluded.refs_total,"
+            " data_through=excluded.data_through, has_page=1, updated=excluded.updated")
     result.new_papers += sum(1 for p in accepted if p.id not in stored and p.id not in stubbed_before)
 
     snapshot_ids = _insert_snapshots(conn, accepted, now)
@@ -222,15 +230,13 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         list(directions.values()),
     )
     # The page's current placements replace the stored ones (a new paper has none to delete).
-    conn.executemany("DELETE FROM placements WHERE paper_id = ?", [(p.id,) for p in accepted if p.id in stored])
-    conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
-                     placement_rows)
+    _chunked_query(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
+    _insert(conn, "INSERT OR IGNORE INTO placements (paper_id, direction_slug, position)", "(?, ?, ?)",
+            placement_rows)
 
-    conn.executemany(
-        "INSERT OR IGNORE INTO papers (id, title, year, url, has_page, first_seen, updated)"
-        " VALUES (?, ?, ?, ?, 0, ?, ?)",
-        [(*it, now, now) for pid, it in listed.items() if pid not in page_ids],  # a stored paper: ignored
-    )
+    _insert(conn, "INSERT OR IGNORE INTO papers (id, title, year, url, has_page, first_seen, updated)",
+            "(?, ?, ?, ?, 0, ?, ?)",
+            [(*it, now, now) for pid, it in listed.items() if pid not in page_ids])  # a stored paper: ignored
 
     # Edges from both lists, in page order (most cited first); the first page to show an
     # edge not stored yet reveals it. Only papers stored before this group can have edges.
@@ -253,8 +259,8 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
         result.stored.append(pid)
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
-    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
-                     citation_rows)
+    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id)", "(?, ?, ?, ?)",
+            citation_rows)
     _insert_events(conn, event_rows)
 
 
@@ -274,15 +280,14 @@ def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]], size: 
 def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: str) -> list[int]:
     """One snapshot per page, in page order; their ids (one statement for the batch: the ids
     an AUTOINCREMENT table gives rows inserted together in one transaction follow each other)."""
-    rows = [(p.id, p.through, p.cited_by, p.row[5], p.row[6], len(p.citers), len(p.refs), p.hash,
+    rows = [(p.id, p.through, p.cited_by, p.row[5], p.row[6], p.citers_listed, p.refs_listed, p.hash,
              p.source.location, now) for p in accepted]
     first = (conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'").fetchone() or (0,))[0]
     top = conn.execute("SELECT max(id) FROM snapshots").fetchone()[0] or 0
     start = max(first, top) + 1
-    conn.executemany("INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
-                     " citers_listed, refs_listed, content_hash, source, ingested_at)"
-                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     [(start + i, *row) for i, row in enumerate(rows)])
+    _insert(conn, "INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
+            " citers_listed, refs_listed, content_hash, source, ingested_at)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(start + i, *row) for i, row in enumerate(rows)])
     return [start + i for i in range(len(rows))]
 
 
@@ -295,8 +300,8 @@ def _insert_events(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         while end < len(rows) and len(rows[end]) == kind:
             end += 1
         if kind == 4:
-            conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
-                             " VALUES ('citation', ?, ?, ?, ?)", rows[start:end])
+            _insert(conn, "INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)",
+                    "('citation', ?, ?, ?, ?)", rows[start:end])
         else:
             conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
                              " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)", [r[:6] for r in rows[start:end]])

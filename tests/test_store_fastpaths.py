@@ -119,3 +119,42 @@ def test_ingest_restores_the_connection_settings_it_raises(tmp_path: Path) -> No
     ingest_paths(db, SEED_FILES, clock=FakeClock())
     after = [db.conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("cache_size", "wal_autocheckpoint")]
     assert after == before and db["papers"].count == 99
+
+
+def test_a_bulk_load_stores_its_pages_unsynced_and_restores_the_settings(tmp_path: Path) -> None:
+    """`PRAGMA synchronous` and `foreign_keys` are OFF while a bulk load stores its pages (README,
+    "mapwatch ingest"), as before after it, Ctrl-C included; an ingest into a map with papers
+    never changes them."""
+    db = open_db(tmp_path / "m.db")
+    seen: list[tuple] = []
+
+    def settings(conn) -> tuple:
+        return tuple(conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("synchronous", "foreign_keys"))
+
+    def look(done: int, _total: int) -> None:
+        seen.append(settings(db.conn))
+
+    assert settings(db.conn) == (1, 1)  # NORMAL and ON, as open_db sets them
+    ingest_paths(db, SEED_FILES, clock=FakeClock(), bulk=True, progress=look)
+    assert seen and set(seen) == {(0, 0)}
+    assert settings(db.conn) == (1, 1) and db["papers"].count == 99
+    folder = tmp_path / "map"  # stubs later given pages, ~40 list items a page
+    gen.write_map(gen.build_map(260, seed=9, list_items=40), folder, 1, check_every=0)
+    loaded = open_db(tmp_path / "l.db")
+    ingest_paths(loaded, [folder], clock=FakeClock(), bulk=True, pool=False, batch_size=50)
+    assert loaded.conn.execute("SELECT count(*) FROM citations").fetchone()[0] > 1000
+    assert loaded.conn.execute("PRAGMA foreign_key_check").fetchall() == []  # keys unchecked, and all sound
+    seen.clear()
+    ingest_paths(db, SEED_FILES, clock=FakeClock(), bulk=True, force=True, progress=look)  # not empty
+    assert seen and set(seen) == {(1, 1)}
+
+    other = open_db(tmp_path / "n.db")
+
+    def stop(done: int, _total: int) -> None:
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest_paths(other, SEED_FILES, clock=FakeClock(), bulk=True, batch_size=1, progress=stop)
+    assert settings(other.conn) == (1, 1)
+    assert other.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0] == 0
