@@ -277,9 +277,10 @@ def test_path_search_gives_up_exactly_where_the_visit_limit_says(db, clock: Fake
     (steps, or the limit) are those of expanding whole levels and checking after each."""
     import random
 
-    from bench import generate as gen
     from mapwatch.store.errors import PathSearchTooLarge
     from mapwatch.store.save import SourceInfo, save_pages
+
+    from bench import generate as gen
 
     m = gen.build_map(300, seed=4, list_items=12)
     save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], clock())
