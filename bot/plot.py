@@ -3,14 +3,16 @@
 Pure: data in (store.graph dataclasses), PNG bytes out. matplotlib's Agg backend with
 figures made directly (never pyplot, so no figure outlives its call); one drawing at a time
 (matplotlib's text and font caches are shared). The count chart lives in feeds/chart.py
-(the paper pages draw it too) and is importable from here. Call these off the event loop
+(the paper pages draw it too; Pillow alone) and is importable from here. Call these off the event loop
 (`asyncio.to_thread`). Images stay far under Discord's 10 MiB.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
+import threading
 from collections import Counter
 from dataclasses import dataclass
 
@@ -19,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from mapwatch.bot.text import one_line
-from mapwatch.feeds.chart import DRAW_LOCK, LINE, png_bytes
+from mapwatch.feeds.chart import LINE
 from mapwatch.feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
 from mapwatch.store.graph import Neighbourhood
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -35,7 +37,8 @@ PALETTE = (LINE, "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf
            "#bcbd22", "#7f7f7f", "#393b79")
 MAX_LEGEND = 8
 MAX_LABELS = 48
-_LOCK = DRAW_LOCK  # shared with the count chart (feeds/chart.py)
+MAX_BYTES = 10 * 1024 * 1024
+_LOCK = threading.Lock()  # one matplotlib drawing at a time
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,13 @@ def _legend_label(name: str) -> str:
 
 
 def _png(fig: Figure, dpi: int) -> bytes:
-    return png_bytes(fig, dpi)
+    """The figure as PNG bytes: no timestamp or version string (unchanged input, unchanged bytes)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    data = buf.getvalue()
+    if len(data) > MAX_BYTES:  # cannot happen at these sizes; a guard for Discord's limit
+        raise ValueError("picture over 10 MiB")
+    return data
 
 
 ROW = 7  # papers per row in the layered layout

@@ -1,80 +1,56 @@
 """The cited-by count chart: a paper's stated count over its stored snapshots, as a PNG.
 
-Pure: points in, PNG bytes out (the same points give the same bytes, whatever was drawn
-before). matplotlib's Agg backend with figures made directly (never pyplot), one drawing at
-a time (matplotlib's text and font caches are shared; bot/plot.py draws under the same
-lock). Used by the paper pages (feeds/pages.py) and by the bot's `/paper` card.
+Pure: points in, PNG bytes out (the same points give the same bytes, in any process or
+thread; nothing is kept between charts). Used by the paper pages (feeds/pages.py) and by
+the bot's `/paper` card (bot/plot.py re-exports it).
 
-Drawing is the slow part of a `publish --papers all` after a change (README, "Feeds"), so
-the chart is drawn on one figure kept for the process and reused under the lock: each chart
-sets everything that depends on its points (line data, limits, ticks, annotation, title) and
-nothing else changes between charts. Should a drawing fail, that figure is dropped and the
-next chart starts from a new one.
+Drawn with Pillow alone, not matplotlib: a `publish --papers all` after a change draws one
+chart per changed paper, and matplotlib's text and tick layout cost ~30 ms of CPU a chart
+where this costs a few (bench/chart_draw.py). The chart is drawn at twice its size and
+halved (a 2x2 box filter), which smooths the line, the markers and the text. Dates on x
+(ticks a day to years apart, at most six), the count on y (integer ticks, at most six),
+a light grid, the last count written beside its point, the title above.
 
 Each PNG carries what it was drawn from (`chart_key`, in a text chunk), so a publish can
-tell from the file alone that a chart is current and skip drawing it (`drawn_key`).
-matplotlib is imported only when a chart is drawn.
+tell from the file alone that a chart is current and skip drawing it (`drawn_key`). The
+key's version changes when the drawing does, so charts drawn the old way are redrawn.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import struct
-import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import date
+from functools import cache
 
 from mapwatch.store.graph import CountPoint
-
-if TYPE_CHECKING:
-    import numpy as np
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.text import Annotation
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 LINE = "#1f77b4"
-MAX_BYTES = 10 * 1024 * 1024
-DRAW_LOCK = threading.Lock()
 KEY_FIELD = "Description"
+KEY_VERSION = 2  # 1: drawn with matplotlib; 2: drawn with Pillow (this module)
 DEFAULT_TITLE = "Cited-by count, as the map stated it"
 CHART_DPI = 100
-CHART_INCHES = (6.0, 2.6)  # 600 x 260 pixels
+WIDTH, HEIGHT = 600, 260
+_S = 2  # drawn at _S times the size, then reduced
+# The axes' box in the final picture (room for 6-digit counts on the left, the title above).
+_LEFT, _RIGHT, _TOP, _BOTTOM = 84, 552, 32, 218
+_MAX_TICKS = 6
+_TEXT, _SPINE, _GRID = (0, 0, 0), (0, 0, 0), (231, 231, 231)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_DAY_STEPS = (1, 2, 3, 7, 14)
+_MONTH_STEPS = (1, 2, 3, 6)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-
-def png_bytes(fig: Figure, dpi: int, key: str | None = None) -> bytes:
-    """The figure as PNG bytes: no timestamp or version string (unchanged input, unchanged bytes)."""
-    buf = io.BytesIO()
-    metadata: dict[str, str | None] = {"Software": None}
-    if key is not None:
-        metadata[KEY_FIELD] = key
-    fig.savefig(buf, format="png", dpi=dpi, metadata=metadata)
-    data = buf.getvalue()
-    if len(data) > MAX_BYTES:  # cannot happen at these sizes; a guard for the contract
-        raise ValueError("picture over 10 MiB")
-    return data
-
-
-def encode_png(rgba: np.ndarray, key: str) -> bytes:
-    """An opaque RGBA drawing as an RGB PNG with `key` in a text chunk (before the image data)
-    and the chart's resolution; zlib at level 1: as many bytes as matplotlib's default level
-    here, in half the time."""
-    from PIL import Image, PngImagePlugin
-
-    height, width = rgba.shape[:2]
-    img = Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
-    info = PngImagePlugin.PngInfo()
-    info.add_text(KEY_FIELD, key)
-    buf = io.BytesIO()
-    img.save(buf, format="png", pnginfo=info, dpi=(CHART_DPI, CHART_DPI), compress_level=1)
-    return buf.getvalue()
+Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 
 def chart_key(points: Sequence[CountPoint], title: str | None) -> str:
-    """What a chart is drawn from, as ASCII text (PNG text chunks are Latin-1)."""
-    return json.dumps({"v": 1, "title": title, "points": [[p.data_through, p.cited_by] for p in points]},
+    """What a chart is drawn from, and how, as ASCII text (PNG text chunks are Latin-1)."""
+    return json.dumps({"v": KEY_VERSION, "title": title, "points": [[p.data_through, p.cited_by] for p in points]},
                       separators=(",", ":"), ensure_ascii=True)
 
 
@@ -94,82 +70,166 @@ def drawn_key(png: bytes) -> str | None:
     return None
 
 
-class _CountFigure:
-    """The count chart's figure, axes, line and annotation, built once; `draw` fills them."""
-
-    def __init__(self) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-        from matplotlib.ticker import MaxNLocator
-
-        self.fig = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
-        self.canvas = FigureCanvasAgg(self.fig)
-        self.ax: Axes = self.fig.add_subplot()
-        # x in matplotlib date numbers (matplotlib.dates.date2num): no unit conversion on the axis.
-        line: Line2D = self.ax.plot([], [], marker="o", color=LINE, linewidth=2)[0]
-        self.line = line
-        self.note: Annotation = self.ax.annotate("", (0, 0), xytext=(4, 4), textcoords="offset points",
-                                                 fontsize=9)
-        self.ax.set_ylabel("cited by")
-        self.ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        self.ax.grid(alpha=0.3)
-        # Fixed margins (room for 5-digit counts): tight_layout would double the drawing time.
-        self.fig.subplots_adjust(left=0.14, right=0.92, top=0.88, bottom=0.16)
-
-    def draw(self, points: Sequence[CountPoint], title: str | None) -> bytes:
-        from datetime import date
-
-        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
-        from matplotlib.ticker import FixedFormatter, FixedLocator
-
-        ax = self.ax
-        xs = [float(x) for x in date2num([date.fromisoformat(p.data_through) for p in points])]
-        ys = [p.cited_by for p in points]
-        self.line.set_data(xs, ys)
-        locator = AutoDateLocator(minticks=2, maxticks=6)  # a few days apart: day ticks, no warning
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-        ax.relim()
-        ax.autoscale(axis="x")  # the data's span plus the default margins, as a new plot would
-        lo, hi = min(ys), max(ys)
-        pad = max(1, (hi - lo) * 0.15)
-        ax.set_ylim(max(0, lo - pad), hi + pad)
-        # The date ticks and their labels, worked out once: a draw asks the axis for them about
-        # ten times (dateutil's rrule each time), so they are handed back fixed.
-        locs = [float(x) for x in ax.xaxis.get_majorticklocs()]
-        formatter = ax.xaxis.get_major_formatter()
-        fixed = FixedFormatter(formatter.format_ticks(locs))
-        fixed.set_offset_string(formatter.get_offset())
-        ax.xaxis.set_major_locator(FixedLocator(locs))
-        ax.xaxis.set_major_formatter(fixed)
-        self.note.xy = (xs[-1], ys[-1])
-        self.note.set_text(f"{ys[-1]:,}")
-        # y given: the title stays where matplotlib would put it here (nothing above the axes
-        # to clear), and the draw skips the search for what it might overlap (a fifth of a chart).
-        ax.set_title(title or DEFAULT_TITLE, fontsize=10, y=1.0)
-        self.canvas.draw()
-        import numpy as np
-
-        return encode_png(np.asarray(self.canvas.buffer_rgba()), chart_key(points, title))
-
-
-_figure: _CountFigure | None = None  # the reused figure; only touched under DRAW_LOCK
-
-
 def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> bytes | None:
-    """A small chart of the stated cited-by count over stored snapshots; None with fewer
-    than two points (nothing to chart)."""
-    global _figure
+    """A small chart of the stated cited-by count over stored snapshots, 600 x 260 pixels;
+    None with fewer than two points (nothing to chart)."""
     if len(points) < 2:
         return None
-    with DRAW_LOCK:
-        if _figure is None:
-            _figure = _CountFigure()
-        try:
-            return _figure.draw(points, title)
-        except BaseException:
-            _figure = None  # in an unknown state: the next chart builds a new figure
-            raise
+    xs = [date.fromisoformat(p.data_through).toordinal() for p in points]
+    ys = [p.cited_by for p in points]
+    img = Image.new("RGB", (WIDTH * _S, HEIGHT * _S), "white")
+    _draw(ImageDraw.Draw(img), xs, ys, title or DEFAULT_TITLE)
+    return encode_png(img.reduce(_S), chart_key(points, title))
+
+
+def encode_png(img: Image.Image, key: str) -> bytes:
+    """The picture as an RGB PNG with `key` in a text chunk (before the image data) and the
+    chart's resolution; zlib at level 1 (no timestamp or version string: unchanged input,
+    unchanged bytes)."""
+    info = PngImagePlugin.PngInfo()
+    info.add_text(KEY_FIELD, key)
+    buf = io.BytesIO()
+    img.save(buf, format="png", pnginfo=info, dpi=(CHART_DPI, CHART_DPI), compress_level=1)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- layout (pure arithmetic)
+
+
+def x_limits(xs: Sequence[int]) -> tuple[float, float]:
+    """The days shown: the points' span and 5% either side (a day either side of one date)."""
+    lo, hi = min(xs), max(xs)
+    pad = (hi - lo) * 0.05 if hi > lo else 1.0
+    return lo - pad, hi + pad
+
+
+def y_limits(ys: Sequence[int]) -> tuple[float, float]:
+    """The counts shown: the points' range and 15% (at least 1) either side, never below 0."""
+    lo, hi = min(ys), max(ys)
+    pad = max(1.0, (hi - lo) * 0.15)
+    return max(0.0, lo - pad), hi + pad
+
+
+def count_ticks(lo: float, hi: float) -> list[int]:
+    """Integer ticks 1, 2 or 5 times a power of ten apart, at most _MAX_TICKS within [lo, hi]."""
+    for power in range(0, 40):
+        for unit in (1, 2, 5):
+            step = unit * 10 ** power
+            first = math.ceil(lo / step) * step
+            if (hi - first) // step + 1 <= _MAX_TICKS:
+                return list(range(first, math.floor(hi) + 1, step))
+    raise OverflowError("counts too large to chart")
+
+
+def date_ticks(lo: float, hi: float) -> tuple[list[int], list[str], str]:
+    """Day ordinals of at most _MAX_TICKS ticks within [lo, hi], their labels, and the years
+    the ticks fall in (written once, under the axis) when no label names a year."""
+    first, last = date.fromordinal(math.ceil(lo)), date.fromordinal(math.floor(hi))
+    for step in _DAY_STEPS:
+        days = [d for d in range(math.ceil(lo), math.floor(hi) + 1) if d % step == 0]
+        if len(days) <= _MAX_TICKS:
+            return days, [_day_label(date.fromordinal(d)) for d in days], _years(days)
+    for step in _MONTH_STEPS:
+        months = [m for m in range(first.year * 12 + first.month - 1, last.year * 12 + last.month)
+                  if m % step == 0 and date(m // 12, m % 12 + 1, 1) >= first]
+        if len(months) <= _MAX_TICKS:
+            starts = [date(m // 12, m % 12 + 1, 1) for m in months]
+            labels = [str(d.year) if d.month == 1 else _MONTHS[d.month - 1] for d in starts]
+            ordinals = [d.toordinal() for d in starts]
+            return ordinals, labels, "" if any(d.month == 1 for d in starts) else _years(ordinals)
+    start = first.year + (first.month > 1 or first.day > 1)  # the first 1 January shown
+    step = next(u * 10 ** p for p in range(5) for u in (1, 2, 5)
+                if len(range(start + -start % (u * 10 ** p), last.year + 1, u * 10 ** p)) <= _MAX_TICKS)
+    years = list(range(start + -start % step, last.year + 1, step))
+    return [date(y, 1, 1).toordinal() for y in years], [str(y) for y in years], ""
+
+
+def _day_label(d: date) -> str:
+    return f"{_MONTHS[d.month - 1]} {d.day}"
+
+
+def _years(ordinals: Sequence[int]) -> str:
+    first, last = date.fromordinal(min(ordinals)).year, date.fromordinal(max(ordinals)).year
+    return str(first) if first == last else f"{first}-{last}"
+
+
+# ---------------------------------------------------------------- drawing
+
+
+@cache
+def _font(points: float) -> Font:
+    """Pillow's own font (FreeType) at `points` on the drawing's scale; its bitmap font where
+    Pillow was built without FreeType."""
+    return ImageFont.load_default(size=points * CHART_DPI / 72 * _S)
+
+
+def _text(draw: ImageDraw.ImageDraw, x: float, y: float, text: str, font: Font, anchor: str) -> None:
+    """`text` placed by its box: anchor[0] in l/m/r (x is its left, middle, right), anchor[1]
+    in t/m/b (y is its top, middle, bottom)."""
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+    w, h = right - left, bottom - top
+    dx = {"l": 0, "m": w / 2, "r": w}[anchor[0]]
+    dy = {"t": 0, "m": h / 2, "b": h}[anchor[1]]
+    draw.text((round(x - dx - left), round(y - dy - top)), text, fill=_TEXT, font=font)
+
+
+def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title: str) -> None:
+    s = _S
+    left, right, top, bottom = _LEFT * s, _RIGHT * s, _TOP * s, _BOTTOM * s
+    (x0, x1), (y0, y1) = x_limits(xs), y_limits(ys)
+
+    def px(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * (right - left)
+
+    def py(y: float) -> float:
+        return bottom - (float(y) - y0) / (y1 - y0) * (bottom - top)
+
+    tick, thin = 5 * s, 1 * s
+    small = _font(9)
+    ticks = _font(10)
+    for count in count_ticks(y0, y1):
+        y = round(py(count))
+        draw.line([(left, y), (right, y)], fill=_GRID, width=thin)
+        draw.line([(left - tick, y), (left, y)], fill=_SPINE, width=thin)
+        _text(draw, left - tick - 3 * s, y, f"{count:,}", ticks, "rm")
+    days, labels, years = date_ticks(x0, x1)
+    for day, label in zip(days, labels, strict=True):
+        x = round(px(day))
+        draw.line([(x, top), (x, bottom)], fill=_GRID, width=thin)
+        draw.line([(x, bottom), (x, bottom + tick)], fill=_SPINE, width=thin)
+        _text(draw, x, bottom + tick + 3 * s, label, ticks, "mt")
+    if years:
+        _text(draw, right, bottom + tick + 20 * s, years, ticks, "rt")
+    draw.rectangle([(left, top), (right, bottom)], outline=_SPINE, width=thin)
+    _ylabel(draw, "cited by", ticks, left - 62 * s, (top + bottom) / 2)
+
+    line = [(px(x), py(y)) for x, y in zip(xs, ys, strict=True)]
+    draw.line(line, fill=LINE, width=3 * s, joint="curve")
+    r = 4 * s
+    for x, y in line:
+        draw.ellipse([(x - r, y - r), (x + r, y + r)], fill=LINE)
+    last_x, last_y = line[-1]
+    note = f"{ys[-1]:,}"
+    if last_x + 6 * s + draw.textlength(note, font=small) <= WIDTH * s:
+        _text(draw, last_x + 6 * s, last_y - 4 * s, note, small, "lb")
+    else:  # no room on the right: on the left of the point
+        _text(draw, last_x - 6 * s, last_y - 4 * s, note, small, "rb")
+    _text(draw, (left + right) / 2, top - 6 * s, _fit(draw, title, ticks, (_RIGHT - _LEFT + 60) * s), ticks, "mb")
+
+
+def _ylabel(draw: ImageDraw.ImageDraw, text: str, font: Font, x: float, y: float) -> None:
+    """`text` turned a quarter left, its box centred on (x, y)."""
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+    mask = Image.new("L", (right - left, bottom - top), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font)
+    mask = mask.transpose(Image.Transpose.ROTATE_90)
+    draw.bitmap((round(x - mask.width / 2), round(y - mask.height / 2)), mask, fill=_TEXT)
+
+
+def _fit(draw: ImageDraw.ImageDraw, text: str, font: Font, width: float) -> str:
+    """`text`, cut with an ellipsis to fit `width`."""
+    if draw.textlength(text, font=font) <= width:
+        return text
+    while text and draw.textlength(text + "\u2026", font=font) > width:
+        text = text[:-1]
+    return text + "\u2026"

@@ -92,7 +92,7 @@ def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
     history = graph.count_history(db, paper_id)
     if len(history) < 2:
         return reply
-    from mapwatch.bot.plot import count_chart_png
+    from mapwatch.feeds.chart import count_chart_png
 
     png = count_chart_png(history, title=f"{paper_id}: cited by, as the map stated it")
     if png is None:
