@@ -18,16 +18,16 @@ key's version changes when the drawing does, so charts drawn the old way are red
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import struct
+import zlib
 from collections.abc import Sequence
 from datetime import date
-from functools import cache
+from functools import cache, lru_cache
 
 from mapwatch.store.graph import CountPoint
-from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
+from PIL import Image, ImageDraw, ImageFont
 
 LINE = "#1f77b4"
 KEY_FIELD = "Description"
@@ -83,14 +83,26 @@ def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> b
 
 
 def encode_png(img: Image.Image, key: str) -> bytes:
-    """The picture as an RGB PNG with `key` in a text chunk (before the image data) and the
-    chart's resolution; zlib at level 1 (no timestamp or version string: unchanged input,
-    unchanged bytes)."""
-    info = PngImagePlugin.PngInfo()
-    info.add_text(KEY_FIELD, key)
-    buf = io.BytesIO()
-    img.save(buf, format="png", pnginfo=info, dpi=(CHART_DPI, CHART_DPI), compress_level=1)
-    return buf.getvalue()
+    """The RGB picture as a PNG with the chart's resolution and `key` in a text chunk before
+    the image data (no timestamp or version string: unchanged input, unchanged bytes). Rows
+    unfiltered and zlib at level 1: a third of the time Pillow's encoder takes (it tries five
+    filters a row), ~10% more bytes."""
+    width, height = img.size
+    if img.mode != "RGB":
+        raise ValueError(f"an RGB picture, not {img.mode}")
+    data, stride = img.tobytes(), 3 * width
+    rows = b"".join(b"\x00" + data[i:i + stride] for i in range(0, len(data), stride))  # filter 0: none
+    per_metre = round(CHART_DPI / 0.0254)
+    return b"".join((_PNG_SIGNATURE,
+                     _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),  # 8-bit RGB
+                     _chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1)),
+                     _chunk(b"tEXt", KEY_FIELD.encode("latin-1") + b"\x00" + key.encode("latin-1")),
+                     _chunk(b"IDAT", zlib.compress(rows, 1)),
+                     _chunk(b"IEND", b"")))
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
 # ---------------------------------------------------------------- layout (pure arithmetic)
@@ -163,14 +175,26 @@ def _font(points: float) -> Font:
     return ImageFont.load_default(size=points * CHART_DPI / 72 * _S)
 
 
-def _text(draw: ImageDraw.ImageDraw, x: float, y: float, text: str, font: Font, anchor: str) -> None:
+@lru_cache(maxsize=1024)
+def _ink(text: str, points: float, turned: bool = False) -> Image.Image:
+    """`text` rendered once as a coverage mask its box's size (tick labels, the axis label and
+    most notes recur from chart to chart); `turned`: a quarter turn left."""
+    font = _font(points)
+    left, top, right, bottom = font.getbbox(text)
+    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font)
+    return mask.transpose(Image.Transpose.ROTATE_90) if turned else mask
+
+
+def _text(draw: ImageDraw.ImageDraw, x: float, y: float, text: str, points: float, anchor: str,
+          turned: bool = False, once: bool = False) -> None:
     """`text` placed by its box: anchor[0] in l/m/r (x is its left, middle, right), anchor[1]
-    in t/m/b (y is its top, middle, bottom)."""
-    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
-    w, h = right - left, bottom - top
-    dx = {"l": 0, "m": w / 2, "r": w}[anchor[0]]
-    dy = {"t": 0, "m": h / 2, "b": h}[anchor[1]]
-    draw.text((round(x - dx - left), round(y - dy - top)), text, fill=_TEXT, font=font)
+    in t/m/b (y is its top, middle, bottom). `once`: a text that does not recur (a title),
+    rendered without keeping it."""
+    mask = _ink.__wrapped__(text, points, turned) if once else _ink(text, points, turned)
+    dx = {"l": 0, "m": mask.width / 2, "r": mask.width}[anchor[0]]
+    dy = {"t": 0, "m": mask.height / 2, "b": mask.height}[anchor[1]]
+    draw.bitmap((round(x - dx), round(y - dy)), mask, fill=_TEXT)
 
 
 def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title: str) -> None:
@@ -185,8 +209,7 @@ def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title
         return bottom - (float(y) - y0) / (y1 - y0) * (bottom - top)
 
     tick, thin = 5 * s, 1 * s
-    small = _font(9)
-    ticks = _font(10)
+    small, ticks = 9, 10  # points: the note, and every other text
     for count in count_ticks(y0, y1):
         y = round(py(count))
         draw.line([(left, y), (right, y)], fill=_GRID, width=thin)
@@ -201,7 +224,7 @@ def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title
     if years:
         _text(draw, right, bottom + tick + 20 * s, years, ticks, "rt")
     draw.rectangle([(left, top), (right, bottom)], outline=_SPINE, width=thin)
-    _ylabel(draw, "cited by", ticks, left - 62 * s, (top + bottom) / 2)
+    _text(draw, left - 62 * s, (top + bottom) / 2, "cited by", ticks, "mm", turned=True)
 
     line = [(px(x), py(y)) for x, y in zip(xs, ys, strict=True)]
     draw.line(line, fill=LINE, width=3 * s, joint="curve")
@@ -210,26 +233,18 @@ def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title
         draw.ellipse([(x - r, y - r), (x + r, y + r)], fill=LINE)
     last_x, last_y = line[-1]
     note = f"{ys[-1]:,}"
-    if last_x + 6 * s + draw.textlength(note, font=small) <= WIDTH * s:
+    if last_x + 6 * s + _ink(note, small).width <= WIDTH * s:
         _text(draw, last_x + 6 * s, last_y - 4 * s, note, small, "lb")
     else:  # no room on the right: on the left of the point
         _text(draw, last_x - 6 * s, last_y - 4 * s, note, small, "rb")
-    _text(draw, (left + right) / 2, top - 6 * s, _fit(draw, title, ticks, (_RIGHT - _LEFT + 60) * s), ticks, "mb")
+    _text(draw, (left + right) / 2, top - 6 * s, _fit(title, _font(ticks), (_RIGHT - _LEFT + 60) * s), ticks, "mb",
+          once=True)
 
 
-def _ylabel(draw: ImageDraw.ImageDraw, text: str, font: Font, x: float, y: float) -> None:
-    """`text` turned a quarter left, its box centred on (x, y)."""
-    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
-    mask = Image.new("L", (right - left, bottom - top), 0)
-    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font)
-    mask = mask.transpose(Image.Transpose.ROTATE_90)
-    draw.bitmap((round(x - mask.width / 2), round(y - mask.height / 2)), mask, fill=_TEXT)
-
-
-def _fit(draw: ImageDraw.ImageDraw, text: str, font: Font, width: float) -> str:
+def _fit(text: str, font: Font, width: float) -> str:
     """`text`, cut with an ellipsis to fit `width`."""
-    if draw.textlength(text, font=font) <= width:
+    if font.getlength(text) <= width:
         return text
-    while text and draw.textlength(text + "\u2026", font=font) > width:
+    while text and font.getlength(text + "\u2026") > width:
         text = text[:-1]
     return text + "\u2026"

@@ -77,8 +77,9 @@ def test_the_same_points_give_the_same_bytes_as_a_fresh_process_whatever_came_be
 def test_the_chart_decodes_at_600_by_260_with_its_line_title_and_key(reference) -> None:
     for name, (pts, title) in CHARTS.items():
         png = draw(name)
-        img = decode(png)
+        img = decode(png)  # Pillow checks every chunk's CRC as it reads
         assert img.size == (600, 260)
+        assert Image.open(io.BytesIO(png)).info["dpi"] == pytest.approx((100, 100), abs=0.01)
         assert chart.drawn_key(png) == chart.chart_key(pts, title)
         colours = {c for _, c in img.getcolors(1 << 20)}
         assert (0x1F, 0x77, 0xB4) in colours  # the line, in its colour
