@@ -181,7 +181,7 @@ def _ink(text: str, points: float, turned: bool = False) -> Image.Image:
     most notes recur from chart to chart); `turned`: a quarter turn left."""
     font = _font(points)
     left, top, right, bottom = font.getbbox(text)
-    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
+    mask = Image.new("L", (max(1, math.ceil(right - left)), max(1, math.ceil(bottom - top))), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font)
     return mask.transpose(Image.Transpose.ROTATE_90) if turned else mask
 
@@ -229,8 +229,8 @@ def _draw(draw: ImageDraw.ImageDraw, xs: Sequence[int], ys: Sequence[int], title
     line = [(px(x), py(y)) for x, y in zip(xs, ys, strict=True)]
     draw.line(line, fill=LINE, width=3 * s, joint="curve")
     r = 4 * s
-    for x, y in line:
-        draw.ellipse([(x - r, y - r), (x + r, y + r)], fill=LINE)
+    for cx, cy in line:
+        draw.ellipse([(cx - r, cy - r), (cx + r, cy + r)], fill=LINE)
     last_x, last_y = line[-1]
     note = f"{ys[-1]:,}"
     if last_x + 6 * s + _ink(note, small).width <= WIDTH * s:
