@@ -1,10 +1,17 @@
 """/path: the shortest chain of citations between two papers, either direction of citation.
 
 A bidirectional breadth-first search over SQLite (the citations table's two indexes),
-expanding the smaller side one level at a time; the work is capped by MAX_PATH_VISITED."""
+expanding the smaller side one level at a time; the work is capped by MAX_PATH_VISITED.
+
+Before a level is read into Python, SQLite is asked for the citations that join it to a
+paper the other side has reached (`_meets`): where the two sides meet, that small set is the
+answer, and the level's other citations (tens of thousands at a million papers) are never
+read. The path found is the one the whole level would give: a paper's parent is the first
+joining citation in sorted order either way."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,11 +70,30 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
     return out
 
 
+def _meets(db: Database, frontier: Sequence[str], reached: dict[str, int]) -> list[tuple[str, str, int]]:
+    """(node, neighbour, node_cites_neighbour) for every citation joining the frontier to a
+    paper in `reached`, sorted. The neighbours are tested in SQLite against the set `reached`
+    (one JSON parameter, made a temporary index once a statement); the unary + keeps SQLite
+    from looking up every (frontier, reached) pair in the key instead of reading each frontier
+    paper's citations once."""
+    others = json.dumps(list(reached))
+    out: list[tuple[str, str, int]] = []
+    for chunk in chunks(sorted(frontier)):
+        qs = marks(len(chunk))
+        out += db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs}) "
+                               "AND +cited_id IN (SELECT value FROM json_each(?))", [*chunk, others]).fetchall()
+        out += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs}) "
+                               "AND +citing_id IN (SELECT value FROM json_each(?))", [*chunk, others]).fetchall()
+    out.sort()
+    return out
+
+
 def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationPath | None:
     """The shortest chain of citations from `a` to `b`, ignoring the direction of citation,
     of at most `max_steps` steps; None when there is none. A bidirectional breadth-first
-    search over SQL, expanding the smaller side one level at a time; PathSearchTooLarge if
-    one side would visit more than MAX_PATH_VISITED papers."""
+    search over SQL, expanding the smaller side one level at a time: first the level's
+    citations to the other side (a meet ends the search), then the whole level;
+    PathSearchTooLarge if one side would visit more than MAX_PATH_VISITED papers."""
     start, end = resolve_paper(db, a), resolve_paper(db, b)
     if start.id == end.id:
         return CitationPath(start, end, ())
@@ -81,6 +107,15 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
         other = 1 - side
         # The first citation (in sorted order) reaching a paper not seen yet is its parent;
         # nbr cites node iff node does not cite nbr.
+        joining = _meets(db, frontier[side], dist[other])
+        met = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(joining)}
+        meets = sorted(met.keys() - dist[side].keys())
+        if meets:
+            for nbr in meets:
+                dist[side][nbr] = depth[side] + 1
+                parent[side][nbr] = met[nbr]
+            meet = min(meets, key=lambda n: (dist[other][n], n))
+            return _build_path(db, start, end, meet, parent)
         rows = _expand(db, frontier[side], dist[side], MAX_PATH_VISITED)
         if rows is None:
             raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
@@ -90,11 +125,7 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
             dist[side][nbr] = depth[side] + 1
             parent[side][nbr] = reached[nbr]
         depth[side] += 1
-        frontier[side] = nxt
-        meets = [n for n in nxt if n in dist[other]]
-        if meets:
-            meet = min(meets, key=lambda n: (dist[other][n], n))
-            return _build_path(db, start, end, meet, parent)
+        frontier[side] = nxt  # no paper of it is the other side's: _meets found none
     return None
 
 

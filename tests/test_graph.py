@@ -251,7 +251,8 @@ def test_refresh_stores_pagerank_after_a_tick_that_stored_pages(db, seeds_dir: P
 
 def _reference_path_outcome(g: nx.Graph, a: str, b: str, cap: int, max_steps: int = 6) -> int | str | None:
     """The documented rule on networkx's graph: expand the smaller side one whole level at a
-    time, give up when a side has visited more than `cap` papers. Steps, "limit" or None."""
+    time; a level that reaches the other side ends the search; else give up when a side has
+    visited more than `cap` papers. Steps, "limit" or None."""
     if a == b:
         return 0
     dist = [{a: 0}, {b: 0}]
@@ -260,14 +261,14 @@ def _reference_path_outcome(g: nx.Graph, a: str, b: str, cap: int, max_steps: in
     while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
         side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
         nxt = sorted({n for node in frontier[side] for n in g[node]} - dist[side].keys())
+        meets = [n for n in nxt if n in dist[1 - side]]
+        if meets:
+            return min(depth[side] + 1 + dist[1 - side][n] for n in meets)
         dist[side].update((n, depth[side] + 1) for n in nxt)
         if len(dist[side]) > cap:
             return "limit"
         depth[side] += 1
         frontier[side] = nxt
-        meets = [n for n in nxt if n in dist[1 - side]]
-        if meets:
-            return min(dist[side][n] + dist[1 - side][n] for n in meets)
     return None
 
 
@@ -302,3 +303,67 @@ def test_path_search_gives_up_exactly_where_the_visit_limit_says(db, clock: Fake
         assert "limit" in outcomes  # the limit was really reached
     if cap == 400:
         assert any(isinstance(o, int) and o >= 3 for o in outcomes)
+
+
+def _reference_path_steps(cites: set[tuple[str, str]], a: str, b: str, max_steps: int = 6) -> list[str] | None:
+    """The documented path, step by step, on plain Python sets: whole levels, the smaller side
+    first; a paper's parent is the first citation reaching it in sorted (node, neighbour,
+    node_cites_neighbour) order; the meet nearest the other side's origin, then the smallest id."""
+    if a == b:
+        return []
+    adj: dict[str, list[tuple[str, int]]] = {}
+    for citing, cited in cites:
+        adj.setdefault(citing, []).append((cited, 1))
+        adj.setdefault(cited, []).append((citing, 0))
+    parent: list[dict[str, tuple[str, bool] | None]] = [{a: None}, {b: None}]
+    dist: list[dict[str, int]] = [{a: 0}, {b: 0}]
+    frontier, depth = [[a], [b]], [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        rows = sorted((node, nbr, c) for node in frontier[side] for nbr, c in adj.get(node, []))
+        first: dict[str, tuple[str, bool]] = {}
+        for node, nbr, c in rows:
+            first.setdefault(nbr, (node, not c))
+        nxt = sorted(first.keys() - dist[side].keys())
+        for n in nxt:
+            dist[side][n], parent[side][n] = depth[side] + 1, first[n]
+        depth[side] += 1
+        frontier[side] = nxt
+        meets = [n for n in nxt if n in dist[1 - side]]
+        if meets:
+            meet = min(meets, key=lambda n: (dist[1 - side][n], n))
+            steps, node = [], meet
+            while (p := parent[0][node]) is not None:
+                steps.append((p[0], node, not p[1]))
+                node = p[0]
+            steps.reverse()
+            node = meet
+            while (p := parent[1][node]) is not None:
+                steps.append((node, p[0], p[1]))
+                node = p[0]
+            return [f"{s} {'cites' if c else 'is cited by'} {t}" for s, t, c in steps]
+    return None
+
+
+def test_the_path_is_the_one_whole_levels_give_step_by_step(db, clock: FakeClock) -> None:
+    """Where the sides meet, the path comes from the citations joining them alone (`_meets`):
+    the same steps, parents and meet as reading every citation of the level."""
+    import random
+
+    from mapwatch.store.save import SourceInfo, save_pages
+
+    from bench import generate as gen
+
+    m = gen.build_map(300, seed=5, list_items=12)
+    save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], clock())
+    cites = set(db.conn.execute("SELECT citing_id, cited_id FROM citations").fetchall())
+    ids = sorted({x for edge in cites for x in edge})
+    rng = random.Random(5)
+    lengths = set()
+    for _ in range(80):
+        a, b = rng.choice(ids), rng.choice(ids)
+        p = citation_path.citation_path(db, a, b)
+        want = _reference_path_steps(cites, a, b)
+        assert (None if p is None else [s.text for s in p.steps]) == want, (a, b)
+        lengths.add(None if want is None else len(want))
+    assert {2, 3} <= lengths  # paths long enough to have a meet between two expanded sides
