@@ -44,15 +44,23 @@ def histories(n: int, seed: int = 1) -> list[tuple[CountPoint, ...]]:
     return out
 
 
-def module_at(ref: str) -> ModuleType:
-    """feeds/chart.py as it was at git revision `ref`, imported under another name."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:feeds/chart.py"], check=True,
+def module_at_path(ref: str, path: str) -> ModuleType:
+    """The module at `path` in this checkout as it was at git revision `ref`, imported under
+    another name (its own imports are today's modules)."""
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"], check=True,
                             capture_output=True, text=True).stdout
-    spec = importlib.util.spec_from_loader(f"chart_at_{ref}", loader=None)
+    name = f"{Path(path).stem}_at_" + "".join(c if c.isalnum() else "_" for c in ref)
+    spec = importlib.util.spec_from_loader(name, loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, f"{ref}:feeds/chart.py", "exec"), module.__dict__)
+    sys.modules[name] = module  # dataclasses look their module up by name
+    exec(compile(source, f"{ref}:{path}", "exec"), module.__dict__)
     return module
+
+
+def module_at(ref: str) -> ModuleType:
+    """feeds/chart.py as it was at git revision `ref`."""
+    return module_at_path(ref, "feeds/chart.py")
 
 
 def one_round(draw: Draw, charts: list[tuple[CountPoint, ...]]) -> tuple[float, float, int]:

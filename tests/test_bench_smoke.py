@@ -190,3 +190,26 @@ def test_zipf_vocabulary_is_deterministic_and_skewed() -> None:
     top = drawn.count(a.ranked[0])
     assert top > 20_000 * 0.08 and top > 20 * max(1, drawn.count(a.ranked[999]))
     assert len(set(drawn)) > 2_000  # thousands of distinct words, not 180
+
+
+def test_path_search_bench_compares_the_current_search_with_a_revision(tmp_path: Path, capsys) -> None:
+    """bench.path_search answers the same pairs with today's /path and with git HEAD's, and
+    says how each search ended (the same ends: both versions find the same paths)."""
+    from datetime import UTC, datetime
+
+    from mapwatch.store.db import open_db
+    from mapwatch.store.save import SourceInfo, save_pages
+
+    from bench import path_search
+
+    m = gen.build_map(300, seed=6, list_items=12)
+    db = open_db(tmp_path / "m.db")
+    save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], datetime.now(UTC))
+    db.close()
+    assert path_search.main([str(tmp_path / "m.db"), "--pairs", "30", "--ref", "HEAD", "--rounds", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    current, head = (next(x for x in lines if x.strip().startswith(f"{name}:")) for name in ("current", "HEAD"))
+    ends = [x.split(" | ")[1] for x in (current, head)]
+    assert ends[0] == ends[1]
+    assert sum(int(part.rsplit(" ", 1)[1]) for part in ends[0].split(", ")) == 30
+    assert "steps" in ends[0] and lines[-1].startswith("HEAD / current")
