@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
+from mapwatch.store.pragmas import temporary_pragmas
 from sqlite_utils import Database
 
 log = logging.getLogger(__name__)
@@ -104,17 +105,10 @@ def _return_freed_memory() -> None:
 def _build_pragmas(conn: sqlite3.Connection) -> Iterator[None]:
     """The builds' cache and sorter threads (BUILD_CACHE_KIB, BUILD_THREADS), restored after;
     the page cache the load filled is released first (PRAGMA shrink_memory, malloc_trim)."""
-    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
-    threads = conn.execute("PRAGMA threads").fetchone()[0]
-    conn.execute(f"PRAGMA cache_size = -{BUILD_CACHE_KIB}")
-    conn.execute(f"PRAGMA threads = {BUILD_THREADS}")
-    conn.execute("PRAGMA shrink_memory")
-    _return_freed_memory()
-    try:
+    with temporary_pragmas(conn, cache_size=-BUILD_CACHE_KIB, threads=BUILD_THREADS):
+        conn.execute("PRAGMA shrink_memory")
+        _return_freed_memory()
         yield
-    finally:
-        conn.execute(f"PRAGMA cache_size = {int(cache)}")
-        conn.execute(f"PRAGMA threads = {int(threads)}")
 
 
 def finish(db: Database) -> int:

@@ -18,6 +18,7 @@ from mapwatch.store.bulk_load import BULK_LOAD_THRESHOLD, bulk_load
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.files import page_files, stat_key
 from mapwatch.store.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
+from mapwatch.store.pragmas import temporary_pragmas
 from mapwatch.store.prepared import Prepared
 from mapwatch.store.save import Rejection, SaveResult, record_rejections, save_prepared
 from sqlite_utils import Database
@@ -210,17 +211,12 @@ def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    conn = db.conn
-    previous = [int(conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in ("synchronous", "foreign_keys")]
-    conn.execute("PRAGMA synchronous = OFF")
-    conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:  # interrupted mid-batch: that batch is not kept (as bulk_load does)
-            conn.rollback()
-        conn.execute(f"PRAGMA synchronous = {previous[0]}")
-        conn.execute(f"PRAGMA foreign_keys = {previous[1]}")
+    with temporary_pragmas(db.conn, synchronous=0, foreign_keys=0):  # 0: OFF
+        try:
+            yield
+        finally:
+            if db.conn.in_transaction:  # interrupted mid-batch: that batch is not kept (as bulk_load does)
+                db.conn.rollback()  # before foreign_keys is restored: it cannot change in a transaction
 
 
 def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
