@@ -46,6 +46,24 @@ class CitationPath:
         return (self.start, *(s.target for s in self.steps))
 
 
+def _touching(db: Database, chunk: Sequence[str], within: str | None = None) -> list[tuple[str, str, int]]:
+    """(paper, neighbour, paper_cites_neighbour) for the citations touching the papers of
+    `chunk`, both directions; `within` (a JSON array of ids): only those whose neighbour is in
+    it, tested in SQLite (made a temporary index once a statement; the unary + keeps SQLite
+    from looking up every (paper, id) pair in the key instead of reading each paper's
+    citations once)."""
+    qs = marks(len(chunk))
+    rows: list[tuple[str, str, int]] = []
+    for sql, neighbour in ((f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})", "cited_id"),
+                           (f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})", "citing_id")):
+        if within is None:
+            rows += db.conn.execute(sql, list(chunk)).fetchall()
+        else:
+            rows += db.conn.execute(f"{sql} AND +{neighbour} IN (SELECT value FROM json_each(?))",
+                                    [*chunk, within]).fetchall()
+    return rows
+
+
 def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
             cap: int) -> list[tuple[str, str, int]] | None:
     """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted.
@@ -55,12 +73,7 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
     new: set[str] = set()
     counted = 0
     for chunk in chunks(sorted(frontier)):
-        qs = marks(len(chunk))
-        rows = db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})",
-                               list(chunk)).fetchall()
-        rows += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})",
-                                list(chunk)).fetchall()
-        out += rows
+        out += _touching(db, chunk)
         if len(seen) + len(out) > cap:  # as many new papers as rows at most: count them only then
             new.update(nbr for _, nbr, _ in out[counted:] if nbr not in seen)
             counted = len(out)
@@ -72,18 +85,11 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
 
 def _meets(db: Database, frontier: Sequence[str], reached: dict[str, int]) -> list[tuple[str, str, int]]:
     """(node, neighbour, node_cites_neighbour) for every citation joining the frontier to a
-    paper in `reached`, sorted. The neighbours are tested in SQLite against the set `reached`
-    (one JSON parameter, made a temporary index once a statement); the unary + keeps SQLite
-    from looking up every (frontier, reached) pair in the key instead of reading each frontier
-    paper's citations once."""
-    others = json.dumps(list(reached))
+    paper in `reached`, sorted."""
+    within = json.dumps(list(reached))
     out: list[tuple[str, str, int]] = []
     for chunk in chunks(sorted(frontier)):
-        qs = marks(len(chunk))
-        out += db.conn.execute(f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs}) "
-                               "AND +cited_id IN (SELECT value FROM json_each(?))", [*chunk, others]).fetchall()
-        out += db.conn.execute(f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs}) "
-                               "AND +citing_id IN (SELECT value FROM json_each(?))", [*chunk, others]).fetchall()
+        out += _touching(db, chunk, within)
     out.sort()
     return out
 
