@@ -138,8 +138,9 @@ def date_ticks(lo: float, hi: float) -> tuple[list[int], list[str], str]:
     the ticks fall in (written once, under the axis) when no label names a year."""
     first, last = date.fromordinal(math.ceil(lo)), date.fromordinal(math.floor(hi))
     for step in _DAY_STEPS:
-        days = [d for d in range(math.ceil(lo), math.floor(hi) + 1) if d % step == 0]
-        if len(days) <= _MAX_TICKS:
+        ticks = range(-(-math.ceil(lo) // step) * step, math.floor(hi) + 1, step)  # the multiples of step
+        if len(ticks) <= _MAX_TICKS:  # counted without walking every day of a span of years
+            days = list(ticks)
             return days, [_day_label(date.fromordinal(d)) for d in days], _years(days)
     for step in _MONTH_STEPS:
         months = [m for m in range(first.year * 12 + first.month - 1, last.year * 12 + last.month)
