@@ -44,6 +44,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _DAY_STEPS = (1, 2, 3, 7, 14)
 _MONTH_STEPS = (1, 2, 3, 6)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_FIRST_DAY, _LAST_DAY = date.min.toordinal(), date.max.toordinal()
 
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
@@ -72,14 +73,23 @@ def drawn_key(png: bytes) -> str | None:
 
 def count_chart_png(points: Sequence[CountPoint], title: str | None = None) -> bytes | None:
     """A small chart of the stated cited-by count over stored snapshots, 600 x 260 pixels;
-    None with fewer than two points (nothing to chart)."""
-    if len(points) < 2:
+    None with fewer than two points (nothing to chart). A point whose date is not an ISO
+    date is left out (drawn from stored data, a chart never raises on it)."""
+    drawable = [(x, p.cited_by) for p in points if (x := _ordinal(p.data_through)) is not None]
+    if len(drawable) < 2:
         return None
-    xs = [date.fromisoformat(p.data_through).toordinal() for p in points]
-    ys = [p.cited_by for p in points]
+    xs = [x for x, _ in drawable]
+    ys = [y for _, y in drawable]
     img = Image.new("RGB", (WIDTH * _S, HEIGHT * _S), "white")
     _draw(ImageDraw.Draw(img), xs, ys, title or DEFAULT_TITLE)
     return encode_png(img.reduce(_S), chart_key(points, title))
+
+
+def _ordinal(iso: str) -> int | None:
+    try:
+        return date.fromisoformat(iso).toordinal()
+    except (ValueError, TypeError):
+        return None
 
 
 def encode_png(img: Image.Image, key: str) -> bytes:
@@ -109,10 +119,11 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
 
 
 def x_limits(xs: Sequence[int]) -> tuple[float, float]:
-    """The days shown: the points' span and 5% either side (a day either side of one date)."""
+    """The days shown: the points' span and 5% either side (a day either side of one date),
+    within the days a date can be (1 Jan 1 to 31 Dec 9999: never a tick out of range)."""
     lo, hi = min(xs), max(xs)
     pad = (hi - lo) * 0.05 if hi > lo else 1.0
-    return lo - pad, hi + pad
+    return max(float(_FIRST_DAY), lo - pad), min(float(_LAST_DAY), hi + pad)
 
 
 def y_limits(ys: Sequence[int]) -> tuple[float, float]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 
 from mapwatch.feeds import build, chart, pages
 from mapwatch.store import feed_queries
@@ -48,9 +49,10 @@ def paper_feed(data: PaperData, base_url: str) -> bytes:
     return build.paper_feed(data.facts.paper, data.first_seen, data.citers, data.growths, base_url)
 
 
-def chart_history(db: Database, paper_id: str) -> tuple[CountPoint, ...]:
-    """The points of the paper's chart; fewer than two: no chart."""
-    return count_history(db, paper_id)
+def chart_history(db: Database, paper_id: str, today: date | None = None) -> tuple[CountPoint, ...]:
+    """The points of the paper's chart (dates no page can claim on `today` left out); fewer
+    than two: no chart."""
+    return count_history(db, paper_id, today=today)
 
 
 def paper_chart(history: tuple[CountPoint, ...], paper_id: str) -> bytes | None:

@@ -92,6 +92,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     report = PublishReport(out_dir=str(root))
     cursor, snap = feed_queries.last_event_id(db), feed_queries.last_snapshot_id(db)  # read before building
     feed_index.update(db)  # who newly cites each direction, up to now (store/feed_index.py)
+    today = clock().date()  # a chart leaves out dates no page can claim (store/page_dates.py)
 
     @contextmanager
     def pages_timer() -> Iterator[None]:
@@ -141,7 +142,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         if feed:
             put(build.paper_feed_path(pid), paper_files.paper_feed(data, base_url))
         with pages_timer():
-            history = paper_files.chart_history(db, pid)
+            history = paper_files.chart_history(db, pid, today)
             points = len(history) if ensure_chart(pid, history) else 0
             put(pages.paper_page_path(pid), paper_files.paper_page(data, base_url, points, has_page))
             report.pages += 1
@@ -206,7 +207,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     # Charts a time-limited publish left out: drawn now (within the time left), with their page.
     done, listed = set(todo), set(paper_ids)
     charted = (feed_queries.papers_with_history(db) if papers == ALL else
-               [pid for pid in paper_ids if len(paper_files.chart_history(db, pid)) >= 2])
+               [pid for pid in paper_ids if len(paper_files.chart_history(db, pid, today)) >= 2])
     for pid in charted:
         if drawing[0] >= chart_seconds:
             break

@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from mapwatch.store import queries
+from mapwatch.store.clock import utc_now
+from mapwatch.store.page_dates import possible_iso
 from mapwatch.store.types import PaperRef
 from sqlite_utils import Database
 
@@ -296,13 +298,17 @@ class CountPoint:
     cited_by: int
 
 
-def count_history(db: Database, paper_id: str) -> tuple[CountPoint, ...]:
+def count_history(db: Database, paper_id: str, *, today: date | None = None) -> tuple[CountPoint, ...]:
     """A paper's stated cited-by count over its stored snapshots, oldest first, one point per
-    data-through date (the last stored wins)."""
+    data-through date (the last stored wins). A snapshot whose date no page can claim on
+    `today` (default: today in UTC; store/page_dates.py), or whose count is not a number, is
+    skipped: what an older version stored unchecked is not drawn."""
     pid = resolve_paper(db, paper_id).id
+    today = today or utc_now().date()
     points: dict[str, int] = {}
     for through, cited in db.conn.execute(
             "SELECT data_through, cited_by FROM snapshots WHERE paper_id = ? AND data_through IS NOT NULL"
             " AND cited_by IS NOT NULL ORDER BY id", (pid,)):
-        points[through] = cited
+        if type(cited) is int and possible_iso(through, today):
+            points[through] = cited
     return tuple(CountPoint(t, c) for t, c in sorted(points.items()))

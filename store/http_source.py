@@ -20,10 +20,12 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
+from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import ParseError
 from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Retry, user_agent
 from mapwatch.store.ids import normalize_id
@@ -120,8 +122,9 @@ class _Crawl:
 
     def __init__(self, session: Any, source: str, validators: Mapping[str, Validators],
                  alternates: Mapping[str, str], checked: Mapping[str, str], options: HttpOptions,
-                 emit: Emit) -> None:
+                 emit: Emit, today: date) -> None:
         self.base, self.template = split_source(source)
+        self.today = today  # the latest date a page may claim (store/page_dates.py)
         self.host = urlsplit(self.base).netloc.lower()
         self.validators = validators
         self.alternates = alternates
@@ -350,7 +353,7 @@ class _Crawl:
             if declared and urlsplit(declared).netloc.lower() == self.host:
                 alternate = declared
         try:
-            page = parse_document(data, url=resp.url, content_type=resp.content_type)
+            page = parse_document(data, url=resp.url, content_type=resp.content_type, today=self.today)
             error = None
         except ParseError as e:
             page, error = None, e
@@ -369,13 +372,15 @@ async def crawl(
     alternates: Mapping[str, str] | None = None,
     checked: Mapping[str, str] | None = None,
     result: CrawlResult | None = None,
+    today: date | None = None,
 ) -> CrawlResult:
     """Crawl one tick: read robots.txt and the sitemaps it names, then fetch the pages of
     `priority`, of the sitemap's pages changed since their last check (`checked`: location ->
     ISO time), of `start_ids`, and of the sitemap's other pages, in that order, plus the
     paper links found on fetched pages and on the direction pages they are placed in (same
     host only), at most `options.budget` pages. Each page's outcome goes to `emit` as soon as
-    it is known. `result` (if given) is filled in as the crawl goes, for progress."""
+    it is known. `result` (if given) is filled in as the crawl goes, for progress. `today`: the
+    caller's clock's date, the latest date a page may claim (default: today in UTC)."""
     import aiohttp
 
     options = options or HttpOptions()
@@ -383,7 +388,8 @@ async def crawl(
     headers = {"User-Agent": user_agent(), "Accept": ACCEPT}
     connector = aiohttp.TCPConnector(limit=options.concurrency)
     async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
-        c = _Crawl(session, source, validators, alternates or {}, checked or {}, options, emit)
+        c = _Crawl(session, source, validators, alternates or {}, checked or {}, options, emit,
+                   today or utc_now().date())
         if result is not None:
             c.result = result
         return await c.run(start_ids, priority)

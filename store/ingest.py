@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -91,7 +91,8 @@ def ingest_paths(
         progress(report.skipped, len(files))
     use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
     batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
-    _store(db, report, prepared_pages(to_read, pool=use_pool), clock, batch_size, progress, len(files),
+    today = started.astimezone(UTC).date()  # the latest date a page may claim (store/page_dates.py)
+    _store(db, report, prepared_pages(to_read, pool=use_pool, today=today), clock, batch_size, progress, len(files),
            cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
            bulk=len(to_read) > BULK_LOAD_THRESHOLD if bulk is None else bulk)
     record_rejections(db, report.rejected, clock())
@@ -131,7 +132,8 @@ def ingest_fed(
 
     use_pool = expected > POOL_THRESHOLD
     batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
-    _store(db, report, prepared_pages(items(), pool=use_pool), clock, batch_size, None, 0,
+    today = started.astimezone(UTC).date()
+    _store(db, report, prepared_pages(items(), pool=use_pool, today=today), clock, batch_size, None, 0,
            cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
            bulk=expected > BULK_LOAD_THRESHOLD if bulk is None else bulk)
     record_rejections(db, report.rejected, clock())

@@ -6,7 +6,8 @@ to it) and gets back, in the same order, each page as the rows to store
 processes (both cores: the workers parse while the one writer stores the batches before);
 a small one (`POOL_THRESHOLD` pages or fewer to read) does it in-process and starts no pool.
 Order is kept, so the stored result is exactly that of the one-process ingest (README,
-"mapwatch ingest").
+"mapwatch ingest"). Every page is parsed against the same `today`, the ingest's clock's date
+(the latest date a page may claim: store/page_dates.py), handed to the workers with each chunk.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from datetime import date
 from pathlib import Path
 
 from mapwatch.store.errors import FetchError, ParseError
@@ -54,46 +56,46 @@ def read_file(path: Path, location: str) -> FilePage:
                     size=st.st_size, mtime_ns=st.st_mtime_ns)
 
 
-def _parse_file(path: Path, location: str) -> Outcome:
+def _parse_file(path: Path, location: str, today: date) -> Outcome:
     f = read_file(path, location)
     try:
         # .txt and .md files are text; any other page file (.html, .htm, or a file named
         # explicitly) is read as HTML when it is an HTML document (README, "Page formats").
         suffix = path.suffix.lower()
         if suffix in TEXT_SUFFIXES:
-            page = parse_page(f.data)
+            page = parse_page(f.data, today=today)
         else:
             page = parse_document(f.data, url=Path(f.location).as_uri(),
-                                  content_type="text/html" if suffix in HTML_SUFFIXES else None)
+                                  content_type="text/html" if suffix in HTML_SUFFIXES else None, today=today)
     except ParseError as e:
         return Rejection(f.location, e.line, e.reason, f.sha256)
     return prepare(page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns))
 
 
-def _parse_fed(location: str, data: bytes | None, size: int | None, version: int | None) -> Outcome:
+def _parse_fed(location: str, data: bytes | None, size: int | None, version: int | None, today: date) -> Outcome:
     if data is None:
         return Rejection(location, 0, "page changed but its content was not given")
     sha = hashlib.sha256(data).hexdigest()
     try:
-        page = parse_page(data)
+        page = parse_page(data, today=today)
     except ParseError as e:
         return Rejection(location, e.line, e.reason, sha)
     return prepare(page, SourceInfo(location, sha, size=size, mtime_ns=version))
 
 
-def prepare_item(item: Item) -> Outcome:
-    """Read (a file) and parse one page: its rows, or why it is rejected."""
+def prepare_item(item: Item, today: date) -> Outcome:
+    """Read (a file) and parse one page read on `today`: its rows, or why it is rejected."""
     if item[0] is None:
-        return _parse_fed(*item[1:])
+        return _parse_fed(*item[1:], today)
     path, location = item
     try:
-        return _parse_file(Path(path), location)
+        return _parse_file(Path(path), location, today)
     except FetchError as e:
         return Rejection(location, 0, str(e))
 
 
-def prepare_chunk(items: list[Item]) -> list[Outcome]:
-    return [prepare_item(it) for it in items]
+def prepare_chunk(items: list[Item], today: date) -> list[Outcome]:
+    return [prepare_item(it, today) for it in items]
 
 
 def _start_worker() -> None:
@@ -115,11 +117,12 @@ def worker_count() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
-    """Each item's outcome, in order: in worker processes if `pool`, else here."""
+def prepared_pages(items: Iterable[Item], *, pool: bool, today: date) -> Iterator[Outcome]:
+    """Each item's outcome, in order: in worker processes if `pool`, else here. `today`: the
+    caller's clock's date, the latest a page may claim (store/page_dates.py)."""
     if not pool or worker_count() < 2:
         for it in items:
-            yield prepare_item(it)
+            yield prepare_item(it, today)
         return
     workers = worker_count()
     ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker)
@@ -129,12 +132,12 @@ def prepared_pages(items: Iterable[Item], *, pool: bool) -> Iterator[Outcome]:
         for it in items:
             chunk.append(it)
             if len(chunk) >= CHUNK:
-                pending.append(ex.submit(prepare_chunk, chunk))
+                pending.append(ex.submit(prepare_chunk, chunk, today))
                 chunk = []
                 while len(pending) * CHUNK >= IN_FLIGHT_PAGES:
                     yield from pending.popleft().result()
         if chunk:
-            pending.append(ex.submit(prepare_chunk, chunk))
+            pending.append(ex.submit(prepare_chunk, chunk, today))
         while pending:
             yield from pending.popleft().result()
     finally:

@@ -12,12 +12,18 @@ from collections.abc import Callable, Iterator
 from datetime import date
 from urllib.parse import urlparse
 
+from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.page_dates import date_problem
+from mapwatch.store.slugs import slug_problem
 from mapwatch.store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
+# A title (the page's, or a listed paper's) longer than this is rejected: arXiv titles run to a
+# few hundred characters; a longer one is not a title (README, "Page formats").
+MAX_TITLE_CHARS = 1_000
 
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
@@ -38,27 +44,32 @@ _UNESCAPE = re.compile(r"\\([\\\[\]()*_`])")
 _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,4})?/[A-Za-z0-9._~/%-]*")  # safe as it stands
 
 
-def parse_page(data: bytes | str) -> MapPage:
-    """Parse one page. Raises `ParseError` (with a 1-based line, 0 = whole file)."""
+def parse_page(data: bytes | str, *, today: date | None = None) -> MapPage:
+    """Parse one page. Raises `ParseError` (with a 1-based line, 0 = whole file).
+
+    `today` (the caller's clock's date; default: today in UTC) bounds the dates a page may
+    claim (store/page_dates.py)."""
     lines = _lines(_decode(data))
-    return _Parser(lines).page()
+    return _Parser(lines, today or utc_now().date()).page()
 
 
-def parse_document(data: bytes, *, url: str | None = None, content_type: str | None = None) -> MapPage:
+def parse_document(data: bytes, *, url: str | None = None, content_type: str | None = None,
+                   today: date | None = None) -> MapPage:
     """Parse one page in any format the map serves: an HTML document (by `content_type` or
     its first bytes) is read from its main content (`store.html`), then parsed as text; any
     other document is text. `url` is where the page came from: relative links are resolved
     against it, and it is the page's `map_url` when the page has no `HTML:` self link.
+    `today` as for `parse_page`.
     Raises `ParseError`; for HTML, reasons name the HTML page and carry no line number."""
     from mapwatch.store import html  # HTML support loads its parser only when a page needs it
 
     if not html.is_html(data, content_type):
-        return parse_page(data)
+        return parse_page(data, today=today)
     if len(data) > MAX_PAGE_BYTES:
         raise ParseError(f"file over 2 MB ({len(data):,} bytes), not a map page")
     text = html.html_to_page_text(data, url)
     try:
-        return parse_page(text)
+        return parse_page(text, today=today)
     except ParseError as e:
         raise ParseError(f"HTML page: {e.reason}") from None
 
@@ -108,6 +119,21 @@ def _date(text: str, line: int) -> date:
             except (ValueError, OverflowError):  # "9999999999999999999 Oct 2026"
                 pass
     raise ParseError(f"not a date: {text!r}", line)
+
+
+def _possible_date(text: str, line: int, what: str, today: date) -> date:
+    """`_date`, if it is a date the page can truly claim (store/page_dates.py)."""
+    d = _date(text, line)
+    problem = date_problem(d, today)
+    if problem:
+        raise ParseError(f"{what} date {problem}", line)
+    return d
+
+
+def _title_problem(title: str) -> str | None:
+    if len(title) > MAX_TITLE_CHARS:
+        return f"over {MAX_TITLE_CHARS:,} characters ({len(title):,})"
+    return None
 
 
 def _listed_fast(paper_id: str, title: str, year: int | None, position: int, url: str) -> ListedPaper:
@@ -181,8 +207,9 @@ class _Section:
 
 
 class _Parser:
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], today: date) -> None:
         self.lines = lines
+        self.today = today
 
     def page(self) -> MapPage:
         lines = self.lines
@@ -197,6 +224,9 @@ class _Parser:
         title = first[2:].strip()
         if not title:
             raise ParseError("empty title", first_no)
+        title = _UNESCAPE.sub(r"\1", title)
+        if problem := _title_problem(title):
+            raise ParseError(f"title {problem}", first_no)
 
         # Header: the lines after the title up to the first "## " heading.
         sections: list[_Section] = []
@@ -241,7 +271,7 @@ class _Parser:
 
         return MapPage(
             id=paper_id,
-            title=_UNESCAPE.sub(r"\1", title),
+            title=title,
             arxiv_url=arxiv_url,
             map_url=map_url,
             cited_by=facts.get("cited_by"),  # type: ignore[arg-type]
@@ -289,7 +319,7 @@ class _Parser:
             if m := _CITED_BY.match(fact):
                 facts["cited_by"] = _int(m["n"], n)
                 if m["d"]:
-                    facts["data_through"] = _date(m["d"], n)
+                    facts["data_through"] = _possible_date(m["d"], n, "'data through'", self.today)
             elif m := _PLACED.match(fact):
                 facts["direction"] = m["dir"].strip()
                 facts["direction_count"] = _int(m["k"], n)
@@ -298,7 +328,7 @@ class _Parser:
                 facts["refs_in_map"] = _int(m["r"], n)
                 facts["refs_total"] = _int(m["t"], n)
             elif m := _POSTED.match(fact):
-                facts["first_posted"] = _date(m["d"], n)
+                facts["first_posted"] = _possible_date(m["d"], n, "'First posted on arXiv'", self.today)
             # Unknown facts are ignored: the map may add some.
         return facts
 
@@ -317,6 +347,8 @@ class _Parser:
                 raise ParseError(f"direction link is not a URL: {url!r}", n) from None
             if not slug:
                 raise ParseError(f"direction link has no path: {url!r}", n)
+            if problem := slug_problem(slug):  # a slug becomes a file name when feeds are published
+                raise ParseError(f"direction link's path {slug[:80]!r} {problem}", n)
             if first_area and (crumb == first_area or crumb.startswith(first_area + " / ")):
                 area = first_area
             elif crumb:
@@ -364,6 +396,8 @@ class _Parser:
             title = title.strip()
             if "\\" in title:
                 title = _UNESCAPE.sub(r"\1", title)
+            if len(title) > MAX_TITLE_CHARS:
+                raise ParseError(f"list item's title {_title_problem(title)}", n)
             if fast:
                 item = _new(ListedPaper)
                 item.__dict__.update(id=paper_id, title=title, year=int(year) if year else None,

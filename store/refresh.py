@@ -16,6 +16,7 @@ import queue
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 from mapwatch.store.clock import Clock, iso, utc_now
@@ -176,7 +177,8 @@ def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[st
     async def main() -> CrawlResult:
         holder["loop"], holder["task"] = asyncio.get_running_loop(), asyncio.current_task()
         return await crawl(source, order, validators, emit, options=options, priority=priority,
-                           alternates=alternates, checked=checked, result=stats)
+                           alternates=alternates, checked=checked, result=stats,
+                           today=started.astimezone(UTC).date())
 
     def run() -> None:
         try:

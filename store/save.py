@@ -3,6 +3,9 @@
 History rules (docs/design.md, "History rules"): both sides of an edge are evidence; papers seen only
 in lists become stubs; an older snapshot changes nothing; an identical page writes
 nothing; every new edge and every growth of a stated count is an event with a growing id.
+"Older" is judged against a stored date that can be true: one an older version stored from a
+page of the future (or from before arXiv) is ignored, so it cannot freeze its paper
+(store/page_dates.py).
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from itertools import chain
 
 from mapwatch.store.model import MapPage
+from mapwatch.store.page_dates import possible_iso
 from mapwatch.store.page_hash import HASH_PREFIX
 from mapwatch.store.prepared import Listed, Prepared, SourceInfo, prepare
 from sqlite_utils import Database
@@ -66,7 +70,7 @@ def save_prepared(db: Database, pages: Sequence[Prepared], now: datetime) -> Sav
     ts = _iso(now)
     with db.atomic():
         for group in _distinct_groups(pages):
-            _save_group(db.conn, group, ts, result)
+            _save_group(db.conn, group, ts, now.date(), result)
     return result
 
 
@@ -120,7 +124,8 @@ def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size
     return rows
 
 
-def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, result: SaveResult) -> None:
+def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today: date,
+                result: SaveResult) -> None:
     """Save pages of distinct papers, with the outcome of saving them one by one."""
     stored = {row[0]: row[1:] for row in _chunked_query(
         conn,
@@ -141,7 +146,8 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, resul
             # Stored before HASH_FORMAT, same content: unchanged; its hash is rewritten once.
             result.unchanged += 1
             upgraded.append((p.hash, p.id, last_hash))
-        elif had_page and stored_through and p.through and p.through < stored_through:
+        elif (had_page and stored_through and p.through and p.through < stored_through
+              and possible_iso(stored_through, today)):  # an impossible stored date is no reference
             result.stale += 1
         else:
             order.append((True, p))

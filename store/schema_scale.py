@@ -110,3 +110,44 @@ def _drop_events_citing(db: Database) -> None:
     which answers every lookup by citer as well: one index less to write and to build (README,
     "mapwatch ingest")."""
     db.executescript("DROP INDEX IF EXISTS events_citing;")
+
+
+@migrations(name="0013_quarantine_impossible_dates")
+def _quarantine_impossible_dates(db: Database) -> None:
+    """Dates no page can truly claim (store/page_dates.py: before arXiv, after today plus the
+    margin, or not a date), stored by versions that did not check them, are moved out of the
+    columns the stale rule, the charts and the pages read into `quarantined_dates`, where they
+    stay to inspect: a page once dated 31 Dec 9999 no longer freezes its paper (README, "History
+    rules"). "Today" is the date the migration runs (a migration is given no clock)."""
+    from mapwatch.store.clock import iso, utc_now
+    from mapwatch.store.page_dates import ARXIV_START, latest_possible
+
+    now = utc_now()
+    earliest, latest = ARXIV_START.isoformat(), latest_possible(now.date()).isoformat()
+    db.executescript(
+        """
+        -- A date moved out of its column (set to NULL there), as it was stored, and why.
+        CREATE TABLE quarantined_dates (
+            id INTEGER PRIMARY KEY,
+            table_name TEXT NOT NULL CHECK (table_name IN ('papers', 'snapshots')),
+            row_key TEXT NOT NULL,          -- papers.id, or snapshots.id
+            column_name TEXT NOT NULL CHECK (column_name IN ('data_through', 'first_posted')),
+            value TEXT NOT NULL,            -- the date as it was stored
+            reason TEXT NOT NULL,
+            quarantined_at TEXT NOT NULL
+        );
+        """
+    )
+    impossible = ("{col} IS NOT NULL AND ({col} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'"
+                  " OR {col} < :earliest OR {col} > :latest)")
+    reason = ("CASE WHEN {col} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' THEN 'not a date'"
+              " WHEN {col} < :earliest THEN 'before arXiv existed' ELSE 'in the future' END")
+    args = {"earliest": earliest, "latest": latest, "now": iso(now)}
+    for table, key, col in (("papers", "id", "data_through"), ("papers", "id", "first_posted"),
+                            ("snapshots", "id", "data_through")):
+        where = impossible.format(col=col)
+        db.conn.execute(
+            f"INSERT INTO quarantined_dates (table_name, row_key, column_name, value, reason, quarantined_at)"
+            f" SELECT '{table}', {key}, '{col}', {col}, {reason.format(col=col)}, :now FROM {table} WHERE {where}",
+            args)
+        db.conn.execute(f"UPDATE {table} SET {col} = NULL WHERE {where}", args)

@@ -66,9 +66,9 @@ def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monk
     started: list[bool] = []
     real = ingest_pool.prepared_pages
 
-    def spy(items, *, pool):  # records the decision; the real function does the work
+    def spy(items, *, pool, today):  # records the decision; the real function does the work
         started.append(pool)
-        return real(items, pool=pool)
+        return real(items, pool=pool, today=today)
 
     monkeypatch.setattr("mapwatch.store.ingest.prepared_pages", spy)
     folder = tmp_path / "seeds"
