@@ -123,9 +123,14 @@ def _quarantine_impossible_dates(db: Database) -> None:
     from mapwatch.store.page_dates import ARXIV_START, latest_possible
 
     now = utc_now()
+    # Our own ISO dates and timestamp, written into the script as literals (a script takes no
+    # parameters; executescript keeps the statements in the migration's transaction).
     earliest, latest = ARXIV_START.isoformat(), latest_possible(now.date()).isoformat()
-    db.executescript(
-        """
+    not_a_date = "{col} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'"
+    impossible = f"{{col}} IS NOT NULL AND ({not_a_date} OR {{col}} < '{earliest}' OR {{col}} > '{latest}')"
+    reason = (f"CASE WHEN {not_a_date} THEN 'not a date' WHEN {{col}} < '{earliest}' THEN 'before arXiv existed'"
+              " ELSE 'in the future' END")
+    script = ["""
         -- A date moved out of its column (set to NULL there), as it was stored, and why.
         CREATE TABLE quarantined_dates (
             id INTEGER PRIMARY KEY,
@@ -136,18 +141,13 @@ def _quarantine_impossible_dates(db: Database) -> None:
             reason TEXT NOT NULL,
             quarantined_at TEXT NOT NULL
         );
-        """
-    )
-    impossible = ("{col} IS NOT NULL AND ({col} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'"
-                  " OR {col} < :earliest OR {col} > :latest)")
-    reason = ("CASE WHEN {col} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' THEN 'not a date'"
-              " WHEN {col} < :earliest THEN 'before arXiv existed' ELSE 'in the future' END")
-    args = {"earliest": earliest, "latest": latest, "now": iso(now)}
+        """]
     for table, key, col in (("papers", "id", "data_through"), ("papers", "id", "first_posted"),
                             ("snapshots", "id", "data_through")):
         where = impossible.format(col=col)
-        db.conn.execute(
-            f"INSERT INTO quarantined_dates (table_name, row_key, column_name, value, reason, quarantined_at)"
-            f" SELECT '{table}', {key}, '{col}', {col}, {reason.format(col=col)}, :now FROM {table} WHERE {where}",
-            args)
-        db.conn.execute(f"UPDATE {table} SET {col} = NULL WHERE {where}", args)
+        script.append(
+            "INSERT INTO quarantined_dates (table_name, row_key, column_name, value, reason, quarantined_at)"
+            f" SELECT '{table}', {key}, '{col}', {col}, {reason.format(col=col)}, '{iso(now)}' FROM {table}"
+            f" WHERE {where};\n"
+            f"UPDATE {table} SET {col} = NULL WHERE {where};\n")
+    db.executescript("".join(script))

@@ -34,7 +34,7 @@ def _ingest_twice(tmp_path: Path, folder: Path, name: str, pool: bool) -> tuple[
     db = open_db(tmp_path / f"{name}.db")
     clock = FakeClock()
     first = ingest_paths(db, [folder], clock=clock, pool=pool, batch_size=50)
-    clock.advance(hours=1)
+    clock.advance(days=14)  # to a day snapshot 2 (data through 12 Nov) can be read on
     m = gen.build_map(260, seed=9, list_items=40)
     gen.write_map(m, folder, 2)  # 2% of the pages gain citers
     second = ingest_paths(db, [folder], clock=clock, pool=pool, batch_size=50)
