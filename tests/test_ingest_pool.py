@@ -99,6 +99,7 @@ def test_fed_pages_are_skipped_by_their_version_and_stored_as_files_are(tmp_path
     assert cold.stored == 120 and not cold.rejected
     again = ingest_fed(db, pages(1, False), "generator", clock=clock)  # no content needed
     assert again.skipped == 120 and again.stored == 0 and not again.rejected
+    clock.advance(days=14)  # to a day snapshot 2 (data through 12 Nov) can be read on
     changed = ingest_fed(db, pages(2, True), "generator", clock=clock)
     assert changed.stored == len(m.new_citers) and changed.skipped == 120 - len(m.new_citers)
     assert changed.saved.new_citations > 0

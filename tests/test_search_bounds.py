@@ -104,6 +104,7 @@ def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
     clock = FakeClock()
     ingest_paths(db, [folder], clock=clock)
     gen.write_map(m, folder, 2)  # 2% of the pages change, new citers appear as stubs
+    clock.advance(days=14)  # to a day snapshot 2 (data through 12 Nov) can be read on
     assert ingest_paths(db, [folder], clock=clock).stored == 6
 
     def check() -> None:
