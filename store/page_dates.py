@@ -1,5 +1,6 @@
 """Which dates a page may claim: none before arXiv existed, none after today (plus a margin).
 
+Reading a page's date (`parse_date`, `claimed_date`) is pure, as all parsing is.
 A page's "data through" and "First posted on arXiv" dates are claims (DESIGN, "The map is
 untrusted"). A date outside [ARXIV_START, today + FUTURE_MARGIN] cannot be true: the parser
 rejects the page (store/parse.py), the stale rule ignores such a date stored by an older
@@ -11,6 +12,11 @@ and the count chart skips them (store/graph.py `count_history`). "Today" is alwa
 from __future__ import annotations
 
 from datetime import date, timedelta
+
+from mapwatch.store.errors import ParseError
+
+_MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 
 # arXiv's first paper was posted in August 1991: no paper was first posted, and no map data
 # is through, a day before the first of that month.
@@ -45,3 +51,32 @@ def possible_iso(text: str | None, today: date) -> bool:
     except ValueError:
         return False
     return date_problem(d, today) is None
+
+
+def parse_date(text: str, line: int) -> date:
+    """A page's date: ISO ("2026-10-14") or as the map writes it ("14 Oct 2026"); else
+    `ParseError` at `line`."""
+    text = text.strip()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        pass
+    parts = text.split()
+    if len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
+        month = _MONTHS.get(parts[1][:3].lower())
+        if month:
+            try:
+                return date(int(parts[2]), month, int(parts[0]))
+            except (ValueError, OverflowError):  # "9999999999999999999 Oct 2026"
+                pass
+    raise ParseError(f"not a date: {text!r}", line)
+
+
+def claimed_date(text: str, line: int, what: str, today: date) -> date:
+    """`parse_date`, if it is a date a page read on `today` can truly claim; else `ParseError`
+    at `line`, `what` naming the date."""
+    d = parse_date(text, line)
+    problem = date_problem(d, today)
+    if problem:
+        raise ParseError(f"{what} date {problem}", line)
+    return d

@@ -16,7 +16,7 @@ from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
-from mapwatch.store.page_dates import date_problem
+from mapwatch.store.page_dates import claimed_date
 from mapwatch.store.slugs import slug_problem
 from mapwatch.store.urls import safe_http_url, url_problem
 
@@ -25,8 +25,6 @@ MAX_PAGE_BYTES = 2 * 1024 * 1024
 # few hundred characters; a longer one is not a title (README, "Page formats").
 MAX_TITLE_CHARS = 1_000
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 _NUM = r"\d[\d,]*"
 _CITED_BY = re.compile(
     rf"^Cited by (?P<n>{_NUM}) papers? in the map(?: \(data through (?P<d>[^)]+)\))?\.?$")
@@ -102,38 +100,6 @@ def _int(text: str, line: int) -> int:
     if len(digits) > 18:  # beyond what SQLite's INTEGER holds (and int()'s 4300-digit limit)
         raise ParseError(f"number too large: {digits[:20]}...", line)
     return int(digits)
-
-
-def _date(text: str, line: int) -> date:
-    text = text.strip()
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        pass
-    parts = text.split()
-    if len(parts) == 3 and parts[0].isdigit() and parts[2].isdigit():
-        month = _MONTHS.get(parts[1][:3].lower())
-        if month:
-            try:
-                return date(int(parts[2]), month, int(parts[0]))
-            except (ValueError, OverflowError):  # "9999999999999999999 Oct 2026"
-                pass
-    raise ParseError(f"not a date: {text!r}", line)
-
-
-def _possible_date(text: str, line: int, what: str, today: date) -> date:
-    """`_date`, if it is a date the page can truly claim (store/page_dates.py)."""
-    d = _date(text, line)
-    problem = date_problem(d, today)
-    if problem:
-        raise ParseError(f"{what} date {problem}", line)
-    return d
-
-
-def _title_problem(title: str) -> str | None:
-    if len(title) > MAX_TITLE_CHARS:
-        return f"over {MAX_TITLE_CHARS:,} characters ({len(title):,})"
-    return None
 
 
 def _listed_fast(paper_id: str, title: str, year: int | None, position: int, url: str) -> ListedPaper:
@@ -225,8 +191,8 @@ class _Parser:
         if not title:
             raise ParseError("empty title", first_no)
         title = _UNESCAPE.sub(r"\1", title)
-        if problem := _title_problem(title):
-            raise ParseError(f"title {problem}", first_no)
+        if len(title) > MAX_TITLE_CHARS:
+            raise ParseError(f"title over {MAX_TITLE_CHARS:,} characters ({len(title):,})", first_no)
 
         # Header: the lines after the title up to the first "## " heading.
         sections: list[_Section] = []
@@ -319,7 +285,7 @@ class _Parser:
             if m := _CITED_BY.match(fact):
                 facts["cited_by"] = _int(m["n"], n)
                 if m["d"]:
-                    facts["data_through"] = _possible_date(m["d"], n, "'data through'", self.today)
+                    facts["data_through"] = claimed_date(m["d"], n, "'data through'", self.today)
             elif m := _PLACED.match(fact):
                 facts["direction"] = m["dir"].strip()
                 facts["direction_count"] = _int(m["k"], n)
@@ -328,7 +294,7 @@ class _Parser:
                 facts["refs_in_map"] = _int(m["r"], n)
                 facts["refs_total"] = _int(m["t"], n)
             elif m := _POSTED.match(fact):
-                facts["first_posted"] = _possible_date(m["d"], n, "'First posted on arXiv'", self.today)
+                facts["first_posted"] = claimed_date(m["d"], n, "'First posted on arXiv'", self.today)
             # Unknown facts are ignored: the map may add some.
         return facts
 
@@ -397,7 +363,7 @@ class _Parser:
             if "\\" in title:
                 title = _UNESCAPE.sub(r"\1", title)
             if len(title) > MAX_TITLE_CHARS:
-                raise ParseError(f"list item's title {_title_problem(title)}", n)
+                raise ParseError(f"list item's title over {MAX_TITLE_CHARS:,} characters ({len(title):,})", n)
             if fast:
                 item = _new(ListedPaper)
                 item.__dict__.update(id=paper_id, title=title, year=int(year) if year else None,

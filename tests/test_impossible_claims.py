@@ -83,7 +83,7 @@ def test_a_date_no_page_can_claim_rejects_the_page_with_its_line(text: str, line
 
 def test_the_bounds_themselves_are_possible() -> None:
     latest = TODAY + FUTURE_MARGIN
-    assert FUTURE_MARGIN == timedelta(days=2) and ARXIV_START == date(1991, 8, 1)
+    assert timedelta(days=2) == FUTURE_MARGIN and date(1991, 8, 1) == ARXIV_START
     page = parse_page(with_through(latest.isoformat()), today=TODAY)
     assert page.data_through == latest
     assert parse_page(with_posted("1 Aug 1991"), today=TODAY).first_posted == ARXIV_START
