@@ -33,9 +33,11 @@ from mapwatch.store.ingest import FedPage, ingest_fed, ingest_paths
 from mapwatch.store.page_dates import ARXIV_START, FUTURE_MARGIN
 from mapwatch.store.parse import MAX_TITLE_CHARS, parse_document, parse_page
 from mapwatch.store.refresh import refresh
+from mapwatch.store.tracking import add_track
 
 from tests.bot_helpers import ctx
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
+from tests.mapsite import render_page
 from tests.sourceserver import serve_map
 
 SURVEY, OTHER = "2412.10400", "2507.04136"
@@ -64,21 +66,29 @@ def rows(db, sql: str, *args) -> list[tuple]:
 # ---------------------------------------------------------------------------- item 1: parsing
 
 
-@pytest.mark.parametrize(("text", "line", "reason"), [
-    (with_through("31 Dec 9999"), THROUGH_LINE, "'data through' date 9999-12-31 is in the future (after 2026-11-03)"),
-    (with_through("1 Jan 0001"), THROUGH_LINE, "'data through' date 0001-01-01 is before arXiv existed (August 1991)"),
-    (with_through("2026-11-04"), THROUGH_LINE, "'data through' date 2026-11-04 is in the future (after 2026-11-03)"),
-    (with_through("31 Jul 1991"), THROUGH_LINE, "'data through' date 1991-07-31 is before arXiv existed"),
-    (with_posted("31 Dec 9999"), POSTED_LINE, "'First posted on arXiv' date 9999-12-31 is in the future"),
-    (with_posted("1 Jan 0001"), POSTED_LINE, "'First posted on arXiv' date 0001-01-01 is before arXiv existed"),
+@pytest.mark.parametrize(("day", "line", "reason"), [
+    ("through 31 Dec 9999", THROUGH_LINE, "'data through' date 9999-12-31 is in the future (after 2026-11-03)"),
+    ("through 1 Jan 0001", THROUGH_LINE, "'data through' date 0001-01-01 is before arXiv existed (August 1991)"),
+    ("through 2026-11-04", THROUGH_LINE, "'data through' date 2026-11-04 is in the future (after 2026-11-03)"),
+    ("through 31 Jul 1991", THROUGH_LINE, "'data through' date 1991-07-31 is before arXiv existed"),
+    ("posted 31 Dec 9999", POSTED_LINE, "'First posted on arXiv' date 9999-12-31 is in the future"),
+    ("posted 1 Jan 0001", POSTED_LINE, "'First posted on arXiv' date 0001-01-01 is before arXiv existed"),
 ])
-def test_a_date_no_page_can_claim_rejects_the_page_with_its_line(text: str, line: int, reason: str) -> None:
+def test_a_date_no_page_can_claim_rejects_the_page_with_its_line(day: str, line: int, reason: str) -> None:
+    which, _, when = day.partition(" ")
+    text = with_through(when) if which == "through" else with_posted(when)
+    old, new = next((a, b) for a, b in zip(SEED_TEXT.split("\n"), text.split("\n"), strict=True) if a != b)
+    page_html = render_page(SEED_TEXT).replace(old[2:], new[2:])  # the fact's line, without "- "
+    assert new[2:] in page_html
     with pytest.raises(ParseError) as e:
         parse_page(text, today=TODAY)
     assert e.value.line == line and e.value.reason.startswith(reason)
-    with pytest.raises(ParseError) as html_e:  # the same through the document reader
+    with pytest.raises(ParseError) as doc:  # the same through the document reader
         parse_document(text.encode(), today=TODAY)
-    assert html_e.value.line == line
+    assert doc.value.line == line
+    with pytest.raises(ParseError) as html:  # and from an HTML page (its reasons carry no line)
+        parse_document(page_html.encode(), content_type="text/html", today=TODAY)
+    assert html.value.reason.startswith(f"HTML page: {reason}")
 
 
 def test_the_bounds_themselves_are_possible() -> None:
@@ -257,8 +267,10 @@ def test_publish_papers_all_and_a_ticks_publish_succeed(poisoned, clock, tmp_pat
     assert drawn_points((out / f"papers/{SURVEY}/cited-by.png").read_bytes()) == [("2026-09-14", "68"),
                                                                                  ("2026-10-14", "71")]
     assert (out / f"feeds/papers/{SURVEY}.atom").is_file() and (out / f"papers/{SURVEY}/index.html").is_file()
-    tick = publish(poisoned, tmp_path / "tick", BASE, clock=clock)  # tracked papers only, as `run` does
-    assert tick.out_dir
+    add_track(poisoned, guild_id=1, channel_id=2, user_id=None, paper_id=SURVEY, created_by=3, now=clock())
+    tick = tmp_path / "tick"
+    publish(poisoned, tick, BASE, clock=clock)  # as each tick of `mapwatch run` does: tracked papers
+    assert drawn_points((tick / f"papers/{SURVEY}/cited-by.png").read_bytes())[-1] == ("2026-10-14", "71")
 
 
 # ---------------------------------------------------------------------------- item 13c: titles
