@@ -22,7 +22,7 @@ from mapwatch.store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 # A title (the page's, or a listed paper's) longer than this is rejected: arXiv titles run to a
-# few hundred characters; a longer one is not a title (README, "Page formats").
+# few hundred characters; a longer one is not a title (README, "mapwatch ingest").
 MAX_TITLE_CHARS = 1_000
 
 _NUM = r"\d[\d,]*"
