@@ -5,11 +5,14 @@ map over HTTP": "Spending the budget where change is").
 A location's interval halves when a check finds it changed (and is never longer than half
 the time since its previous change), and doubles when a check finds it the same, always
 between a floor and a ceiling, so a page that changes often is checked soon and an old
-stable one rarely, but never forgotten.
+stable one rarely, but never forgotten. A page is due up to a quarter of its interval early,
+by a fraction fixed for its location (`spread`), so pages read in the same tick do not all
+come due in the same later tick (bursts that would spend the whole budget on re-checks).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,7 +37,8 @@ class Bounds:
 
 PAGE_BOUNDS = Bounds(HOUR, 6 * HOUR, 7 * DAY)  # a paper's page
 MISSING_BOUNDS = Bounds(HOUR, DAY, 30 * DAY)  # a paper without a page (404): pages of new papers come first
-DIRECTION_BOUNDS = Bounds(HOUR, HOUR, DAY)  # a direction page: where new papers appear
+DIRECTION_BOUNDS = Bounds(HOUR, HOUR, 6 * HOUR)  # a direction page: where new papers appear
+EARLY = 0.25  # a page is due up to this fraction of its interval early (see `spread`)
 
 
 def next_interval(previous: float | None, changed: bool, bounds: Bounds, *,
@@ -63,9 +67,15 @@ class Schedule:
     changed_at: str | None
 
 
+def spread(location: str) -> float:
+    """A fraction in [0, 1) fixed for a location: how early within EARLY it comes due."""
+    return int.from_bytes(hashlib.sha256(location.encode()).digest()[:4], "big") / 2**32
+
+
 def after_check(now: datetime, previous_s: float | None, changed: bool, changed_at: str | None,
-                bounds: Bounds) -> Schedule:
-    """The schedule of a location checked at `now` (the tick's start)."""
+                bounds: Bounds, *, early: float = 0.0) -> Schedule:
+    """The schedule of a location checked at `now` (the tick's start); it comes due `early`
+    (a fraction of EARLY) of its interval before the interval is over."""
     since = None
     if changed and changed_at:
         try:
@@ -73,7 +83,7 @@ def after_check(now: datetime, previous_s: float | None, changed: bool, changed_
         except ValueError:
             since = None
     interval = next_interval(previous_s, changed, bounds, since_change=since)
-    return Schedule(round(interval), iso(now + timedelta(seconds=interval)),
+    return Schedule(round(interval), iso(now + timedelta(seconds=interval * (1 - EARLY * early))),
                     iso(now) if changed else changed_at)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mapwatch.store.clock import Clock, iso, utc_now
 from mapwatch.store.crawl_plan import CrawlPlan, plan_crawl
-from mapwatch.store.crawl_schedule import DIRECTION_BOUNDS, MISSING_BOUNDS, PAGE_BOUNDS, after_check
+from mapwatch.store.crawl_schedule import DIRECTION_BOUNDS, MISSING_BOUNDS, PAGE_BOUNDS, after_check, spread
 from mapwatch.store.errors import FetchError
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.graph import compute_direction_ranks
@@ -331,7 +331,8 @@ class _Saver:
                 rows.append((interval, iso(self.now + timedelta(seconds=PAGE_BOUNDS.low)), changed_at, url))
                 continue
             bounds = MISSING_BOUNDS if found == "missing" else PAGE_BOUNDS
-            s = after_check(self.now, interval, found == "page" and pid in stored, changed_at, bounds)
+            s = after_check(self.now, interval, found == "page" and pid in stored, changed_at, bounds,
+                            early=spread(url))
             rows.append((s.interval_s, s.next_check_at, s.changed_at, url))
         conn.executemany("UPDATE sources SET interval_s = ?, next_check_at = ?, changed_at = ? WHERE location = ?",
                          rows)

@@ -21,6 +21,7 @@ from mapwatch.store.crawl_schedule import (
     id_age,
     newest_first,
     next_interval,
+    spread,
 )
 from mapwatch.store.format import format_page
 from mapwatch.store.http_client import HttpOptions
@@ -154,10 +155,15 @@ def test_intervals_grow_for_stable_pages_shrink_for_changing_ones_and_stop_at_th
     assert next_interval(12 * HOUR, True, PAGE_BOUNDS) == 6 * HOUR
     assert next_interval(7 * DAY, True, PAGE_BOUNDS, since_change=4 * HOUR) == 2 * HOUR
     assert next_interval(HOUR, True, PAGE_BOUNDS) == HOUR  # the floor
-    assert next_interval(DAY, False, DIRECTION_BOUNDS) == DAY
+    assert next_interval(4 * HOUR, False, DIRECTION_BOUNDS) == 6 * HOUR  # a direction page's ceiling
     s = after_check(T0, 12 * HOUR, True, "2026-09-15T08:00:00+00:00", PAGE_BOUNDS)
     assert (s.interval_s, s.next_check_at, s.changed_at) == (2 * HOUR, "2026-09-15T14:00:00+00:00",
                                                              "2026-09-15T12:00:00+00:00")
+    # Due up to a quarter of the interval early, by a fraction fixed per location.
+    early = after_check(T0, 12 * HOUR, False, None, PAGE_BOUNDS, early=0.5)
+    assert (early.interval_s, early.next_check_at, early.changed_at) == (DAY, "2026-09-16T09:00:00+00:00", None)
+    fractions = [spread(f"http://map.test/paper/2601.{i:05d}/") for i in range(200)]
+    assert all(0 <= f < 1 for f in fractions) and min(fractions) < 0.1 and max(fractions) > 0.9
 
 
 def test_a_changing_page_is_checked_often_a_stable_one_rarely_but_within_the_ceiling(db) -> None:
@@ -271,9 +277,9 @@ def test_direction_pages_are_polled_less_often_while_they_do_not_change(db) -> N
         refresh(db, site.base, clock=clock, options=FAST)
         changed = db.conn.execute("SELECT interval_s FROM crawl_resources WHERE location = ?",
                                   (site.base + watched,)).fetchone()[0]
-    # Polled at hours 1, 3, 7 and 15 (intervals of 1, 2, 4, 8 hours); the next is at hour 31.
-    assert [i + 1 for i, n in enumerate(polls) if n] == [1, 3, 7, 15]
-    assert stable == 16 * HOUR and changed < stable
+    # Polled at hours 1, 3, 7 (intervals of 1, 2, 4 hours), then every 6 hours (the ceiling).
+    assert [i + 1 for i, n in enumerate(polls) if n] == [1, 3, 7, 13, 19, 25]
+    assert stable == 6 * HOUR and changed < stable
     assert has_page(db, "2609.30001") == 1
 
 
@@ -337,8 +343,12 @@ def test_the_schedule_follows_the_injected_clock_not_the_wall_clock(db) -> None:
     clock = FakeClock(datetime(2031, 1, 1, tzinfo=UTC))  # years from now
     with serve_site(MapSite(pages=texts, sitemap=False)) as site:
         fill(db, site, clock, texts)
-        due = db.conn.execute("SELECT min(next_check_at) FROM sources WHERE checked_at IS NOT NULL").fetchone()[0]
-        assert due == (clock() + timedelta(hours=6)).isoformat(timespec="seconds")
+        due = db.conn.execute("SELECT min(next_check_at), max(next_check_at), min(interval_s), max(interval_s)"
+                              " FROM sources WHERE paper_id LIKE '2601.%'").fetchone()
+        # The map's pages: 6 hours on, or up to a quarter of that early.
+        assert due[0] >= (clock() + timedelta(hours=4.5)).isoformat(timespec="seconds")
+        assert due[1] <= (clock() + timedelta(hours=6)).isoformat(timespec="seconds")
+        assert due[2:] == (6 * HOUR, 6 * HOUR)
         site.requests.clear()
         refresh(db, site.base, clock=clock, options=FAST)  # the same instant: nothing is due
         assert page_requests(site) == []
