@@ -352,3 +352,24 @@ def test_the_schedule_follows_the_injected_clock_not_the_wall_clock(db) -> None:
         site.requests.clear()
         refresh(db, site.base, clock=clock, options=FAST)  # the same instant: nothing is due
         assert page_requests(site) == []
+
+
+def test_a_followed_direction_page_is_polled_every_tick(db) -> None:
+    from mapwatch.store.follows import add_follow
+
+    pages = pagegen.generate(12).v1
+    followed, other = pages[0].placements[0], pages[1].placements[0]
+    texts = {p.id: format_page(p) for p in pages}
+    clock = FakeClock(T0)
+    polls: dict[str, int] = {f"/{followed.slug}/": 0, f"/{other.slug}/": 0}
+    with serve_site(MapSite(pages=texts, sitemap=False)) as site:
+        fill(db, site, clock, texts)
+        add_follow(db, guild_id=1, channel_id=2, user_id=None, direction_slug=followed.slug, created_by=3, now=clock())
+        for _ in range(6):  # every 20 minutes: no direction page is due
+            clock.advance(minutes=20)
+            site.requests.clear()
+            refresh(db, site.base, clock=clock, options=FAST)
+            for path in polls:
+                polls[path] += site.paths_requested().count(path)
+    # The other direction page: polled when due only, at 1 hour (next at 3 hours).
+    assert polls == {f"/{followed.slug}/": 6, f"/{other.slug}/": 1}
