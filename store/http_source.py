@@ -127,7 +127,7 @@ class CrawlResult:
     """What a crawl did besides its outcomes (those go to `emit`, one by one)."""
 
     over_budget: int = 0  # pages due (or unseen) but left for a later tick
-    planned: int = 0  # pages queued so far (grows as pages and direction pages are read)
+    planned: int = 0  # pages queued so far, at most the budget (grows as pages and direction pages are read)
     robots_skipped: int = 0  # pages robots.txt disallows: never requested
     robots_skipped_urls: list[str] = field(default_factory=list)  # the first few of them
     sitemap_pages: int = 0  # paper pages the sitemaps list
@@ -156,6 +156,7 @@ class _Crawl:
         self.directions_seen: set[str] = set()
         self.budget = options.budget
         self.active = 0  # items being worked on (they may queue more)
+        self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
         self.wake = asyncio.Event()
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
@@ -181,7 +182,8 @@ class _Crawl:
             if len(self.result.robots_skipped_urls) < 20:
                 self.result.robots_skipped_urls.append(url)
             return False
-        self.result.planned += 1
+        self.admitted += 1
+        self.result.planned = min(self.admitted, self.options.budget)  # what this tick can fetch
         return True
 
     def enqueue(self, paper_id: str, cls: int = DUE) -> None:
