@@ -109,7 +109,7 @@ class ResourceSeen:
 
     location: str
     kind: str  # robots | sitemap | direction
-    not_modified: bool  # a 304: the stored validators and body still hold
+    not_modified: bool  # a 304 (or a direction page not read): the stored validators and body still hold
     changed: bool  # different from what was read before (a direction page: its schedule)
     previous: Resource | None
     etag: str | None = None
@@ -435,6 +435,8 @@ class _Crawl:
             resp = await self.http.get_with_retries(url, headers)
         except (Gone, Retry) as e:
             log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
+            # Polled again when its interval (grown as for an unchanged page) is over, not every tick.
+            await self.emit(ResourceSeen(url, "direction", True, False, known))
             return
         self.result.direction_pages += 1
         await self.remember(url, "direction", known, resp, keep_body=False)

@@ -349,10 +349,12 @@ class _Saver:
                 interval, next_at, changed_at = s.interval_s, s.next_check_at, s.changed_at
             elif r.changed:
                 changed_at = now
-            if r.not_modified:
+            if r.not_modified:  # a 304 (or a direction page that could not be read): the schedule only
                 self.db.conn.execute(
-                    "UPDATE crawl_resources SET checked_at = ?, interval_s = ?, next_check_at = ?, changed_at = ?"
-                    " WHERE location = ?", (now, interval, next_at, changed_at, r.location))
+                    "INSERT INTO crawl_resources (location, kind, checked_at, changed_at, next_check_at, interval_s)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at,"
+                    " changed_at = excluded.changed_at, next_check_at = excluded.next_check_at,"
+                    " interval_s = excluded.interval_s", (r.location, r.kind, now, changed_at, next_at, interval))
                 continue
             self.db.conn.execute(
                 "INSERT INTO crawl_resources (location, kind, etag, last_modified, sha256, body, checked_at,"

@@ -373,3 +373,21 @@ def test_a_followed_direction_page_is_polled_every_tick(db) -> None:
                 polls[path] += site.paths_requested().count(path)
     # The other direction page: polled when due only, at 1 hour (next at 3 hours).
     assert polls == {f"/{followed.slug}/": 6, f"/{other.slug}/": 1}
+
+
+def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) -> None:
+    page = seed_page("2412.10400")
+    clock = FakeClock(T0)
+    with serve_map() as srv:  # it serves paper pages only: every direction page answers 404
+        srv.put(page, host_links=True)
+        first = refresh(db, srv.base, clock=clock, priority=[page.id], options=FAST)
+        directions = len(page.placements)
+        assert first.stored == 1 and directions >= 1
+        # robots.txt (404), the two seeds, the papers its lists link (404), its direction pages (404)
+        assert first.requests == 1 + 2 + first.discovered + directions and first.direction_pages == 0
+        clock.advance(minutes=20)
+        quiet = refresh(db, srv.base, clock=clock, options=FAST)
+    assert quiet.requests == 1 and quiet.direction_pages == 0  # robots.txt only
+    rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
+                           ).fetchone()
+    assert rows == (directions, "2026-09-15T13:00:00+00:00")
