@@ -109,7 +109,9 @@ def refresh(
     progress: Progress | None = None,
     batch_size: int = BATCH_SIZE,
 ) -> RefreshReport:
-    """One tick from `source` (a folder/file path or an http(s) URL).
+    """One tick from `source` (a folder/file path or an http(s) URL). Over HTTP, `priority`
+    (paper ids) is fetched first, with the papers the database's tracks follow; every
+    scheduling decision is made against `clock` (store.crawl_schedule).
 
     Synchronous: an HTTP crawl runs its own event loop, so call this from a worker thread
     (asyncio.to_thread) when a loop is already running in the calling thread."""
