@@ -7,12 +7,10 @@ store.crawl_plan; saving (and scheduling the next checks) is store.refresh's job
 requests go through store.http_client, robots.txt and sitemaps are read by store.robots
 and store.sitemaps.
 
-The tick's work is one priority queue, not a list handed out up front: direction pages
-first (the followed ones, then those due), then tracked papers, papers found during the
-tick that the database does not know (newest ids first), pages the sitemaps say changed,
-the unseen papers' share of the budget, the pages due for a re-check, and the other unseen
-papers. The page budget is spent as pages are taken from the queue, so a paper found on a
-direction page or in a new page's links competes for what is left of it in the same tick.
+The tick's work is one priority queue (store.crawl_queue, which says in what order), not a
+list handed out up front: the page budget is spent as pages are taken from it, so a paper
+found on a direction page or in a new page's links competes for what is left of it in the
+same tick. A page is read by store.page_fetch.
 
 Politeness (README, "mapwatch refresh"): robots.txt is read once per tick per host
 (`urllib.robotparser`), conditionally (its last body is kept for a 304): `Disallow` is
@@ -26,22 +24,29 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import heapq
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
+from mapwatch.store.crawl_outcomes import (
+    CrawlResult,
+    Discovered,
+    Emit,
+    Failed,
+    Fetched,
+    Missing,
+    NotModified,
+    Outcome,
+    ResourceSeen,
+)
 from mapwatch.store.crawl_plan import DEFAULT_TEMPLATE, CrawlPlan, Resource, Validators, page_url, split_source
+from mapwatch.store.crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
 from mapwatch.store.crawl_schedule import id_age
-from mapwatch.store.errors import ParseError
 from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Response, Retry, user_agent
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
-from mapwatch.store.parse import parse_document
+from mapwatch.store.page_fetch import fetch_from
 from mapwatch.store.robots import MAX_ROBOTS_BYTES, parse_robots
 from mapwatch.store.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
 
@@ -49,93 +54,6 @@ log = logging.getLogger(__name__)
 
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
 MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
-MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahead, per tick
-
-# The queue's classes, taken lowest first.
-FOLLOWED, DIRECTION, TRACKED, NEW, SITEMAP_CHANGED, UNSEEN, DUE = range(7)
-
-
-@dataclass(frozen=True)
-class Fetched:
-    url: str  # the page's location (its URL in the template): what `sources` is keyed on
-    paper_id: str
-    size: int  # bytes received (the body itself is not kept)
-    sha256: str
-    etag: str | None
-    last_modified: str | None
-    page: MapPage | None  # parsed, when it parses
-    error: ParseError | None  # why it does not
-    alternate: str | None = None  # the text alternate to read this page from next time
-
-
-@dataclass(frozen=True)
-class NotModified:
-    url: str
-    paper_id: str
-
-
-@dataclass(frozen=True)
-class Missing:
-    """404/410: the map has no page for this paper (yet)."""
-
-    url: str
-    paper_id: str
-
-
-@dataclass(frozen=True)
-class Failed:
-    """Could not be retrieved (after retries): what is stored is kept."""
-
-    url: str
-    paper_id: str
-    reason: str
-    requested: bool = True  # False: not even asked for (robots.txt could not be read)
-
-    def __str__(self) -> str:
-        return f"{self.url}: {self.reason}"
-
-
-@dataclass(frozen=True)
-class Discovered:
-    """A paper the database does not know, found this tick (kept as a page to fetch)."""
-
-    url: str
-    paper_id: str
-
-
-@dataclass(frozen=True)
-class ResourceSeen:
-    """robots.txt, a sitemap or a direction page was asked for: what to remember of it."""
-
-    location: str
-    kind: str  # robots | sitemap | direction
-    not_modified: bool  # a 304 (or a direction page not read): the stored validators and body still hold
-    changed: bool  # different from what was read before (a direction page: its schedule)
-    previous: Resource | None
-    etag: str | None = None
-    last_modified: str | None = None
-    sha256: str | None = None
-    body: bytes | None = None  # kept for robots.txt and sitemaps (None: not kept)
-
-
-Outcome = Fetched | NotModified | Missing | Failed
-Emit = Callable[[Outcome | Discovered | ResourceSeen], Awaitable[None]]
-
-
-@dataclass
-class CrawlResult:
-    """What a crawl did besides its outcomes (those go to `emit`, one by one)."""
-
-    over_budget: int = 0  # pages due (or unseen) but left for a later tick
-    planned: int = 0  # pages queued so far, at most the budget (grows as pages and direction pages are read)
-    robots_skipped: int = 0  # pages robots.txt disallows: never requested
-    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few of them
-    sitemap_pages: int = 0  # paper pages the sitemaps list
-    sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
-    direction_pages: int = 0  # direction pages read (a 304 included)
-    discovered: int = 0  # papers the database did not know, found this tick
-    requests: int = 0  # requests sent to the site (robots.txt, sitemaps, pages, retries, redirects)
-    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay
 
 
 class _Crawl:
@@ -148,16 +66,11 @@ class _Crawl:
         self.options = options
         self.emit = emit
         self.result = CrawlResult()
-        self.heap: list[tuple[int, tuple[int, int], int, str, str]] = []
-        self.unseen_rest: deque[str] = deque()  # unseen papers past their share, newest first
-        self.search_credit = 0  # unseen papers to take before the due re-checks
-        self.seq = 0
+        self.queue = CrawlQueue(options.budget)
         self.seen: set[str] = set()
         self.directions_seen: set[str] = set()
-        self.budget = options.budget
         self.active = 0  # items being worked on (they may queue more)
         self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
-        self.wake = asyncio.Event()
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
 
@@ -165,11 +78,6 @@ class _Crawl:
 
     def allowed(self, url: str) -> bool:
         return self.robots is None or self.robots.can_fetch(user_agent(), url)
-
-    def push(self, cls: int, kind: str, what: str, key: tuple[int, int] = (0, 0)) -> None:
-        self.seq += 1
-        heapq.heappush(self.heap, (cls, key, self.seq, kind, what))
-        self.wake.set()
 
     def admit(self, paper_id: str) -> bool:
         """Whether a page may be queued: not queued before this tick, not disallowed."""
@@ -188,7 +96,7 @@ class _Crawl:
 
     def enqueue(self, paper_id: str, cls: int = DUE) -> None:
         if self.admit(paper_id):
-            self.push(cls, "page", paper_id)
+            self.queue.push(cls, "page", paper_id)
 
     async def found(self, paper_id: str) -> None:
         """A paper linked from a page or a direction page: fetched this tick (budget
@@ -197,7 +105,7 @@ class _Crawl:
             return
         if self.admit(paper_id):
             age = id_age(paper_id)
-            self.push(NEW, "page", paper_id, (-age[0], -age[1]))
+            self.queue.push(NEW, "page", paper_id, (-age[0], -age[1]))
             self.result.discovered += 1
             await self.emit(Discovered(page_url(self.template, self.base, paper_id), paper_id))
 
@@ -209,25 +117,7 @@ class _Crawl:
         if not forced and not self.plan.direction_due(url):
             return
         self.directions_seen.add(url)
-        self.push(FOLLOWED if forced or url in self.plan.followed else DIRECTION, "direction", url)
-
-    def take(self) -> tuple[str, str] | None:
-        """The next thing to fetch: direction pages whatever the budget, pages while it lasts."""
-        if self.heap and self.heap[0][0] <= DIRECTION:
-            _c, _k, _s, kind, what = heapq.heappop(self.heap)
-            return kind, what
-        if self.budget <= 0:
-            return None
-        top = self.heap[0][0] if self.heap else None
-        if self.unseen_rest and (top is None or (top >= DUE and self.search_credit > 0)):
-            self.search_credit = max(0, self.search_credit - 1)
-            self.budget -= 1
-            return "page", self.unseen_rest.popleft()
-        if top is None:
-            return None
-        _c, _k, _s, kind, what = heapq.heappop(self.heap)
-        self.budget -= 1
-        return kind, what
+        self.queue.push(FOLLOWED if forced or url in self.plan.followed else DIRECTION, "direction", url)
 
     def id_of(self, url: str) -> str | None:
         """The paper id of a same-host `/paper/<id>/` URL."""
@@ -266,17 +156,15 @@ class _Crawl:
             if i < plan.unseen_share:
                 self.enqueue(pid, UNSEEN)
             elif self.admit(pid):
-                self.unseen_rest.append(pid)
+                self.queue.keep_unseen(pid)
         for pid in plan.due:
             self.enqueue(pid, DUE)
         if robots_failure is not None:  # conservative: nothing is requested from this host
-            pages = [what for *_x, kind, what in sorted(self.heap) if kind == "page"] + list(self.unseen_rest)
-            self.heap.clear()
-            self.unseen_rest.clear()
-            for pid in pages[:self.budget]:
+            pages = self.queue.drain_pages()
+            for pid in pages[:self.options.budget]:
                 await self.emit(Failed(page_url(self.template, self.base, pid), pid,
                                        f"not requested: {robots_failure}", requested=False))
-            self.result.over_budget = max(0, len(pages) - self.budget)
+            self.result.over_budget = max(0, len(pages) - self.options.budget)
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         try:
@@ -285,18 +173,18 @@ class _Crawl:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-        self.result.over_budget += sum(1 for *_x, kind, _w in self.heap if kind == "page") + len(self.unseen_rest)
+        self.result.over_budget += self.queue.pages_left()
         return self.result
 
     async def worker(self) -> None:
         while True:
-            item = self.take()
+            item = self.queue.take()
             if item is None:
                 if self.active == 0:  # nothing queued, nothing in flight to queue more: done
-                    self.wake.set()
+                    self.queue.wake.set()
                     return
-                self.wake.clear()
-                await self.wake.wait()
+                self.queue.wake.clear()
+                await self.queue.wake.wait()
                 continue
             kind, what = item
             self.active += 1
@@ -314,7 +202,7 @@ class _Crawl:
                     await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
             finally:
                 self.active -= 1
-                self.wake.set()
+                self.queue.wake.set()
 
     async def discover(self, page: MapPage) -> None:
         for lst in (page.builds_on, page.built_on_by):
@@ -338,7 +226,7 @@ class _Crawl:
         listed = len(page.built_on_by.items) if page.built_on_by else 0
         if before is None or page.cited_by <= before or listed >= page.cited_by:
             return False
-        self.search_credit = min(MAX_SEARCH, self.search_credit + 4 * (page.cited_by - before))
+        self.queue.search(page.cited_by - before)
         return True
 
     # --- robots.txt and sitemaps -------------------------------------------------------
@@ -451,51 +339,11 @@ class _Crawl:
         known = self.plan.validators.get(url)
         alternate = self.plan.alternates.get(url)
         if alternate and urlsplit(alternate).netloc.lower() == self.host and self.allowed(alternate):
-            outcome = await self.fetch_from(url, alternate, paper_id, known, alternate)
+            outcome = await fetch_from(self.http, url, alternate, paper_id, known, alternate)
             if not isinstance(outcome, Missing):
                 return outcome
             known = None  # the alternate is gone: read the page itself (and forget it)
-        return await self.fetch_from(url, url, paper_id, known, None)
-
-    async def fetch_from(self, url: str, target: str, paper_id: str, known: Validators | None,
-                         alternate: str | None) -> Outcome:
-        from mapwatch.store import html
-
-        headers = {}
-        if known and known.etag:
-            headers["If-None-Match"] = known.etag
-        if known and known.last_modified:
-            headers["If-Modified-Since"] = known.last_modified
-        try:
-            resp = await self.http.get_with_retries(target, headers)
-        except Gone as g:
-            if g.status in (404, 410):
-                return Missing(url, paper_id)
-            return Failed(url, paper_id, g.reason or f"HTTP {g.status}")
-        except Retry as r:
-            return Failed(url, paper_id, r.reason)
-        if resp.status == 304:
-            return NotModified(url, paper_id)
-        limit = self.options.max_bytes
-        if resp.too_big:
-            return Fetched(url, paper_id, len(resp.data), "", resp.etag, resp.last_modified, None,
-                           ParseError(f"page over {limit / (1024 * 1024):g} MB, not a map page"), alternate)
-        data = resp.data
-        sha = hashlib.sha256(data).hexdigest()
-        if known and known.sha256 == sha:
-            # The same bytes as last time: no need to parse (the caller records the validators).
-            return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
-        # (A page without the word "alternate" declares none: no second parse of the document.)
-        if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
-            declared = html.text_alternate_url(data, resp.url)
-            if declared and urlsplit(declared).netloc.lower() == self.host:
-                alternate = declared
-        try:
-            page = parse_document(data, url=resp.url, content_type=resp.content_type)
-            error = None
-        except ParseError as e:
-            page, error = None, e
-        return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
+        return await fetch_from(self.http, url, url, paper_id, known, None)
 
 
 async def crawl(
@@ -524,5 +372,5 @@ async def crawl(
         return await c.run()
 
 
-__all__ = ["DEFAULT_TEMPLATE", "CrawlResult", "Discovered", "Failed", "Fetched", "Missing", "NotModified",
-           "ResourceSeen", "Validators", "crawl", "page_url", "split_source"]
+__all__ = ["DEFAULT_TEMPLATE", "CrawlResult", "Discovered", "Emit", "Failed", "Fetched", "Missing", "NotModified",
+           "Outcome", "ResourceSeen", "Validators", "crawl", "page_url", "split_source"]
