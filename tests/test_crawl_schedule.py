@@ -391,3 +391,26 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
     rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
                            ).fetchone()
     assert rows == (directions, "2026-09-15T13:00:00+00:00")
+
+
+def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unseen_papers_ahead() -> None:
+    from mapwatch.store.crawl_queue import DIRECTION, DUE, NEW, UNSEEN, CrawlQueue
+
+    q = CrawlQueue(budget=4)
+    q.push(DUE, "page", "2601.00001")
+    q.push(DUE, "page", "2601.00002")
+    q.push(UNSEEN, "page", "2609.00001")
+    q.keep_unseen("2609.00002")
+    q.keep_unseen("2609.00003")
+    q.push(NEW, "page", "2609.00010", (-202609, -10))
+    q.push(NEW, "page", "2610.00001", (-202610, -1))  # newer: first among the new
+    q.push(DIRECTION, "direction", "http://map.test/d/")
+    assert q.take() == ("direction", "http://map.test/d/")
+    assert [q.take(), q.take(), q.take()] == [("page", "2610.00001"), ("page", "2609.00010"),
+                                               ("page", "2609.00001")]
+    q.search(1)  # a tracked paper's new citers are not on its page: unseen papers before the re-checks
+    assert q.take() == ("page", "2609.00002") and q.budget == 0
+    assert q.take() is None and q.pages_left() == 3  # the two re-checks and an unseen paper wait
+    q.push(DIRECTION, "direction", "http://map.test/e/")
+    assert q.take() == ("direction", "http://map.test/e/")  # not a page: the budget does not apply
+    assert q.drain_pages() == ["2601.00001", "2601.00002", "2609.00003"] and q.pages_left() == 0
