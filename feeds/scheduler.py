@@ -86,7 +86,7 @@ class Tick:
     base_url: str
     hooks: Sequence[AfterRefresh] = ()
     limit: int = 100
-    priority: Callable[[Database], Sequence[str]] | None = None  # tracked papers, fetched first
+    priority: Callable[[Database], Sequence[str]] | None = None  # fetched first (refresh adds the tracked papers)
     nice: int | None = None  # CPU priority steps below normal; None: $MAPWATCH_BACKGROUND_NICE, else 10
     _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 

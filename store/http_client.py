@@ -121,6 +121,7 @@ class HttpClient:
         self.host = host
         self.options = options
         self.pacer = Pacer()  # replaced once robots.txt names a Crawl-delay
+        self.requests = 0  # requests sent (each redirect hop and each retry counts)
 
     async def get_with_retries(self, url: str, headers: dict[str, str], limit: int | None = None) -> Response:
         attempt = 0
@@ -144,6 +145,7 @@ class HttpClient:
         target = url
         try:
             for _hop in range(MAX_REDIRECTS + 1):
+                self.requests += 1
                 async with self.session.get(target, headers=headers, allow_redirects=False) as resp:
                     status = resp.status
                     if status in (301, 302, 303, 307, 308):

@@ -2,15 +2,22 @@
 
 Pure retrieval plus link discovery: each page's outcome (a parsed page, or why there is
 none) is handed to `emit` as soon as it is known, and nothing is kept after that, so the
-memory a crawl needs does not grow with its budget. Saving is store.refresh's job; the
+memory a crawl needs does not grow with its budget. What to fetch is planned by
+store.crawl_plan; saving (and scheduling the next checks) is store.refresh's job; the
 requests go through store.http_client, robots.txt and sitemaps are read by store.robots
 and store.sitemaps.
 
+The tick's work is one priority queue (store.crawl_queue, which says in what order), not a
+list handed out up front: the page budget is spent as pages are taken from it, so a paper
+found on a direction page or in a new page's links competes for what is left of it in the
+same tick. A page is read by store.page_fetch.
+
 Politeness (README, "mapwatch refresh"): robots.txt is read once per tick per host
-(`urllib.robotparser`): `Disallow` is obeyed for mapwatch's User-Agent, `Crawl-delay` spaces
-the requests (capped at MAX_CRAWL_DELAY), `Sitemap:` lines are read for discovery. A
-robots.txt answered 4xx means no restriction; 5xx, a timeout or a broken connection means
-the host is not crawled this tick (a failure is reported; stored data is kept).
+(`urllib.robotparser`), conditionally (its last body is kept for a 304): `Disallow` is
+obeyed for mapwatch's User-Agent, `Crawl-delay` spaces the requests (capped at
+MAX_CRAWL_DELAY), `Sitemap:` lines are read for discovery (conditionally too). A robots.txt
+answered 4xx means no restriction; 5xx, a timeout or a broken connection means the host is
+not crawled this tick (a failure is reported; stored data is kept).
 """
 
 from __future__ import annotations
@@ -18,124 +25,54 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
-from mapwatch.store.clock import utc_now
-from mapwatch.store.errors import ParseError
-from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Retry, user_agent
+from mapwatch.store.crawl_outcomes import (
+    CrawlResult,
+    Discovered,
+    Emit,
+    Failed,
+    Fetched,
+    Missing,
+    NotModified,
+    Outcome,
+    ResourceSeen,
+)
+from mapwatch.store.crawl_plan import DEFAULT_TEMPLATE, CrawlPlan, Resource, Validators, page_url, split_source
+from mapwatch.store.crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
+from mapwatch.store.crawl_schedule import id_age
+from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Response, Retry, user_agent
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
-from mapwatch.store.parse import parse_document
+from mapwatch.store.page_fetch import fetch_from
 from mapwatch.store.robots import MAX_ROBOTS_BYTES, parse_robots
 from mapwatch.store.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TEMPLATE = "{base}/paper/{id}/"
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
-
-
-@dataclass(frozen=True)
-class Validators:
-    etag: str | None
-    last_modified: str | None
-    sha256: str | None
-
-
-@dataclass(frozen=True)
-class Fetched:
-    url: str  # the page's location (its URL in the template): what `sources` is keyed on
-    paper_id: str
-    size: int  # bytes received (the body itself is not kept)
-    sha256: str
-    etag: str | None
-    last_modified: str | None
-    page: MapPage | None  # parsed, when it parses
-    error: ParseError | None  # why it does not
-    alternate: str | None = None  # the text alternate to read this page from next time
-
-
-@dataclass(frozen=True)
-class NotModified:
-    url: str
-    paper_id: str
-
-
-@dataclass(frozen=True)
-class Missing:
-    """404/410: the map has no page for this paper (yet)."""
-
-    url: str
-    paper_id: str
-
-
-@dataclass(frozen=True)
-class Failed:
-    """Could not be retrieved (after retries): what is stored is kept."""
-
-    url: str
-    paper_id: str
-    reason: str
-    requested: bool = True  # False: not even asked for (robots.txt could not be read)
-
-    def __str__(self) -> str:
-        return f"{self.url}: {self.reason}"
-
-
-Outcome = Fetched | NotModified | Missing | Failed
-Emit = Callable[[Outcome], Awaitable[None]]
-
-
-@dataclass
-class CrawlResult:
-    """What a crawl did besides its outcomes (those go to `emit`, one by one)."""
-
-    over_budget: int = 0  # ids known but left for a later tick
-    planned: int = 0  # pages queued so far (grows as pages and direction pages are read)
-    robots_skipped: int = 0  # pages robots.txt disallows: never requested
-    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few of them
-    sitemap_pages: int = 0  # paper pages the sitemaps list
-    sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
-    direction_pages: int = 0  # direction pages read
-    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay
-
-
-def page_url(template: str, base: str, paper_id: str) -> str:
-    return template.format(base=base.rstrip("/"), id=paper_id)
-
-
-def split_source(source: str) -> tuple[str, str]:
-    """(base, template) for a source URL: a URL holding `{id}` is the template itself."""
-    if "{id}" in source:
-        parts = urlsplit(source.replace("{id}", "x"))
-        return f"{parts.scheme}://{parts.netloc}", source
-    return source.rstrip("/"), DEFAULT_TEMPLATE
+MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
 
 
 class _Crawl:
     """One tick's crawl of one host; see `crawl`."""
 
-    def __init__(self, session: Any, source: str, validators: Mapping[str, Validators],
-                 alternates: Mapping[str, str], checked: Mapping[str, str], options: HttpOptions,
-                 emit: Emit, today: date) -> None:
+    def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit) -> None:
         self.base, self.template = split_source(source)
-        self.today = today  # the latest date a page may claim (store/page_dates.py)
         self.host = urlsplit(self.base).netloc.lower()
-        self.validators = validators
-        self.alternates = alternates
-        self.checked = checked
+        self.plan = plan
+        self.today = plan.now.astimezone(UTC).date()  # the latest date a page may claim (store/page_dates.py)
         self.options = options
         self.emit = emit
         self.result = CrawlResult()
-        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.queue = CrawlQueue(options.budget)
         self.seen: set[str] = set()
         self.directions_seen: set[str] = set()
-        self.budget = options.budget
+        self.active = 0  # items being worked on (they may queue more)
+        self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
 
@@ -144,30 +81,45 @@ class _Crawl:
     def allowed(self, url: str) -> bool:
         return self.robots is None or self.robots.can_fetch(user_agent(), url)
 
-    def enqueue(self, paper_id: str) -> None:
+    def admit(self, paper_id: str) -> bool:
+        """Whether a page may be queued: not queued before this tick, not disallowed."""
         if paper_id in self.seen:
-            return
+            return False
         self.seen.add(paper_id)
         url = page_url(self.template, self.base, paper_id)
         if not self.allowed(url):
             self.result.robots_skipped += 1
             if len(self.result.robots_skipped_urls) < 20:
                 self.result.robots_skipped_urls.append(url)
-            return
-        if self.budget <= 0:
-            self.result.over_budget += 1
-            return
-        self.budget -= 1
-        self.result.planned += 1
-        self.queue.put_nowait(("page", paper_id))
+            return False
+        self.admitted += 1
+        self.result.planned = min(self.admitted, self.options.budget)  # what this tick can fetch
+        return True
 
-    def enqueue_direction(self, url: str) -> None:
+    def enqueue(self, paper_id: str, cls: int = DUE) -> None:
+        if self.admit(paper_id):
+            self.queue.push(cls, "page", paper_id)
+
+    async def found(self, paper_id: str) -> None:
+        """A paper linked from a page or a direction page: fetched this tick (budget
+        permitting) when the database does not know it."""
+        if paper_id in self.plan.known or paper_id in self.seen:
+            return
+        if self.admit(paper_id):
+            age = id_age(paper_id)
+            self.queue.push(NEW, "page", paper_id, (-age[0], -age[1]))
+            self.result.discovered += 1
+            await self.emit(Discovered(page_url(self.template, self.base, paper_id), paper_id))
+
+    def enqueue_direction(self, url: str, forced: bool = False) -> None:
         if url in self.directions_seen or len(self.directions_seen) >= MAX_DIRECTION_PAGES:
             return
-        self.directions_seen.add(url)
         if urlsplit(url).netloc.lower() != self.host or not self.allowed(url):
             return
-        self.queue.put_nowait(("direction", url))
+        if not forced and not self.plan.direction_due(url):
+            return
+        self.directions_seen.add(url)
+        self.queue.push(FOLLOWED if forced or url in self.plan.followed else DIRECTION, "direction", url)
 
     def id_of(self, url: str) -> str | None:
         """The paper id of a same-host `/paper/<id>/` URL."""
@@ -178,45 +130,71 @@ class _Crawl:
 
     # --- the tick ------------------------------------------------------------------------
 
-    async def run(self, start_ids: Iterable[str], priority: Sequence[str]) -> CrawlResult:
+    async def run(self) -> CrawlResult:
+        try:
+            return await self._run()
+        finally:
+            self.result.requests = self.http.requests
+
+    async def _run(self) -> CrawlResult:
+        plan = self.plan
         robots_failure = await self.read_robots()
         sitemap = await self.read_sitemaps() if robots_failure is None else {}
-        for pid in priority:
-            self.enqueue(pid)
+        for url in plan.directions:
+            self.enqueue_direction(url, forced=url in plan.followed)
+        for pid in plan.tracked:
+            self.enqueue(pid, TRACKED)
         changed = sorted(((mod or "", pid) for pid, mod in sitemap.items()
-                          if newer(mod, self.checked.get(page_url(self.template, self.base, pid)))),
+                          if newer(mod, plan.checked.get(page_url(self.template, self.base, pid)))),
                          reverse=True)
         self.result.sitemap_changed = len(changed)
         for _mod, pid in changed:
-            self.enqueue(pid)
-        for pid in start_ids:
-            self.enqueue(pid)
-        for pid in sitemap:
-            self.enqueue(pid)
+            if pid in plan.known or pid in self.seen:
+                self.enqueue(pid, SITEMAP_CHANGED)
+            else:
+                await self.found(pid)
         del sitemap, changed
+        for i, pid in enumerate(plan.unseen):
+            if i < plan.unseen_share:
+                self.enqueue(pid, UNSEEN)
+            elif self.admit(pid):
+                self.queue.keep_unseen(pid)
+        for pid in plan.due:
+            self.enqueue(pid, DUE)
         if robots_failure is not None:  # conservative: nothing is requested from this host
-            while not self.queue.empty():
-                _kind, pid = self.queue.get_nowait()
+            pages = self.queue.drain_pages()
+            for pid in pages[:self.options.budget]:
                 await self.emit(Failed(page_url(self.template, self.base, pid), pid,
                                        f"not requested: {robots_failure}", requested=False))
+            self.result.over_budget = max(0, len(pages) - self.options.budget)
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         try:
-            await self.queue.join()
+            await asyncio.gather(*workers)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+        self.result.over_budget += self.queue.pages_left()
         return self.result
 
     async def worker(self) -> None:
         while True:
-            kind, what = await self.queue.get()
+            item = self.queue.take()
+            if item is None:
+                if self.active == 0:  # nothing queued, nothing in flight to queue more: done
+                    self.queue.wake.set()
+                    return
+                self.queue.wake.clear()
+                await self.queue.wake.wait()
+                continue
+            kind, what = item
+            self.active += 1
             try:
                 if kind == "page":
                     outcome = await self.fetch_page(what)
                     if isinstance(outcome, Fetched) and outcome.page is not None:
-                        self.discover(outcome.page)
+                        await self.discover(outcome.page)
                     await self.emit(outcome)
                 else:
                     await self.read_direction(what)
@@ -225,33 +203,76 @@ class _Crawl:
                 if kind == "page":
                     await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
             finally:
-                self.queue.task_done()
+                self.active -= 1
+                self.queue.wake.set()
 
-    def discover(self, page: MapPage) -> None:
+    async def discover(self, page: MapPage) -> None:
         for lst in (page.builds_on, page.built_on_by):
             if lst:
                 for it in lst.items:
                     if urlsplit(it.url).netloc.lower() == self.host and (pid := normalize_id(it.url)):
-                        self.enqueue(pid)
+                        await self.found(pid)
+        search = self.unlisted_growth(page)
         for placement in page.placements:
-            self.enqueue_direction(placement.url)
+            self.enqueue_direction(placement.url, forced=search)
+
+    def unlisted_growth(self, page: MapPage) -> bool:
+        """A tracked paper whose cited-by count grew past what its page lists: its new
+        citers are not named there, so look for them (its directions' pages, whether due or
+        not, and the newest unseen papers ahead of the re-checks)."""
+        counts = self.plan.counts
+        if page.id not in counts or page.cited_by is None:
+            return False
+        before = counts[page.id]
+        counts[page.id] = page.cited_by
+        listed = len(page.built_on_by.items) if page.built_on_by else 0
+        if before is None or page.cited_by <= before or listed >= page.cited_by:
+            return False
+        self.queue.search(page.cited_by - before)
+        return True
 
     # --- robots.txt and sitemaps -------------------------------------------------------
+
+    def conditional(self, url: str, keep_body: bool) -> tuple[Resource | None, dict[str, str]]:
+        """The resource as last read, and the headers asking whether it changed (only when
+        what a 304 stands for is known)."""
+        known = self.plan.resources.get(url)
+        headers: dict[str, str] = {}
+        if known is not None and (known.body is not None or not keep_body):
+            if known.etag:
+                headers["If-None-Match"] = known.etag
+            if known.last_modified:
+                headers["If-Modified-Since"] = known.last_modified
+        return known, headers
+
+    async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
+                       keep_body: bool) -> bytes | None:
+        """Record what was read; returns the body to use (the kept one after a 304)."""
+        if resp.status == 304:
+            await self.emit(ResourceSeen(url, kind, True, False, known))
+            return known.body if known is not None else None
+        sha = hashlib.sha256(resp.data).hexdigest()
+        kept = resp.data if keep_body and len(resp.data) <= MAX_KEPT_BODY and not resp.too_big else None
+        await self.emit(ResourceSeen(url, kind, False, known is None or known.sha256 != sha, known,
+                                     resp.etag, resp.last_modified, sha, kept))
+        return resp.data
 
     async def read_robots(self) -> str | None:
         """Read robots.txt. Returns why it could not be read (the host is then not crawled
         this tick), or None."""
         url = f"{self.base}/robots.txt"
+        known, headers = self.conditional(url, keep_body=True)
         try:
             # Its own connection: the page requests then start together, in queue order.
-            resp = await self.http.get_with_retries(url, {"Connection": "close"}, limit=MAX_ROBOTS_BYTES)
+            resp = await self.http.get_with_retries(url, {"Connection": "close", **headers}, limit=MAX_ROBOTS_BYTES)
         except Gone as g:
             if 400 <= g.status < 500:  # no robots.txt: no restriction
                 return None
             return f"{url} unreadable ({g.reason or f'HTTP {g.status}'}), {self.host} not crawled this tick"
         except Retry as r:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
-        rp = parse_robots(url, resp.data)
+        data = await self.remember(url, "robots", known, resp, keep_body=True)
+        rp = parse_robots(url, data or b"")
         self.robots = rp
         asked = rp.crawl_delay(user_agent())
         if asked is not None:
@@ -264,7 +285,8 @@ class _Crawl:
         return None
 
     async def read_sitemaps(self) -> dict[str, str | None]:
-        """Paper id -> lastmod, from the sitemaps robots.txt names (indexes followed)."""
+        """Paper id -> lastmod, from the sitemaps robots.txt names (indexes followed); each
+        read conditionally, a 304 read from the body kept last time."""
         named = (self.robots.site_maps() or []) if self.robots is not None else []
         pending = [u for u in named if urlsplit(u).netloc.lower() == self.host]
         read = 0
@@ -274,9 +296,11 @@ class _Crawl:
             if not self.allowed(url):
                 continue
             read += 1
+            known, headers = self.conditional(url, keep_body=True)
             try:
-                resp = await self.http.get_with_retries(url, {}, limit=MAX_SITEMAP_BYTES)
-                kind, entries = sitemap_entries(resp.data)
+                resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
+                data = await self.remember(url, "sitemap", known, resp, keep_body=True)
+                kind, entries = sitemap_entries(data or b"")
             except (Gone, Retry, ValueError) as e:
                 reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
                     f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
@@ -296,91 +320,47 @@ class _Crawl:
     async def read_direction(self, url: str) -> None:
         from mapwatch.store import html
 
+        known, headers = self.conditional(url, keep_body=False)
         try:
-            resp = await self.http.get_with_retries(url, {})
+            resp = await self.http.get_with_retries(url, headers)
         except (Gone, Retry) as e:
             log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
+            # Polled again when its interval (grown as for an unchanged page) is over, not every tick.
+            await self.emit(ResourceSeen(url, "direction", True, False, known))
             return
         self.result.direction_pages += 1
-        if resp.too_big or not html.is_html(resp.data, resp.content_type):
+        await self.remember(url, "direction", known, resp, keep_body=False)
+        if resp.status == 304 or resp.too_big or not html.is_html(resp.data, resp.content_type):
             return
         for link in html.paper_links(resp.data, resp.url):
             if (pid := self.id_of(link)) is not None:
-                self.enqueue(pid)
+                await self.found(pid)
 
     async def fetch_page(self, paper_id: str) -> Outcome:
         url = page_url(self.template, self.base, paper_id)
-        known = self.validators.get(url)
-        alternate = self.alternates.get(url)
+        known = self.plan.validators.get(url)
+        alternate = self.plan.alternates.get(url)
         if alternate and urlsplit(alternate).netloc.lower() == self.host and self.allowed(alternate):
-            outcome = await self.fetch_from(url, alternate, paper_id, known, alternate)
+            outcome = await fetch_from(self.http, url, alternate, paper_id, known, alternate, self.today)
             if not isinstance(outcome, Missing):
                 return outcome
             known = None  # the alternate is gone: read the page itself (and forget it)
-        return await self.fetch_from(url, url, paper_id, known, None)
+        return await fetch_from(self.http, url, url, paper_id, known, None, self.today)
 
-    async def fetch_from(self, url: str, target: str, paper_id: str, known: Validators | None,
-                         alternate: str | None) -> Outcome:
-        from mapwatch.store import html
-
-        headers = {}
-        if known and known.etag:
-            headers["If-None-Match"] = known.etag
-        if known and known.last_modified:
-            headers["If-Modified-Since"] = known.last_modified
-        try:
-            resp = await self.http.get_with_retries(target, headers)
-        except Gone as g:
-            if g.status in (404, 410):
-                return Missing(url, paper_id)
-            return Failed(url, paper_id, g.reason or f"HTTP {g.status}")
-        except Retry as r:
-            return Failed(url, paper_id, r.reason)
-        if resp.status == 304:
-            return NotModified(url, paper_id)
-        limit = self.options.max_bytes
-        if resp.too_big:
-            return Fetched(url, paper_id, len(resp.data), "", resp.etag, resp.last_modified, None,
-                           ParseError(f"page over {limit / (1024 * 1024):g} MB, not a map page"), alternate)
-        data = resp.data
-        sha = hashlib.sha256(data).hexdigest()
-        if known and known.sha256 == sha:
-            # The same bytes as last time: no need to parse (the caller records the validators).
-            return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
-        # (A page without the word "alternate" declares none: no second parse of the document.)
-        if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
-            declared = html.text_alternate_url(data, resp.url)
-            if declared and urlsplit(declared).netloc.lower() == self.host:
-                alternate = declared
-        try:
-            page = parse_document(data, url=resp.url, content_type=resp.content_type, today=self.today)
-            error = None
-        except ParseError as e:
-            page, error = None, e
-        return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
-
-    # --- HTTP ------------------------------------------------------------------------------
 
 async def crawl(
     source: str,
-    start_ids: Iterable[str],
-    validators: Mapping[str, Validators],
+    plan: CrawlPlan,
     emit: Emit,
     *,
     options: HttpOptions | None = None,
-    priority: Sequence[str] = (),
-    alternates: Mapping[str, str] | None = None,
-    checked: Mapping[str, str] | None = None,
     result: CrawlResult | None = None,
-    today: date | None = None,
 ) -> CrawlResult:
-    """Crawl one tick: read robots.txt and the sitemaps it names, then fetch the pages of
-    `priority`, of the sitemap's pages changed since their last check (`checked`: location ->
-    ISO time), of `start_ids`, and of the sitemap's other pages, in that order, plus the
-    paper links found on fetched pages and on the direction pages they are placed in (same
-    host only), at most `options.budget` pages. Each page's outcome goes to `emit` as soon as
-    it is known. `result` (if given) is filled in as the crawl goes, for progress. `today`: the
-    caller's clock's date, the latest date a page may claim (default: today in UTC)."""
+    """Crawl one tick as `plan` says (store.crawl_plan): read robots.txt and the sitemaps it
+    names, then take from the queue (see the module's docstring) until it is empty or
+    `options.budget` pages were taken; papers found on fetched pages and on direction pages
+    (same host only) join the queue as they are found. Each outcome goes to `emit` as soon
+    as it is known. `result` (if given) is filled in as the crawl goes, for progress."""
     import aiohttp
 
     options = options or HttpOptions()
@@ -388,12 +368,11 @@ async def crawl(
     headers = {"User-Agent": user_agent(), "Accept": ACCEPT}
     connector = aiohttp.TCPConnector(limit=options.concurrency)
     async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
-        c = _Crawl(session, source, validators, alternates or {}, checked or {}, options, emit,
-                   today or utc_now().date())
+        c = _Crawl(session, source, plan, options, emit)
         if result is not None:
             c.result = result
-        return await c.run(start_ids, priority)
+        return await c.run()
 
 
-__all__ = ["CrawlResult", "Failed", "Fetched", "Missing", "NotModified", "Validators", "crawl", "page_url",
-           "split_source"]
+__all__ = ["DEFAULT_TEMPLATE", "CrawlResult", "Discovered", "Emit", "Failed", "Fetched", "Missing", "NotModified",
+           "Outcome", "ResourceSeen", "Validators", "crawl", "page_url", "split_source"]

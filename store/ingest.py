@@ -268,5 +268,6 @@ def log_ingest(db: Database, report: IngestReport, started: datetime, finished: 
         "rejected": report.rejected_count,
         "stored": report.stored,
         "new_citations": report.saved.new_citations,
+        "requests": getattr(report, "requests", None),  # HTTP: sent to the site (store.refresh)
     })
 

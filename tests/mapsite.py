@@ -29,7 +29,8 @@ The server: `with serve_site(MapSite(pages=seed_texts(), template="b")) as site:
   listing the papers placed there as `/paper/<id>/` links;
 - anything else: a 404 HTML page in the site's template.
 Every answer has an ETag and honours `If-None-Match` (304). `site.requests` records each
-request as (path with query, headers), `site.times` its arrival (time.monotonic()).
+request as (path with query, headers), `site.times` its arrival (time.monotonic()),
+`site.statuses` the status answered.
 `robots_status` (e.g. 404, 503) makes `/robots.txt` answer that status instead.
 `site.swap(texts)` replaces every page at once (a
 later snapshot; change pages only through it). Pages are rendered on first request and kept
@@ -256,6 +257,7 @@ class MapSite:
     robots_status: int = 200  # another status: /robots.txt answers it (404: none; 503: down)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # time.monotonic() of each request, as `requests`
+    statuses: list[int] = field(default_factory=list)  # the status of each answer, as `requests`
     base: str = ""
     # Caches of what the pages served now say, each beside the `pages` dict it was made from.
     _directions: tuple[dict, dict[str, tuple[str, list[tuple[str, str, int | None]]]]] | None = None
@@ -322,6 +324,11 @@ class MapSite:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path_qs, dict(request.headers)))
         self.times.append(time.monotonic())
+        resp = await self._answer(request)
+        self.statuses.append(resp.status)
+        return resp
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         base = self._base()
         if path == "/robots.txt" and self.robots_status != 200:

@@ -44,7 +44,9 @@ from tests import pagegen
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 500  # store.ingest.BATCH_SIZE
-TIMESTAMPS = {"first_seen", "updated", "ingested_at", "seen_at", "checked_at", "last_seen", "applied_at"}
+TIMESTAMPS = {"first_seen", "updated", "ingested_at", "seen_at", "checked_at", "last_seen", "applied_at",
+              # A page's re-check schedule: when and how often it was checked, not what it holds.
+              "changed_at", "next_check_at", "interval_s"}
 DUMPED = ["papers", "citations", "directions", "placements", "snapshots", "events", "sources",
           "ingest_errors", "sqlite_sequence"]
 

@@ -67,6 +67,15 @@ def ingest_text(texts: dict[str, str], base: str, folder: Path, db: Path) -> dic
     return dump(db)
 
 
+def make_due(db_path: Path) -> None:
+    """Every page due for a re-check now (the CLI's clock is the wall clock: a page read
+    seconds ago is otherwise not due for hours; see store/crawl_schedule.py)."""
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.execute("UPDATE sources SET next_check_at = '2000-01-01T00:00:00+00:00'")
+    conn.close()
+
+
 def cli_refresh(site: MapSite, tmp: Path, *extra: str, db: str = "live.db") -> int:
     return main(["refresh", "--source", site.base, "--db", str(tmp / db), "--out", str(tmp / "public"),
                  "--base-url", "http://feeds.test", *extra])
@@ -141,6 +150,7 @@ def test_a_later_snapshot_gives_exactly_its_new_citers_as_events_and_feed_entrie
         last = conn.execute("SELECT max(id) FROM events").fetchone()[0]
         site.swap(seed_texts())
         capsys.readouterr()
+        make_due(tmp_path / "live.db")
         assert cli_refresh(site, tmp_path) == 0
         assert "2 stored" in capsys.readouterr().out
     new = {(r[0], r[1]) for r in conn.execute(
@@ -248,6 +258,7 @@ def test_a_declared_text_alternate_is_remembered_and_read_next_tick(tmp_path: Pa
             site.page_url(pid): site.page_url(pid) + "index.md" for pid in SEEDS}
         site.swap(seed_texts())
         site.requests.clear()
+        make_due(tmp_path / "live.db")
         assert cli_refresh(site, tmp_path) == 0  # a new process: the alternate was stored
         paths = site.paths_requested()
         assert all(f"/paper/{pid}/index.md" in paths and f"/paper/{pid}/" not in paths for pid in SEEDS)

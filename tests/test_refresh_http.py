@@ -7,6 +7,7 @@ import dataclasses
 from datetime import UTC, datetime
 
 import pytest
+from mapwatch.store.crawl_schedule import id_age
 from mapwatch.store.http_client import HttpOptions, retry_after_seconds, user_agent
 from mapwatch.store.http_source import split_source
 from mapwatch.store.model import MapPage
@@ -40,14 +41,15 @@ def test_empty_database_starts_from_the_seeds_then_uses_conditional_get(db, cloc
         assert user_agent().startswith("mapwatch/") and "(citation map follower)" in user_agent()
 
         srv.requests.clear()
-        clock.advance(hours=1)
+        clock.advance(hours=6)  # a page's first re-check interval (store/crawl_schedule.py)
         second = refresh(db, srv.base, clock=clock, options=FAST)
         # Now every known paper is tried: the two pages answer 304, the 97 others have no page.
         assert second.stored == 0 and second.unchanged == 2 and second.missing == 97 and second.new_citations == 0
         by_id = dict(srv.requests)
         assert by_id["2412.10400"]["If-None-Match"].startswith('"')
         assert by_id["2412.10400"]["If-Modified-Since"] == "Wed, 14 Oct 2026 00:00:00 GMT"
-        assert srv.ids_requested()[:2] == list(SEEDS) or set(srv.ids_requested()[:2]) == set(SEEDS)
+        # Unseen papers' share of the budget comes first, the newest ids first.
+        assert srv.ids_requested()[:2] == ["2610.17824", "2609.19970"]
     rows = db.conn.execute("SELECT location, etag FROM sources WHERE sha256 IS NOT NULL ORDER BY 1").fetchall()
     assert [loc.rsplit("/", 2)[1] for loc, _ in rows] == sorted(SEEDS) and all(etag for _, etag in rows)
 
@@ -144,7 +146,8 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
     from mapwatch.store.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
-    order = crawl_order(db, "http://map.test", priority=["2203.02155"])
+    order = crawl_order(db, "http://map.test", priority=["2203.02155"], clock=clock, budget=3)
+    # Budget 3 keeps no share (a quarter, rounded down) for the unseen papers: they come last.
     assert order[0] == "2203.02155" and order[1:3] == list(SEEDS) and len(order) == 99
     with serve_map() as srv:
         for pid in SEEDS:
@@ -153,9 +156,10 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
                          options=dataclasses.replace(FAST, budget=3, concurrency=1))
     assert srv.ids_requested() == ["2203.02155", *SEEDS]
     assert report.over_budget == 96 and report.missing == 1
-    # The next tick starts with the papers not checked for the longest time.
-    after = crawl_order(db, srv.base)
-    assert after[:2] == list(SEEDS) and after[2] != "2203.02155" and after[-1] == "2203.02155"
+    # The next tick: the pages just checked are not due; the unseen papers are, newest first.
+    after = crawl_order(db, srv.base, clock=clock, budget=3)
+    assert len(after) == 96 and not {*SEEDS, "2203.02155"} & set(after)
+    assert after[:2] == ["2610.17824", "2609.19970"] and after == sorted(after, key=id_age, reverse=True)
 
 
 def test_unreachable_source_fails_each_page_and_changes_nothing(db, clock) -> None:

@@ -1,0 +1,116 @@
+"""When to check each location of the map again: adaptive re-check intervals, and the age of
+an arXiv id (newest papers first). Pure: the time is passed in (README, "Following the live
+map over HTTP": "Spending the budget where change is").
+
+A location's interval halves when a check finds it changed (and is never longer than half
+the time since its previous change), and doubles when a check finds it the same, always
+between a floor and a ceiling, so a page that changes often is checked soon and an old
+stable one rarely, but never forgotten. A page is due up to a quarter of its interval early,
+by a fraction fixed for its location (`spread`), so pages read in the same tick do not all
+come due in the same later tick (bursts that would spend the whole budget on re-checks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from mapwatch.store.clock import iso, parse_iso
+
+HOUR = 3600
+DAY = 24 * HOUR
+
+_NEW_STYLE = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})$")
+_OLD_STYLE = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Z]{2})?/(\d{2})(\d{2})(\d{3})$")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A kind of location's intervals, in seconds: the floor, the first, the ceiling."""
+
+    low: float
+    first: float
+    high: float
+
+
+PAGE_BOUNDS = Bounds(HOUR, 6 * HOUR, 7 * DAY)  # a paper's page
+MISSING_BOUNDS = Bounds(HOUR, DAY, 30 * DAY)  # a paper without a page (404): pages of new papers come first
+DIRECTION_BOUNDS = Bounds(HOUR, HOUR, 6 * HOUR)  # a direction page: where new papers appear
+EARLY = 0.25  # a page is due up to this fraction of its interval early (see `spread`)
+
+
+def next_interval(previous: float | None, changed: bool, bounds: Bounds, *,
+                  since_change: float | None = None) -> float:
+    """The interval after a check: `previous` halved when the location changed (at most
+    half of `since_change`, the seconds since its previous change), doubled when not; the
+    first interval is `bounds.first`; always within [low, high]."""
+    if previous is None:
+        value = bounds.first
+    elif changed:
+        value = previous / 2
+        if since_change is not None and since_change > 0:
+            value = min(value, since_change / 2)
+    else:
+        value = previous * 2
+    return max(bounds.low, min(bounds.high, value))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What a check leaves behind: the new interval, when the location is due next, and
+    when it last changed."""
+
+    interval_s: int
+    next_check_at: str
+    changed_at: str | None
+
+
+def spread(location: str) -> float:
+    """A fraction in [0, 1) fixed for a location: how early within EARLY it comes due."""
+    return int.from_bytes(hashlib.sha256(location.encode()).digest()[:4], "big") / 2**32
+
+
+def after_check(now: datetime, previous_s: float | None, changed: bool, changed_at: str | None,
+                bounds: Bounds, *, early: float = 0.0) -> Schedule:
+    """The schedule of a location checked at `now` (the tick's start); it comes due `early`
+    (a fraction of EARLY) of its interval before the interval is over."""
+    since = None
+    if changed and changed_at:
+        try:
+            since = (now - parse_iso(changed_at)).total_seconds()
+        except ValueError:
+            since = None
+    interval = next_interval(previous_s, changed, bounds, since_change=since)
+    return Schedule(round(interval), iso(now + timedelta(seconds=interval * (1 - EARLY * early))),
+                    iso(now) if changed else changed_at)
+
+
+def is_due(next_check_at: str | None, now: datetime) -> bool:
+    """Due: never scheduled, or its time has come."""
+    if not next_check_at:
+        return True
+    try:
+        return parse_iso(next_check_at) <= now
+    except ValueError:
+        return True
+
+
+def id_age(paper_id: str) -> tuple[int, int]:
+    """(year * 100 + month, number) of an arXiv id, for sorting by age: new-style ids
+    (YYMM.NNNNN, 2007 on) by their month, old-style ids (hep-th/9901001) by theirs (91-99:
+    the 1990s), so they sort older. Ids of another shape sort oldest of all."""
+    m = _NEW_STYLE.match(paper_id)
+    if m:
+        return (2000 + int(m[1])) * 100 + int(m[2]), int(m[3])
+    m = _OLD_STYLE.match(paper_id)
+    if m:
+        yy = int(m[1])
+        return (1900 + yy if yy >= 91 else 2000 + yy) * 100 + int(m[2]), int(m[3])
+    return 0, 0
+
+
+def newest_first(ids: list[str]) -> list[str]:
+    """Paper ids, the newest first (by `id_age`; ties by id, descending)."""
+    return sorted(ids, key=lambda pid: (id_age(pid), pid), reverse=True)

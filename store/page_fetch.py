@@ -1,0 +1,57 @@
+"""Reading one page of the map over HTTP: a conditional GET, then what came of it (store.http_source)."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+from urllib.parse import urlsplit
+
+from mapwatch.store.crawl_outcomes import Failed, Fetched, Missing, NotModified, Outcome
+from mapwatch.store.crawl_plan import Validators
+from mapwatch.store.errors import ParseError
+from mapwatch.store.http_client import Gone, HttpClient, Retry
+from mapwatch.store.parse import parse_document
+
+
+async def fetch_from(http: HttpClient, url: str, target: str, paper_id: str, known: Validators | None,
+                     alternate: str | None, today: date) -> Outcome:
+    """GET `target` (the page at location `url`, or its text alternate), conditionally on
+    what is `known` of it, and say what came of it. `today`: the latest date a page may claim
+    (store/page_dates.py), from the tick's clock."""
+    from mapwatch.store import html
+
+    headers = {}
+    if known and known.etag:
+        headers["If-None-Match"] = known.etag
+    if known and known.last_modified:
+        headers["If-Modified-Since"] = known.last_modified
+    try:
+        resp = await http.get_with_retries(target, headers)
+    except Gone as g:
+        if g.status in (404, 410):
+            return Missing(url, paper_id)
+        return Failed(url, paper_id, g.reason or f"HTTP {g.status}")
+    except Retry as r:
+        return Failed(url, paper_id, r.reason)
+    if resp.status == 304:
+        return NotModified(url, paper_id)
+    limit = http.options.max_bytes
+    if resp.too_big:
+        return Fetched(url, paper_id, len(resp.data), "", resp.etag, resp.last_modified, None,
+                       ParseError(f"page over {limit / (1024 * 1024):g} MB, not a map page"), alternate)
+    data = resp.data
+    sha = hashlib.sha256(data).hexdigest()
+    if known and known.sha256 == sha:
+        # The same bytes as last time: no need to parse (the caller records the validators).
+        return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
+    # (A page without the word "alternate" declares none: no second parse of the document.)
+    if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
+        declared = html.text_alternate_url(data, resp.url)
+        if declared and urlsplit(declared).netloc.lower() == http.host:
+            alternate = declared
+    try:
+        page = parse_document(data, url=resp.url, content_type=resp.content_type, today=today)
+        error = None
+    except ParseError as e:
+        page, error = None, e
+    return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
