@@ -12,6 +12,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from mapwatch.store.clock import iso
 from mapwatch.store.crawl_schedule import (
     DAY,
     DIRECTION_BOUNDS,
@@ -52,9 +53,9 @@ def new_paper(pid: str, cites: list[str], direction: Placement | None, *, builds
                                        direction="A New Direction", slug="d9/a-new-direction",
                                        url=f"{HOST}/d9/a-new-direction/")
     return MapPage(id=pid, title=f"A New Paper {pid}", arxiv_url=f"https://arxiv.org/abs/{pid}",
-                   map_url=f"{HOST}/paper/{pid}/", cited_by=0, data_through=datetime(2026, 9, 20).date(),
+                   map_url=f"{HOST}/paper/{pid}/", cited_by=0, data_through=T0.date(),
                    direction=placement.direction, direction_count=12, area=placement.area, refs_in_map=len(refs),
-                   refs_total=len(refs) + 2, first_posted=datetime(2026, 9, 19).date(), placements=(placement,),
+                   refs_total=len(refs) + 2, first_posted=T0.date() - timedelta(days=1), placements=(placement,),
                    builds_on=PaperList(shown=len(items), total=len(items), items=items), built_on_by=None,
                    abstract="New.")
 
@@ -377,7 +378,8 @@ def test_a_followed_direction_page_is_polled_every_tick(db) -> None:
 
 def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) -> None:
     page = seed_page("2412.10400")
-    clock = FakeClock(T0)
+    clock = FakeClock()  # a day the seed's "data through" can be true
+    start = clock()
     with serve_map() as srv:  # it serves paper pages only: every direction page answers 404
         srv.put(page, host_links=True)
         first = refresh(db, srv.base, clock=clock, priority=[page.id], options=FAST)
@@ -390,7 +392,7 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
     assert quiet.requests == 1 and quiet.direction_pages == 0  # robots.txt only
     rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
                            ).fetchone()
-    assert rows == (directions, "2026-09-15T13:00:00+00:00")
+    assert rows == (directions, iso(start + timedelta(hours=1)))
 
 
 def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unseen_papers_ahead() -> None:

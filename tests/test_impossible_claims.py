@@ -175,9 +175,12 @@ def poison(db, pid: str = SURVEY) -> None:
 def test_a_database_frozen_by_a_9999_snapshot_heals_on_open(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     old = MapDatabase(sqlite3.connect(path), execute_plugins=False)
-    schema.migrations.apply(old, stop_before="0013_quarantine_impossible_dates")  # the older version's schema
+    schema.migrations.apply(old)
     ingest_paths(old, [SEEDS_DIR], clock=FakeClock())
     poison(old)
+    # The older version's state: migration 0013 never ran (its table and its record absent).
+    old.conn.executescript("DROP TABLE quarantined_dates;"
+                           " DELETE FROM _sqlite_migrations WHERE name = '0013_quarantine_impossible_dates';")
     old.close()
 
     db = open_db(path)  # migration 0013
