@@ -352,6 +352,8 @@ class _Crawl:
         try:
             page = parse_document(data, url=resp.url, content_type=resp.content_type)
             error = None
+            if page.id != paper_id:  # README, "mapwatch refresh": a page is the page it was fetched for
+                page, error = None, ParseError(f"the page is {page.id}'s, fetched for {paper_id}")
         except ParseError as e:
             page, error = None, e
         return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)

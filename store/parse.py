@@ -13,7 +13,7 @@ from datetime import date
 from urllib.parse import urlparse
 
 from mapwatch.store.errors import ParseError
-from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id
+from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id, page_identity
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
 from mapwatch.store.urls import safe_http_url, url_problem
 
@@ -210,12 +210,12 @@ class _Parser:
                 sections.append(_Section(lines[i][3:].strip(), i + 1, lines))
         header = list(enumerate(lines[first_no:header_end], first_no + 1))
 
-        arxiv_url, map_url = self._header(header)
-        paper_id = normalize_id(arxiv_url or "") or normalize_id(map_url or "")
+        arxiv_url, map_url, links_at = self._header(header)
+        paper_id, arxiv_url = page_identity(arxiv_url, map_url, links_at)
         if paper_id is None:
             raise ParseError(
                 "no arXiv id: expected 'arXiv: https://arxiv.org/abs/<id>' under the title",
-                header[0][0] if header else first_no)
+                links_at or (header[0][0] if header else first_no))
 
         facts: dict[str, object] = {}
         placements: tuple[Placement, ...] = ()
@@ -259,8 +259,10 @@ class _Parser:
         )
 
     @staticmethod
-    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None]:
+    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None, int]:
+        """(arXiv link, HTML link, the line of the last of them)."""
         arxiv = html = None
+        at = 0
         for n, s in header:
             for m in _HEADER_LINK.finditer(s):
                 label = m.group("label")
@@ -273,7 +275,8 @@ class _Parser:
                     arxiv = url
                 else:
                     html = url
-        return arxiv, html
+                at = n
+        return arxiv, html, at
 
     @staticmethod
     def _bullets(sec: _Section) -> Iterator[tuple[int, str]]:
