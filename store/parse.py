@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from datetime import date
 from urllib.parse import urlparse
 
-from mapwatch.store.errors import ParseError
+from mapwatch.store.errors import ParseError, undecodable
 from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id, page_identity
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
 from mapwatch.store.urls import safe_http_url, url_problem
@@ -77,8 +77,7 @@ def _decode(data: bytes | str) -> str:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            line = raw.count(b"\n", 0, e.start) + 1
-            raise ParseError(f"not UTF-8 text (binary data?) at byte {e.start}", line) from None
+            raise undecodable(raw, e) from None
     return text.removeprefix("\ufeff")
 
 
