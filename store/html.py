@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator
 
 from mapwatch.store.errors import ParseError, undecodable
+from mapwatch.store.html_bounds import check_html_bounds
 from mapwatch.store.html_links import (
     LinkResolver,
     absolute_url,
@@ -139,14 +140,22 @@ def paper_links(data: bytes, url: str) -> list[str]:
 # --- the document ---------------------------------------------------------------------------
 
 def _tree(data: bytes, *, strict: bool = True) -> LexborHTMLParser:
-    """The parsed document. Not strict: undecodable bytes become U+FFFD instead of a
-    `ParseError` (for the helpers that only look for links)."""
+    """The parsed document, once its bounds are checked (store.html_bounds: nesting, size).
+    Not strict: undecodable bytes become U+FFFD instead of a `ParseError`, and a document
+    out of bounds is an empty one (for the helpers that only look for links)."""
     try:
-        return LexborHTMLParser(_decode(data))
+        text = _decode(data)
     except ParseError:
         if strict:
             raise
-        return LexborHTMLParser(data.decode("utf-8", errors="replace"))
+        text = data.decode("utf-8", errors="replace")
+    try:
+        check_html_bounds(text.encode("utf-8", "surrogatepass"))
+    except ParseError:
+        if strict:
+            raise
+        text = ""
+    return LexborHTMLParser(text)
 
 
 def _decode(data: bytes) -> str:
