@@ -41,12 +41,18 @@ _SPECIAL = frozenset(
     b"pre script search section select source style summary table tbody td template textarea tfoot "
     b"th thead title tr track ul wbr xmp".split())
 # Elements a scope check stops at (HTML's "default scope"; foreign elements are boundaries too).
-_SCOPE = frozenset(b"applet caption html table td th marquee object template".split())
+_SCOPE = frozenset(b"applet caption html table td th marquee object template select".split())
 _CLOSES_P = frozenset(
     b"address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
     b"footer header hgroup main menu nav ol p search section summary ul h1 h2 h3 h4 h5 h6 pre "
-    b"listing form plaintext hr xmp".split())
+    b"listing form plaintext hr xmp li dd dt".split())
 _HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
+# End tags that close their element when it is in scope (the others: only when nothing special
+# is above it); in a table, its parts too.
+_BLOCK_ENDS = frozenset(
+    b"address article aside blockquote button center details dialog dir div dl fieldset figcaption "
+    b"figure footer header hgroup listing main menu nav ol pre search section summary ul dd dt applet "
+    b"marquee object template table caption colgroup tbody thead tfoot tr td th".split())
 # Start tags that leave <svg>/<math> for HTML.
 _BREAKOUT = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
@@ -54,6 +60,10 @@ _BREAKOUT = frozenset(
 _SVG_INTEGRATION = frozenset(b"foreignobject desc title".split())  # hold HTML again
 _MATH_TEXT = frozenset(b"mi mo mn ms mtext".split())  # hold HTML again (but mglyph, malignmark)
 _TABLE_SECTIONS = frozenset(b"tbody thead tfoot".split())
+_TABLE_PARTS = frozenset(b"caption col colgroup tbody td tfoot th thead tr".split())  # only in a table
+_IGNORED = frozenset(b"html head body frameset".split())  # in a body: never a new element
+_HEAD = frozenset(b"base basefont bgsound link meta title noscript noframes style script template head html".split())
+_IN_HEAD_NOSCRIPT = frozenset(b"basefont bgsound link meta noframes style".split())
 # An element's kind: HTML; SVG or MathML; an SVG element holding HTML (foreignObject, desc,
 # title), a MathML text element (mi, ...), an annotation-xml holding HTML.
 HTML, SVG, MATH, SVG_POINT, MATH_TEXT, MATH_POINT = range(6)
@@ -72,6 +82,7 @@ _ATTR_NAMES = re.compile(
     rb"(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+(?>\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >]++)?)?")
 _HTML_ENCODING = re.compile(rb"encoding[\t\n\f\r ]*=[\t\n\f\r ]*[\"']?(?:text/html|application/xhtml\+xml)"
                             rb"[\"'\t\n\f\r ]", re.I)
+_COMMENT_END = re.compile(rb"--!?>")
 _SCRIPT_STATE = re.compile(rb"<!--|</script[\t\n\f\r />]|<script[\t\n\f\r />]|-->", re.I)
 
 
@@ -105,6 +116,8 @@ class _Tree:
         self.keys: list[bytes] = []  # per stack entry: a formatting element's name + attributes, else b""
         self.nodes = 0
         self.deepest = 0
+        self.in_head = True  # before the body: a <noscript> there closes at the first body tag
+        self.head_noscript = False
 
     @property
     def foreign(self) -> bool:
@@ -114,7 +127,7 @@ class _Tree:
     # --- the stack ---------------------------------------------------------------------
 
     def push(self, name: bytes, ns: int, key: bytes = b"") -> None:
-        if len(self.stack) >= MAX_HTML_DEPTH:
+        if len(self.stack) + 2 >= MAX_HTML_DEPTH:  # + the document's <html> and <body>
             raise _Reject(f"HTML page nested deeper than {MAX_HTML_DEPTH} elements")
         self.count()
         pos = len(self.stack)
@@ -185,6 +198,18 @@ class _Tree:
 
     # --- what the tokens do --------------------------------------------------------------
 
+    def head_text(self, blank: bool) -> None:
+        if not blank:
+            self.leave_head()
+
+    def leave_head(self) -> None:
+        """The body starts: a <noscript> in the head is closed."""
+        if self.head_noscript:
+            self.head_noscript = False
+            if self.stack and self.stack[-1] == (b"noscript", HTML):
+                self.pop()
+        self.in_head = False
+
     def text(self) -> None:
         """Text (or a start tag) re-creates the formatting elements left open."""
         if self.dangling and not self.foreign:
@@ -193,6 +218,16 @@ class _Tree:
                 self.push(key.split(b" ", 1)[0], HTML, key)
 
     def start(self, name: bytes, attrs: bytes, self_closing: bool) -> None:
+        if self.in_head:
+            if self.head_noscript and name not in _IN_HEAD_NOSCRIPT:
+                self.leave_head()  # closes the <noscript>
+                self.in_head = True
+                if name in (b"noscript", b"head"):
+                    return
+            if name not in _HEAD:
+                self.leave_head()
+            elif name == b"noscript":
+                self.head_noscript = True
         kind = self.stack[-1][1] if self.stack else HTML
         if kind == MATH_TEXT and name in (b"mglyph", b"malignmark"):
             self._foreign(name, attrs, MATH, self_closing)
@@ -200,22 +235,29 @@ class _Tree:
         if kind in (SVG, MATH):
             if name in _BREAKOUT or (name == b"font" and _attr_names(attrs) & {b"color", b"face", b"size"}):
                 self.pop_foreign()  # back to HTML
-            else:
-                self._foreign(name, attrs, kind, self_closing)
+            else:  # an <svg> inside <math> is a MathML element (but in annotation-xml)
+                annotation = kind == MATH and name == b"svg" and self.stack[-1][0] == b"annotation-xml"
+                self._foreign(name, attrs, SVG if annotation else kind, self_closing)
                 return
+        if name in _IGNORED or (name in _TABLE_PARTS and self.top(b"table") < 0):
+            return
         if name in (b"svg", b"math"):
             self.text()
-            self._foreign(name, attrs, HTML, self_closing)
+            self._foreign(name, attrs, SVG if name == b"svg" else MATH, self_closing)
             return
+        if name in (b"li", b"dd", b"dt"):
+            self._close_item(name)
         if name in _CLOSES_P and (p := self.in_scope(b"p", (b"button",))) >= 0:
             self.pop_to(p)
         if name in _HEADINGS:
             if self.stack and self.stack[-1][0] in _HEADINGS and self.stack[-1][1] == HTML:
                 self.pop()
-        elif name in (b"li", b"dd", b"dt"):
-            self._close_item(name)
         elif name in (b"td", b"th", b"tr") or name in _TABLE_SECTIONS:
             self._close_cells(name)
+            self._implied_rows(name)
+        elif name in (b"col", b"colgroup") and self.stack and self.stack[-1] == (b"table", HTML):
+            if name == b"col":
+                self.push(b"colgroup", HTML)  # a <col> right in a table gets its <colgroup>
         elif name not in _CLOSES_P:
             if name in (b"option", b"optgroup") and self.stack and self.stack[-1] == (b"option", HTML):
                 self.pop()
@@ -225,12 +267,11 @@ class _Tree:
             return
         self.push(name, HTML, name + b" " + attrs if name in _FORMATTING else b"")
 
-    def _foreign(self, name: bytes, attrs: bytes, parent: int, self_closing: bool) -> None:
-        """An SVG or MathML element (`parent`: the kind of the element it goes in)."""
+    def _foreign(self, name: bytes, attrs: bytes, ns: int, self_closing: bool) -> None:
+        """An SVG or MathML element, in namespace `ns`."""
         if self_closing:
             self.count()
             return
-        ns = SVG if name == b"svg" else MATH if name == b"math" else parent
         if ns == SVG and name in _SVG_INTEGRATION:
             ns = SVG_POINT
         elif ns == MATH and name in _MATH_TEXT:
@@ -266,7 +307,30 @@ class _Tree:
             if table >= 0 and pos > table and self.last(self.scope) <= pos:
                 self.pop_to(pos)
 
+    def _implied_rows(self, name: bytes) -> None:
+        """A row outside a table section gets a <tbody>; a cell outside a row, a <tr> (and a
+        <tbody>): counted whenever the table has none open."""
+        table = self.top(b"table")
+        if name in _TABLE_SECTIONS or table < 0:
+            return
+        if max(self.top(section) for section in _TABLE_SECTIONS) < table:
+            self.push(b"tbody", HTML)
+        if name != b"tr" and self.top(b"tr") < table:
+            self.push(b"tr", HTML)
+
     def end(self, name: bytes) -> None:
+        if self.in_head:
+            if self.head_noscript:
+                if name == b"noscript":
+                    self.leave_head()  # closes the <noscript>
+                    self.in_head = True
+                    return
+                if name != b"br":
+                    return
+            if name in (b"br", b"body", b"html"):
+                self.leave_head()
+            elif name != b"template":
+                return  # other end tags in the head are dropped
         if self.stack and self.stack[-1][1] != HTML:  # the rules for foreign content
             if name in (b"br", b"p"):
                 self.pop_foreign()
@@ -275,7 +339,7 @@ class _Tree:
                 if pos > self.last(self.html):
                     self.pop_to(pos)
                     return
-        if name in (b"body", b"html"):
+        if name in _IGNORED or (name in _TABLE_PARTS and self.top(name) < self.top(b"table")):
             return
         if name == b"br":  # read as <br>
             self.text()
@@ -296,7 +360,7 @@ class _Tree:
             pos = self.in_scope(b"<h>")
         elif name == b"li":
             pos = self.in_scope(name, (b"ol", b"ul"))
-        elif name in _SPECIAL:
+        elif name in _BLOCK_ENDS:
             pos = self.in_scope(name)
         else:  # formatting and any other element: only when nothing special is above it
             pos = self.top(name)
@@ -334,17 +398,16 @@ def scan_html(data: bytes) -> _Tree:
 
 
 def _scan(data: bytes, tree: _Tree) -> None:
-    n = len(data)
     pos = 0
     find = _NEXT.search
     while True:
         m = find(data, pos)
         if m is None:
-            if pos < n:
-                tree.text()
-            return
+            return  # text at the end opens nothing
         at = m.start()
         if at > pos:
+            if tree.in_head:
+                tree.head_text(not data[pos:at].strip(_WS))
             tree.text()
         c = data[at + 1:at + 2]
         if c == b"!":
@@ -380,15 +443,19 @@ def _scan(data: bytes, tree: _Tree) -> None:
         pos = end + 1
         if not tree.stack or tree.stack[-1] != (name, HTML):  # not an HTML element that holds text
             continue
-        if name == b"script":
-            pos = _script_end(data, pos)
-        elif name == b"plaintext":
+        if name == b"plaintext":
             return
-        elif name in _RAW:
-            close = re.compile(rb"</" + name + rb"[\t\n\f\r />]", re.I).search(data, pos)
-            if close is None:
-                return
-            pos = close.start()  # the end tag itself is read next
+        if name == b"script" or name in _RAW:
+            if name == b"script":
+                at = _script_end(data, pos)
+            else:
+                close = re.compile(rb"</" + name + rb"[\t\n\f\r />]", re.I).search(data, pos)
+                at = close.start() if close else len(data)
+            e = _END.match(data, at)
+            if e is None or data[e.end():e.end() + 1] != b">":
+                return  # the text runs to the end of the page
+            tree.pop()  # its end tag closes it, in the head or the body
+            pos = e.end() + 1
 
 
 def _to_gt(data: bytes, at: int) -> int:
@@ -404,11 +471,8 @@ def _markup_declaration(data: bytes, at: int, tree: _Tree) -> int:
             return rest + 1
         if data.startswith(b"->", rest):
             return rest + 2
-        ends = [e for e in (data.find(b"-->", rest), data.find(b"--!>", rest)) if e >= 0]
-        if not ends:
-            return len(data)
-        end = min(ends)
-        return end + (3 if data.startswith(b"-->", end) else 4)
+        end = _COMMENT_END.search(data, rest)
+        return len(data) if end is None else end.end()
     if data.startswith(b"<![CDATA[", at) and tree.stack and tree.stack[-1][1] != HTML:
         end = data.find(b"]]>", at + 9)
         tree.text()
@@ -429,9 +493,8 @@ def _script_end(data: bytes, pos: int) -> int:
         tok = m.group(0).lower()
         pos = m.end()
         if tok == b"<!--":
-            if state == 0:
-                state = 1
-                pos = m.start() + 2  # "<!-->" ends at once: its dashes count
+            state = state or 1
+            pos = m.start() + 2  # "<!-->" ends at once: its dashes count
         elif tok == b"-->":
             state = 0
         elif tok.startswith(b"</script"):
