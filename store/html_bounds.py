@@ -471,8 +471,8 @@ def _markup_declaration(data: bytes, at: int, tree: _Tree) -> int:
             return rest + 1
         if data.startswith(b"->", rest):
             return rest + 2
-        end = _COMMENT_END.search(data, rest)
-        return len(data) if end is None else end.end()
+        close = _COMMENT_END.search(data, rest)
+        return len(data) if close is None else close.end()
     if data.startswith(b"<![CDATA[", at) and tree.stack and tree.stack[-1][1] != HTML:
         end = data.find(b"]]>", at + 9)
         tree.text()

@@ -359,13 +359,15 @@ class _Crawl:
             declared = await self.off_loop(html.text_alternate_url, data, resp.url)
             if declared and urlsplit(declared).netloc.lower() == self.host:
                 alternate = declared
+        page: MapPage | None
+        error: ParseError | None = None
         try:
             page = await self.off_loop(parse_document, data, url=resp.url, content_type=resp.content_type)
-            error = None
-            if page.id != paper_id:  # README, "mapwatch refresh": a page is the page it was fetched for
-                page, error = None, ParseError(f"the page is {page.id}'s, fetched for {paper_id}")
         except ParseError as e:
             page, error = None, e
+        if page is not None and page.id != paper_id:  # README, "mapwatch refresh": the page fetched for
+            error = ParseError(f"the page is {page.id}'s, fetched for {paper_id}")
+            page = None
         return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)
 
     # --- HTTP ------------------------------------------------------------------------------
