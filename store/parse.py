@@ -209,8 +209,8 @@ class _Parser:
                 sections.append(_Section(lines[i][3:].strip(), i + 1, lines))
         header = list(enumerate(lines[first_no:header_end], first_no + 1))
 
-        arxiv_url, map_url, links_at = self._header(header)
-        paper_id, arxiv_url = page_identity(arxiv_url, map_url, links_at)
+        arxiv_url, map_url, links_at, more = self._header(header)
+        paper_id, arxiv_url = page_identity(arxiv_url, map_url, links_at, more)
         if paper_id is None:
             raise ParseError(
                 "no arXiv id: expected 'arXiv: https://arxiv.org/abs/<id>' under the title",
@@ -258,14 +258,16 @@ class _Parser:
         )
 
     @staticmethod
-    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None, int]:
-        """(arXiv link, HTML link, the line of the last of them)."""
+    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None, int, list[tuple[str, str, int]]]:
+        """(arXiv link, HTML link, the line of the last of them, later ones: (label, url, line))."""
         arxiv = html = None
         at = 0
+        more: list[tuple[str, str, int]] = []
         for n, s in header:
             for m in _HEADER_LINK.finditer(s):
                 label = m.group("label")
                 if (arxiv if label == "arXiv" else html) is not None:
+                    more.append((label, m.group("url"), n))
                     continue
                 url = m.group("url")
                 bare = ID_RE.match(url) if label == "arXiv" else None  # "arXiv: 2412.10400"
@@ -275,7 +277,7 @@ class _Parser:
                 else:
                     html = url
                 at = n
-        return arxiv, html, at
+        return arxiv, html, at, more
 
     @staticmethod
     def _bullets(sec: _Section) -> Iterator[tuple[int, str]]:

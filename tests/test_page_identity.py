@@ -140,3 +140,13 @@ def test_a_page_with_only_a_bad_arxiv_link_has_no_id() -> None:
     with pytest.raises(ParseError, match="no arXiv id") as e:
         parse_page(text)
     assert e.value.line == 3
+
+
+def test_a_second_arxiv_link_that_names_another_paper_is_rejected() -> None:
+    text = SEED.replace(LINKS, LINKS + " · arXiv: https://arxiv.org/abs/2507.04136")
+    with pytest.raises(ParseError) as e:
+        parse_page(text)
+    assert (e.value.line, e.value.reason) == (
+        3, "the page's links disagree: it names 2412.10400, another arXiv link names 2507.04136")
+    same = SEED.replace(LINKS, LINKS + " · arXiv: https://arxiv.org/abs/2412.10400v2")
+    assert parse_page(same).arxiv_url == "https://arxiv.org/abs/2412.10400"  # agrees: the first is kept
