@@ -156,3 +156,17 @@ def test_the_model_never_finds_a_tree_shallower_than_the_parser_builds(tokens: l
     # The model counts the elements it holds open; the tree adds <html>, <body> and a leaf.
     assert deepest <= model.deepest + 3
     assert nodes <= 2 * model.nodes + 4
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(token, min_size=2, max_size=8), st.integers(20, 120))
+def test_the_model_does_not_drift_on_repeated_markup(pattern: list[str], times: int) -> None:
+    """A pattern repeated: a model that lost one element per repetition would fall ever further
+    behind the parser (the way a page deeper than the limit could pass)."""
+    doc = "".join(pattern) * times
+    try:
+        model = scan_html(doc.encode())
+    except ParseError:
+        return  # rejected: nothing is built
+    deepest, _nodes = parsed_shape(doc)
+    assert deepest <= model.deepest + 3
