@@ -23,6 +23,13 @@ class ParseError(MapwatchError):
         return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
+def undecodable(data: bytes, e: UnicodeDecodeError, encoding: str = "UTF-8") -> ParseError:
+    """The rejection of a page whose bytes are not text in `encoding`: its line and byte, the
+    same for a text page and an HTML page (`e` from decoding all of `data`)."""
+    what = "UTF-8 text (binary data?)" if encoding == "UTF-8" else f"{encoding} text, as it declares"
+    return ParseError(f"not {what} at byte {e.start}", data.count(b"\n", 0, e.start) + 1)
+
+
 class NoDatabase(MapwatchError):
     """A command that only reads was given a database file that does not exist (only
     ingest, refresh and run create one)."""

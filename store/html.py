@@ -34,7 +34,8 @@ import codecs
 import re
 from collections.abc import Iterator
 
-from mapwatch.store.errors import ParseError
+from mapwatch.store.errors import ParseError, undecodable
+from mapwatch.store.html_bounds import check_html_bounds
 from mapwatch.store.html_links import (
     LinkResolver,
     absolute_url,
@@ -139,45 +140,63 @@ def paper_links(data: bytes, url: str) -> list[str]:
 # --- the document ---------------------------------------------------------------------------
 
 def _tree(data: bytes, *, strict: bool = True) -> LexborHTMLParser:
-    """The parsed document. Not strict: undecodable bytes become U+FFFD instead of a
-    `ParseError` (for the helpers that only look for links)."""
+    """The parsed document, once its bounds are checked (store.html_bounds: nesting, size).
+    Not strict: undecodable bytes become U+FFFD instead of a `ParseError`, and a document
+    out of bounds is an empty one (for the helpers that only look for links)."""
     try:
-        return LexborHTMLParser(_decode(data))
+        text = _decode(data)
     except ParseError:
         if strict:
             raise
-        return LexborHTMLParser(data.decode("utf-8", errors="replace"))
+        text = data.decode("utf-8", errors="replace")
+    try:
+        check_html_bounds(text.encode("utf-8", "surrogatepass"))
+    except ParseError:
+        if strict:
+            raise
+        text = ""
+    return LexborHTMLParser(text)
 
 
 def _decode(data: bytes) -> str:
     """The document's text: UTF-8 (with or without a BOM), UTF-16 with a BOM, or the charset
-    its `<meta>` declares."""
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[3:]
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", errors="replace")
+    its `<meta>` declares. Bytes that are not text in that encoding are rejected with their
+    line and byte, as a text page's are (README, "Page formats"): nothing becomes U+FFFD."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise undecodable(data, e, "UTF-16") from None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    probe = LexborHTMLParser(data[:4096].decode("latin-1"))
-    charset = None
-    for meta in probe.css("meta"):
-        attrs = meta.attributes
-        if attrs.get("charset"):
-            charset = attrs["charset"]
-        elif (attrs.get("http-equiv") or "").lower() == "content-type":
-            for part in (attrs.get("content") or "").split(";"):
-                key, _, value = part.strip().partition("=")
-                if key.lower() == "charset":
-                    charset = value
-        if charset:
-            break
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        not_utf8 = undecodable(data, e)
+    charset = _declared_charset(data)
     try:
         codec = codecs.lookup((charset or "").strip().strip("'\""))
     except LookupError:
-        raise ParseError("HTML page is not UTF-8 and declares no known charset") from None
-    return data.decode(codec.name, errors="replace")
+        raise not_utf8 from None
+    if codec.name == "utf-8" or data.startswith(codecs.BOM_UTF8):
+        raise not_utf8
+    try:
+        return data.decode(codec.name)
+    except UnicodeDecodeError as e:
+        raise undecodable(data, e, codec.name) from None
+
+
+def _declared_charset(data: bytes) -> str | None:
+    """The charset a `<meta>` in the document's first 4 KiB declares, if any."""
+    probe = LexborHTMLParser(data[:4096].decode("latin-1"))
+    for meta in probe.css("meta"):
+        attrs = meta.attributes
+        if attrs.get("charset"):
+            return attrs["charset"]
+        if (attrs.get("http-equiv") or "").lower() == "content-type":
+            for part in (attrs.get("content") or "").split(";"):
+                key, _, value = part.strip().partition("=")
+                if key.lower() == "charset":
+                    return value
+    return None
 
 
 def _skipped(node: LexborNode) -> bool:

@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Callable
 from datetime import UTC
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
@@ -52,8 +53,12 @@ from mapwatch.store.robots import MAX_ROBOTS_BYTES, parse_robots
 from mapwatch.store.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
+# Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, README,
+# "Page formats") never blocks the crawl's event loop, and at most this many bodies are held.
+PARSE_THREADS = 2
 MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
 
 
@@ -75,6 +80,12 @@ class _Crawl:
         self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
+        self.parsing = asyncio.Semaphore(PARSE_THREADS)
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """`fn(*args, **kw)` in a worker thread, at most PARSE_THREADS at once."""
+        async with self.parsing:
+            return await asyncio.to_thread(fn, *args, **kw)
 
     # --- the queue ---------------------------------------------------------------------
 
@@ -332,7 +343,7 @@ class _Crawl:
         await self.remember(url, "direction", known, resp, keep_body=False)
         if resp.status == 304 or resp.too_big or not html.is_html(resp.data, resp.content_type):
             return
-        for link in html.paper_links(resp.data, resp.url):
+        for link in await self.off_loop(html.paper_links, resp.data, resp.url):
             if (pid := self.id_of(link)) is not None:
                 await self.found(pid)
 
@@ -341,11 +352,11 @@ class _Crawl:
         known = self.plan.validators.get(url)
         alternate = self.plan.alternates.get(url)
         if alternate and urlsplit(alternate).netloc.lower() == self.host and self.allowed(alternate):
-            outcome = await fetch_from(self.http, url, alternate, paper_id, known, alternate, self.today)
+            outcome = await fetch_from(self.http, url, alternate, paper_id, known, alternate, self.today, self.off_loop)
             if not isinstance(outcome, Missing):
                 return outcome
             known = None  # the alternate is gone: read the page itself (and forget it)
-        return await fetch_from(self.http, url, url, paper_id, known, None, self.today)
+        return await fetch_from(self.http, url, url, paper_id, known, None, self.today, self.off_loop)
 
 
 async def crawl(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from mapwatch.store.errors import ParseError
 
 # New style 2412.10400 (4 or 5 digits after the dot), old style hep-th/9901001 or math.GT/0309136.
 _ID = r"(?:\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})"
@@ -26,3 +29,41 @@ def normalize_id(text: str) -> str | None:
 
 def arxiv_url(paper_id: str) -> str:
     return f"https://arxiv.org/abs/{paper_id}"
+
+
+# An arXiv abstract or PDF link, as a page may state it: http(s), arxiv.org or one of its
+# hosts (www., export.), /abs/ or /pdf/, one id, an optional version and ".pdf", nothing else.
+_ARXIV_LINK = re.compile(
+    rf"^(?i:https?://(?:[a-z0-9-]+\.)*arxiv\.org)/(?:abs|pdf)/(?P<id>{_ID})(?:v\d+)?(?:\.pdf)?/?$")
+
+
+def arxiv_link_id(url: str) -> str | None:
+    """The versionless id an arXiv link names, if `url` is exactly an arXiv abstract or PDF
+    link (`https://arxiv.org/abs/<id>[vN]`, `/pdf/<id>[vN][.pdf]`, new or old style); else None
+    (another host, a path such as `/abs/../../etc/passwd`, a query)."""
+    m = _ARXIV_LINK.match(url)
+    return m["id"] if m else None
+
+
+def page_identity(arxiv_link: str | None, html_link: str | None, line: int,
+                  more: Sequence[tuple[str, str, int]] = ()) -> tuple[str | None, str | None]:
+    """(the page's id, its arXiv link) from the links its header states (README, "Page
+    formats"): the id of its arXiv link when that is a true arXiv link, else the id of its
+    own (`HTML:`) link; the arXiv link kept only when it is one and names that id, else
+    derived from the id. Raises ParseError (at `line`) when the two links name different
+    papers, or when one of `more` (further links of the header: label, url, line) does."""
+    stated = arxiv_link_id(arxiv_link) if arxiv_link else None
+    own = normalize_id(html_link) if html_link else None
+    if stated and own and stated != own:
+        raise ParseError(f"the page's links disagree: its arXiv link names {stated}, "
+                         f"its HTML link names {own}", line)
+    paper_id = stated or own
+    for label, url, at in more:
+        bare = ID_RE.match(url) if label == "arXiv" else None
+        other = bare["id"] if bare else arxiv_link_id(url) if label == "arXiv" else normalize_id(url)
+        if other and paper_id and other != paper_id:
+            raise ParseError(f"the page's links disagree: it names {paper_id}, another {label} link "
+                             f"names {other}", at)
+    if paper_id is None:
+        return None, None
+    return paper_id, arxiv_link if stated else arxiv_url(paper_id)

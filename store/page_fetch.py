@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from datetime import date
+from typing import Any
 from urllib.parse import urlsplit
 
 from mapwatch.store.crawl_outcomes import Failed, Fetched, Missing, NotModified, Outcome
 from mapwatch.store.crawl_plan import Validators
 from mapwatch.store.errors import ParseError
 from mapwatch.store.http_client import Gone, HttpClient, Retry
+from mapwatch.store.model import MapPage
 from mapwatch.store.parse import parse_document
+
+OffLoop = Callable[..., Awaitable[Any]]  # runs a blocking call in a worker thread
 
 
 async def fetch_from(http: HttpClient, url: str, target: str, paper_id: str, known: Validators | None,
-                     alternate: str | None, today: date) -> Outcome:
+                     alternate: str | None, today: date, off_loop: OffLoop) -> Outcome:
     """GET `target` (the page at location `url`, or its text alternate), conditionally on
     what is `known` of it, and say what came of it. `today`: the latest date a page may claim
-    (store/page_dates.py), from the tick's clock."""
+    (store/page_dates.py), from the tick's clock. Parsing runs through `off_loop` (a worker
+    thread), never on the crawl's event loop."""
     from mapwatch.store import html
 
     headers = {}
@@ -46,12 +52,16 @@ async def fetch_from(http: HttpClient, url: str, target: str, paper_id: str, kno
         return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, None, None, alternate)
     # (A page without the word "alternate" declares none: no second parse of the document.)
     if alternate is None and b"alternate" in data and html.is_html(data, resp.content_type):
-        declared = html.text_alternate_url(data, resp.url)
+        declared = await off_loop(html.text_alternate_url, data, resp.url)
         if declared and urlsplit(declared).netloc.lower() == http.host:
             alternate = declared
+    page: MapPage | None
+    error: ParseError | None = None
     try:
-        page = parse_document(data, url=resp.url, content_type=resp.content_type, today=today)
-        error = None
+        page = await off_loop(parse_document, data, url=resp.url, content_type=resp.content_type, today=today)
     except ParseError as e:
         page, error = None, e
+    if page is not None and page.id != paper_id:  # README, "mapwatch refresh": the page fetched for
+        error = ParseError(f"the page is {page.id}'s, fetched for {paper_id}")
+        page = None
     return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)

@@ -13,8 +13,8 @@ from datetime import date
 from urllib.parse import urlparse
 
 from mapwatch.store.clock import utc_now
-from mapwatch.store.errors import ParseError
-from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id
+from mapwatch.store.errors import ParseError, undecodable
+from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id, page_identity
 from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
 from mapwatch.store.page_dates import claimed_date
 from mapwatch.store.slugs import slug_problem
@@ -86,8 +86,7 @@ def _decode(data: bytes | str) -> str:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            line = raw.count(b"\n", 0, e.start) + 1
-            raise ParseError(f"not UTF-8 text (binary data?) at byte {e.start}", line) from None
+            raise undecodable(raw, e) from None
     return text.removeprefix("\ufeff")
 
 
@@ -206,12 +205,12 @@ class _Parser:
                 sections.append(_Section(lines[i][3:].strip(), i + 1, lines))
         header = list(enumerate(lines[first_no:header_end], first_no + 1))
 
-        arxiv_url, map_url = self._header(header)
-        paper_id = normalize_id(arxiv_url or "") or normalize_id(map_url or "")
+        arxiv_url, map_url, links_at, more = self._header(header)
+        paper_id, arxiv_url = page_identity(arxiv_url, map_url, links_at, more)
         if paper_id is None:
             raise ParseError(
                 "no arXiv id: expected 'arXiv: https://arxiv.org/abs/<id>' under the title",
-                header[0][0] if header else first_no)
+                links_at or (header[0][0] if header else first_no))
 
         facts: dict[str, object] = {}
         placements: tuple[Placement, ...] = ()
@@ -255,12 +254,16 @@ class _Parser:
         )
 
     @staticmethod
-    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None]:
+    def _header(header: list[tuple[int, str]]) -> tuple[str | None, str | None, int, list[tuple[str, str, int]]]:
+        """(arXiv link, HTML link, the line of the last of them, later ones: (label, url, line))."""
         arxiv = html = None
+        at = 0
+        more: list[tuple[str, str, int]] = []
         for n, s in header:
             for m in _HEADER_LINK.finditer(s):
                 label = m.group("label")
                 if (arxiv if label == "arXiv" else html) is not None:
+                    more.append((label, m.group("url"), n))
                     continue
                 url = m.group("url")
                 bare = ID_RE.match(url) if label == "arXiv" else None  # "arXiv: 2412.10400"
@@ -269,7 +272,8 @@ class _Parser:
                     arxiv = url
                 else:
                     html = url
-        return arxiv, html
+                at = n
+        return arxiv, html, at, more
 
     @staticmethod
     def _bullets(sec: _Section) -> Iterator[tuple[int, str]]:
