@@ -34,8 +34,9 @@ import codecs
 import re
 from collections.abc import Iterator
 
-from mapwatch.store.errors import ParseError, undecodable
+from mapwatch.store.errors import ParseError
 from mapwatch.store.html_bounds import check_html_bounds
+from mapwatch.store.html_charset import decode_html
 from mapwatch.store.html_links import (
     LinkResolver,
     absolute_url,
@@ -144,7 +145,7 @@ def _tree(data: bytes, *, strict: bool = True) -> LexborHTMLParser:
     Not strict: undecodable bytes become U+FFFD instead of a `ParseError`, and a document
     out of bounds is an empty one (for the helpers that only look for links)."""
     try:
-        text = _decode(data)
+        text = decode_html(data)
     except ParseError:
         if strict:
             raise
@@ -156,47 +157,6 @@ def _tree(data: bytes, *, strict: bool = True) -> LexborHTMLParser:
             raise
         text = ""
     return LexborHTMLParser(text)
-
-
-def _decode(data: bytes) -> str:
-    """The document's text: UTF-8 (with or without a BOM), UTF-16 with a BOM, or the charset
-    its `<meta>` declares. Bytes that are not text in that encoding are rejected with their
-    line and byte, as a text page's are (README, "Page formats"): nothing becomes U+FFFD."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as e:
-            raise undecodable(data, e, "UTF-16") from None
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as e:
-        not_utf8 = undecodable(data, e)
-    charset = _declared_charset(data)
-    try:
-        codec = codecs.lookup((charset or "").strip().strip("'\""))
-    except LookupError:
-        raise not_utf8 from None
-    if codec.name == "utf-8" or data.startswith(codecs.BOM_UTF8):
-        raise not_utf8
-    try:
-        return data.decode(codec.name)
-    except UnicodeDecodeError as e:
-        raise undecodable(data, e, codec.name) from None
-
-
-def _declared_charset(data: bytes) -> str | None:
-    """The charset a `<meta>` in the document's first 4 KiB declares, if any."""
-    probe = LexborHTMLParser(data[:4096].decode("latin-1"))
-    for meta in probe.css("meta"):
-        attrs = meta.attributes
-        if attrs.get("charset"):
-            return attrs["charset"]
-        if (attrs.get("http-equiv") or "").lower() == "content-type":
-            for part in (attrs.get("content") or "").split(";"):
-                key, _, value = part.strip().partition("=")
-                if key.lower() == "charset":
-                    return value
-    return None
 
 
 def _skipped(node: LexborNode) -> bool:
