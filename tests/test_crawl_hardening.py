@@ -4,6 +4,7 @@ metadata, and a tick has an overall deadline (what is left waits for the next ti
 from __future__ import annotations
 
 import importlib.metadata
+
 import pytest
 from mapwatch.store.format import format_page
 from mapwatch.store.http_client import HttpOptions, user_agent
