@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from mapwatch.feeds.folder_table import CONTENT_TYPES, FolderTable, Served, resolve
+from mapwatch.feeds.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ ALLOWED = ("GET", "HEAD")
 RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
 HEALTH_PATH = "/healthz"  # feeds/health.py
-_COMMON = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+_COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 
 
 def folder_redirect(root: Path, request_path: str) -> str | None:
@@ -106,6 +106,13 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         return web.FileResponse(target, headers={"Content-Type": content_type, **_COMMON})
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            return await answer(request)
+        except web.HTTPException as e:  # 404, 405, 301: the same security headers
+            e.headers.update(SECURITY_HEADERS)
+            raise
+
+    async def answer(request: web.BaseRequest) -> web.StreamResponse:
         if request.method not in ALLOWED:
             raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
         served = table.files.get(request.path)
@@ -115,7 +122,7 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
             from mapwatch.feeds.health import report
 
             status, body = await report(health)
-            return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
+            return web.json_response(body, status=status, headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
         if (built := await on_demand(request)) is not None:
             return built
         return await from_disk(request)
