@@ -142,7 +142,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
 
     async def main() -> None:
         papers = PaperCache(require_db(args.db), "", args.limit)  # paper feeds and pages on demand
-        runner, bound = await start_server(folder, args.host, the_port, papers=papers)
+        runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False)
         try:
             url = base_url(args, default_base_url(args.host, bound))
             papers.settle(url, args.limit)
@@ -151,6 +151,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
                 report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)
             finally:
                 db.close()
+            await runner.open()  # 503 until now: nothing from the folder an earlier publish left
             print(report.summary())
             print(f"Serving {folder} at {url}/ (feeds.opml lists every direction feed). Ctrl-C stops.",
                   flush=True)

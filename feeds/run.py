@@ -101,12 +101,13 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
-    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers)
+    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
         papers.settle(base_url, tick.limit)
         serving = await asyncio.to_thread(_publish_now, tick, port)
+        await runner.open()  # 503 (but /healthz) until now: nothing from an earlier publish
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
         scheduler = start_scheduler(tick, trigger, run_now=True, health=health)

@@ -32,6 +32,8 @@ RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
 HEALTH_PATH = "/healthz"  # feeds/health.py
 _COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
+STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
+_STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
 
 
 def folder_redirect(root: Path, request_path: str) -> str | None:
@@ -118,6 +120,8 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         served = table.files.get(request.path)
         if served is not None:
             return _answer(request, served)
+        if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
+            return web.Response(status=503, text=STARTING, headers=_STARTING)
         if health is not None and request.path == HEALTH_PATH:
             from mapwatch.feeds.health import report
 
@@ -139,10 +143,17 @@ class FeedRunner(web.ServerRunner):
         self.table = table
         self.watcher: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
+    async def start(self, load: bool = True) -> None:
         await self.setup()
+        if load:
+            await self.open()
+
+    async def open(self) -> None:
+        """Load the table and watch the folder from now on: until the first load, every path but
+        /healthz is answered 503 with Retry-After (`start_server(..., ready=False)`)."""
         await asyncio.to_thread(self.table.load)
-        self.watcher = asyncio.create_task(self._watch())
+        if self.watcher is None:
+            self.watcher = asyncio.create_task(self._watch())
 
     async def _watch(self) -> None:
         while True:
@@ -159,11 +170,14 @@ class FeedRunner(web.ServerRunner):
 
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
-                       papers: PaperCache | None = None) -> tuple[FeedRunner, int]:
+                       papers: PaperCache | None = None, *, ready: bool = True) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
-    `papers`); returns the runner (call `cleanup()` to stop) and the bound port."""
+    `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
+    `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
+    1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
+    no answer ever comes from a folder an earlier publish left (another base URL, older data)."""
     runner = FeedRunner(*make_handler(out_dir, health, papers))
-    await runner.start()
+    await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)
     await site.start()
     return runner, runner.addresses[0][1]
