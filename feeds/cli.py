@@ -130,6 +130,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
+    from mapwatch.feeds.connections import limits_from_env
     from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.publish import publish
     from mapwatch.feeds.run import default_base_url
@@ -138,11 +139,13 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
 
     require_db(args.db)  # before listening: serve never creates a database
     the_port = port(args)
+    limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
     folder = out_dir(args)
 
     async def main() -> None:
         papers = PaperCache(require_db(args.db), "", args.limit)  # paper feeds and pages on demand
-        runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False)
+        runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
+                                           limits=limits)
         try:
             url = base_url(args, default_base_url(args.host, bound))
             papers.settle(url, args.limit)

@@ -97,11 +97,15 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     from mapwatch.store.db import require_db
 
     health = health or Health(config.db_path)
+    from mapwatch.feeds.connections import limits_from_env
+
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
+    limits = limits_from_env()  # so does a bad $MAPWATCH_HEADER_TIMEOUT or $MAPWATCH_MAX_CONNECTIONS
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
-    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False)
+    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False,
+                                      limits=limits)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+from mapwatch.feeds.connections import AcceptFailures, GuardedServer, Limits
 from mapwatch.feeds.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.ondemand import PaperCache, matches, route
 
@@ -135,15 +136,19 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
 
 
 class FeedRunner(web.ServerRunner):
-    """aiohttp's low-level runner, plus the task that reloads the table when publish marks a new
+    """aiohttp's low-level runner (with the header deadline and the connection cap of
+    feeds/connections.py), plus the task that reloads the table when publish marks a new
     generation of the folder (checked every RELOAD_EVERY seconds)."""
 
-    def __init__(self, handler: Handler, table: FolderTable) -> None:
-        super().__init__(web.Server(handler, access_log=None))
+    def __init__(self, handler: Handler, table: FolderTable, limits: Limits | None = None) -> None:
+        self.guard = GuardedServer(handler, limits or Limits(), access_log=None)
+        super().__init__(self.guard)
         self.table = table
         self.watcher: asyncio.Task[None] | None = None
+        self.accept_failures = AcceptFailures(asyncio.get_running_loop(), self.guard)
 
     async def start(self, load: bool = True) -> None:
+        self.accept_failures.install()
         await self.setup()
         if load:
             await self.open()
@@ -167,16 +172,19 @@ class FeedRunner(web.ServerRunner):
             with contextlib.suppress(asyncio.CancelledError):
                 await self.watcher
         await super().cleanup()
+        self.accept_failures.uninstall()
 
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
-                       papers: PaperCache | None = None, *, ready: bool = True) -> tuple[FeedRunner, int]:
+                       papers: PaperCache | None = None, *, ready: bool = True,
+                       limits: Limits | None = None) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
     `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
     1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
-    no answer ever comes from a folder an earlier publish left (another base URL, older data)."""
-    runner = FeedRunner(*make_handler(out_dir, health, papers))
+    no answer ever comes from a folder an earlier publish left (another base URL, older data).
+    `limits`: the header deadline and the connection cap (default: feeds/connections.py's)."""
+    runner = FeedRunner(*make_handler(out_dir, health, papers), limits)
     await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)
     await site.start()
