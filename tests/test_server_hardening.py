@@ -114,9 +114,8 @@ async def test_an_unfinished_request_is_closed_after_the_header_timeout(publishe
         left = await asyncio.gather(*(closed_by_server(r) for r, _ in [*conns, *trickle]))
         assert left == [b""] * 46  # all closed by the server, none answered
         assert runner.guard.timed_out == 46 and not runner.guard.open
-        async with aiohttp.ClientSession() as session:  # a whole request is answered as before
-            async with session.get(f"http://127.0.0.1:{port}/") as resp:
-                assert resp.status == 200
+        async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/") as resp:
+            assert resp.status == 200  # a whole request is answered as before
         close_all(conns)
     finally:
         await runner.cleanup()
