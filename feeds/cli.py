@@ -93,13 +93,15 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
-    from mapwatch.store.http_client import HttpOptions
+    from mapwatch.store.http_client import HttpOptions, tick_deadline
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.refresh import default_source, refresh
 
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     source = args.source or default_source()
-    options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
+    deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
+    options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
+                                                                                    deadline=deadline)
     db = open_db(args.db)
     progress = CrawlProgress()
     try:

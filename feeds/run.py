@@ -98,9 +98,11 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
 
     health = health or Health(config.db_path)
     from mapwatch.feeds.connections import limits_from_env
+    from mapwatch.store.http_client import tick_deadline
 
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
     limits = limits_from_env()  # so does a bad $MAPWATCH_HEADER_TIMEOUT or $MAPWATCH_MAX_CONNECTIONS
+    tick_deadline()  # or $MAPWATCH_TICK_DEADLINE (each tick reads it)
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand

@@ -25,6 +25,26 @@ log = logging.getLogger(__name__)
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
 MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
+TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most; $MAPWATCH_TICK_DEADLINE
+
+
+def tick_deadline() -> float:
+    """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes); a bad value is a usage error
+    naming it (FetchError)."""
+    import os
+
+    raw = os.environ.get("MAPWATCH_TICK_DEADLINE", "").strip()
+    if not raw:
+        return TICK_DEADLINE
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 86_400:
+        from mapwatch.store.errors import FetchError
+
+        raise FetchError(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
+    return seconds
 
 
 @functools.cache
@@ -52,6 +72,7 @@ class HttpOptions:
     budget: int = 500  # pages fetched per tick at most
     max_bytes: int = MAX_PAGE_BYTES
     max_crawl_delay: float = MAX_CRAWL_DELAY
+    deadline: float | None = None  # seconds for the whole crawl; None: $MAPWATCH_TICK_DEADLINE, else 30 min
 
 
 class Retry(Exception):
