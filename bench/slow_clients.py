@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -42,10 +43,8 @@ async def flood(port: int, n: int, wait: float) -> dict[str, object]:
     writers = []
 
     async def watch(reader: asyncio.StreamReader, t0: float) -> None:
-        try:
+        with contextlib.suppress(ConnectionError):
             await reader.read()
-        except ConnectionError:
-            pass
         closed_after.append(time.monotonic() - t0)
 
     tasks = []
@@ -60,7 +59,7 @@ async def flood(port: int, n: int, wait: float) -> dict[str, object]:
         opened.append(t0)
         writers.append(writer)
         tasks.append(asyncio.create_task(watch(reader, t0)))
-    done, pending = await asyncio.wait(tasks, timeout=wait) if tasks else (set(), set())
+    _done, pending = await asyncio.wait(tasks, timeout=wait) if tasks else (set(), set())
     for w in writers:
         w.close()
     return {"opened": len(opened), "failed": failed, "still_open": len(pending),
@@ -111,7 +110,7 @@ def main() -> None:
         print(json.dumps(probe(args.port, args.seconds)))
         return
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="slow-clients-", dir=ROOT / "bench" / "out"))
@@ -154,7 +153,8 @@ def main() -> None:
           f"header timeout {args.header_timeout or 'default'} s; alive after: {alive}")
     print(f"flood: {sum(f['opened'] for f in floods):,} unfinished connections opened "
           f"({sum(f['failed'] for f in floods):,} could not connect) in "
-          f"{max(f['open_seconds'] for f in floods):.1f} s by {args.flooders} processes; whole run {flood_seconds:.0f} s")
+          f"{max(f['open_seconds'] for f in floods):.1f} s by {args.flooders} processes; "
+          f"whole run {flood_seconds:.0f} s")
     print(f"closed by the server: {len(closed):,}, still open after {args.wait:g} s: "
           f"{sum(f['still_open'] for f in floods):,}; closed after (s): min {min(closed, default=0):.2f}, "
           f"p50 {pct(closed, 50):.2f}, p99 {pct(closed, 99):.2f}, max {max(closed, default=0):.2f}")

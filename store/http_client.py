@@ -60,6 +60,36 @@ def user_agent() -> str:
     return f"mapwatch/{ver} (citation map follower)"
 
 
+class Deadline:
+    """A tick's deadline (README, "mapwatch refresh"): `seconds` from now (None:
+    $MAPWATCH_TICK_DEADLINE, else 30 minutes). `in_flight`: the pages being fetched."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds if seconds is not None else tick_deadline()
+        self.at = time.monotonic() + self.seconds
+        self.in_flight: set[str] = set()
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    async def join(self, queue: asyncio.Queue[tuple[str, str]], notes: list[str]) -> int:
+        """Wait for the queue to be done, or for the deadline: then the pages queued and those
+        being fetched (their requests waiting on a Retry-After or a Crawl-delay) are left for the
+        next tick, unchecked, and a note says so; stored batches are kept. Returns how many."""
+        try:
+            await asyncio.wait_for(queue.join(), max(0.0, self.at - time.monotonic()))
+            return 0
+        except TimeoutError:
+            left = len(self.in_flight)
+            while not queue.empty():
+                kind, _ = queue.get_nowait()
+                left += kind == "page"
+                queue.task_done()
+            notes.append(f"tick deadline of {self.seconds:g} s reached: {left:,} pages left for the next tick "
+                         "($MAPWATCH_TICK_DEADLINE)")
+            return left
+
+
 @dataclass(frozen=True)
 class HttpOptions:
     """How politely and how much to fetch in one tick."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from mapwatch.store.errors import ParseError
-from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Retry, tick_deadline, user_agent
+from mapwatch.store.http_client import ACCEPT, Deadline, Gone, HttpClient, HttpOptions, Pacer, Retry, user_agent
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
 from mapwatch.store.parse import parse_document
@@ -102,7 +101,6 @@ class CrawlResult:
     sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
     direction_pages: int = 0  # direction pages read
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay
-    deadline_left: int = 0  # pages not done when the tick's deadline came (also in over_budget)
 
 
 def page_url(template: str, base: str, paper_id: str) -> str:
@@ -137,10 +135,7 @@ class _Crawl:
         self.budget = options.budget
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
-        # The tick's deadline (README, "mapwatch refresh"): what is not done by then waits for the next tick.
-        self.seconds = options.deadline if options.deadline is not None else tick_deadline()
-        self.deadline = time.monotonic() + self.seconds
-        self.in_flight: set[str] = set()  # pages being fetched
+        self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
 
     # --- the queue ---------------------------------------------------------------------
 
@@ -205,37 +200,19 @@ class _Crawl:
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         try:
-            await self.join_until_deadline()
+            self.result.over_budget += await self.deadline.join(self.queue, self.result.notes)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
         return self.result
 
-    async def join_until_deadline(self) -> None:
-        """Wait for the queue to be done, or for the tick's deadline: then the pages queued and
-        those being fetched (their requests waiting on a Retry-After or a Crawl-delay) are left
-        for the next tick, unchecked (so it counts them among the least recently checked);
-        stored batches are kept."""
-        try:
-            await asyncio.wait_for(self.queue.join(), max(0.0, self.deadline - time.monotonic()))
-        except TimeoutError:
-            left = len(self.in_flight)
-            while not self.queue.empty():
-                kind, _ = self.queue.get_nowait()
-                left += kind == "page"
-                self.queue.task_done()
-            self.result.deadline_left += left
-            self.result.over_budget += left
-            self.result.notes.append(f"tick deadline of {self.seconds:g} s reached: {left:,} pages left for the "
-                                     "next tick ($MAPWATCH_TICK_DEADLINE)")
-
     async def worker(self) -> None:
         while True:
             kind, what = await self.queue.get()
             try:
                 if kind == "page":
-                    self.in_flight.add(what)
+                    self.deadline.in_flight.add(what)
                     outcome = await self.fetch_page(what)
                     if isinstance(outcome, Fetched) and outcome.page is not None:
                         self.discover(outcome.page)
@@ -247,7 +224,7 @@ class _Crawl:
                 if kind == "page":
                     await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
             finally:
-                self.in_flight.discard(what)
+                self.deadline.in_flight.discard(what)
                 self.queue.task_done()
 
     def discover(self, page: MapPage) -> None:
@@ -293,9 +270,8 @@ class _Crawl:
         read = 0
         found: dict[str, str | None] = {}
         while pending and read < MAX_SITEMAPS:
-            if time.monotonic() >= self.deadline:
-                self.result.notes.append(f"tick deadline reached: {len(pending)} sitemaps not read")
-                break
+            if self.deadline.passed():
+                break  # (the pages are then left for the next tick, with a note)
             url = pending.pop(0)
             if not self.allowed(url):
                 continue
