@@ -40,6 +40,8 @@ MAX_CONNECTIONS = 4096
 RESERVE = 256  # descriptors kept for everything else (at most half the limit)
 SHED = 64  # idle connections closed when an accept fails for want of descriptors
 LOG_EVERY = 60.0  # seconds between two log lines about failed accepts
+SHED_EVERY = 1.0  # seconds between two sheddings (asyncio reports each failed accept of a burst)
+REFUSED_LINGER = 1.0  # seconds a refused connection stays (half-closed) for its client to read the 503
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain\r\n"
         b"Content-Length: 33\r\nConnection: close\r\n\r\nToo many connections; try again.\n")
@@ -109,8 +111,10 @@ class GuardedServer(web.Server):
         super().connection_made(handler, transport)
         if len(self.open) >= self.cap and not self.shed(1):
             self.refused += 1
+            handler.close()  # aiohttp reads no request from it
             transport.write(BUSY)
-            transport.close()
+            transport.write_eof()  # the answer, then end of file: the client reads both
+            asyncio.get_running_loop().call_later(REFUSED_LINGER, transport.abort)
             return
         self.open[handler] = asyncio.get_running_loop().call_later(
             self.limits.header_timeout, self._too_slow, handler)
@@ -158,7 +162,7 @@ class AcceptFailures:
         self.loop, self.server = loop, server
         self.previous = loop.get_exception_handler()
         self.failures = 0
-        self.logged_at = -math.inf
+        self.logged_at = self.shed_at = -math.inf
 
     def install(self) -> None:
         self.loop.set_exception_handler(self)
@@ -171,8 +175,10 @@ class AcceptFailures:
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in OUT_OF_DESCRIPTORS and "accept" in str(context.get("message")):
             self.failures += 1
-            self.server.shed(SHED)
             now = time.monotonic()
+            if now - self.shed_at >= SHED_EVERY:
+                self.server.shed(SHED)
+                self.shed_at = now
             if now - self.logged_at >= LOG_EVERY:
                 soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
                 log.error("out of file descriptors (%s): %d connection(s) not accepted; %d open, cap %d, "
