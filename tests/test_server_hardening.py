@@ -173,3 +173,29 @@ async def test_at_the_cap_with_every_connection_busy_a_new_one_gets_503(publishe
         close_all([*busy, (reader, writer)])
     finally:
         await runner.cleanup()
+
+
+@pytest.mark.parametrize(("name", "value"), [("MAPWATCH_HEADER_TIMEOUT", "soon"), ("MAPWATCH_HEADER_TIMEOUT", "0"),
+                                             ("MAPWATCH_HEADER_TIMEOUT", "-1"), ("MAPWATCH_MAX_CONNECTIONS", "0"),
+                                             ("MAPWATCH_MAX_CONNECTIONS", "many"), ("MAPWATCH_MAX_CONNECTIONS", "1.5")])
+def test_a_bad_limit_is_a_usage_error(published: Path, name: str, value: str, capsys,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from mapwatch.cli import main
+
+    monkeypatch.setenv(name, value)
+    assert main(["serve", "--db", str(published.parent / "m.db"), "--out", str(published), "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"mapwatch: error: ${name} must be") and repr(value) in err[0]
+
+
+def test_the_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mapwatch.feeds.connections import HEADER_TIMEOUT, descriptor_cap, limits_from_env
+
+    assert limits_from_env() == Limits() and HEADER_TIMEOUT <= 30
+    monkeypatch.setenv("MAPWATCH_HEADER_TIMEOUT", "2.5")
+    monkeypatch.setenv("MAPWATCH_MAX_CONNECTIONS", "10")
+    assert limits_from_env() == Limits(2.5, 10)
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert descriptor_cap(10**9) == soft - min(256, soft // 2) and descriptor_cap(10) == 10
