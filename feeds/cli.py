@@ -93,13 +93,15 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
-    from mapwatch.store.http_client import HttpOptions
+    from mapwatch.store.http_client import HttpOptions, tick_deadline
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.refresh import default_source, refresh
 
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     source = args.source or default_source()
-    options = HttpOptions() if args.budget is None else HttpOptions(budget=args.budget)
+    deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
+    options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
+                                                                                    deadline=deadline)
     db = open_db(args.db)
     progress = CrawlProgress()
     try:
@@ -130,6 +132,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
+    from mapwatch.feeds.connections import limits_from_env
     from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.publish import publish
     from mapwatch.feeds.run import default_base_url
@@ -138,11 +141,13 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
 
     require_db(args.db)  # before listening: serve never creates a database
     the_port = port(args)
+    limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
     folder = out_dir(args)
 
     async def main() -> None:
         papers = PaperCache(require_db(args.db), "", args.limit)  # paper feeds and pages on demand
-        runner, bound = await start_server(folder, args.host, the_port, papers=papers)
+        runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
+                                           limits=limits)
         try:
             url = base_url(args, default_base_url(args.host, bound))
             papers.settle(url, args.limit)
@@ -151,6 +156,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
                 report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)
             finally:
                 db.close()
+            await runner.open()  # 503 until now: nothing from the folder an earlier publish left
             print(report.summary())
             print(f"Serving {folder} at {url}/ (feeds.opml lists every direction feed). Ctrl-C stops.",
                   flush=True)

@@ -32,6 +32,13 @@ CONTENT_TYPES = {
     ".png": "image/png",
     ".svg": "image/svg+xml",
 }
+# Sent with every answer (README, "Web pages": security headers). The pages load only their own
+# style.css, site.js and images (no inline script or style, nothing from elsewhere); nothing may
+# frame them; no Referer goes to the map or arXiv; no answer is content-sniffed, 404s included.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": CSP,
+                    "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class Served:
 def served(data: bytes, mtime: int, content_type: str) -> Served:
     tag, modified = etag_of(data), formatdate(mtime, usegmt=True)
     return Served(data, tag, modified, mtime, content_type, headers={
-        "ETag": tag, "Last-Modified": modified, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
+        "ETag": tag, "Last-Modified": modified, "Cache-Control": "no-cache", **SECURITY_HEADERS})
 
 
 def etag_of(data: bytes) -> str:

@@ -97,16 +97,23 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     from mapwatch.store.db import require_db
 
     health = health or Health(config.db_path)
+    from mapwatch.feeds.connections import limits_from_env
+    from mapwatch.store.http_client import tick_deadline
+
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
+    limits = limits_from_env()  # so does a bad $MAPWATCH_HEADER_TIMEOUT or $MAPWATCH_MAX_CONNECTIONS
+    tick_deadline()  # or $MAPWATCH_TICK_DEADLINE (each tick reads it)
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
-    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers)
+    runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False,
+                                      limits=limits)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
         papers.settle(base_url, tick.limit)
         serving = await asyncio.to_thread(_publish_now, tick, port)
+        await runner.open()  # 503 (but /healthz) until now: nothing from an earlier publish
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
         scheduler = start_scheduler(tick, trigger, run_now=True, health=health)

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from mapwatch.feeds.folder_table import CONTENT_TYPES, FolderTable, Served, resolve
+from mapwatch.feeds.connections import AcceptFailures, GuardedServer, Limits
+from mapwatch.feeds.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
@@ -31,7 +32,9 @@ ALLOWED = ("GET", "HEAD")
 RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
 HEALTH_PATH = "/healthz"  # feeds/health.py
-_COMMON = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+_COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
+STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
+_STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
 
 
 def folder_redirect(root: Path, request_path: str) -> str | None:
@@ -106,16 +109,25 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         return web.FileResponse(target, headers={"Content-Type": content_type, **_COMMON})
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            return await answer(request)
+        except web.HTTPException as e:  # 404, 405, 301: the same security headers
+            e.headers.update(SECURITY_HEADERS)
+            raise
+
+    async def answer(request: web.BaseRequest) -> web.StreamResponse:
         if request.method not in ALLOWED:
             raise web.HTTPMethodNotAllowed(request.method, ALLOWED)
         served = table.files.get(request.path)
         if served is not None:
             return _answer(request, served)
+        if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
+            return web.Response(status=503, text=STARTING, headers=_STARTING)
         if health is not None and request.path == HEALTH_PATH:
             from mapwatch.feeds.health import report
 
             status, body = await report(health)
-            return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
+            return web.json_response(body, status=status, headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
         if (built := await on_demand(request)) is not None:
             return built
         return await from_disk(request)
@@ -124,18 +136,29 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
 
 
 class FeedRunner(web.ServerRunner):
-    """aiohttp's low-level runner, plus the task that reloads the table when publish marks a new
+    """aiohttp's low-level runner (with the header deadline and the connection cap of
+    feeds/connections.py), plus the task that reloads the table when publish marks a new
     generation of the folder (checked every RELOAD_EVERY seconds)."""
 
-    def __init__(self, handler: Handler, table: FolderTable) -> None:
-        super().__init__(web.Server(handler, access_log=None))
+    def __init__(self, handler: Handler, table: FolderTable, limits: Limits | None = None) -> None:
+        self.guard = GuardedServer(handler, limits or Limits(), access_log=None)
+        super().__init__(self.guard)
         self.table = table
         self.watcher: asyncio.Task[None] | None = None
+        self.accept_failures = AcceptFailures(asyncio.get_running_loop(), self.guard)
 
-    async def start(self) -> None:
+    async def start(self, load: bool = True) -> None:
+        self.accept_failures.install()
         await self.setup()
+        if load:
+            await self.open()
+
+    async def open(self) -> None:
+        """Load the table and watch the folder from now on: until the first load, every path but
+        /healthz is answered 503 with Retry-After (`start_server(..., ready=False)`)."""
         await asyncio.to_thread(self.table.load)
-        self.watcher = asyncio.create_task(self._watch())
+        if self.watcher is None:
+            self.watcher = asyncio.create_task(self._watch())
 
     async def _watch(self) -> None:
         while True:
@@ -149,14 +172,20 @@ class FeedRunner(web.ServerRunner):
             with contextlib.suppress(asyncio.CancelledError):
                 await self.watcher
         await super().cleanup()
+        self.accept_failures.uninstall()
 
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
-                       papers: PaperCache | None = None) -> tuple[FeedRunner, int]:
+                       papers: PaperCache | None = None, *, ready: bool = True,
+                       limits: Limits | None = None) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
-    `papers`); returns the runner (call `cleanup()` to stop) and the bound port."""
-    runner = FeedRunner(*make_handler(out_dir, health, papers))
-    await runner.start()
+    `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
+    `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
+    1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
+    no answer ever comes from a folder an earlier publish left (another base URL, older data).
+    `limits`: the header deadline and the connection cap (default: feeds/connections.py's)."""
+    runner = FeedRunner(*make_handler(out_dir, health, papers), limits)
+    await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)
     await site.start()
     return runner, runner.addresses[0][1]

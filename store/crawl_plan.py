@@ -22,6 +22,7 @@ from mapwatch.store.clock import iso
 from mapwatch.store.crawl_schedule import newest_first
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ids import normalize_id
+from mapwatch.store.model import MapPage
 from sqlite_utils import Database
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
@@ -62,6 +63,18 @@ class Resource:
     interval_s: int | None = None
 
 
+def conditional_headers(known: Resource | None, keep_body: bool) -> dict[str, str]:
+    """The headers asking whether a resource changed since it was `known` (only when what a
+    304 stands for is known: for robots.txt and sitemaps, `keep_body`, its kept body)."""
+    headers: dict[str, str] = {}
+    if known is not None and (known.body is not None or not keep_body):
+        if known.etag:
+            headers["If-None-Match"] = known.etag
+        if known.last_modified:
+            headers["If-Modified-Since"] = known.last_modified
+    return headers
+
+
 @dataclass
 class CrawlPlan:
     now: datetime  # the tick's start: every scheduling decision is against it
@@ -83,6 +96,19 @@ class CrawlPlan:
         r = self.resources.get(url)
         return url in self.followed or r is None or not r.next_check_at or r.next_check_at <= iso(self.now)
 
+    def unlisted_growth(self, page: MapPage) -> int:
+        """How many citers a tracked paper gained that its page does not list (its cited-by
+        count grew past what it lists), 0 if none; the paper's count is updated. Those new
+        citers are not named on its page, so the crawl looks for them: its directions' pages,
+        whether due or not, and the newest unseen papers ahead of the re-checks."""
+        if page.id not in self.counts or page.cited_by is None:
+            return 0
+        before = self.counts[page.id]
+        self.counts[page.id] = page.cited_by
+        listed = len(page.built_on_by.items) if page.built_on_by else 0
+        if before is None or page.cited_by <= before or listed >= page.cited_by:
+            return 0
+        return page.cited_by - before
 
 def tracked_ids(db: Database) -> list[str]:
     """Papers some enabled track follows."""

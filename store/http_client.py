@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,9 +26,32 @@ log = logging.getLogger(__name__)
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
 MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
+TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most; $MAPWATCH_TICK_DEADLINE
 
 
+def tick_deadline() -> float:
+    """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes); a bad value is a usage error
+    naming it (FetchError)."""
+    import os
+
+    raw = os.environ.get("MAPWATCH_TICK_DEADLINE", "").strip()
+    if not raw:
+        return TICK_DEADLINE
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 86_400:
+        from mapwatch.store.errors import FetchError
+
+        raise FetchError(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
+    return seconds
+
+
+@functools.cache
 def user_agent() -> str:
+    """mapwatch's User-Agent, read from the package metadata once per process (robots.txt checks
+    ask for it per URL: reading the metadata each time cost 1.4 ms a URL, bench/robots_check.py)."""
     try:
         from importlib.metadata import version
 
@@ -34,6 +59,33 @@ def user_agent() -> str:
     except Exception:  # not installed (running from a checkout)
         ver = "0"
     return f"mapwatch/{ver} (citation map follower)"
+
+
+class Deadline:
+    """A tick's deadline (README, "mapwatch refresh"): `seconds` from now (None:
+    $MAPWATCH_TICK_DEADLINE, else 30 minutes). `in_flight`: the pages being fetched."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds if seconds is not None else tick_deadline()
+        self.at = time.monotonic() + self.seconds
+        self.in_flight: set[str] = set()
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    async def wait(self, work: Awaitable[object]) -> bool:
+        """Await `work` until the deadline; True when it finished, False when the deadline
+        cancelled it (the pages queued and those being fetched, their requests waiting on a
+        Retry-After or a Crawl-delay, are then left for the next tick, unchecked)."""
+        try:
+            await asyncio.wait_for(work, max(0.0, self.at - time.monotonic()))
+            return True
+        except TimeoutError:
+            return False
+
+    def note(self, left: int) -> str:
+        return (f"tick deadline of {self.seconds:g} s reached: {left:,} pages left for the next tick "
+                "($MAPWATCH_TICK_DEADLINE)")
 
 
 @dataclass(frozen=True)
@@ -48,6 +100,7 @@ class HttpOptions:
     budget: int = 500  # pages fetched per tick at most
     max_bytes: int = MAX_PAGE_BYTES
     max_crawl_delay: float = MAX_CRAWL_DELAY
+    deadline: float | None = None  # seconds for the whole crawl; None: $MAPWATCH_TICK_DEADLINE, else 30 min
 
 
 class Retry(Exception):

@@ -42,10 +42,28 @@ from mapwatch.store.crawl_outcomes import (
     Outcome,
     ResourceSeen,
 )
-from mapwatch.store.crawl_plan import DEFAULT_TEMPLATE, CrawlPlan, Resource, Validators, page_url, split_source
+from mapwatch.store.crawl_plan import (
+    DEFAULT_TEMPLATE,
+    CrawlPlan,
+    Resource,
+    Validators,
+    conditional_headers,
+    page_url,
+    split_source,
+)
 from mapwatch.store.crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
 from mapwatch.store.crawl_schedule import id_age
-from mapwatch.store.http_client import ACCEPT, Gone, HttpClient, HttpOptions, Pacer, Response, Retry, user_agent
+from mapwatch.store.http_client import (
+    ACCEPT,
+    Deadline,
+    Gone,
+    HttpClient,
+    HttpOptions,
+    Pacer,
+    Response,
+    Retry,
+    user_agent,
+)
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.model import MapPage
 from mapwatch.store.page_fetch import fetch_from
@@ -80,6 +98,8 @@ class _Crawl:
         self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
         self.robots: RobotFileParser | None = None
         self.http = HttpClient(session, self.host, options)
+        self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
+        self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
         self.parsing = asyncio.Semaphore(PARSE_THREADS)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
@@ -181,12 +201,16 @@ class _Crawl:
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         try:
-            await asyncio.gather(*workers)
+            finished = await self.deadline.wait(asyncio.gather(*workers))
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-        self.result.over_budget += self.queue.pages_left()
+        left = self.queue.pages_left()
+        if not finished:
+            left += len(self.in_flight)
+            self.result.notes.append(self.deadline.note(left))
+        self.result.over_budget += left
         return self.result
 
     async def worker(self) -> None:
@@ -203,6 +227,7 @@ class _Crawl:
             self.active += 1
             try:
                 if kind == "page":
+                    self.in_flight.add(what)
                     outcome = await self.fetch_page(what)
                     if isinstance(outcome, Fetched) and outcome.page is not None:
                         await self.discover(outcome.page)
@@ -214,6 +239,7 @@ class _Crawl:
                 if kind == "page":
                     await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
             finally:
+                self.in_flight.discard(what)
                 self.active -= 1
                 self.queue.wake.set()
 
@@ -223,38 +249,12 @@ class _Crawl:
                 for it in lst.items:
                     if urlsplit(it.url).netloc.lower() == self.host and (pid := normalize_id(it.url)):
                         await self.found(pid)
-        search = self.unlisted_growth(page)
+        if search := self.plan.unlisted_growth(page):  # look for the new citers its page does not name
+            self.queue.search(search)
         for placement in page.placements:
             self.enqueue_direction(placement.url, forced=search)
 
-    def unlisted_growth(self, page: MapPage) -> bool:
-        """A tracked paper whose cited-by count grew past what its page lists: its new
-        citers are not named there, so look for them (its directions' pages, whether due or
-        not, and the newest unseen papers ahead of the re-checks)."""
-        counts = self.plan.counts
-        if page.id not in counts or page.cited_by is None:
-            return False
-        before = counts[page.id]
-        counts[page.id] = page.cited_by
-        listed = len(page.built_on_by.items) if page.built_on_by else 0
-        if before is None or page.cited_by <= before or listed >= page.cited_by:
-            return False
-        self.queue.search(page.cited_by - before)
-        return True
-
     # --- robots.txt and sitemaps -------------------------------------------------------
-
-    def conditional(self, url: str, keep_body: bool) -> tuple[Resource | None, dict[str, str]]:
-        """The resource as last read, and the headers asking whether it changed (only when
-        what a 304 stands for is known)."""
-        known = self.plan.resources.get(url)
-        headers: dict[str, str] = {}
-        if known is not None and (known.body is not None or not keep_body):
-            if known.etag:
-                headers["If-None-Match"] = known.etag
-            if known.last_modified:
-                headers["If-Modified-Since"] = known.last_modified
-        return known, headers
 
     async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
                        keep_body: bool) -> bytes | None:
@@ -272,7 +272,8 @@ class _Crawl:
         """Read robots.txt. Returns why it could not be read (the host is then not crawled
         this tick), or None."""
         url = f"{self.base}/robots.txt"
-        known, headers = self.conditional(url, keep_body=True)
+        known = self.plan.resources.get(url)
+        headers = conditional_headers(known, keep_body=True)
         try:
             # Its own connection: the page requests then start together, in queue order.
             resp = await self.http.get_with_retries(url, {"Connection": "close", **headers}, limit=MAX_ROBOTS_BYTES)
@@ -303,11 +304,14 @@ class _Crawl:
         read = 0
         found: dict[str, str | None] = {}
         while pending and read < MAX_SITEMAPS:
+            if self.deadline.passed():
+                break  # (the pages are then left for the next tick, with a note)
             url = pending.pop(0)
             if not self.allowed(url):
                 continue
             read += 1
-            known, headers = self.conditional(url, keep_body=True)
+            known = self.plan.resources.get(url)
+            headers = conditional_headers(known, keep_body=True)
             try:
                 resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
                 data = await self.remember(url, "sitemap", known, resp, keep_body=True)
@@ -331,7 +335,8 @@ class _Crawl:
     async def read_direction(self, url: str) -> None:
         from mapwatch.store import html
 
-        known, headers = self.conditional(url, keep_body=False)
+        known = self.plan.resources.get(url)
+        headers = conditional_headers(known, keep_body=False)
         try:
             resp = await self.http.get_with_retries(url, headers)
         except (Gone, Retry) as e:
