@@ -239,7 +239,9 @@ class _Crawl:
                 if kind == "page":
                     await self.emit(Failed(page_url(self.template, self.base, what), what, f"internal error: {e}"))
             finally:
-                self.in_flight.discard(what)
+                task = asyncio.current_task()
+                if task is None or not task.cancelling():  # (cancelled at the deadline: left in flight)
+                    self.in_flight.discard(what)
                 self.active -= 1
                 self.queue.wake.set()
 
