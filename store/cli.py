@@ -105,34 +105,110 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+SIDE_FILES = ("-journal", "-wal", "-shm")  # what SQLite keeps beside a database file
+LOW_SPACE = 64 * 1024  # free bytes under which a failed copy is put down to a full disk
+
+
+def backup_target_problem(source: Path, target: Path) -> str | None:
+    """Why `target` must not be written by a backup of `source`, or None. Only a regular file
+    or a new path is replaced: not a device, FIFO, socket or folder, not the database itself
+    and not its `-wal`, `-shm` or `-journal` (writing over the live WAL loses transactions)."""
+    real_target = target.parent.resolve() / target.name
+    real_source = source.resolve()
+    for suffix in SIDE_FILES:
+        side = real_source.with_name(real_source.name + suffix)
+        if real_target == side or (target.exists() and side.exists() and target.samefile(side)):
+            return f"{target}: the backup must not overwrite the database's {suffix} file"
+    if not target.exists():
+        if target.is_symlink():
+            return f"{target}: a broken symbolic link; give a regular file or a new path"
+        parent = target.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            return f"{target}: {parent} is not a folder"
+        return None
+    if target.samefile(source) or real_target == real_source:
+        return f"{target}: the backup must not overwrite the database itself"
+    if not target.is_file():
+        kind = ("a folder" if target.is_dir() else "a FIFO" if target.is_fifo() else
+                "a device" if target.is_char_device() or target.is_block_device() else
+                "a socket" if target.is_socket() else "not a regular file")
+        return f"{target}: {kind}; the backup replaces only a regular file or writes a new one"
+    return None
+
+
+def _free_bytes(folder: Path) -> int:
+    import os
+
+    st = os.statvfs(folder)
+    return st.f_bavail * st.f_frsize
+
+
 def backup_database(source: str | Path, target: str | Path) -> int:
     """Copy `source` to `target` (atomically replaced); returns the copy's size in bytes.
-    Raises ValueError for a missing source or a target that is the source itself."""
+    Raises ValueError for a missing source, a source that is not a mapwatch database, or a
+    target it must not write (`backup_target_problem`); OSError (ENOSPC) for a full disk, with
+    no temporary file left behind."""
+    import errno
+
+    from mapwatch.store.db_check import Kind, database_kind
+
     source, target = Path(source), Path(target)
     if not source.is_file():
         raise ValueError(f"{source}: no such database")
-    if target.exists() and target.resolve() == source.resolve():
-        raise ValueError(f"{target}: the backup must not overwrite the database itself")
+    problem = backup_target_problem(source, target)
+    if problem:
+        raise ValueError(problem)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(target) as tmp:
-        src = sqlite3.connect(source)
-        try:
-            src.execute("PRAGMA busy_timeout = 10000")
-            dst = sqlite3.connect(tmp)
+    tmp_name, full = "", False
+    try:
+        with replacing(target) as tmp:
+            tmp_name = str(tmp)
+            src = sqlite3.connect(source)
             try:
-                # pages=-1 (the default): the whole copy in one step, inside one read
-                # transaction. In WAL mode that never blocks the writer, and the copy cannot
-                # be restarted over and over by a busy writer as a stepped backup could.
-                src.backup(dst)
-                dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
-                check = dst.execute("PRAGMA integrity_check").fetchall()
-                if check != [("ok",)]:
-                    raise ValueError(f"the copy failed its integrity check: {check[0][0]}")
+                src.execute("PRAGMA busy_timeout = 10000")
+                kind, _ = database_kind(src)  # a newer schema is copied as it is: a backup only reads
+                if kind in (Kind.FOREIGN, Kind.EMPTY):
+                    raise ValueError(f"{source}: not a mapwatch database ({kind.value}); nothing was copied")
+                dst = sqlite3.connect(tmp)
+                try:
+                    # pages=-1 (the default): the whole copy in one step, inside one read
+                    # transaction. In WAL mode that never blocks the writer, and the copy cannot
+                    # be restarted over and over by a busy writer as a stepped backup could.
+                    src.backup(dst)
+                    dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+                    check = dst.execute("PRAGMA integrity_check").fetchall()
+                    if check != [("ok",)]:
+                        raise ValueError(f"the copy failed its integrity check: {check[0][0]}")
+                except sqlite3.DatabaseError:
+                    # SQLite reports a full disk as "database or disk is full", or as an I/O
+                    # error when there is no room for the copy's shared-memory file: told
+                    # apart by the space left while the copy is still there.
+                    full = _free_bytes(target.parent) < LOW_SPACE
+                    raise
+                finally:
+                    dst.close()
             finally:
-                dst.close()
-        finally:
-            src.close()
+                src.close()
+    except sqlite3.DatabaseError as e:
+        _remove_side_files(tmp_name)
+        if full:
+            raise OSError(errno.ENOSPC, f"no space left on the disk for the backup; nothing was written "
+                                        f"({e})", str(target.parent)) from None
+        raise
+    except BaseException:
+        _remove_side_files(tmp_name)
+        raise
     return target.stat().st_size
+
+
+def _remove_side_files(tmp_name: str) -> None:
+    """The temporary copy's journal, WAL and shared memory: a failed copy leaves none behind
+    (the temporary file itself is removed by `replacing`)."""
+    if tmp_name:
+        for suffix in SIDE_FILES:
+            Path(tmp_name + suffix).unlink(missing_ok=True)
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
