@@ -147,12 +147,13 @@ def _free_bytes(folder: Path) -> int:
 
 def backup_database(source: str | Path, target: str | Path) -> int:
     """Copy `source` to `target` (atomically replaced); returns the copy's size in bytes.
-    Raises ValueError for a missing source, a source that is not a mapwatch database, or a
-    target it must not write (`backup_target_problem`); OSError (ENOSPC) for a full disk, with
-    no temporary file left behind."""
+    Raises ValueError for a missing source or a target it must not write
+    (`backup_target_problem`); NotMapwatchDatabase for a source that is another program's or
+    empty (a newer mapwatch's is copied: a backup only reads); OSError (ENOSPC) for a full
+    disk, with no temporary file left behind."""
     import errno
 
-    from mapwatch.store.db_check import Kind, database_kind
+    from mapwatch.store.db_check import Kind, check_database, database_kind
 
     source, target = Path(source), Path(target)
     if not source.is_file():
@@ -170,7 +171,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
                 src.execute("PRAGMA busy_timeout = 10000")
                 kind, _ = database_kind(src)  # a newer schema is copied as it is: a backup only reads
                 if kind in (Kind.FOREIGN, Kind.EMPTY):
-                    raise ValueError(f"{source}: not a mapwatch database ({kind.value}); nothing was copied")
+                    check_database(src, str(source), create=False)  # raises NotMapwatchDatabase
                 dst = sqlite3.connect(tmp)
                 try:
                     # pages=-1 (the default): the whole copy in one step, inside one read
