@@ -105,37 +105,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SIDE_FILES = ("-journal", "-wal", "-shm")  # what SQLite keeps beside a database file
 LOW_SPACE = 64 * 1024  # free bytes under which a failed copy is put down to a full disk
-
-
-def backup_target_problem(source: Path, target: Path) -> str | None:
-    """Why `target` must not be written by a backup of `source`, or None. Only a regular file
-    or a new path is replaced: not a device, FIFO, socket or folder, not the database itself
-    and not its `-wal`, `-shm` or `-journal` (writing over the live WAL loses transactions)."""
-    real_target = target.parent.resolve() / target.name
-    real_source = source.resolve()
-    for suffix in SIDE_FILES:
-        side = real_source.with_name(real_source.name + suffix)
-        if real_target == side or (target.exists() and side.exists() and target.samefile(side)):
-            return f"{target}: the backup must not overwrite the database's {suffix} file"
-    if not target.exists():
-        if target.is_symlink():
-            return f"{target}: a broken symbolic link; give a regular file or a new path"
-        parent = target.parent
-        while not parent.exists():
-            parent = parent.parent
-        if not parent.is_dir():
-            return f"{target}: {parent} is not a folder"
-        return None
-    if target.samefile(source) or real_target == real_source:
-        return f"{target}: the backup must not overwrite the database itself"
-    if not target.is_file():
-        kind = ("a folder" if target.is_dir() else "a FIFO" if target.is_fifo() else
-                "a device" if target.is_char_device() or target.is_block_device() else
-                "a socket" if target.is_socket() else "not a regular file")
-        return f"{target}: {kind}; the backup replaces only a regular file or writes a new one"
-    return None
 
 
 def _free_bytes(folder: Path) -> int:
@@ -148,17 +118,17 @@ def _free_bytes(folder: Path) -> int:
 def backup_database(source: str | Path, target: str | Path) -> int:
     """Copy `source` to `target` (atomically replaced); returns the copy's size in bytes.
     Raises ValueError for a missing source or a target it must not write
-    (`backup_target_problem`); NotMapwatchDatabase for a source that is another program's or
+    (`db_check.output_problem`); NotMapwatchDatabase for a source that is another program's or
     empty (a newer mapwatch's is copied: a backup only reads); OSError (ENOSPC) for a full
     disk, with no temporary file left behind."""
     import errno
 
-    from mapwatch.store.db_check import Kind, check_database, database_kind
+    from mapwatch.store.db_check import Kind, check_database, database_kind, output_problem
 
     source, target = Path(source), Path(target)
     if not source.is_file():
         raise ValueError(f"{source}: no such database")
-    problem = backup_target_problem(source, target)
+    problem = output_problem(target, source)
     if problem:
         raise ValueError(problem)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -208,6 +178,8 @@ def _remove_side_files(tmp_name: str) -> None:
     """The temporary copy's journal, WAL and shared memory: a failed copy leaves none behind
     (the temporary file itself is removed by `replacing`)."""
     if tmp_name:
+        from mapwatch.store.db_check import SIDE_FILES
+
         for suffix in SIDE_FILES:
             Path(tmp_name + suffix).unlink(missing_ok=True)
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 from enum import Enum
+from pathlib import Path
 
+from mapwatch.store.atomic import not_replaceable
 from mapwatch.store.errors import NotMapwatchDatabase
 
 MIGRATIONS_TABLE = "_sqlite_migrations"
+SIDE_FILES = ("-journal", "-wal", "-shm")  # what SQLite keeps beside a database file
 
 
 class Kind(Enum):
@@ -77,3 +80,20 @@ def check_file(path: str, *, create: bool = False) -> Kind:
         return check_database(conn, path, create=create)
     finally:
         conn.close()
+
+
+def output_problem(target: Path, database: Path) -> str | None:
+    """Why a command (backup, graph) must not write its output to `target`, or None: not the
+    database itself (by any name: a hard or symbolic link too), not its `-wal`, `-shm` or
+    `-journal` (writing over the live WAL loses committed transactions and breaks every
+    reader), and only a regular file or a new path (`atomic.not_replaceable`)."""
+    real_target = target.parent.resolve() / target.name
+    real_db = database.resolve()
+    exists = target.exists()
+    for suffix in SIDE_FILES:
+        side = real_db.with_name(real_db.name + suffix)
+        if real_target == side or (exists and side.exists() and target.samefile(side)):
+            return f"{target}: must not overwrite the database's {suffix} file"
+    if real_target == real_db or (exists and database.exists() and target.samefile(database)):
+        return f"{target}: must not overwrite the database itself"
+    return not_replaceable(target)

@@ -17,6 +17,7 @@ from mapwatch.store.urls import safe_http_url
 MAX_PORT = 65_535
 MAX_FEED_ENTRIES = 100_000  # --limit: entries per feed
 MAX_BUDGET = 10_000_000  # --budget: pages fetched in one tick
+MAX_ID = 2**63 - 1  # a Discord id (--guild, --channel, --user of `ask`): what SQLite's INTEGER holds
 _WS = re.compile(r"wss?://", re.ASCII | re.IGNORECASE)
 
 

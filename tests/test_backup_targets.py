@@ -1,7 +1,8 @@
 """`mapwatch backup FILE` through the real CLI (issue 21, item 2): FILE is replaced only when it
 is a regular file, or written when it is a new path. Devices, FIFOs, folders, the database
 itself (by any name) and its `-wal`, `-shm` and `-journal` are refused with exit 2 and one
-line, and stay as they were; a full disk exits 1 and leaves no temporary file behind."""
+line, and stay as they were; a full disk exits 1 and leaves no temporary file behind.
+`mapwatch graph -o FILE` follows the same rules (it too replaced /dev/full, and the database)."""
 
 from __future__ import annotations
 
@@ -80,9 +81,13 @@ TARGETS: dict[str, Callable[[Path, Path], Path]] = {
 }
 
 
+OUTPUT = {"backup": lambda target: ["backup", target], "graph": lambda target: ["graph", "2412.10400", "-o", target]}
+
+
 @pytest.mark.parametrize("name", sorted(TARGETS))
+@pytest.mark.parametrize("command", sorted(OUTPUT))
 def test_a_target_that_is_not_a_regular_file_or_a_new_path_is_refused(seeded: Path, tmp_path: Path,
-                                                                       name: str) -> None:
+                                                                       command: str, name: str) -> None:
     db = tmp_path / "m.db"
     db.write_bytes(seeded.read_bytes())
     writer = sqlite3.connect(db, isolation_level=None)  # a live database: its -wal and -shm exist
@@ -92,7 +97,7 @@ def test_a_target_that_is_not_a_regular_file_or_a_new_path_is_refused(seeded: Pa
         writer.execute("INSERT INTO bot_state (key, value, updated) VALUES ('committed', 'in the WAL', 'now')")
         target = TARGETS[name](tmp_path, db)
         before = _snapshot(target) if os.path.lexists(target) else None
-        r = mapwatch("backup", target, "--db", db, timeout=60)
+        r = mapwatch(*OUTPUT[command](target), "--db", db, timeout=60)
         assert r.returncode == 2, (name, r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("mapwatch: error: ") and "Traceback" not in r.stderr, r.stderr
