@@ -53,6 +53,8 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "--limit 0": ([*PUBLISH, "--limit", "0"], {}, "--limit"),
     "--limit -5": ([*REFRESH, "--limit", "-5"], {}, "--limit"),
     "--limit 10**20": ([*PUBLISH, "--limit", str(10 ** 20)], {}, "--limit"),
+    "--guild 10**23": (["ask", "--guild", str(10**23), "--channel", "2", "/track 2412.10400"], {}, "--guild"),
+    "--user 0": (["ask", "--user", "0", "/track 2412.10400"], {}, "--user"),
     "--budget -1": ([*REFRESH, "--budget", "-1"], {}, "--budget"),
     "--source http://": ([*REFRESH[:1], "--source", "http://", "--out", "public"], {}, "--source"),
     "SOURCE=https:// run": (["run", "--out", "public", "--port", "0"], {"MAPWATCH_SOURCE": "https://"},
