@@ -76,7 +76,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     try:  # before anything is written: another program's file, or a newer schema, stays untouched
-        check_database(db.conn, target, create=create)
+        check_database(db.conn, target, create=create or target == ":memory:")
     except BaseException:
         conn.close()
         raise
