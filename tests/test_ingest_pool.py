@@ -233,3 +233,52 @@ def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+WATCHED_POOL = """
+import os, time, types
+from concurrent.futures import ProcessPoolExecutor
+from mapwatch.store import ingest_pool
+# As where prctl is missing (the module's view of the platform only): the forked workers watch
+# their parent instead.
+ingest_pool.sys = types.SimpleNamespace(platform="darwin")
+ex = ProcessPoolExecutor(2, mp_context=ingest_pool._context(), initializer=ingest_pool._start_worker,
+                         initargs=(os.getpid(),))
+assert ex.submit(ingest_pool.worker_count).result() >= 1
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_where_prctl_is_missing_a_worker_watches_its_parent(tmp_path: Path) -> None:
+    """The fallback of `_exit_with_parent`: a thread that looks for the parent once a second."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    if not Path("/proc/self/stat").exists() or "fork" not in ingest_pool.multiprocessing.get_all_start_methods():
+        pytest.skip("needs /proc and fork")
+    proc = subprocess.Popen([sys.executable, "-c", WATCHED_POOL], stdout=subprocess.PIPE, text=True)
+    workers: dict[int, str] = {}
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        workers = _children(proc.pid)
+        assert len(workers) == 2, workers
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        left = dict(workers)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {pid: s for pid, s in left.items() if _alive(pid, s)}
+        assert not left, f"{len(left)} workers outlived their parent"
+    finally:
+        for pid, started in workers.items():
+            if _alive(pid, started):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
