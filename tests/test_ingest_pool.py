@@ -252,6 +252,7 @@ time.sleep(600)
 
 def test_where_prctl_is_missing_a_worker_watches_its_parent(tmp_path: Path) -> None:
     """The fallback of `_exit_with_parent`: a thread that looks for the parent once a second."""
+    import os
     import signal
     import subprocess
     import sys
