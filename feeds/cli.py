@@ -89,6 +89,10 @@ def base_url(args: argparse.Namespace, fallback: str) -> str:
     return given_base_url(args) or fallback.rstrip("/")
 
 
+def host(args: argparse.Namespace) -> str:
+    return settings.listen_host(args.host, "--host")
+
+
 def port(args: argparse.Namespace) -> int:
     if args.port is not None:
         return settings.port(args.port, "--port")
@@ -159,6 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.store.db import open_db, require_db
 
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
+    host(args)
     require_db(args.db)  # before listening: serve never creates a database
 
     async def main() -> None:

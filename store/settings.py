@@ -35,6 +35,18 @@ def port(value: int | str, name: str) -> int:
     return number
 
 
+def listen_host(value: str, name: str) -> str:
+    """An address to listen on: one this machine can resolve (an IP address, or a name)."""
+    import socket
+
+    try:
+        socket.getaddrinfo(value, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        reason = getattr(e, "strerror", None) or e
+        raise BadSetting(f"{name} {_shown(value)}: not an address to listen on ({reason})") from None
+    return value
+
+
 def base_url(value: str, name: str) -> str:
     """The public address of the feeds: an absolute http(s) URL with a host, without a
     trailing slash (it prefixes every link in the feeds and the bot's answers)."""

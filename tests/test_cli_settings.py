@@ -55,6 +55,8 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "--limit 10**20": ([*PUBLISH, "--limit", str(10 ** 20)], {}, "--limit"),
     "--guild 10**23": (["ask", "--guild", str(10**23), "--channel", "2", "/track 2412.10400"], {}, "--guild"),
     "--user 0": (["ask", "--user", "0", "/track 2412.10400"], {}, "--user"),
+    "--host typo serve": ([*SERVE, "--host", "127.0.0.l"], {}, "--host"),
+    "--host typo run": ([*RUN, "--host", "no such host!"], {}, "--host"),
     "--budget -1": ([*REFRESH, "--budget", "-1"], {}, "--budget"),
     "--source http://": ([*REFRESH[:1], "--source", "http://", "--out", "public"], {}, "--source"),
     "SOURCE=https:// run": (["run", "--out", "public", "--port", "0"], {"MAPWATCH_SOURCE": "https://"},
