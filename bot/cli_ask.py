@@ -102,6 +102,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except AskError as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    from mapwatch.store import settings
+
+    for flag in ("guild", "channel", "user"):  # Discord ids: positive, and they fit SQLite's INTEGER
+        if getattr(args, flag) is not None:
+            settings.bounded_int(getattr(args, flag), f"--{flag}", 1, settings.MAX_ID)
     cmd = commands()[name]
     if cmd.manage and args.channel is None and args.user is None:
         print("mapwatch: error: say where alerts go: --guild ID --channel ID, or --user ID for DMs",

@@ -29,12 +29,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_graph(args: argparse.Namespace) -> int:
     from mapwatch.bot.plot import draw_neighbourhood
     from mapwatch.bot.render_graph import neighbourhood_caption
-    from mapwatch.store.db import open_db
+    from mapwatch.store.db import default_db_path, open_db
+    from mapwatch.store.db_check import output_problem
     from mapwatch.store.graph import neighbourhood
 
     out = Path(args.output)
     if not out.parent.is_dir():
         print(f"mapwatch: error: no such folder for the output: {out.parent}", file=sys.stderr)
+        return EXIT_USAGE
+    problem = output_problem(out, Path(args.db or default_db_path()))  # not a device, not the database
+    if problem:
+        print(f"mapwatch: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     view = neighbourhood(open_db(args.db, create=False), args.paper, depth=args.depth, max_nodes=DEFAULT_MAX_NODES)
     picture = draw_neighbourhood(view)

@@ -26,15 +26,18 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import os
 
     from mapwatch.bot import config
+    from mapwatch.bot.discord_endpoints import check_environment
     from mapwatch.bot.run import run_all
-    from mapwatch.feeds.cli import out_dir, port
+    from mapwatch.feeds.cli import given_base_url, host, out_dir, port, source
     from mapwatch.feeds.run import RunConfig
-    from mapwatch.store.refresh import default_source
+    from mapwatch.feeds.scheduler import parse_schedule
 
-    run_config = RunConfig(db_path=args.db, source=args.source or default_source(), out_dir=out_dir(args),
-                           host=args.host, port=port(args),
-                           base_url=args.base_url or os.environ.get("MAPWATCH_BASE_URL"),
-                           refresh=os.environ.get("MAPWATCH_REFRESH"))
+    # Every setting is checked here, before the database is opened or a port bound (exit 2).
+    refresh = os.environ.get("MAPWATCH_REFRESH")
+    parse_schedule(refresh)
+    check_environment()
+    run_config = RunConfig(db_path=args.db, source=source(args), out_dir=out_dir(args),
+                           host=host(args), port=port(args), base_url=given_base_url(args), refresh=refresh)
     token = config.discord_token()
     # A service: mapwatch.cli runs it until a signal.
     return run_all(run_config, token, say=lambda s: print(s, flush=True), alert_interval=config.alert_interval())

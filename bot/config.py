@@ -15,16 +15,20 @@ def discord_token() -> str | None:
 
 def base_url() -> str:
     """Where the feeds are served, as links in answers: $MAPWATCH_BASE_URL, else local."""
-    url = os.environ.get("MAPWATCH_BASE_URL", "").strip().rstrip("/")
+    from mapwatch.store import settings
+
+    url = os.environ.get("MAPWATCH_BASE_URL", "").strip()
     if url:
-        return url
-    return f"http://localhost:{os.environ.get('PORT') or DEFAULT_PORT}"
+        return settings.base_url(url, "$MAPWATCH_BASE_URL")
+    return f"http://localhost:{settings.port(os.environ.get('PORT') or DEFAULT_PORT, '$PORT')}"
 
 
 def alert_interval() -> float:
-    """Seconds between checks of the event log for alerts (at most 60)."""
-    try:
-        value = float(os.environ.get("MAPWATCH_ALERT_INTERVAL", "30"))
-    except ValueError:
-        value = 30.0
-    return min(60.0, max(0.2, value))
+    """Seconds between checks of the event log for alerts: $MAPWATCH_ALERT_INTERVAL, a number
+    of seconds (kept within 0.2 to 60); not a number is a usage error."""
+    from mapwatch.store import settings
+
+    raw = os.environ.get("MAPWATCH_ALERT_INTERVAL", "").strip()
+    if not raw:
+        return 30.0
+    return min(60.0, max(0.2, settings.seconds(raw, "$MAPWATCH_ALERT_INTERVAL", 0.0, 86_400.0)))

@@ -31,9 +31,19 @@ def point_discord_py_at(api_base: str | None, gateway_url: str | None) -> None:
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
 
 
-def from_environment(environ: Mapping[str, str] | None = None) -> bool:
-    """Apply ``MAPWATCH_DISCORD_API`` / ``MAPWATCH_DISCORD_GATEWAY`` if set; True if either was."""
+def check_environment(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """``MAPWATCH_DISCORD_API`` and ``MAPWATCH_DISCORD_GATEWAY`` (None: unset), each an address
+    with a host; anything else raises ``BadSetting`` (a usage error)."""
+    from mapwatch.store import settings
+
     env = os.environ if environ is None else environ
     api, gateway = env.get(API_ENV) or None, env.get(GATEWAY_ENV) or None
+    return (settings.endpoint_url(api, f"${API_ENV}") if api else None,
+            settings.endpoint_url(gateway, f"${GATEWAY_ENV}", websocket=True) if gateway else None)
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> bool:
+    """Apply ``MAPWATCH_DISCORD_API`` / ``MAPWATCH_DISCORD_GATEWAY`` if set; True if either was."""
+    api, gateway = check_environment(environ)
     point_discord_py_at(api, gateway)
     return bool(api or gateway)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from mapwatch.store import settings
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
 
 
@@ -71,22 +72,44 @@ def register(sub: argparse._SubParsersAction) -> None:
 def out_dir(args: argparse.Namespace) -> str:
     from mapwatch.feeds.publish import default_out_dir
 
-    return args.out or default_out_dir()
+    if args.out:
+        return settings.out_folder(args.out, "--out")
+    return settings.out_folder(default_out_dir(), "$MAPWATCH_FEEDS_DIR")
+
+
+def given_base_url(args: argparse.Namespace) -> str | None:
+    """--base-url, else $MAPWATCH_BASE_URL, checked (an http(s) address with a host); None: neither."""
+    if args.base_url is not None:
+        return settings.base_url(args.base_url, "--base-url")
+    env = os.environ.get("MAPWATCH_BASE_URL", "").strip()
+    return settings.base_url(env, "$MAPWATCH_BASE_URL") if env else None
 
 
 def base_url(args: argparse.Namespace, fallback: str) -> str:
-    return (args.base_url or os.environ.get("MAPWATCH_BASE_URL") or fallback).rstrip("/")
+    return given_base_url(args) or fallback.rstrip("/")
+
+
+def host(args: argparse.Namespace) -> str:
+    return settings.listen_host(args.host, "--host")
 
 
 def port(args: argparse.Namespace) -> int:
     if args.port is not None:
-        return args.port
-    raw = os.environ.get("PORT") or "8080"
-    if not raw.isdigit():
-        from mapwatch.store.errors import FetchError
+        return settings.port(args.port, "--port")
+    return settings.port(os.environ.get("PORT") or "8080", "$PORT")
 
-        raise FetchError(f"$PORT must be a number, not {raw!r}")
-    return int(raw)
+
+def source(args: argparse.Namespace) -> str:
+    """--source, else $MAPWATCH_SOURCE, else the bundled seeds; a URL must have a host."""
+    from mapwatch.store.refresh import default_source
+
+    if args.source is not None:
+        return settings.http_source(args.source, "--source")
+    return settings.http_source(default_source(), "$MAPWATCH_SOURCE")
+
+
+def limit(args: argparse.Namespace) -> int:
+    return settings.bounded_int(args.limit, "--limit", 1, settings.MAX_FEED_ENTRIES)
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
@@ -95,17 +118,20 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.store.db import open_db
     from mapwatch.store.http_client import HttpOptions, tick_deadline
     from mapwatch.store.priority import lower_priority_if_asked
-    from mapwatch.store.refresh import default_source, refresh
+    from mapwatch.store.refresh import refresh
 
+    # Every setting is checked before the database is opened: a typo changes nothing.
+    the_source, folder, url, entries = source(args), out_dir(args), base_url(args, "http://localhost:8080"), limit(args)
+    if args.budget is not None:
+        settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
-    source = args.source or default_source()
     deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
     options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
                                                                                     deadline=deadline)
     db = open_db(args.db)
     progress = CrawlProgress()
     try:
-        report = refresh(db, source, options=options, progress=progress)
+        report = refresh(db, the_source, options=options, progress=progress)
     finally:
         progress.close()
     _listed("rejected", report.rejected, report.rejected_total, " (all in the ingest_errors table)")
@@ -114,7 +140,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     print(report.summary())
-    print(publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit).summary())
+    print(publish(db, folder, url, limit=entries).summary())
     return EXIT_REJECTED if report.rejected or report.failed else EXIT_OK
 
 
@@ -122,9 +148,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
 
+    folder, url, entries = out_dir(args), base_url(args, "http://localhost:8080"), limit(args)
     db = open_db(args.db, create=False)
-    report = publish(db, out_dir(args), base_url(args, "http://localhost:8080"), limit=args.limit,
-                     papers=args.papers)
+    report = publish(db, folder, url, limit=entries, papers=args.papers)
     print(report.summary())
     return EXIT_OK
 
@@ -139,21 +165,21 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.feeds.server import start_server
     from mapwatch.store.db import open_db, require_db
 
+    the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
+    host(args)
     require_db(args.db)  # before listening: serve never creates a database
-    the_port = port(args)
     limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    folder = out_dir(args)
 
     async def main() -> None:
-        papers = PaperCache(require_db(args.db), "", args.limit)  # paper feeds and pages on demand
+        papers = PaperCache(require_db(args.db), "", entries)  # paper feeds and pages on demand
         runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
                                            limits=limits)
         try:
-            url = base_url(args, default_base_url(args.host, bound))
-            papers.settle(url, args.limit)
+            url = given or default_base_url(args.host, bound)
+            papers.settle(url, entries)
             db = open_db(args.db, create=False)
             try:
-                report = await asyncio.to_thread(publish, db, folder, url, limit=args.limit)
+                report = await asyncio.to_thread(publish, db, folder, url, limit=entries)
             finally:
                 db.close()
             await runner.open()  # 503 until now: nothing from the folder an earlier publish left

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mapwatch.store.errors import MapwatchError
+from mapwatch.store.errors import BadSetting
 from mapwatch.store.priority import background_nice, lower_thread_priority
 
 if TYPE_CHECKING:
@@ -37,8 +37,12 @@ JOB_ID = "refresh"
 _INTERVAL = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
-class ScheduleError(MapwatchError):
-    """$MAPWATCH_REFRESH is neither an interval (1h, 30m, 90s, 1h30m) nor a 5-field cron expression."""
+MAX_INTERVAL = timedelta(days=366)  # a longer interval is a typo (and overflows the scheduler's dates)
+
+
+class ScheduleError(BadSetting):
+    """$MAPWATCH_REFRESH is neither an interval (1h, 30m, 90s, 1h30m; above 0 s and at most
+    366 days) nor a 5-field cron expression that fires: a usage error (exit 2)."""
 
 
 def parse_schedule(spec: str | None) -> BaseTrigger:
@@ -51,16 +55,21 @@ def parse_schedule(spec: str | None) -> BaseTrigger:
     m = _INTERVAL.match(text.replace(" ", ""))
     if m and any(m.groups()):
         d, h, mi, s = (int(g or 0) for g in m.groups())
-        seconds = timedelta(days=d, hours=h, minutes=mi, seconds=s).total_seconds()
-        if seconds <= 0:
-            raise ScheduleError(f"refresh interval {spec!r} must be longer than 0 s")
+        seconds = d * 86_400 + h * 3_600 + mi * 60 + s  # whole numbers: no overflow however long
+        if seconds <= 0 or seconds > MAX_INTERVAL.total_seconds():
+            raise ScheduleError(f"$MAPWATCH_REFRESH: the interval {spec!r} must be longer than 0 s "
+                                f"and at most {MAX_INTERVAL.days} days")
         return IntervalTrigger(seconds=seconds, timezone=UTC)
     if len(text.split()) == 5:
         try:
-            return CronTrigger.from_crontab(text, timezone=UTC)
-        except ValueError as e:
-            raise ScheduleError(f"refresh schedule {spec!r}: {e}") from None
-    raise ScheduleError(f"refresh schedule {spec!r}: use an interval like 1h, 30m, 90s "
+            trigger = CronTrigger.from_crontab(text, timezone=UTC)
+            fires = trigger.get_next_fire_time(None, datetime.now(UTC))
+        except (ValueError, OverflowError) as e:
+            raise ScheduleError(f"$MAPWATCH_REFRESH: the cron expression {spec!r}: {e}") from None
+        if fires is None:
+            raise ScheduleError(f"$MAPWATCH_REFRESH: the cron expression {spec!r} never fires")
+        return trigger
+    raise ScheduleError(f"$MAPWATCH_REFRESH: {spec!r} is not a schedule: use an interval like 1h, 30m, 90s "
                         "or a 5-field cron expression like '0 * * * *'")
 
 

@@ -79,8 +79,13 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
     import signal
 
     level = os.environ.get("MAPWATCH_LOG_LEVEL", "").strip().upper() or "INFO"
-    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level not in logging.getLevelNamesMapping() or level == "NOTSET":
+        from mapwatch.store.errors import BadSetting
+
+        service.close()  # never started
+        raise BadSetting(f"$MAPWATCH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
+                         f"not {os.environ['MAPWATCH_LOG_LEVEL']!r}")
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if level != "DEBUG":
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
@@ -104,14 +109,14 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mapwatch.store.errors import FetchError, MapwatchError, NoDatabase
+    from mapwatch.store.errors import BadSetting, FetchError, MapwatchError, NoDatabase, NotMapwatchDatabase
 
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], Outcome] = args.func
     try:
         outcome = func(args)
         return outcome if isinstance(outcome, int) else run_until_signal(outcome)
-    except (FetchError, NoDatabase) as e:
+    except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except MapwatchError as e:

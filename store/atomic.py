@@ -14,6 +14,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def not_replaceable(path: Path) -> str | None:
+    """Why `path` must not be replaced by a file, or None for a regular file or a new path.
+    Renaming a file over a device, a FIFO or a socket destroys it (`/dev/full` would become
+    a file), and over a folder it fails; a parent that is not a folder cannot hold it."""
+    if not path.exists():
+        if path.is_symlink():
+            return f"{path}: a broken symbolic link; give a regular file or a new path"
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        return None if parent.is_dir() else f"{path}: {parent} is not a folder"
+    if path.is_file():
+        return None
+    kind = ("a folder" if path.is_dir() else "a FIFO" if path.is_fifo() else
+            "a device" if path.is_char_device() or path.is_block_device() else
+            "a socket" if path.is_socket() else "not a regular file")
+    return f"{path}: {kind}; only a regular file is replaced, or a new one written"
+
+
 @contextmanager
 def replacing(path: Path, *, mode: int | None = None) -> Iterator[Path]:
     """A temporary file beside `path` for the block to fill; renamed over `path` when the

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mapwatch.store import bulk_load, schema
+from mapwatch.store.db_check import check_database, check_file
 from mapwatch.store.errors import NoDatabase
 from sqlite_utils import Database
 
@@ -39,17 +40,22 @@ def busy_timeout_ms() -> int:
 
 
 def require_db(path: str | Path | None) -> str:
-    """The database path, if that file exists; else `NoDatabase` naming it."""
+    """The database path, if that file exists and is a mapwatch database; else `NoDatabase`
+    or `NotMapwatchDatabase` naming it (store/db_check.py). Nothing is written."""
     target = str(path) if path is not None else default_db_path()
-    if target != ":memory:" and not Path(target).is_file():
-        raise NoDatabase(target)
+    if target != ":memory:":
+        if not Path(target).is_file():
+            raise NoDatabase(target)
+        check_file(target)
     return target
 
 
 def open_db(path: str | Path | None = None, *, migrate: bool = True, create: bool = True) -> Database:
     """Open the mapwatch database: WAL, foreign keys, schema applied. With `create` (ingest,
-    refresh, run) a missing file and its folders are made; without, a missing file raises
-    `NoDatabase` and nothing is created (README, "Usage")."""
+    refresh, run) a missing or empty file and its folders are made into one; without, a
+    missing file raises `NoDatabase` and nothing is created (README, "Usage"). A file that is
+    not a mapwatch database (another program's, empty without `create`, or of a newer schema)
+    raises `NotMapwatchDatabase` before anything is written to it."""
     target = str(path) if path is not None else default_db_path()
     # check_same_thread=False: the bot hands the connection to worker threads
     # (asyncio.to_thread); callers that share one connection serialise its use.
@@ -69,6 +75,11 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
             raise
     db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+    try:  # before anything is written: another program's file, or a newer schema, stays untouched
+        check_database(db.conn, target, create=create or target == ":memory:")
+    except BaseException:
+        conn.close()
+        raise
     if target != ":memory:":
         db.conn.execute("PRAGMA journal_mode = WAL")
         db.conn.execute("PRAGMA synchronous = NORMAL")

@@ -39,6 +39,17 @@ class NoDatabase(MapwatchError):
         self.path = path
 
 
+class BadSetting(MapwatchError):
+    """A setting an operator typed (an environment variable or an option) that cannot be
+    used: a usage error (exit 2), one line naming the setting and what it accepts."""
+
+
+class NotMapwatchDatabase(MapwatchError):
+    """A --db file that is not a mapwatch database: another program's SQLite file, an empty
+    file for a command that does not create databases, or one whose schema is newer than
+    this code. A usage error (exit 2); the file is not changed."""
+
+
 class FetchError(MapwatchError):
     """A page that could not be retrieved (missing file, HTTP failure, too large)."""
 

@@ -16,6 +16,9 @@ import hashlib
 import multiprocessing
 import os
 import signal
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -98,7 +101,42 @@ def prepare_chunk(items: list[Item], today: date) -> list[Outcome]:
     return [prepare_item(it, today) for it in items]
 
 
-def _start_worker() -> None:
+PARENT_POLL_SECONDS = 1.0  # where the kernel cannot signal a worker, how often it looks for its parent
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the ingest that started it dies, even by `kill -9` (no cleanup runs
+    there, and a worker blocked on its task queue would otherwise wait for good: fork gave it
+    the queue's write end too, so it never sees end-of-file). On Linux the kernel sends it
+    SIGKILL when its parent exits (PR_SET_PDEATHSIG); elsewhere a thread checks once a second
+    that its parent is still `parent`. Either way, a parent already gone ends it at once.
+    (The kernel's signal follows the thread that forked the worker: the pool lives inside one
+    call of `prepared_pages`, in the thread that calls it.)"""
+    armed = False
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while True:
+                time.sleep(PARENT_POLL_SECONDS)
+                if os.getppid() != parent:
+                    os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _start_worker(parent: int | None = None) -> None:
+    if parent is not None:
+        _exit_with_parent(parent)
     # Ctrl-C reaches the whole process group: the ingest's own process stops the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(os, "nice"):  # not on Windows: there the workers parse at the writer's priority
@@ -125,7 +163,7 @@ def prepared_pages(items: Iterable[Item], *, pool: bool, today: date) -> Iterato
             yield prepare_item(it, today)
         return
     workers = worker_count()
-    ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker)
+    ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker, initargs=(os.getpid(),))
     pending: deque[Future[list[Outcome]]] = deque()
     try:
         chunk: list[Item] = []

@@ -57,9 +57,9 @@ def test_refresh_missing_folder_is_one_clear_line(tmp_path: Path, capsys) -> Non
 def test_run_with_a_bad_schedule_says_so(tmp_path: Path, monkeypatch, capsys, spec: str) -> None:
     monkeypatch.setenv("MAPWATCH_REFRESH", spec)
     code = main(["run", "--db", str(tmp_path / "m.db"), "--out", str(tmp_path / "public"), "--port", "0"])
-    assert code == 1
+    assert code == 2  # a usage error (issue 21: it was 1)
     err = capsys.readouterr().err
-    assert "mapwatch: error: refresh" in err and "Traceback" not in err
+    assert err.startswith("mapwatch: error: $MAPWATCH_REFRESH") and "Traceback" not in err
 
 
 def test_serve_on_a_taken_port_is_one_clear_line(tmp_path: Path) -> None:

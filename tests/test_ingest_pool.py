@@ -164,3 +164,123 @@ def test_parse_workers_run_below_the_writer() -> None:
         worker = ex.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60)
     assert worker == min(19, writer + ingest_pool.WORKER_NICE) > writer or writer == 19
     assert sys.platform != "linux" or os.getpriority(os.PRIO_PROCESS, 0) == writer  # the writer kept its own
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The live (not zombie) child processes of `pid`: their pid and start time (/proc)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        state, ppid, started = fields[0], int(fields[1]), fields[19]
+        if ppid == pid and state != "Z":
+            out[int(entry.name)] = started
+    return out
+
+
+def _alive(pid: int, started: str) -> bool:
+    """The process `pid` that started at `started` still runs (a zombie does not; a reused pid is another)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z" and fields[19] == started
+
+
+def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
+    """`kill -9` of a real `mapwatch ingest` while its parse workers run: no worker outlives it
+    by more than a few seconds (before, they were left to PID 1 for good, ~33 MB each)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc to find the workers")
+    n = ingest_pool.POOL_THRESHOLD + 5600
+    folder = tmp_path / "map"
+    gen.write_map(gen.build_map(n, seed=5), folder, 1, check_every=0)
+    proc = subprocess.Popen([sys.executable, "-m", "mapwatch", "ingest", str(folder), "--db", str(tmp_path / "k.db"),
+                             "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    workers: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < ingest_pool.worker_count() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+            workers = _children(proc.pid)
+        assert proc.poll() is None, "the ingest ended before its workers were seen"
+        assert len(workers) == ingest_pool.worker_count() >= 2, f"the workers did not start: {workers}"
+        assert all(_alive(pid, started) for pid, started in workers.items())
+        proc.kill()  # SIGKILL: no cleanup of any kind runs in the ingest
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        deadline = time.monotonic() + 5  # "a few seconds"
+        left = dict(workers)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {pid: s for pid, s in left.items() if _alive(pid, s)}
+        assert not left, f"{len(left)} of {len(workers)} parse workers outlived the killed ingest: {sorted(left)}"
+    finally:
+        for pid, started in workers.items():  # never leave one behind, whatever happened
+            if _alive(pid, started):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+WATCHED_POOL = """
+import os, time, types
+from concurrent.futures import ProcessPoolExecutor
+from mapwatch.store import ingest_pool
+# As where prctl is missing (the module's view of the platform only): the forked workers watch
+# their parent instead.
+ingest_pool.sys = types.SimpleNamespace(platform="darwin")
+ex = ProcessPoolExecutor(2, mp_context=ingest_pool._context(), initializer=ingest_pool._start_worker,
+                         initargs=(os.getpid(),))
+assert ex.submit(ingest_pool.worker_count).result() >= 1
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_where_prctl_is_missing_a_worker_watches_its_parent(tmp_path: Path) -> None:
+    """The fallback of `_exit_with_parent`: a thread that looks for the parent once a second."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    if not Path("/proc/self/stat").exists() or "fork" not in ingest_pool.multiprocessing.get_all_start_methods():
+        pytest.skip("needs /proc and fork")
+    proc = subprocess.Popen([sys.executable, "-c", WATCHED_POOL], stdout=subprocess.PIPE, text=True)
+    workers: dict[int, str] = {}
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        workers = _children(proc.pid)
+        assert len(workers) == 2, workers
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        left = dict(workers)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {pid: s for pid, s in left.items() if _alive(pid, s)}
+        assert not left, f"{len(left)} workers outlived their parent"
+    finally:
+        for pid, started in workers.items():
+            if _alive(pid, started):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
