@@ -57,8 +57,8 @@ class Limits:
 
 def limits_from_env() -> Limits:
     """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS; a bad value is a
-    usage error naming it (FetchError: exit 2)."""
-    from mapwatch.store.errors import FetchError
+    usage error naming it (BadSetting: exit 2)."""
+    from mapwatch.store.errors import BadSetting
 
     raw_t = os.environ.get("MAPWATCH_HEADER_TIMEOUT", "").strip()
     raw_c = os.environ.get("MAPWATCH_MAX_CONNECTIONS", "").strip()
@@ -67,9 +67,9 @@ def limits_from_env() -> Limits:
     except ValueError:
         timeout = math.nan
     if not 0 < timeout <= 3600:
-        raise FetchError(f"$MAPWATCH_HEADER_TIMEOUT must be seconds (more than 0, at most 3600), not {raw_t!r}")
+        raise BadSetting(f"$MAPWATCH_HEADER_TIMEOUT must be seconds (more than 0, at most 3600), not {raw_t!r}")
     if raw_c and not (raw_c.isdigit() and int(raw_c) >= 1):
-        raise FetchError(f"$MAPWATCH_MAX_CONNECTIONS must be a whole number of at least 1, not {raw_c!r}")
+        raise BadSetting(f"$MAPWATCH_MAX_CONNECTIONS must be a whole number of at least 1, not {raw_c!r}")
     return Limits(timeout, int(raw_c) if raw_c else MAX_CONNECTIONS)
 
 

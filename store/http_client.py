@@ -31,7 +31,7 @@ TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most; $MAPWATCH_TIC
 
 def tick_deadline() -> float:
     """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes); a bad value is a usage error
-    naming it (FetchError)."""
+    naming it (BadSetting)."""
     import os
 
     raw = os.environ.get("MAPWATCH_TICK_DEADLINE", "").strip()
@@ -42,9 +42,9 @@ def tick_deadline() -> float:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds <= 86_400:
-        from mapwatch.store.errors import FetchError
+        from mapwatch.store.errors import BadSetting
 
-        raise FetchError(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
+        raise BadSetting(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
     return seconds
 
 

@@ -59,14 +59,16 @@ def _state(folder: Path) -> dict[str, tuple[int, bytes]]:
     return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir() if p.is_file()}
 
 
-@pytest.mark.parametrize("kind", sorted(FILES))
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+# Not refused, so not here: an empty file for ingest, refresh and run (they start a database
+# in it: the next test), and a newer database for backup (a backup only reads: it is copied,
+# test_backup_copies_a_newer_database).
+REFUSED = [(name, kind) for name in sorted(COMMANDS) for kind in sorted(FILES)
+           if not (kind == "empty" and name in MAKING) and not (kind == "newer" and name == "backup")]
+
+
+@pytest.mark.parametrize(("name", "kind"), REFUSED)
 def test_a_file_that_is_not_a_mapwatch_database_is_refused_and_untouched(seeded: Path, tmp_path: Path,
                                                                          name: str, kind: str) -> None:
-    if kind == "empty" and name in MAKING:
-        pytest.skip("ingest, refresh and run start a database in an empty file (the next test)")
-    if kind == "newer" and name == "backup":
-        pytest.skip("a backup only reads: a newer database is copied (test_backup_copies_a_newer_database)")
     work = tmp_path / "work"
     work.mkdir()
     db = work / "their.db"
