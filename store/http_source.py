@@ -254,7 +254,7 @@ class _Crawl:
         if search := self.plan.unlisted_growth(page):  # look for the new citers its page does not name
             self.queue.search(search)
         for placement in page.placements:
-            self.enqueue_direction(placement.url, forced=search)
+            self.enqueue_direction(placement.url, forced=search > 0)
 
     # --- robots.txt and sitemaps -------------------------------------------------------
 
