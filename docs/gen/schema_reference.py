@@ -71,6 +71,13 @@ def indexes(db: sqlite_utils.Database, table: str) -> list[str]:
     return out
 
 
+def render_summary() -> str:
+    """The tables at a glance: each one's name, linked to its section, and what a row is."""
+    check(live_schema())
+    rows = [f"| [`{table}`](#{table}) | {what} |" for table, (what, _) in TABLES.items()]
+    return "\n".join(["| table | what a row is |", "| --- | --- |", *rows])
+
+
 def render() -> str:
     """One section per table: what a row is, its columns (type, key, what each holds), its indexes."""
     db = live_schema()
