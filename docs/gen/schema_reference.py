@@ -7,9 +7,7 @@ column that does not exist, is an error: `cog --check` in CI and tests/test_docs
 from __future__ import annotations
 
 import sqlite_utils
-
 from mapwatch.store.db import open_db
-
 from schema_notes import TABLES
 
 # Tables that are SQLite's or FTS5's own machinery, not part of the documented schema.
