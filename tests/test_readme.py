@@ -35,3 +35,17 @@ def test_the_readme_is_a_front_page_whose_links_resolve() -> None:
     assert len(local) >= 10  # the picture and the documentation's pages
     for link in local:
         assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+
+
+def test_the_readme_tour_runs(tmp_path: Path, capsys) -> None:
+    """Every `mapwatch ask` line of the README's tour answers on the bundled seeds."""
+    import shlex
+
+    from mapwatch.cli import main
+
+    db = str(tmp_path / "mapwatch.db")
+    assert main(["ingest", "--quiet", "--db", db]) == 0
+    examples = re.findall(r"^mapwatch (ask .+)$", README, flags=re.M)
+    assert len(examples) >= 5
+    for line in examples:
+        assert main([*shlex.split(line), "--db", db]) == 0, (line, capsys.readouterr().out)
