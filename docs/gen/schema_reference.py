@@ -50,8 +50,8 @@ def column_type(db: sqlite_utils.Database, table: str, column: str) -> str:
         parts.append("not null")
     if info.default_value is not None:
         parts.append(f"default {info.default_value}")
-    if not db[table].virtual_table_using:
-        for fk in db[table].foreign_keys:
+    if not db.table(table).virtual_table_using:
+        for fk in db.table(table).foreign_keys:
             if fk.column == column:
                 parts.append(f"→ `{fk.other_table}.{fk.other_column}`")
     return ", ".join(parts)
@@ -83,7 +83,7 @@ def render() -> str:
     live = documented_tables(db)
     out: list[str] = []
     for table, (what, notes) in TABLES.items():
-        using = db[table].virtual_table_using
+        using = db.table(table).virtual_table_using
         out += [f"### `{table}`", "", what[:1].upper() + what[1:] + (f" ({using} virtual table)." if using else "."),
                 "", "| column | type | what it holds |", "| --- | --- | --- |"]
         for c in db[table].columns:
