@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli."""
     p = sub.add_parser("ingest", help="store map pages from files or folders",
                        description="Parse map pages and store them with their history. "
-                                   "Folders are searched for *.txt and *.md pages. "
+                                   "Folders are searched for *.txt, *.md, *.html and *.htm pages. "
                                    "Exit 0: all stored; 1: some pages rejected (the rest stored); "
                                    "2: usage error.")
     p.add_argument("paths", nargs="*", metavar="PATH",

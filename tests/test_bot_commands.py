@@ -18,7 +18,7 @@ from tests.bot_helpers import ctx
 from tests.conftest import seed_page, write_page
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+BOT_DOCS = (ROOT / "docs" / "bot.md").read_text(encoding="utf-8")  # the Discord bot page
 
 
 def assert_within_limits(r: Reply) -> None:
@@ -184,10 +184,10 @@ OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "r
 
 
 def readme_row(name: str) -> str:
-    """The README's Commands table row of /name."""
-    rows = [line for line in README.splitlines()
+    """The Commands table row of /name, on the Discord bot page of the docs (docs/bot.md)."""
+    rows = [line for line in BOT_DOCS.splitlines()
             if line.startswith((f"| `/{name}` |", f"| `/{name} <", f"| `/{name} ["))]
-    assert len(rows) == 1, f"/{name} is not documented in the README's command table"
+    assert len(rows) == 1, f"/{name} is not documented in the command table of docs/bot.md"
     return rows[0]
 
 
@@ -219,7 +219,7 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
         assert (payload["default_member_permissions"] is not None) == spec.manage
         if spec.manage:
             assert c.checks, f"/{c.name} must enforce Manage Channels with a check"
-        # The README documents the same options, required ones as <name> and optional ones as [name].
+        # docs/bot.md documents the same options, required ones as <name> and optional ones as [name].
         usage = " ".join([f"/{c.name}"] + [f"<{o.name}>" if o.required else f"[{o.name}]" for o in spec.options])
         row = readme_row(c.name)
         assert row.startswith(f"| `{usage}` |"), (row[:80], usage)

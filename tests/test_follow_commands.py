@@ -97,9 +97,9 @@ def test_track_takes_a_mode_and_a_role(seeded) -> None:
     assert (t.mode, t.role_id) == ("instant", None)
 
 
-def test_the_readme_follow_examples_run(seeded, db_path, capsys) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Following and digests"):readme.index("## Configuration")]
+def test_the_documented_follow_examples_run(seeded, db_path, capsys) -> None:
+    page = (ROOT / "docs" / "bot.md").read_text(encoding="utf-8")
+    section = page[page.index("## Following and digests"):]
     examples = re.findall(r"^mapwatch (ask .+)$", section, flags=re.M)
     assert len(examples) >= 5
     seeded.close()

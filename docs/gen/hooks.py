@@ -1,0 +1,25 @@
+"""MkDocs hook: pages and pictures kept beside the code they describe, published with the site
+without a copy in docs/: the benchmark figures (bench/RESULTS.md), the reliability tests and
+their figures (tests/RELIABILITY.md) and the graph picture drawn from the seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+# site path: file in the repository
+EXTERNAL = {
+    "bench-results.md": "bench/RESULTS.md",
+    "reliability.md": "tests/RELIABILITY.md",
+    "graph-2412.10400.png": "seeds/graph-2412.10400.png",
+}
+
+
+def on_files(files: Files, config: Any) -> Files:
+    for site_path, repo_path in EXTERNAL.items():
+        files.append(File.generated(config, site_path, abs_src_path=str(ROOT / repo_path)))
+    return files

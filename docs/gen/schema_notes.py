@@ -1,0 +1,298 @@
+# ruff: noqa: E501  (prose, one description a line)
+"""What each table and column of the database is, for the schema reference of docs/database.md.
+
+The columns themselves (their order, types, keys and indexes) come from the live schema: cog opens a
+fresh database with every migration applied (docs/gen/schema_reference.py). Every table and column
+there must have its entry here, and no entry may name a column that does not exist: the generator
+refuses otherwise, so `cog --check` fails in CI until the new column is described here.
+"""
+
+from __future__ import annotations
+
+# table: (what a row is, {column: what it holds, "" when its name says it all}), in the order the
+# reference lists them.
+TABLES: dict[str, tuple[str, dict[str, str]]] = {
+    'papers': (
+        "a paper, with a page in the map (`has_page` 1) or only seen in other pages' lists (0)",
+        {
+            'id': 'arXiv id without version',
+            'title': 'as its page, or a list naming it, gives it',
+            'year': '',
+            'url': 'map page',
+            'arxiv_url': 'its arXiv page (derived from the id unless the page gives a plain arXiv link)',
+            'abstract': "from its page's `## Abstract`",
+            'first_posted': 'its page\'s "First posted on arXiv" date',
+            'cited_by': 'the cited-by count its page states',
+            'refs_in_map': 'R of its page\'s "builds on R of its T references"',
+            'refs_total': 'T of that line',
+            'data_through': 'the "data through" date of its stored page',
+            'has_page': '1: the map has its page; 0: seen only in lists',
+            'first_seen': 'when mapwatch first stored it',
+            'updated': '',
+        }),
+    'citations': (
+        '`citing_id` cites `cited_id`',
+        {
+            'citing_id': 'the citing paper (`papers.id`)',
+            'cited_id': 'the cited paper (`papers.id`)',
+            'first_seen': 'the ingest that revealed it',
+            'snapshot_id': 'the page version that revealed it',
+        }),
+    'directions': (
+        'a research direction',
+        {
+            'slug': "the link's path, e.g. `lr/reinforcement-learning-for-reasoning`",
+            'name': 'as the map names it',
+            'area': 'the area the index page groups it under',
+            'breadcrumb': '',
+            'url': 'its map page',
+            'direction_count': '',
+        }),
+    'placements': (
+        'a paper placed in a direction',
+        {
+            'paper_id': '',
+            'direction_slug': '',
+            'position': '1 = main direction',
+        }),
+    'snapshots': (
+        'one stored version of a page, with the counts it stated',
+        {
+            'id': '',
+            'paper_id': '',
+            'data_through': 'the page\'s "data through" date',
+            'cited_by': 'the cited-by count it stated',
+            'refs_in_map': '',
+            'refs_total': '',
+            'citers_listed': 'citers the page names',
+            'refs_listed': 'references the page names',
+            'content_hash': 'what the page says, not its bytes (see below)',
+            'source': 'where the page was read from (a file or URL)',
+            'ingested_at': 'when it was stored',
+        }),
+    'events': (
+        "the change log, ids only grow: `citation` (`citing_id` newly cites `paper_id`) or `count` (`paper_id`'s stated cited-by count grew `old_count` -> `new_count`, `unlisted` of them not named on its page)",
+        {
+            'id': '',
+            'kind': '`citation` or `count`',
+            'paper_id': '',
+            'citing_id': '',
+            'old_count': '',
+            'new_count': '',
+            'unlisted': '',
+            'snapshot_id': 'the page version that showed it',
+            'seen_at': 'when it was recorded',
+        }),
+    'sources': (
+        'where a page was last read from (a file, or a URL with its HTTP validators), to skip unchanged ones; for the HTTP crawl also when each page is due (a row without `checked_at`: a page found, not fetched yet)',
+        {
+            'location': 'the file path or URL',
+            'paper_id': '',
+            'sha256': 'of the bytes last read',
+            'size': "the file's size, to skip unchanged files",
+            'mtime_ns': "the file's modification time, to skip unchanged files",
+            'etag': 'HTTP validator for conditional requests',
+            'last_modified': 'HTTP validator for conditional requests',
+            'checked_at': 'when it was last read or checked',
+            'text_url': 'the text alternate an HTML page declared: later ticks read the page from there; NULL: the page itself',
+            'changed_at': 'the last check that found the page changed',
+            'next_check_at': 'when it is due',
+            'interval_s': 'its re-check interval, seconds',
+        }),
+    'crawl_resources': (
+        'robots.txt, a sitemap or a direction page of the map, as last read, for conditional requests',
+        {
+            'location': 'its URL',
+            'kind': '`robots`, `sitemap`, `direction`',
+            'etag': 'HTTP validator for conditional requests',
+            'last_modified': 'HTTP validator for conditional requests',
+            'sha256': '',
+            'body': 'robots.txt and sitemaps up to 4 MB: what a 304 stands for',
+            'checked_at': '',
+            'changed_at': '',
+            'next_check_at': "direction pages' polling",
+            'interval_s': "direction pages' polling",
+        }),
+    'ingest_errors': (
+        'a page currently rejected',
+        {
+            'location': 'the file path or URL',
+            'line': 'the line the reason is about',
+            'reason': 'why the page was rejected',
+            'sha256': 'of the rejected bytes',
+            'first_seen': 'when it was first rejected',
+            'last_seen': 'when it was last rejected',
+        }),
+    'quarantined_dates': (
+        'a date no page can claim, stored by an older version and moved out of its column (set to NULL there) by migration 0013',
+        {
+            'id': '',
+            'table_name': '`papers` or `snapshots`',
+            'row_key': 'the paper id or snapshot id',
+            'column_name': '`data_through` or `first_posted`',
+            'value': 'as stored',
+            'reason': '`in the future`, `before arXiv existed`, `not a date`',
+            'quarantined_at': '',
+        }),
+    'ingests': (
+        'one run of ingest or refresh',
+        {
+            'id': '',
+            'source': 'the folder, files or URL read',
+            'started_at': '',
+            'finished_at': '',
+            'pages_read': 'pages read',
+            'unchanged': 'pages already stored as they are',
+            'stale': 'pages older than stored',
+            'rejected': 'pages rejected',
+            'stored': 'pages stored',
+            'new_citations': 'citations first seen',
+            'requests': 'requests a refresh sent the site; NULL for a folder',
+        }),
+    'feed_publishes': (
+        'where feeds were last published, so the next publish rebuilds only the paper feeds that changed',
+        {
+            'out_dir': 'absolute path; with `#papers=all` appended for `publish --papers all`, which keeps its own cursors',
+            'base_url': '',
+            'entry_limit': '',
+            'last_event_id': 'what the published feeds include',
+            'last_snapshot_id': 'what the published feeds include',
+            'published_at': '',
+        }),
+    'feed_direction_citers': (
+        "the feeds' index of who newly cites each direction, brought up to date by each publish (store/feed_index.py)",
+        {
+            'direction_slug': '',
+            'citing_id': '',
+            'first_seen': '',
+            'first_event_id': '',
+        }),
+    'feed_placements': (
+        'the placements that index was built from (a page that moves a paper is found against them)',
+        {
+            'paper_id': '',
+            'direction_slug': '',
+        }),
+    'feed_direction_stats': (
+        "each direction's paper count for the feeds, kept with that index",
+        {
+            'direction_slug': '',
+            'papers': '',
+            'since': '`first_seen` of its first paper',
+        }),
+    'pending_builds': (
+        'an index, trigger or full-text `rebuild` a bulk load dropped and has still to build (empty outside one; see `mapwatch ingest`)',
+        {
+            'seq': 'build order',
+            'name': '',
+            'kind': '`index`, `trigger`, `fts`',
+            'sql': 'the exact statement, from `sqlite_master`',
+            'owner_pid': 'the loading process: the builds wait while it runs',
+        }),
+    'feed_direction_days': (
+        "how many citers each direction gained per day, kept with that index (the index page's 7- and 30-day counts read it)",
+        {
+            'direction_slug': '',
+            'day': 'UTC date of `first_seen`',
+            'citers': '',
+        }),
+    'feed_index_state': (
+        'how far that index has read',
+        {
+            'id': 'always 1',
+            'last_event_id': '',
+            'last_snapshot_id': '',
+        }),
+    'tracks': (
+        "a paper tracked in a channel (or in a user's DMs) by `/track`",
+        {
+            'id': '',
+            'guild_id': 'NULL in a DM',
+            'channel_id': '',
+            'user_id': 'the DM user, NULL in a server',
+            'paper_id': '',
+            'created_at': '',
+            'created_by': '',
+            'last_event_id': 'cursor: events delivered up to here',
+            'last_alert_at': '',
+            'disabled_reason': 'why alerts stopped, e.g. the channel is gone',
+            'mode': "`instant`, `daily` or `weekly`: alerts after each refresh, or in the channel's digest",
+            'role_id': 'the one role its alerts mention, NULL: none',
+            'last_failure': "the last alert Discord refused for good: when, HTTP status, Discord's code and message",
+        }),
+    'bot_state': (
+        "small state of the bot: the synced command set's hash, long page-button state, the next refresh, deliveries being sent and refusal counts (bounded, see [Alerts](bot.md#alerts))",
+        {
+            'key': '',
+            'value': '',
+            'updated': '',
+        }),
+    'direction_ranks': (
+        "a paper's PageRank within one of its directions, over the citations among that direction's papers (recomputed after each refresh)",
+        {
+            'direction_slug': '',
+            'paper_id': '',
+            'pagerank': '',
+            'rank': '1 = highest in the direction',
+            'computed_at': '',
+        }),
+    'papers_fts': (
+        'full-text index (FTS5, porter stemming) over `papers.title` and `papers.abstract`',
+        {
+            'title': '`papers.title`',
+            'abstract': '`papers.abstract`',
+        }),
+    'papers_title_fts': (
+        'full-text index (FTS5, porter stemming) over `papers.title` alone, for autocomplete and title lookups (kept in step with `papers` by triggers)',
+        {
+            'title': '`papers.title`',
+        }),
+    'follows': (
+        "a direction followed in a channel (or in a user's DMs) by `/follow`: its newly added citing papers are delivered there",
+        {
+            'id': '',
+            'guild_id': 'NULL in a DM',
+            'channel_id': '',
+            'user_id': 'the DM user, NULL in a server',
+            'direction_slug': '',
+            'keyword': 'only citing papers whose title contains it, any case; NULL: all',
+            'mode': '`instant`, `daily` or `weekly`',
+            'role_id': 'the one role mentioned, NULL: none',
+            'created_at': '',
+            'created_by': '',
+            'last_event_id': 'cursor: events delivered up to here; starts at the newest event, so a new follow does not replay history',
+            'last_delivery_at': '',
+            'disabled_reason': 'why deliveries stopped, e.g. the channel is gone',
+            'last_failure': 'the last delivery Discord refused for good, and why',
+        }),
+    'digest_settings': (
+        'when a server (or a user, in DMs) gets its digests; without a row, 09:00 UTC',
+        {
+            'id': '',
+            'guild_id': 'NULL for DMs',
+            'user_id': 'the DM user, NULL for a server',
+            'hour': '0-23, local',
+            'timezone': 'IANA name, default `UTC`',
+            'updated_at': '',
+            'updated_by': '',
+        }),
+    'digests': (
+        'one digest period handled for a channel, recorded after Discord accepted the message (`sent` 1) or for a quiet period (`sent` 0, nothing posted): a period is never handled twice',
+        {
+            'id': '',
+            'guild_id': '',
+            'channel_id': '',
+            'user_id': '',
+            'mode': '`daily` or `weekly`',
+            'period': 'the scheduled time it stands for, UTC',
+            'from_event_id': 'it covered events after the first, up to the second',
+            'upto_event_id': 'it covered events after the first, up to the second',
+            'papers': 'tracked papers and followed directions it listed',
+            'directions': 'tracked papers and followed directions it listed',
+            'citers': 'new citing papers it counted',
+            'sent': '',
+            'message_id': '',
+            'delivered_at': '',
+            'failure': 'a period Discord refused for good: why; `sent` is 0',
+        }),
+}

@@ -1,0 +1,109 @@
+"""The documentation (docs/, built by MkDocs) says what the code does: its generated pages are
+current (what `cog --check` checks in CI, here with the tests), and every table, column,
+command, option and setting the code has is on its page."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS / "gen"))
+
+import cli_reference  # noqa: E402  (docs/gen, the generators cog runs)
+import schema_reference  # noqa: E402
+
+COG_BLOCK = re.compile(r"<!-- \[\[\[cog\n(.*?)\]\]\] -->\n(.*?)<!-- \[\[\[end\]\]\] -->", re.S)
+
+
+class Cog:
+    """The part of cog's `cog` module the blocks use."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def outl(self, s: str = "") -> None:
+        self.text += s + "\n"
+
+    def out(self, s: str) -> None:
+        self.text += s
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def section(text: str, heading: str) -> str:
+    """From `heading` (a whole line) to the next heading of the same or a higher level."""
+    level = heading.split(" ")[0]
+    start = text.index(f"\n{heading}\n")
+    rest = text[start + len(heading) + 2:]
+    ends = [m.start() for m in re.finditer(rf"^#{{1,{len(level)}}} ", rest, re.M)]
+    return rest[:ends[0]] if ends else rest
+
+
+@pytest.mark.parametrize("name", ["commands.md", "database.md"])
+def test_the_generated_pages_are_current(name: str) -> None:
+    """Each cog block's output is what its code prints now (`cog -r -I docs/gen docs/*.md` to update)."""
+    blocks = COG_BLOCK.findall(page(name))
+    assert blocks, f"docs/{name} has no generated part"
+    scope: dict[str, object] = {}
+    for code, stored in blocks:
+        cog = Cog()
+        scope["cog"] = cog
+        exec(compile(code, f"docs/{name}", "exec"), scope)
+        assert stored == cog.text, f"docs/{name} is out of date: run cog -r -I docs/gen docs/{name}"
+
+
+def test_every_table_and_column_is_in_the_schema_reference() -> None:
+    db = schema_reference.live_schema()
+    text = page("database.md")
+    tables = schema_reference.documented_tables(db)
+    assert {"papers", "citations", "events", "tracks", "follows", "digests"} <= set(tables)
+    for table in tables:
+        part = section(text, f"### `{table}`")
+        for column in db[table].columns:
+            assert f"\n| `{column.name}` | " in part, f"column {table}.{column.name} is not in docs/database.md"
+
+
+def test_a_column_without_its_note_stops_the_generator() -> None:
+    db = schema_reference.live_schema()
+    db.execute("ALTER TABLE papers ADD COLUMN undocumented_column TEXT")
+    with pytest.raises(schema_reference.SchemaDrift, match=r"column `papers.undocumented_column` has no entry"):
+        schema_reference.check(db)
+
+
+def test_every_command_and_option_is_in_the_command_reference() -> None:
+    from mapwatch.cli import build_parser
+
+    text = page("commands.md")
+    commands = cli_reference.subcommands(build_parser())
+    assert [name for name, _, _ in commands] == ["ingest", "stats", "backup", "refresh", "publish", "serve", "ask",
+                                                 "run", "sync", "graph"]
+    for name, _, parser in commands:
+        part = section(text, f"## `mapwatch {name}`")
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert re.search(rf"^\| `[^`]*{re.escape(option)}\b", part, re.M), f"mapwatch {name} {option}"
+
+
+def test_every_setting_is_in_the_configuration_table() -> None:
+    """Each environment variable the package reads has its row in docs/configuration.md."""
+    code = "".join(p.read_text(encoding="utf-8") for folder in ("mapwatch", "store", "feeds", "bot")
+                   for p in (ROOT / folder).rglob("*.py"))
+    names = set(re.findall(r'"(MAPWATCH_[A-Z_]+|DISCORD_TOKEN|PORT)"', code))
+    assert {"MAPWATCH_DB", "DISCORD_TOKEN", "PORT", "MAPWATCH_REFRESH"} <= names
+    table = section(page("configuration.md"), "## Configuration")
+    for name in sorted(names):
+        assert f"\n| `{name}` | " in table, f"{name} is not in the table of docs/configuration.md"
+
+
+def test_every_page_is_in_the_site_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for p in DOCS.glob("*.md"):
+        assert f": {p.name}\n" in nav, f"docs/{p.name} is not in mkdocs.yml's nav"
