@@ -223,26 +223,38 @@ def database_size(db_path: str | Path | None) -> int | None:
     return size + (wal.stat().st_size if wal.exists() else 0)
 
 
-class RateLimitLog(logging.Handler):
+class RateLimitLog(logging.Filter):
     """Counts discord.py's 429 waits from its own log line ("We are being rate limited. ...
     Retrying in N seconds.", logger discord.http): discord.py waits and retries inside its
-    HTTP client, and says so only there."""
+    HTTP client, and says so only there. A filter on that logger: when the log level is above
+    WARNING the logger is opened to WARNING for this count, and what the level would have
+    hidden is still dropped."""
 
     def __init__(self, metrics: Metrics) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__()
         self.metrics = metrics
+        self.logger = logging.getLogger("discord.http")
+        self.shown_from = logging.NOTSET
+        self.level_before: int | None = None
 
-    def emit(self, record: logging.LogRecord) -> None:
+    def filter(self, record: logging.LogRecord) -> bool:
         msg = str(record.msg)
-        if not msg.startswith("We are being rate limited") or "Retrying in" not in msg:
-            return
-        args: Any = record.args
-        seconds = args[-1] if isinstance(args, tuple) and args and isinstance(args[-1], int | float) else 0.0
-        self.metrics.rate_limited(float(seconds))
+        if msg.startswith("We are being rate limited") and "Retrying in" in msg:
+            args: Any = record.args
+            last = args[-1] if isinstance(args, tuple) and args else None
+            self.metrics.rate_limited(float(last) if isinstance(last, int | float) else 0.0)
+        return record.levelno >= self.shown_from
 
     def install(self) -> RateLimitLog:
-        logging.getLogger("discord.http").addHandler(self)
+        self.shown_from = self.logger.getEffectiveLevel()
+        if self.shown_from > logging.WARNING:
+            self.level_before = self.logger.level
+            self.logger.setLevel(logging.WARNING)
+        self.logger.addFilter(self)
         return self
 
     def uninstall(self) -> None:
-        logging.getLogger("discord.http").removeHandler(self)
+        self.logger.removeFilter(self)
+        if self.level_before is not None:
+            self.logger.setLevel(self.level_before)
+            self.level_before = None
