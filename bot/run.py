@@ -185,8 +185,18 @@ async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
     except discord.ConnectionClosed as e:
         if e.code == 4004:  # Authentication failed: the gateway refused the token
             raise BotLoginError(REFUSED) from None
+        if e.code == 4011:  # Sharding required: restarted like a crash (a new /gateway/bot asked)
+            raise ShardingRequired(SHARDING_REQUIRED) from None
         raise
 
 
 class BotLoginError(MapwatchError):
     """Discord refused the token."""
+
+
+SHARDING_REQUIRED = ("Discord closed the gateway with 4011 (sharding required): the bot is in too many servers "
+                     "for its shard count; unset $MAPWATCH_SHARDS (Discord's recommendation) or raise it")
+
+
+class ShardingRequired(MapwatchError):
+    """Discord wants more shards than the bot opened (close code 4011)."""

@@ -132,8 +132,8 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         if served is not None:
             return _answer(request, served)
         if metrics is not None and request.path == METRICS_PATH:
-            body = await asyncio.to_thread(metrics.render)  # the database's size is read from disk
-            return web.Response(body=body, headers={"Content-Type": metrics_content_type(),
+            exposition = await asyncio.to_thread(metrics.render)  # the database's size is read from disk
+            return web.Response(body=exposition, headers={"Content-Type": metrics_content_type(),
                                                     "Cache-Control": "no-store", **SECURITY_HEADERS})
         if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
             return web.Response(status=503, text=STARTING, headers=_STARTING)

@@ -159,3 +159,22 @@ async def test_shards_from_the_environment(fake_discord: FakeDiscord, tmp_path: 
         await asyncio.wait_for(task, 15)
     assert sorted(fake_discord.identified_shards) == [[0, 2], [1, 2]]
     assert not fake_discord.requests_to("GET", "/gateway/bot")
+
+
+async def test_too_few_shards_say_so(fake_discord: FakeDiscord, tmp_path: Path, monkeypatch) -> None:
+    """$MAPWATCH_SHARDS=1 where Discord requires 2: the gateway closes with 4011 and /healthz's
+    last error says what to do (the bot restarts; the feeds run on)."""
+    monkeypatch.setenv("MAPWATCH_SHARDS", "1")
+    said: list[str] = []
+    stop = asyncio.Event()
+    health = Health(tmp_path / "m.db")
+    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
+    task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, bot_backoff=60,
+                                       client_kwargs={"guild_ready_timeout": 0.05}, health=health))
+    try:
+        await _wait(lambda: health.bot()["state"] == "restarting")
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 15)
+    assert fake_discord.identified_shards == [[0, 1]]
+    assert "4011" in health.bot()["last_error"] and "MAPWATCH_SHARDS" in health.bot()["last_error"]
