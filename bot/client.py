@@ -35,8 +35,8 @@ class MapwatchBot(discord.AutoShardedClient):
     """The bot: an AutoShardedClient, so the shard count comes from Discord's /gateway/bot
     (one shard below 2,500 servers) or from $MAPWATCH_SHARDS (`shard_count`). `metrics`
     (feeds.metrics.Metrics): deliveries and Discord's rate-limit waits are counted there.
-    `identify_spacing`: seconds between two shards' IDENTIFYs (Discord allows one every 5 s
-    unless /gateway/bot says max_concurrency is higher)."""
+    `identify_spacing`: seconds between two shards' IDENTIFYs (discord.py's 5 s: Discord's
+    limit for a bot whose /gateway/bot max_concurrency is 1; tests use 0)."""
 
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
