@@ -36,6 +36,7 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     refresh = os.environ.get("MAPWATCH_REFRESH")
     parse_schedule(refresh)
     check_environment()
+    config.shard_count()  # $MAPWATCH_SHARDS
     run_config = RunConfig(db_path=args.db, source=source(args), out_dir=out_dir(args),
                            host=host(args), port=port(args), base_url=given_base_url(args), refresh=refresh)
     token = config.discord_token()

@@ -31,11 +31,21 @@ log = logging.getLogger("mapwatch.bot")
 SYNC_HASH_KEY = "command_tree_hash"
 
 
-class MapwatchBot(discord.Client):
+class MapwatchBot(discord.AutoShardedClient):
+    """The bot: an AutoShardedClient, so the shard count comes from Discord's /gateway/bot
+    (one shard below 2,500 servers) or from $MAPWATCH_SHARDS (`shard_count`). `metrics`
+    (feeds.metrics.Metrics): deliveries and Discord's rate-limit waits are counted there.
+    `identify_spacing`: seconds between two shards' IDENTIFYs (discord.py's 5 s: Discord's
+    limit for a bot whose /gateway/bot max_concurrency is 1; tests use 0)."""
+
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
-                 alert_interval: float = 30.0, sync: str = "auto", **client_kwargs: Any) -> None:
+                 alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
+                 identify_spacing: float = 5.0, **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
+        self.metrics = metrics
+        self.identify_spacing = identify_spacing
+        self._rate_log: Any = None
         self.runner = Runner(db_path, clock=clock, base_url=base_url)
         self.tree = app_commands.CommandTree(self)
         self.tree.error(self.runner.on_tree_error)
@@ -48,7 +58,26 @@ class MapwatchBot(discord.Client):
         self._poller: tasks.Loop | None = None
         self.synced = False
 
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        if not initial:
+            await asyncio.sleep(self.identify_spacing)
+
+    def shard_states(self) -> list[dict[str, Any]]:
+        """Each shard: id, state (connected, disconnected) and heartbeat latency in seconds."""
+        states = []
+        for shard_id, info in sorted(self.shards.items()):
+            closed = info.is_closed()
+            latency = info.latency
+            known = latency == latency and latency != float("inf")  # NaN or inf before the first heartbeat ack
+            states.append({"id": shard_id, "state": "disconnected" if closed else "connected",
+                           "latency_seconds": round(latency, 6) if known and not closed else None})
+        return states
+
     async def setup_hook(self) -> None:
+        if self.metrics is not None:
+            from mapwatch.feeds.metrics import RateLimitLog
+
+            self._rate_log = RateLimitLog(self.metrics).install()
         self.add_dynamic_items(PageButton)
         if self.sync_mode != "never":
             await self.sync_if_changed(force=self.sync_mode == "always")
@@ -58,6 +87,9 @@ class MapwatchBot(discord.Client):
     async def close(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
+        if self._rate_log is not None:
+            self._rate_log.uninstall()
+            self._rate_log = None
         await super().close()
 
     # -- command sync -------------------------------------------------------------------
@@ -84,7 +116,8 @@ class MapwatchBot(discord.Client):
         accepted a message. Returns how many messages were sent."""
         async with self._alert_lock:
             return await delivery_loop.deliver_all(self.runner.call, delivery.discord_sender(self),
-                                                   delivery.discord_finder(self), self.pacer, self.clock)
+                                                   delivery.discord_finder(self), self.pacer, self.clock,
+                                                   self.metrics.delivery if self.metrics is not None else None)
 
     async def _prune_state(self, now: datetime) -> int:
         removed: int = await self.runner.call(bot_state.prune_state, now)

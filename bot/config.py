@@ -32,3 +32,20 @@ def alert_interval() -> float:
     if not raw:
         return 30.0
     return min(60.0, max(0.2, settings.seconds(raw, "$MAPWATCH_ALERT_INTERVAL", 0.0, 86_400.0)))
+
+
+MAX_SHARDS = 4096  # far above Discord's need for any one bot (one shard per 2,500 servers)
+
+
+def shard_count() -> int | None:
+    """$MAPWATCH_SHARDS: the number of gateway shards (1 to 4096); unset: Discord's
+    recommendation from /gateway/bot. Not a whole number in range is a usage error."""
+    from mapwatch.store import settings
+    from mapwatch.store.errors import BadSetting
+
+    raw = os.environ.get("MAPWATCH_SHARDS", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise BadSetting(f"$MAPWATCH_SHARDS must be a whole number of shards (1 to {MAX_SHARDS:,}), not {raw!r}")
+    return settings.bounded_int(int(raw), "$MAPWATCH_SHARDS", 1, MAX_SHARDS)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mapwatch.delivery")
 
 Clock = Callable[[], datetime]
+Count = Callable[[str, str], None]  # (kind: track, follow, digest; a Sent status): feeds.metrics.Metrics.delivery
 PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.bot_state.prune_state)
 
 
@@ -56,12 +57,13 @@ class Cursors:
     delivered: Callable[..., Any]  # (db, id, upto, now)
     disable: Callable[..., Any]  # (db, id, why)
     failed: Callable[..., Any]  # (db, id, upto, why, now)
+    kind: str = "track"  # as the metrics count it: track or follow
 
 
 TRACK_CURSORS = Cursors(bot_state.mark_alert_sending, tracking.mark_delivered, tracking.disable_track,
-                        tracking.mark_failed)
+                        tracking.mark_failed, "track")
 FOLLOW_CURSORS = Cursors(bot_state.mark_follow_sending, follows.mark_follow_delivered, follows.disable_follow,
-                         follows.mark_follow_failed)
+                         follows.mark_follow_failed, "follow")
 
 
 @dataclass(frozen=True)
@@ -80,16 +82,19 @@ class Instant:
 async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str, place: Place,
                 message: Delivery, nonce: str, sending_since: str | None,
                 delivered: Callable[[delivery.Sent], Awaitable[Any]], disable: Callable[[str], Awaitable[Any]],
-                give_up: Callable[[str], Awaitable[Any]]) -> int:
-    """Post one message under the policy; 1 when a new message reached the channel."""
+                give_up: Callable[[str], Awaitable[Any]], kind: str = "track", count: Count | None = None) -> int:
+    """Post one message under the policy; 1 when a new message reached the channel. `count`
+    is told how each post went (not a message found already in the channel)."""
     result = await delivery.post(send, find, pacer, place, message, nonce, sending_since, clock())
+    if count is not None and not result.found:
+        count(kind, result.status)
     ok = await delivery.settle(call, label, nonce, result, clock(), delivered=delivered, disable=disable,
                                give_up=give_up)
     return int(ok and not result.found)
 
 
 async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
-                           items: list[Instant], per_channel_limit: int) -> int:
+                           items: list[Instant], per_channel_limit: int, count: Count | None = None) -> int:
     now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
     if later:
         log.info("%d deliveries wait for the next tick (per-channel limit)", len(later))
@@ -97,7 +102,8 @@ async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pac
     for i in now:
         await call(cursors.sending, i.item_id, i.upto, clock())
         sent += await _post(call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message,
-                            nonce=i.nonce, sending_since=i.sending_since, **_cursor_hooks(call, cursors, i, clock))
+                            nonce=i.nonce, sending_since=i.sending_since, kind=cursors.kind, count=count,
+                            **_cursor_hooks(call, cursors, i, clock))
     return sent
 
 
@@ -116,17 +122,19 @@ def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dic
 
 
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
-                               per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+                               per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None,
+                               count: Count | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
     items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
                      Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
                      f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
              for a in await call(tracking.pending_alerts)]
-    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit)
+    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit, count)
 
 
 async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
-                          per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
+                          per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None,
+                          count: Count | None = None) -> int:
     """Post every instant follow's new entries. Returns how many messages were sent."""
     pending = await call(follows.pending_follow_alerts)
     for news in pending:
@@ -135,10 +143,10 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
                      render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
              for n in pending if n.total]
-    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit)
+    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit, count)
 
 
-async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) -> int:
+async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, count: Count | None = None) -> int:
     """Compose and post every digest that is due (a quiet one is recorded, not posted).
     Returns how many messages were sent."""
     sent = 0
@@ -150,16 +158,17 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) ->
         sent += await _post(
             call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
             place=due.place, message=render_follow.digest_message(digest),
-            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None,
+            nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None, kind="digest", count=count,
             **_digest_hooks(call, due, digest, clock))
     return sent
 
 
-async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock) -> int:
+async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
+                      count: Count | None = None) -> int:
     """One round: track alerts, then instant follows, then the digests that are due."""
-    sent = await deliver_track_alerts(call, send, pacer, clock, find=find)
-    sent += await deliver_follows(call, send, pacer, clock, find=find)
-    sent += await deliver_digests(call, send, pacer, clock)
+    sent = await deliver_track_alerts(call, send, pacer, clock, find=find, count=count)
+    sent += await deliver_follows(call, send, pacer, clock, find=find, count=count)
+    sent += await deliver_digests(call, send, pacer, clock, count)
     return sent
 
 

@@ -21,6 +21,7 @@ from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
+    from mapwatch.feeds.metrics import Metrics
 
 log = logging.getLogger("mapwatch.run")
 
@@ -49,8 +50,11 @@ REFUSED = "Discord refused DISCORD_TOKEN (check the token)"
 async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], None] = print,
                   stop: asyncio.Event | None = None, alert_interval: float = 30.0,
                   client_kwargs: dict[str, Any] | None = None, bot_backoff: float = BOT_BACKOFF,
-                  health: Health | None = None) -> None:
+                  health: Health | None = None, metrics: Metrics | None = None,
+                  replica_lag: Callable[[], float | None] | None = None) -> None:
     """Run everything until `stop` is set (or forever). Without a token, all but the bot.
+    `metrics` (default: a new registry for this process) is served at /metrics; `replica_lag`,
+    when given, feeds its gauge mapwatch_replica_lag_seconds (seconds, None: unknown).
 
     The bot side is supervised: a crash (an exception out of discord.py, e.g. on a malformed
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
@@ -66,6 +70,9 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         say("Empty database: stored the bundled seed pages.")
     stop = stop or asyncio.Event()
     health = health or Health(config.db_path)
+    from mapwatch.feeds.metrics import Metrics
+
+    metrics = metrics or Metrics(config.db_path, health, replica_lag=replica_lag)
     hooks = []
 
     async def next_refresh(_result: Any) -> None:
@@ -83,7 +90,10 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         base = (config.base_url or default_base_url(config.host, config.port)).rstrip("/")
 
         def make_bot() -> Any:
-            return MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, **(client_kwargs or {}))
+            from mapwatch.bot.config import shard_count
+
+            kwargs = {"shard_count": shard_count(), **(client_kwargs or {})}  # $MAPWATCH_SHARDS, else Discord's
+            return MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, metrics=metrics, **kwargs)
 
         async def deliver_alerts(_result: Any) -> None:
             bot = current[0] if current else None
@@ -99,7 +109,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     from mapwatch.store.tracking import tracked_paper_ids
 
     services = asyncio.create_task(
-        run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health),
+        run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health,
+                     metrics=metrics),
         name="mapwatch-services")
     supervisor = None
     if make_bot is not None:
@@ -132,6 +143,7 @@ async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[
             bot = make_bot()
             current[:] = [bot]
             health.bot_ready = _ready_check(bot)
+            health.shards = getattr(bot, "shard_states", list)
             health.set_bot("connecting")
             await _run_bot(bot, token, say)
             health.set_bot("off")
@@ -173,8 +185,18 @@ async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
     except discord.ConnectionClosed as e:
         if e.code == 4004:  # Authentication failed: the gateway refused the token
             raise BotLoginError(REFUSED) from None
+        if e.code == 4011:  # Sharding required: restarted like a crash (a new /gateway/bot asked)
+            raise ShardingRequired(SHARDING_REQUIRED) from None
         raise
 
 
 class BotLoginError(MapwatchError):
     """Discord refused the token."""
+
+
+SHARDING_REQUIRED = ("Discord closed the gateway with 4011 (sharding required): the bot is in too many servers "
+                     "for its shard count; unset $MAPWATCH_SHARDS (Discord's recommendation) or raise it")
+
+
+class ShardingRequired(MapwatchError):
+    """Discord wants more shards than the bot opened (close code 4011)."""

@@ -171,9 +171,11 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
 
     async def main() -> None:
+        from mapwatch.feeds.metrics import Metrics
+
         papers = PaperCache(require_db(args.db), "", entries)  # paper feeds and pages on demand
         runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
-                                           limits=limits)
+                                           limits=limits, metrics=Metrics(args.db))
         try:
             url = given or default_base_url(args.host, bound)
             papers.settle(url, entries)

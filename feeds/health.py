@@ -53,6 +53,8 @@ class Health:
         self.bot_state = "off"
         self.bot_error: str | None = None
         self.bot_ready: Callable[[], bool] = lambda: False
+        # each gateway shard: {"id", "state" (connected, disconnected), "latency_seconds"}; bot/run.py sets it
+        self.shards: Callable[[], list[dict[str, Any]]] = lambda: []
 
     def refreshed(self, result: Any) -> None:
         """A tick finished (a feeds.scheduler.TickResult)."""
@@ -74,7 +76,7 @@ class Health:
         state = self.bot_state
         if state == "connecting" and self.bot_ready():
             state = "connected"
-        return {"state": state, "last_error": self.bot_error}
+        return {"state": state, "last_error": self.bot_error, "shards": self.shards()}
 
 
 def read_database(db_path: str | Path | None) -> dict[str, Any]:

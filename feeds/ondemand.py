@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +82,7 @@ class PaperCache:
         self._lru: OrderedDict[tuple[str, str], tuple[str, bytes]] = OrderedDict()
         self.cached_bytes = 0
         self.renders = self.hits = self.not_modified = self.missing = 0
+        self.on_build: Callable[[str], None] | None = None  # told the kind of each file built (metrics)
 
     def settle(self, base_url: str, limit: int) -> None:
         """The address and entry limit the files are built with (known once the server is
@@ -128,6 +130,8 @@ class PaperCache:
             return Answer(404)
         with self._lock:
             self.renders += 1
+        if self.on_build is not None:
+            self.on_build(kind)
         self._keep(key, tag, body)
         return Answer(200, tag, body, CONTENT_TYPES[kind])
 

@@ -17,6 +17,7 @@ from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_s
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
+    from mapwatch.feeds.metrics import Metrics
     from sqlite_utils import Database
 
 
@@ -89,14 +90,18 @@ def describe(s: Serving) -> str:
 async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
                        say: Callable[[str], None] = print, stop: asyncio.Event | None = None,
                        priority: Callable[[Database], Sequence[str]] | None = None,
-                       health: Health | None = None) -> None:
-    """Serve the feeds (and /healthz) and refresh them on schedule until `stop` is set (or forever)."""
+                       health: Health | None = None, metrics: Metrics | None = None) -> None:
+    """Serve the feeds (and /healthz, /metrics) and refresh them on schedule until `stop` is set
+    (or forever). `metrics`: the process's (feeds/metrics.py); default: a new one."""
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.server import start_server
     from mapwatch.store.db import require_db
 
     health = health or Health(config.db_path)
+    from mapwatch.feeds.metrics import Metrics
+
+    metrics = metrics or Metrics(config.db_path, health)
     from mapwatch.feeds.connections import limits_from_env
     from mapwatch.store.http_client import tick_deadline
 
@@ -107,7 +112,7 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
     runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False,
-                                      limits=limits)
+                                      limits=limits, metrics=metrics)
     try:
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
@@ -116,7 +121,7 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
         await runner.open()  # 503 (but /healthz) until now: nothing from an earlier publish
         say(describe(serving))
         say(f"Refreshing from {config.source} ({config.refresh or 'every 1h'}).")
-        scheduler = start_scheduler(tick, trigger, run_now=True, health=health)
+        scheduler = start_scheduler(tick, trigger, run_now=True, health=health, metrics=metrics)
         try:
             await (stop or asyncio.Event()).wait()
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
     from apscheduler.triggers.base import BaseTrigger
     from mapwatch.feeds.health import Health
+    from mapwatch.feeds.metrics import Metrics
     from mapwatch.feeds.publish import PublishReport
     from mapwatch.store.refresh import RefreshReport
     from sqlite_utils import Database
@@ -143,9 +145,11 @@ def _on_missed(event: JobExecutionEvent) -> None:
 
 
 def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, *, run_now: bool = True,
-                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None) -> AsyncIOScheduler:
+                    misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None,
+                    metrics: Metrics | None = None) -> AsyncIOScheduler:
     """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop.
-    With `health`, each tick's outcome (its error too) is reported to it, for /healthz."""
+    With `health`, each tick's outcome (its error too) is reported to it, for /healthz;
+    with `metrics`, counted with its duration and its report's figures, for /metrics."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -154,6 +158,7 @@ def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, 
     scheduler.add_listener(_on_job_error, EVENT_JOB_ERROR)
     scheduler.add_listener(_on_missed, EVENT_JOB_MISSED)
     async def tick() -> None:  # a plain coroutine function, whatever `job` is
+        started = time.monotonic()
         try:
             result = await job()
         except asyncio.CancelledError:  # the process is stopping mid-tick: say so, no traceback
@@ -162,9 +167,13 @@ def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, 
         except Exception as e:
             if health is not None:
                 health.refresh_failed(e)
+            if metrics is not None:
+                metrics.tick_failed(time.monotonic() - started)
             raise  # logged by _on_job_error
         if health is not None and isinstance(result, TickResult):
             health.refreshed(result)
+        if metrics is not None and isinstance(result, TickResult):
+            metrics.tick_done(result, time.monotonic() - started)
 
     first = {"next_run_time": datetime.now(UTC)} if run_now else {}  # None would mean "paused"
     scheduler.add_job(tick, trigger, id=JOB_ID, name="refresh and publish", coalesce=True, max_instances=1,

@@ -24,6 +24,7 @@ from mapwatch.feeds.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
+    from mapwatch.feeds.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ ALLOWED = ("GET", "HEAD")
 RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
 HEALTH_PATH = "/healthz"  # feeds/health.py
+METRICS_PATH = "/metrics"  # feeds/metrics.py
 _COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
 _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
@@ -73,12 +75,15 @@ Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 
 
 def make_handler(out_dir: str | Path, health: Health | None = None,
-                 papers: PaperCache | None = None) -> tuple[Handler, FolderTable]:
+                 papers: PaperCache | None = None, metrics: Metrics | None = None) -> tuple[Handler, FolderTable]:
     """The feed server's one request handler over `out_dir` (no router, no middleware: each
     request is a dict lookup in the table), and the table it reads; with `papers`, paper feeds
-    and pages not on disk are built on demand (a paper that does not exist: 404)."""
+    and pages not on disk are built on demand (a paper that does not exist: 404); with
+    `metrics`, GET /metrics answers them and each request is counted."""
     root = Path(out_dir)
     table = FolderTable(root)  # loaded when the server starts (in a worker thread)
+    if metrics is not None and papers is not None:
+        papers.on_build = metrics.built
 
     async def on_demand(request: web.BaseRequest) -> web.StreamResponse | None:
         wanted = route(request.path)
@@ -110,10 +115,15 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
         try:
-            return await answer(request)
+            response = await answer(request)
         except web.HTTPException as e:  # 404, 405, 301: the same security headers
             e.headers.update(SECURITY_HEADERS)
+            if metrics is not None:
+                metrics.request(request.path, e.status)
             raise
+        if metrics is not None:
+            metrics.request(request.path, response.status)
+        return response
 
     async def answer(request: web.BaseRequest) -> web.StreamResponse:
         if request.method not in ALLOWED:
@@ -121,6 +131,10 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         served = table.files.get(request.path)
         if served is not None:
             return _answer(request, served)
+        if metrics is not None and request.path == METRICS_PATH:
+            exposition = await asyncio.to_thread(metrics.render)  # the database's size is read from disk
+            return web.Response(body=exposition, headers={"Content-Type": metrics_content_type(),
+                                                    "Cache-Control": "no-store", **SECURITY_HEADERS})
         if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
             return web.Response(status=503, text=STARTING, headers=_STARTING)
         if health is not None and request.path == HEALTH_PATH:
@@ -133,6 +147,12 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         return await from_disk(request)
 
     return handle, table
+
+
+def metrics_content_type() -> str:
+    from mapwatch.feeds.metrics import CONTENT_TYPE
+
+    return CONTENT_TYPE
 
 
 class FeedRunner(web.ServerRunner):
@@ -177,14 +197,15 @@ class FeedRunner(web.ServerRunner):
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
                        papers: PaperCache | None = None, *, ready: bool = True,
-                       limits: Limits | None = None) -> tuple[FeedRunner, int]:
+                       limits: Limits | None = None, metrics: Metrics | None = None) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
     `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
     1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
     no answer ever comes from a folder an earlier publish left (another base URL, older data).
-    `limits`: the header deadline and the connection cap (default: feeds/connections.py's)."""
-    runner = FeedRunner(*make_handler(out_dir, health, papers), limits)
+    `limits`: the header deadline and the connection cap (default: feeds/connections.py's).
+    `metrics`: served at /metrics, and told of every request (feeds/metrics.py)."""
+    runner = FeedRunner(*make_handler(out_dir, health, papers, metrics), limits)
     await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -85,7 +85,14 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
         service.close()  # never started
         raise BadSetting(f"$MAPWATCH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
                          f"not {os.environ['MAPWATCH_LOG_LEVEL']!r}")
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from mapwatch.log_format import configure, log_format
+
+    try:
+        kind = log_format()
+    except Exception:
+        service.close()  # never started
+        raise
+    configure(level, kind)
     if level != "DEBUG":
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
 

@@ -166,6 +166,17 @@ class Pacer:
             self._next = time.monotonic() + self.delay
 
 
+COMMON_STATUSES = frozenset({200, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 410, 429, 500, 502, 503, 504})
+
+
+def status_label(status: int) -> str:
+    """A response's status as counted: the code when common, else its class (`4xx`): a
+    hostile site cannot grow the set of labels."""
+    if status in COMMON_STATUSES:
+        return str(status)
+    return f"{status // 100}xx" if 100 <= status < 600 else "other"
+
+
 class HttpClient:
     """GETs to one host through an aiohttp session, with the retries and limits of `options`."""
 
@@ -175,6 +186,7 @@ class HttpClient:
         self.options = options
         self.pacer = Pacer()  # replaced once robots.txt names a Crawl-delay
         self.requests = 0  # requests sent (each redirect hop and each retry counts)
+        self.statuses: dict[str, int] = {}  # responses by status_label (for the metrics)
 
     async def get_with_retries(self, url: str, headers: dict[str, str], limit: int | None = None) -> Response:
         attempt = 0
@@ -201,6 +213,8 @@ class HttpClient:
                 self.requests += 1
                 async with self.session.get(target, headers=headers, allow_redirects=False) as resp:
                     status = resp.status
+                    label = status_label(status)
+                    self.statuses[label] = self.statuses.get(label, 0) + 1
                     if status in (301, 302, 303, 307, 308):
                         target = urljoin(target, resp.headers.get("Location", ""))
                         if urlsplit(target).netloc.lower() != self.host:

@@ -166,6 +166,7 @@ class _Crawl:
             return await self._run()
         finally:
             self.result.requests = self.http.requests
+            self.result.statuses = dict(self.http.statuses)
 
     async def _run(self) -> CrawlResult:
         plan = self.plan

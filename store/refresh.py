@@ -66,6 +66,9 @@ class RefreshReport(IngestReport):
     discovered: int = 0  # papers the database did not know, found this tick
     not_due: int = 0  # pages known but not due for a re-check this tick: not requested
     requests: int | None = None  # HTTP: requests sent to the site this tick (retries included)
+    statuses: dict[str, int] = field(default_factory=dict)  # HTTP: responses by status (code, or class: 4xx)
+    sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
+    sitemap_changed: int = 0  # of those, changed since their last check
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
 
     @property
@@ -218,6 +221,9 @@ def _refresh_http(db: Database, source: str, clock: Clock, priority: Sequence[st
     report.discovered = stats.discovered
     report.not_due = plan.not_due
     report.requests = stats.requests
+    report.statuses = dict(stats.statuses)
+    report.sitemap_pages = stats.sitemap_pages
+    report.sitemap_changed = stats.sitemap_changed
     report.notes = list(stats.notes)
     log_ingest(db, report, started, clock())
     return report

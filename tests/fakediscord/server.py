@@ -314,6 +314,7 @@ class FakeDiscord:
         heartbeat_interval_ms: int = 41250,
         strict_commands: bool = False,
         nonce_ttl: float | None = None,
+        shards: int = 1,
     ) -> None:
         self.token = token
         self.app_id = app_id or snowflake()
@@ -374,6 +375,12 @@ class FakeDiscord:
 
         self._session: GatewaySession | None = None
         self._sessions: dict[str, GatewaySession] = {}
+        #: The shard count /gateway/bot recommends; each guild belongs to shard (id >> 22) % shards.
+        self.shards = shards
+        self.shard_sessions: dict[int, GatewaySession] = {}  # by shard id, the latest identified
+        self.identified_shards: list[list[int] | None] = []  # the "shard" field of each IDENTIFY
+        self._gateway_open = asyncio.Event()
+        self._gateway_open.set()
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -673,7 +680,9 @@ class FakeDiscord:
         discord.py reconnects to ``resume_gateway_url`` and sends RESUME (op 6); the fake replays
         the dispatches the client missed and answers RESUMED. Wait with ``wait_resumed()``.
         """
-        session = await self.wait_connected()
+        await self._drop(await self.wait_connected(), code)
+
+    async def _drop(self, session: GatewaySession, code: int | None) -> None:
         ws = session.ws
         assert ws is not None
         session.ws = None
@@ -917,6 +926,10 @@ class FakeDiscord:
         if self._session is None:
             await self.wait_connected(timeout)
         session = self._session
+        shard = self.shard_of(data.get("guild_id")) if isinstance(data, dict) else None
+        if shard is not None:  # sharded: a guild's events go on its shard's session
+            await self.wait_for(lambda: shard in self.shard_sessions, timeout)
+            session = self.shard_sessions[shard]
         assert session is not None
         session.seq += 1
         frame = {"op": 0, "t": event, "s": session.seq, "d": data}
@@ -927,6 +940,24 @@ class FakeDiscord:
                 await session.send(frame)
         self._notify()
 
+    def shard_of(self, guild_id: Any) -> int | None:
+        """The shard a guild's events go on (None: not sharded, or no guild)."""
+        if self.shards <= 1 or guild_id is None:
+            return None
+        return (int(guild_id) >> 22) % self.shards
+
+    def pause_gateway(self) -> None:
+        """New gateway connections wait (no HELLO) until ``open_gateway()``: a dropped shard stays away."""
+        self._gateway_open.clear()
+
+    def open_gateway(self) -> None:
+        self._gateway_open.set()
+
+    async def drop_shard(self, shard_id: int, code: int | None = 4000) -> None:
+        """Close one shard's gateway connection (see ``drop_gateway``)."""
+        await self.wait_for(lambda: shard_id in self.shard_sessions and self.shard_sessions[shard_id].ws is not None)
+        await self._drop(self.shard_sessions[shard_id], code)
+
     async def _send_raw(self, session: GatewaySession, frame: dict[str, Any]) -> None:
         if session.send is not None:
             await session.send(frame)
@@ -934,6 +965,7 @@ class FakeDiscord:
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
         await ws.prepare(request)
+        await self._gateway_open.wait()
         self.connections += 1
         query = dict(request.query)
         self.gateway_queries.append(query)
@@ -1012,10 +1044,22 @@ class FakeDiscord:
         self.identifies += 1
         session = GatewaySession(id=f"session-{snowflake():x}", identify=d)
         self._sessions[session.id] = session
+        shard = d.get("shard")
+        self.identified_shards.append(shard)
+        guilds = list(self.guilds.values())
+        if isinstance(shard, list) and len(shard) == 2 and shard[1] > 1:
+            if shard[1] != self.shards:
+                await ws.close(code=4010, message=b"Invalid shard.")
+                return session
+            guilds = [g for g in guilds if self.shard_of(g.id) == shard[0]]
+            self.shard_sessions[shard[0]] = session
+        elif self.shards > 1:
+            await ws.close(code=4011, message=b"Sharding required.")
+            return session
         ready = {
             "v": 10,
             "user": {**self.bot_user.payload(), "verified": True, "mfa_enabled": False, "email": None},
-            "guilds": [{"id": str(g.id), "unavailable": True} for g in self.guilds.values()],
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.id,
             "session_type": "normal",
             "resume_gateway_url": self.gateway_url,
@@ -1033,7 +1077,7 @@ class FakeDiscord:
         self._session = session
         # READY and GUILD_CREATE go straight out (they are the session's first events)
         for event, data in [("READY", ready)] + [
-            ("GUILD_CREATE", g.payload(self.bot_user)) for g in self.guilds.values()
+            ("GUILD_CREATE", g.payload(self.bot_user)) for g in guilds
         ]:
             session.seq += 1
             frame = {"op": 0, "t": event, "s": session.seq, "d": data}
@@ -1212,7 +1256,7 @@ class FakeDiscord:
 
     async def _get_gateway_bot(self, rec: RecordedRequest) -> Any:
         limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
-        return {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
+        return {"url": self.gateway_url, "shards": self.shards, "session_start_limit": limit}
 
     async def _empty_list(self, rec: RecordedRequest, *_: str) -> Any:
         return []
