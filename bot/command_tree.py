@@ -78,9 +78,38 @@ def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, A
     return func
 
 
+def installs(cmd: Command) -> tuple[app_commands.AppInstallationType, app_commands.AppCommandContext]:
+    """Where a command exists (`integration_types`, `contexts`): every command in a server that
+    added the app and in the bot's DMs; the read-only ones also for a person who installed the
+    app for themselves, in any server, group DM or DM. Commands that change a channel: server only."""
+    return (app_commands.AppInstallationType(guild=True, user=cmd.user_install),
+            app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=cmd.user_install))
+
+
+def message_text(message: discord.Message) -> str:
+    """The text of a message a context menu runs on: its content and its embeds' text and links."""
+    parts = [message.content or ""]
+    for e in message.embeds:
+        parts += [e.title or "", e.url or "", e.description or ""]
+        parts += [f"{f.name} {f.value}" for f in e.fields]
+        parts.append(e.footer.text or "" if e.footer else "")
+    return "\n".join(p for p in parts if p)
+
+
+def build_menu(cmd: Command, runner: Runner) -> app_commands.ContextMenu:
+    """A message context menu: the command runs on the message's text (its one option)."""
+    async def on_message(interaction: discord.Interaction, message: discord.Message) -> None:
+        await runner.run(interaction, cmd.name, text=message_text(message))
+
+    allowed_installs, allowed_contexts = installs(cmd)
+    return app_commands.ContextMenu(name=cmd.menu, callback=on_message, allowed_installs=allowed_installs,
+                                    allowed_contexts=allowed_contexts)
+
+
 def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
     command: app_commands.Command[Any, ..., None] = app_commands.Command(
         name=cmd.name, description=cmd.description, callback=callback_for(cmd, runner))
+    command.allowed_installs, command.allowed_contexts = installs(cmd)
     if cmd.manage:
         command.default_permissions = MANAGE
         command.add_check(runner.manage_check)
@@ -88,6 +117,6 @@ def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
 
 
 def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
-    """Add every command of the specs to `tree`."""
+    """Add every command of the specs to `tree`: slash commands, and message context menus."""
     for cmd in commands().values():
-        tree.add_command(build(cmd, runner))
+        tree.add_command(build(cmd, runner) if cmd.slash else build_menu(cmd, runner))

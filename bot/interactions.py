@@ -103,7 +103,7 @@ class Runner:
         reply = text.fit_reply(reply)
         kw: dict[str, Any] = {"content": reply.content or None, "embeds": [to_embed(e) for e in reply.embeds]}
         view = await self.page_view(reply.pager) if reply.pager else None
-        if edit and not reply.ephemeral:
+        if edit and (not reply.ephemeral or reply.pager is not None):  # a page of an ephemeral list too
             kw["view"] = view
             if deferred:
                 await interaction.edit_original_response(**kw, allowed_mentions=NO_PINGS)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import discord
 import pytest
 from mapwatch.bot import render, text
 from mapwatch.bot.commands import commands, run_core
@@ -195,13 +196,21 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     from mapwatch.bot.client import build_tree_for_inspection
 
     tree = build_tree_for_inspection()
-    specs = commands()
-    names = [c.name for c in tree.get_commands()]
+    specs = {name: spec for name, spec in commands().items() if spec.slash}
+    menus = {spec.menu: spec for spec in commands().values() if not spec.slash}
+    names = [c.name for c in tree.get_commands() if c.name not in menus]
     assert len(names) == len(set(names)) == len(specs)
+    # Each message context menu: declared once, under its name, and documented in the command table.
+    assert set(menus) == {c.name for c in tree.get_commands(type=discord.AppCommandType.message)} == {
+        "Papers in this message"}
+    for menu in menus:
+        assert len([line for line in README.splitlines() if line.startswith(f"| {menu} (")]) == 1, menu
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
                                         "digest-time", "digest-preview", "related", "path", "rising", "graph"}
     for c in tree.get_commands():
+        if c.name in menus:
+            continue
         spec = specs[c.name]
         payload = c.to_dict(tree)  # what `sync` sends Discord
         assert c.description and len(c.description) <= 100

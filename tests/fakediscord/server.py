@@ -822,6 +822,8 @@ class FakeDiscord:
         permissions: Any = None,
         _type: int = APPLICATION_COMMAND,
         _focused: str | None = None,
+        installed: str = "guild",
+        private: bool = False,
     ) -> InteractionHandle:
         """Run ``/name`` with ``options`` (a dict name -> value) as a user: dispatch INTERACTION_CREATE.
 
@@ -847,6 +849,59 @@ class FakeDiscord:
         if resolved:
             data["resolved"] = resolved
         payload = self._base_interaction(_type, guild, channel, user, perms)
+        self._install_context(payload, command, guild, user, installed, private)
+        payload["data"] = data
+        return await self._dispatch_interaction(payload)
+
+    def _install_context(self, payload: dict[str, Any], command: dict[str, Any] | None, guild: FakeGuild | None,
+                         user: FakeUser, installed: str, private: bool) -> None:
+        """Who installed the app for this interaction (``installed``: "guild" or "user") and where it
+        runs (``context``: 0 a server, 1 the bot's DM, 2 a group DM or another user's DM, ``private``).
+        Discord offers a command only where its ``integration_types`` and ``contexts`` allow: the
+        fake refuses to dispatch one they do not (a LookupError in the test)."""
+        kind = {"guild": 0, "user": 1}[installed]
+        context = 0 if guild is not None else 2 if private else 1
+        if installed == "user" or private:  # only the user's installation authorises it
+            payload["authorizing_integration_owners"] = {"1": str(user.id)}
+        payload["context"] = context
+        if command is not None:
+            types = [int(t) for t in command.get("integration_types") or [0]]
+            contexts = [int(c) for c in command.get("contexts") or [0, 1, 2]]
+            if kind not in types:
+                raise LookupError(f"{command['name']!r} is not offered to a {installed}-installed app "
+                                  f"(integration_types {types})")
+            if context not in contexts:
+                raise LookupError(f"{command['name']!r} is not offered in context {context} (contexts {contexts})")
+
+    async def message_command(
+        self,
+        name: str,
+        target: dict[str, Any] | str,
+        *,
+        guild_id: Any = DEFAULT,
+        channel_id: Any = DEFAULT,
+        user_id: Any = DEFAULT,
+        permissions: Any = None,
+        installed: str = "guild",
+        private: bool = False,
+    ) -> InteractionHandle:
+        """Right-click a message and run the message context menu ``name`` on it (an application
+        command of type 3). ``target`` is the message: a message object, or its content (a message
+        by another user is made up). Raises LookupError if ``name`` was not synced as a message
+        command, or is not offered where it is run (see ``slash``)."""
+        guild, channel, user = self._resolve_where(guild_id, channel_id, user_id)
+        command = self._find_command(name, guild.id if guild else None, type_=3)
+        if command is None:
+            raise LookupError(f"message command {name!r} was not synced (global or guild)")
+        if isinstance(target, str):
+            author = FakeUser(snowflake(), "someone")
+            target = message_payload({"content": target}, message_id=snowflake(), channel_id=channel.id,
+                                     author=author, guild_id=guild.id if guild else None)
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 3, "target_id": str(target["id"]),
+                                "resolved": {"messages": {str(target["id"]): target}}}
+        payload = self._base_interaction(APPLICATION_COMMAND, guild, channel, user, getattr(permissions, "value",
+                                                                                            permissions))
+        self._install_context(payload, command, guild, user, installed, private)
         payload["data"] = data
         return await self._dispatch_interaction(payload)
 
@@ -1236,6 +1291,14 @@ class FakeDiscord:
             out.append(
                 limits.Violation((i, "description"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
             )
+        if ctype in (2, 3) and (not 1 <= len(name) <= 32 or cmd.get("description") or cmd.get("options")):
+            out.append(limits.Violation((i, "name"), "APPLICATION_COMMAND_INVALID_NAME",
+                                        "A context menu has a name of 1 to 32 characters, no description, no options"))
+        for key, allowed in (("integration_types", {0, 1}), ("contexts", {0, 1, 2})):
+            values = cmd.get(key)
+            if values is not None and (not values or not {int(v) for v in values} <= allowed
+                                       or len(set(values)) != len(values)):
+                out.append(limits.Violation((i, key), "BASE_TYPE_CHOICES", f"Value must be one of {sorted(allowed)}."))
         opts = cmd.get("options") or []
         if len(opts) > 25:
             out.append(limits.Violation((i, "options"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length."))
