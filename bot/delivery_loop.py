@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.delivery import Call, Find, Send
 from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import bot_state, digests, follows, tracking
+from mapwatch.store import bot_state, digests, follows, team_channels, tracking
 from mapwatch.store.follows import Place
 
 if TYPE_CHECKING:
@@ -115,11 +115,19 @@ def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dic
     return {"delivered": delivered, "disable": disable, "give_up": give_up}
 
 
+def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:
+    """The delivery, asking for a discussion thread named after its citing paper when `on`."""
+    return replace(message, thread_name=render_follow.thread_name(titles, more)) if on else message
+
+
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
                                per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
+    threaded = await call(team_channels.threads_on, "track")
     items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
-                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
+                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
+                     with_thread(render_follow.track_alert(a), [c.title for c in a.new_citers], a.more,
+                                 a.track.id in threaded and a.track.guild_id is not None),
                      f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
              for a in await call(tracking.pending_alerts)]
     return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit)
@@ -132,8 +140,11 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     for news in pending:
         if news.total == 0:  # nothing matched: move on without a message
             await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
+    threaded = await call(team_channels.threads_on, "follow")
     items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
-                     render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
+                     with_thread(render_follow.follow_alert(n), [c.title for c in n.citers], n.more,
+                                 n.follow.id in threaded and n.follow.place.guild_id is not None),
+                     f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
              for n in pending if n.total]
     return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit)
 

@@ -28,6 +28,7 @@ from mapwatch.bot.text import (
     TITLE_MAX,
     TOTAL_MAX,
     and_more,
+    clean,
     clip,
     clip_lines,
     embed_size,
@@ -54,6 +55,21 @@ class Delivery:
     content: str
     embeds: tuple[Embed, ...]
     role_ids: tuple[int, ...] = ()
+    thread_name: str = ""  # open a discussion thread on it, named so ("": none)
+
+
+THREAD_NAME_MAX = 100  # Discord's limit for a thread's name
+
+
+def thread_name(titles: Sequence[str], more: int = 0) -> str:
+    """A discussion thread's name: the citing paper's title (the first one, "+N more" after it
+    when the alert names several), one clean line, within Discord's 100 characters."""
+    extra = len(titles) - 1 + more
+    suffix = f" (+{extra} more)" if extra > 0 else ""
+    first = clean(titles[0]) if titles else ""
+    if not first:
+        return clip(f"New citing papers{suffix}", THREAD_NAME_MAX)
+    return clip(first, THREAD_NAME_MAX - len(suffix)) + suffix
 
 
 def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:

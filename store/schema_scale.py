@@ -184,3 +184,28 @@ def _crawl_schedule(db: Database) -> None:
         ALTER TABLE ingests ADD COLUMN requests INTEGER;
         """
     )
+
+
+@migrations(name="0015_team_channels")
+def _team_channels(db: Database) -> None:
+    """Where the team talks (docs/bot.md): per track or follow, whether each alert opens a
+    discussion thread; in forum channels, the post that holds a citing paper's alerts."""
+    db.executescript(
+        """
+        -- Delivery options of a track or follow (kind + its id); no row: the defaults.
+        CREATE TABLE delivery_options (
+            kind TEXT NOT NULL CHECK (kind IN ('track', 'follow')),
+            item_id INTEGER NOT NULL,
+            threads INTEGER NOT NULL DEFAULT 0 CHECK (threads IN (0, 1)),
+            PRIMARY KEY (kind, item_id)
+        );
+        -- A forum channel's post (a thread) per citing paper: later alerts about that paper go there.
+        CREATE TABLE forum_posts (
+            channel_id INTEGER NOT NULL,
+            citer_id TEXT NOT NULL,
+            thread_id INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (channel_id, citer_id)
+        );
+        """
+    )

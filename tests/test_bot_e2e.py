@@ -92,7 +92,7 @@ async def test_page_buttons_turn_pages_and_survive_a_restart(fake_discord: FakeD
 SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reasoning", "query": "reward model",
            "sort": "cited", "exclude_direct": "no", "from": "2005.14165", "to": "2509.02547", "days": 30,
            "depth": 1, "keyword": "reasoning", "mode": "daily", "role": 4242, "hour": 8,
-           "timezone": "Europe/Paris"}
+           "timezone": "Europe/Paris", "threads": "off"}
 EPHEMERAL_ANSWERS = {"digest-preview"}
 
 

@@ -6,26 +6,38 @@ from typing import Any
 
 from mapwatch.bot import render, render_follow, text
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
-from mapwatch.bot.commands.follow import MODE_HELP, delivery_words, parse_role, where_words
+from mapwatch.bot.commands.follow import (
+    MODE_HELP,
+    THREADS,
+    THREADS_HELP,
+    apply_threads,
+    delivery_words,
+    parse_role,
+    where_words,
+)
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Embed, Reply
 from mapwatch.store import digests, follows, queries, tracking
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
 
 
-def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
+def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None,
+               threads: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
     found = queries.resolve_paper(db, paper)
+    if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
+        raise BadOption("Threads exist only in a server's channels, not in DMs.")
     track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
                                     role_id=parse_role(role))
     where = where_words(ctx)
     title = text.esc(text.clip(found.title, 200))
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    how = delivery_words(track.mode, track.role_id, settings)
+    how = delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
     return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
@@ -62,7 +74,9 @@ COMMANDS = [
             (Opt("paper", PAPER_HELP, "paper"),
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
-                 required=False)), track_core, manage=True, refusal=MANAGE),
+                 required=False),
+             Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS)), track_core, manage=True,
+            refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
             (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked"),), untrack_core, manage=True,
             refusal=UNTRACK_REFUSAL),

@@ -370,6 +370,10 @@ class FakeDiscord:
         self._faults: list[_Fault] = []
         self.forbidden_channels: set[int] = set()
         self.deleted_channels: set[int] = set()
+        #: Channels where the bot lacks Create Public Threads (``deny_threads``): 403 Missing Permissions.
+        self.no_threads: set[int] = set()
+        #: Threads opened (from a message, or forum posts), by id.
+        self.threads: dict[int, FakeChannel] = {}
         self.ack_heartbeats = True
 
         self._session: GatewaySession | None = None
@@ -536,7 +540,7 @@ class FakeDiscord:
         for c in self.dm_channels.values():
             if c.id == channel_id:
                 return c
-        return None
+        return self.threads.get(channel_id)
 
     def dm_channel(self, user_id: int) -> FakeChannel:
         ch = self.dm_channels.get(user_id)
@@ -613,6 +617,18 @@ class FakeDiscord:
     def forbid_channel(self, channel_id: int) -> None:
         """Posting to the channel answers 403 Missing Access (50001) until ``allow_channel``."""
         self.forbidden_channels.add(channel_id)
+
+    def deny_threads(self, channel_id: int) -> None:
+        """The bot lacks Create Public Threads in the channel: opening a thread there answers 403
+        Missing Permissions (50013) until ``allow_threads``."""
+        self.no_threads.add(channel_id)
+
+    def allow_threads(self, channel_id: int) -> None:
+        self.no_threads.discard(channel_id)
+
+    def threads_of(self, parent_id: int) -> list[FakeChannel]:
+        """The threads opened in a channel (a text channel's, or a forum's posts), oldest first."""
+        return [t for t in self.threads.values() if t.parent_id == parent_id]
 
     def allow_channel(self, channel_id: int) -> None:
         self.forbidden_channels.discard(channel_id)
@@ -1148,6 +1164,7 @@ class FakeDiscord:
             ("GET", r"/channels/(\d+)/messages", self._list_messages),
             ("GET", r"/channels/(\d+)/messages/(\d+)", self._get_message),
             ("PATCH", r"/channels/(\d+)/messages/(\d+)", self._edit_message),
+            ("POST", r"/channels/(\d+)/messages/(\d+)/threads", self._thread_from_message),
             ("DELETE", r"/channels/(\d+)/messages/(\d+)", self._delete_message),
             ("POST", r"/channels/(\d+)/typing", self._no_content),
             ("GET", r"/guilds/(\d+)", self._get_guild),
@@ -1522,6 +1539,38 @@ class FakeDiscord:
             self.nonces[key] = msg
             self.nonce_seen[key] = self.loop_time()
         return msg.payload
+
+    def _check_thread(self, body: dict[str, Any], parent: FakeChannel) -> None:
+        """Discord's rules for a new thread: a name of 1 to 100 characters, an archive duration
+        of 60, 1440, 4320 or 10080 minutes, and the permission to open one."""
+        violations = []
+        name = body.get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            violations.append(limits.Violation(("name",), "BASE_TYPE_BAD_LENGTH",
+                                               "Must be between 1 and 100 in length."))
+        archive = body.get("auto_archive_duration")
+        if archive is not None and int(archive) not in (60, 1440, 4320, 10080):
+            violations.append(limits.Violation(("auto_archive_duration",), "BASE_TYPE_CHOICES",
+                                               "Value must be one of {60, 1440, 4320, 10080}."))
+        if violations:
+            raise _invalid_form(violations)
+        if parent.id in self.no_threads:
+            raise _Reply(403, error_payload(50013, "Missing Permissions"))
+
+    async def _thread_from_message(self, rec: RecordedRequest, channel_id: str, message_id: str) -> Any:
+        parent = self._channel_or_error(int(channel_id))
+        msg = self._message_in(channel_id, message_id)
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if parent.type not in (0, 5):
+            raise _Reply(400, error_payload(50024, "Cannot execute action on this channel type"))
+        self._check_thread(body, parent)
+        if msg.id in self.threads:  # Discord: the thread's id is the message's
+            raise _Reply(400, error_payload(160004, "A thread has already been created for this message"))
+        thread = FakeChannel(msg.id, body["name"], parent.guild_id, type=11, parent_id=parent.id,
+                             owner_id=self.bot_user.id, archive_minutes=int(body.get("auto_archive_duration") or 0))
+        self.threads[thread.id] = thread
+        msg.payload["thread"] = thread.payload()
+        return thread.payload()
 
     async def _list_messages(self, rec: RecordedRequest, channel_id: str) -> Any:
         """GET /channels/{id}/messages: the newest first, ``limit`` 1-100 (default 50),
