@@ -15,8 +15,9 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from mapwatch.bot.commands import Command, Opt, commands
+from mapwatch.bot.commands import Command, Opt, commands, error_reply, refusal
 from mapwatch.bot.interactions import Runner
+from mapwatch.store.errors import NotAllowed
 
 MANAGE = discord.Permissions(manage_channels=True)
 
@@ -35,7 +36,25 @@ def annotation(o: Opt) -> Any:
         return int
     if o.kind == "role":
         return discord.Role
+    if o.kind == "channel":
+        return app_commands.Transform[app_commands.AppCommandChannel, ChannelOption]
     return str
+
+
+class ChannelOption(app_commands.Transformer):
+    """A channel option offering text, announcement and forum channels. The value stays the
+    channel as the interaction resolved it, with the user's permissions there."""
+
+    @property
+    def type(self) -> discord.AppCommandOptionType:
+        return discord.AppCommandOptionType.channel
+
+    @property
+    def channel_types(self) -> list[discord.ChannelType]:
+        return [discord.ChannelType.text, discord.ChannelType.news, discord.ChannelType.forum]
+
+    async def transform(self, interaction: discord.Interaction, value: Any, /) -> Any:
+        return value
 
 
 def autocomplete_of(o: Opt, runner: Runner) -> Callable[..., Any] | None:
@@ -45,7 +64,16 @@ def autocomplete_of(o: Opt, runner: Runner) -> Callable[..., Any] | None:
 
 
 def _value(value: Any) -> Any:
+    if isinstance(value, app_commands.AppCommandChannel):
+        return f"forum:{value.id}" if value.type == discord.ChannelType.forum else str(value.id)  # as cores read it
     return value.id if isinstance(value, discord.Role) else value  # a role option: its id
+
+
+def may_manage(options: dict[str, Any]) -> bool:
+    """A channel option of a guarded command names a channel where the user has Manage Channels
+    too (Discord resolves the user's permissions in that channel with the option)."""
+    return all(value.permissions.manage_channels for value in options.values()
+               if isinstance(value, app_commands.AppCommandChannel))
 
 
 def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, Any, None]]:
@@ -54,6 +82,9 @@ def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, A
     names = {python_name(o.name): o.name for o in cmd.options}
 
     async def callback(interaction: discord.Interaction, **options: Any) -> None:
+        if cmd.manage and not may_manage(options):
+            await runner.send(interaction, error_reply(NotAllowed(refusal(cmd.name))))
+            return
         await runner.run(interaction, cmd.name, **{names[k]: _value(v) for k, v in options.items()})
 
     params = [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD,

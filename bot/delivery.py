@@ -174,6 +174,10 @@ def discord_sender(client: Any) -> Send:
     from mapwatch.bot.interactions import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:
+        if delivery.forum is not None:
+            from mapwatch.bot.delivery_forum import send_forum
+
+            return await send_forum(client, place, delivery, nonce)
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)
         try:
             msg = await channel.send(content=delivery.content or None,

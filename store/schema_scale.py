@@ -199,7 +199,14 @@ def _team_channels(db: Database) -> None:
             threads INTEGER NOT NULL DEFAULT 0 CHECK (threads IN (0, 1)),
             PRIMARY KEY (kind, item_id)
         );
-        -- A forum channel's post (a thread) per citing paper: later alerts about that paper go there.
+        -- Channels chosen for tracks and follows that are forums: each alert there is a post.
+        CREATE TABLE forum_channels (
+            channel_id INTEGER PRIMARY KEY,
+            guild_id INTEGER NOT NULL,
+            added_at TEXT NOT NULL
+        );
+        -- A forum channel's post (a thread) per citing paper (or per digest period, `citer_id`
+        -- 'digest:<mode>:<period>'): later alerts about that paper go there.
         CREATE TABLE forum_posts (
             channel_id INTEGER NOT NULL,
             citer_id TEXT NOT NULL,

@@ -181,7 +181,8 @@ def test_alert_render(db, clock, make_older_seeds) -> None:
 
 # -- the command tree ---------------------------------------------------------------------
 
-OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "role": 8}  # Discord's option types
+OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "role": 8,
+                "channel": 7}  # Discord's option types
 
 
 def readme_row(name: str) -> str:

@@ -101,7 +101,7 @@ async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path:
     async with fake_discord.connected(bot):
         order = sorted(commands().items(), key=lambda kv: kv[0] == "untrack")  # untrack last
         for name, cmd in order:
-            opts = {o.name: SAMPLES[o.name] for o in cmd.options if not cmd.menu}
+            opts = {o.name: SAMPLES[o.name] for o in cmd.options if not cmd.menu and o.kind != "channel"}
             if cmd.menu:  # a message context menu: run on a message naming a paper
                 h = await fake_discord.message_command(cmd.menu, "see 2412.10400", permissions=MANAGE)
             else:

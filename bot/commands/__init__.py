@@ -23,7 +23,7 @@ PAGE_SIZE = 10
 class Opt:
     name: str
     description: str
-    kind: str = "text"  # paper | direction | text | choice | int | role
+    kind: str = "text"  # paper | direction | text | choice | int | role | channel (text or forum)
     required: bool = True
     choices: tuple[str, ...] = ()  # the values a choice option takes
     choice_names: tuple[str, ...] = ()  # what Discord shows for each value (default: the value)

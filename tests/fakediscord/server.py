@@ -374,6 +374,8 @@ class FakeDiscord:
         self.no_threads: set[int] = set()
         #: Threads opened (from a message, or forum posts), by id.
         self.threads: dict[int, FakeChannel] = {}
+        #: Forums whose settings (tags) the bot may not edit (``deny_forum_edit``): 403 Missing Permissions.
+        self.no_forum_edit: set[int] = set()
         self.ack_heartbeats = True
 
         self._session: GatewaySession | None = None
@@ -626,6 +628,25 @@ class FakeDiscord:
     def allow_threads(self, channel_id: int) -> None:
         self.no_threads.discard(channel_id)
 
+    def add_forum(self, name: str, tags: list[str] | None = None) -> FakeChannel:
+        """A forum channel (type 15) in the default guild, with tags of those names; call before
+        ``connected`` so that the guild the bot receives holds it."""
+        forum = FakeChannel(snowflake(), name, self.guild.id, type=15, position=len(self.guild.channels),
+                            tags=[{"id": str(snowflake()), "name": t, "moderated": False, "emoji_id": None,
+                                   "emoji_name": None} for t in tags or []])
+        self.guild.channels.append(forum)
+        return forum
+
+    def deny_forum_edit(self, channel_id: int) -> None:
+        """The bot lacks Manage Channels on the forum: editing its tags answers 403 (50013)."""
+        self.no_forum_edit.add(channel_id)
+
+    def tag_names(self, post: FakeChannel) -> list[str]:
+        """The names of the tags applied to a forum post."""
+        forum = self.find_channel(post.parent_id or 0)
+        by_id = {t["id"]: t["name"] for t in (forum.tags if forum else [])}
+        return [by_id.get(t, f"?{t}") for t in post.applied_tags]
+
     def threads_of(self, parent_id: int) -> list[FakeChannel]:
         """The threads opened in a channel (a text channel's, or a forum's posts), oldest first."""
         return [t for t in self.threads.values() if t.parent_id == parent_id]
@@ -803,7 +824,8 @@ class FakeDiscord:
             out.append(opt)
         return out
 
-    def _resolved(self, options: list[dict[str, Any]], guild: FakeGuild | None) -> dict[str, Any]:
+    def _resolved(self, options: list[dict[str, Any]], guild: FakeGuild | None,
+                  permissions: int | None = None) -> dict[str, Any]:
         resolved: dict[str, Any] = {}
         for opt in options:
             if opt.get("focused"):
@@ -812,7 +834,7 @@ class FakeDiscord:
                 ch = self.find_channel(int(opt["value"]))
                 if ch is not None:
                     payload = ch.payload()
-                    payload["permissions"] = str(MEMBER_PERMISSIONS)
+                    payload["permissions"] = str(MEMBER_PERMISSIONS if permissions is None else permissions)
                     resolved.setdefault("channels", {})[str(ch.id)] = payload
             elif opt["type"] in (OPT_USER, OPT_MENTIONABLE):
                 user = self._user(int(opt["value"]))
@@ -861,7 +883,7 @@ class FakeDiscord:
         }
         if command and command.get("guild_id"):
             data["guild_id"] = command["guild_id"]
-        resolved = self._resolved(opts, guild)
+        resolved = self._resolved(opts, guild, perms)  # the user's permissions there: as here
         if resolved:
             data["resolved"] = resolved
         payload = self._base_interaction(_type, guild, channel, user, perms)
@@ -1165,6 +1187,9 @@ class FakeDiscord:
             ("GET", r"/channels/(\d+)/messages/(\d+)", self._get_message),
             ("PATCH", r"/channels/(\d+)/messages/(\d+)", self._edit_message),
             ("POST", r"/channels/(\d+)/messages/(\d+)/threads", self._thread_from_message),
+            ("POST", r"/channels/(\d+)/threads", self._forum_post),
+            ("PATCH", r"/channels/(\d+)", self._edit_channel),
+            ("GET", r"/guilds/(\d+)/threads/active", self._active_threads),
             ("DELETE", r"/channels/(\d+)/messages/(\d+)", self._delete_message),
             ("POST", r"/channels/(\d+)/typing", self._no_content),
             ("GET", r"/guilds/(\d+)", self._get_guild),
@@ -1571,6 +1596,69 @@ class FakeDiscord:
         self.threads[thread.id] = thread
         msg.payload["thread"] = thread.payload()
         return thread.payload()
+
+    async def _edit_channel(self, rec: RecordedRequest, channel_id: str) -> Any:
+        """PATCH a channel: only a forum's ``available_tags`` (at most 20; names 1 to 20 characters;
+        a tag without an id is new)."""
+        ch = self._channel_or_error(int(channel_id))
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if ch.id in self.no_forum_edit:
+            raise _Reply(403, error_payload(50013, "Missing Permissions"))
+        if "available_tags" in body:
+            tags = body["available_tags"] or []
+            violations = []
+            if ch.type != 15:
+                violations.append(limits.Violation(("available_tags",), "CHANNEL_TYPE_INVALID", "Not a forum"))
+            if len(tags) > 20:
+                violations.append(limits.Violation(("available_tags",), "BASE_TYPE_MAX_LENGTH",
+                                                   "Must be 20 or fewer in length."))
+            for i, t in enumerate(tags):
+                if not 1 <= len(str(t.get("name") or "")) <= 20:
+                    violations.append(limits.Violation(("available_tags", i, "name"), "BASE_TYPE_BAD_LENGTH",
+                                                       "Must be between 1 and 20 in length."))
+            if violations:
+                raise _invalid_form(violations)
+            ch.tags = [{"moderated": False, "emoji_id": None, "emoji_name": None, **t,
+                        "id": str(t.get("id") or snowflake())} for t in tags]
+        return ch.payload()
+
+    async def _forum_post(self, rec: RecordedRequest, channel_id: str) -> Any:
+        """A forum post: a thread with its first message (the message's id is the thread's)."""
+        forum = self._channel_or_error(int(channel_id))
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if forum.type != 15:
+            raise _Reply(400, error_payload(50024, "Cannot execute action on this channel type"))
+        self._check_thread(body, forum)
+        message = body.get("message")
+        if not isinstance(message, dict):
+            raise _invalid_form([limits.Violation(("message",), "BASE_TYPE_REQUIRED", "This field is required")])
+        violations = [limits.Violation(("message", *v.path), v.code, v.message)
+                      for v in limits.check_message({**message, "attachments": rec.files})]
+        applied = [str(t) for t in body.get("applied_tags") or []]
+        known = {t["id"] for t in forum.tags}
+        if len(applied) > 5 or not set(applied) <= known:
+            violations.append(limits.Violation(("applied_tags",), "BASE_TYPE_CHOICES", "Unknown or too many tags"))
+        if violations:
+            raise _invalid_form(violations)
+        refused = self._refused(forum.id, message)
+        if refused is not None:
+            raise refused
+        tid = snowflake()
+        thread = FakeChannel(tid, body["name"], forum.guild_id, type=11, parent_id=forum.id,
+                             owner_id=self.bot_user.id, archive_minutes=int(body.get("auto_archive_duration") or 0),
+                             applied_tags=applied)
+        self.threads[tid] = thread
+        msg = self._new_message(message, rec.files, channel_id=tid, guild_id=forum.guild_id, kind="channel")
+        del self.messages[msg.id]
+        msg.id = tid
+        msg.payload["id"] = str(tid)
+        self.messages[tid] = msg
+        return {**thread.payload(), "message": msg.payload}
+
+    async def _active_threads(self, rec: RecordedRequest, guild_id: str) -> Any:
+        threads = [t.payload() for t in self.threads.values() if t.guild_id == int(guild_id)
+                   and t.id not in self.deleted_channels]
+        return {"threads": threads, "members": []}
 
     async def _list_messages(self, rec: RecordedRequest, channel_id: str) -> Any:
         """GET /channels/{id}/messages: the newest first, ``limit`` 1-100 (default 50),
