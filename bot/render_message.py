@@ -26,7 +26,7 @@ def short_card(v: PaperView) -> Embed:
     else:
         head.append(f"No map page of its own yet ({v.citers_stored} citers known).")
     desc = "\n".join(head) + (f"\n\n{clip(esc(v.abstract), 300)}" if v.abstract else "")
-    fields = ()
+    fields: tuple[Field, ...] = ()
     if v.directions:
         fields = (Field("Directions", clip_lines([f"• {link(d.breadcrumb, d.url)}" for d in v.directions[:3]],
                                                  400)),)
