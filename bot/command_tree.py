@@ -20,6 +20,7 @@ from mapwatch.bot.interactions import Runner
 from mapwatch.store.errors import NotAllowed
 
 MANAGE = discord.Permissions(manage_channels=True)
+MANAGE_WEBHOOKS = discord.Permissions(manage_webhooks=True)
 
 
 def python_name(option: str) -> str:
@@ -144,6 +145,10 @@ def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
     if cmd.manage:
         command.default_permissions = MANAGE
         command.add_check(runner.manage_check)
+    if cmd.webhooks:
+        command.default_permissions = MANAGE_WEBHOOKS
+        command.allowed_contexts = app_commands.AppCommandContext(guild=True)
+        command.add_check(runner.webhooks_check)
     return command
 
 

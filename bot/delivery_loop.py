@@ -206,6 +206,12 @@ async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, c
     sent = await deliver_track_alerts(call, send, pacer, clock, find=find)
     sent += await deliver_follows(call, send, pacer, clock, find=find)
     sent += await deliver_digests(call, send, pacer, clock)
+    try:  # webhooks go elsewhere than Discord's API: their trouble never stops the rest
+        from mapwatch.bot.delivery_webhooks import deliver_webhooks
+
+        sent += await deliver_webhooks(call, clock)
+    except Exception:
+        log.exception("webhook deliveries failed; retrying next tick")
     return sent
 
 

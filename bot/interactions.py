@@ -65,7 +65,8 @@ class Runner:
         perms = interaction.permissions
         return Ctx(guild_id=interaction.guild_id, channel_id=interaction.channel_id or 0,
                    user_id=interaction.user.id, now=self.clock(),
-                   can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url)
+                   can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url,
+                   can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks))
 
     def manage_check(self, interaction: discord.Interaction) -> bool:
         """Enforced for /track and /untrack: Manage Channels in a server (any DM is fine)."""
@@ -74,6 +75,12 @@ class Runner:
         if interaction.permissions.manage_channels:
             return True
         raise app_commands.CheckFailure("manage_channels")
+
+    def webhooks_check(self, interaction: discord.Interaction) -> bool:
+        """Enforced for /webhook: Manage Webhooks, in a server."""
+        if interaction.guild_id is not None and interaction.permissions.manage_webhooks:
+            return True
+        raise app_commands.CheckFailure("manage_webhooks")
 
     # -- commands -----------------------------------------------------------------------
     async def run(self, interaction: discord.Interaction, name: str, **options: Any) -> None:

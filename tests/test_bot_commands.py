@@ -208,7 +208,8 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
         assert len([line for line in README.splitlines() if line.startswith(f"| {menu} (")]) == 1, menu
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
-                                        "digest-time", "digest-preview", "related", "path", "rising", "graph"}
+                                        "digest-time", "digest-preview", "related", "path", "rising", "graph",
+                                        "webhook"}
     for c in tree.get_commands():
         if c.name in menus:
             continue
@@ -226,7 +227,10 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
             assert (sent.get("min_value"), sent.get("max_value")) == (o.min_value, o.max_value), (c.name, o.name)
             assert sent.get("autocomplete", False) == (o.kind in ("paper", "direction")), (c.name, o.name)
         assert (c.default_permissions is not None and c.default_permissions.manage_channels) == spec.manage
-        assert (payload["default_member_permissions"] is not None) == spec.manage
+        assert (payload["default_member_permissions"] is not None) == (spec.manage or spec.webhooks)
+        if spec.webhooks:  # Manage Webhooks, in a server only, enforced by a check
+            assert c.default_permissions is not None and c.default_permissions.manage_webhooks and c.checks
+            assert payload["contexts"] == [0] and payload["integration_types"] == [0]
         if spec.manage:
             assert c.checks, f"/{c.name} must enforce Manage Channels with a check"
         # The README documents the same options, required ones as <name> and optional ones as [name].

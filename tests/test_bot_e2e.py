@@ -92,8 +92,9 @@ async def test_page_buttons_turn_pages_and_survive_a_restart(fake_discord: FakeD
 SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reasoning", "query": "reward model",
            "sort": "cited", "exclude_direct": "no", "from": "2005.14165", "to": "2509.02547", "days": 30,
            "depth": 1, "keyword": "reasoning", "mode": "daily", "role": 4242, "hour": 8,
-           "timezone": "Europe/Paris", "threads": "off"}
-EPHEMERAL_ANSWERS = {"digest-preview"}
+           "timezone": "Europe/Paris", "threads": "off",
+           "url": "https://hooks.slack.com/services/T1/B2/abc", "remove": 1}
+EPHEMERAL_ANSWERS = {"digest-preview", "webhook"}
 
 
 async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:

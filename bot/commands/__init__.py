@@ -15,7 +15,8 @@ from typing import Any
 
 from mapwatch.bot.replies import Ctx, Reply
 
-MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message")]
+MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
+                                             "webhooks")]
 PAGE_SIZE = 10
 
 
@@ -47,6 +48,7 @@ class Command:
     paged: bool = False  # accepts `page` (0-based) for its buttons
     menu: str = ""  # a message context menu of this name instead of a slash command (its one option: `text`)
     user_install: bool = False  # read-only: usable as a user-installed app too, in any server and in DMs
+    webhooks: bool = False  # needs Manage Webhooks, in a server only
 
     @property
     def slash(self) -> bool:

@@ -374,6 +374,9 @@ class FakeDiscord:
         self.no_threads: set[int] = set()
         #: Threads opened (from a message, or forum posts), by id.
         self.threads: dict[int, FakeChannel] = {}
+        #: Channel webhooks (``add_webhook``): (webhook id, token) -> channel id; and their messages.
+        self.channel_webhooks: dict[tuple[int, str], int] = {}
+        self.webhook_messages: list[FakeMessage] = []
         #: Forums whose settings (tags) the bot may not edit (``deny_forum_edit``): 403 Missing Permissions.
         self.no_forum_edit: set[int] = set()
         self.ack_heartbeats = True
@@ -1783,6 +1786,8 @@ class FakeDiscord:
         return msg
 
     async def _followup(self, rec: RecordedRequest, app_id: str, token: str) -> Any:
+        if (int(app_id), token) in self.channel_webhooks:
+            return await self._execute_webhook(rec, int(app_id), token)
         handle = self._webhook_handle(rec, app_id, token)
         body = rec.json if isinstance(rec.json, dict) else {}
         violations = limits.check_message({**body, "attachments": body.get("attachments") or rec.files})
@@ -1807,6 +1812,44 @@ class FakeDiscord:
             handle.followups.append(msg)
         wait = rec.query.get("wait", "false").lower() in ("1", "true")
         return msg.payload if wait else None
+
+    async def _execute_webhook(self, rec: RecordedRequest, webhook_id: int, token: str) -> Any:
+        """A channel webhook's message (Execute Webhook): the message limits, `thread_id` a
+        thread of its channel (or a forum post), `wait=true` answers the message, else 204."""
+        channel_id = self.channel_webhooks[(webhook_id, token)]
+        body = rec.json if isinstance(rec.json, dict) else {}
+        violations = limits.check_message({**body, "attachments": body.get("attachments") or rec.files})
+        if violations:
+            raise _invalid_form(violations)
+        target = channel_id
+        if "thread_id" in rec.query:
+            thread = self.threads.get(int(rec.query["thread_id"]))
+            if thread is None or thread.parent_id != channel_id:
+                raise _Reply(400, error_payload(10003, "Unknown Channel"))
+            target = thread.id
+        ch = self._channel_or_error(target)
+        if ch.type == 15:
+            raise _Reply(400, error_payload(220001, "Webhooks posted to forum channels must have a thread_name "
+                                                    "or thread_id"))
+        msg = self._new_message(body, rec.files, channel_id=ch.id, guild_id=ch.guild_id, kind="channel")
+        msg.payload["webhook_id"] = str(webhook_id)
+        self.webhook_messages.append(msg)
+        wait = rec.query.get("wait", "false").lower() in ("1", "true")
+        return msg.payload if wait else None
+
+    def add_webhook(self, channel_id: int) -> str:
+        """A webhook of the channel (as Discord's "Integrations > Webhooks" makes): its URL, under
+        the fake's API base (``MAPWATCH_DISCORD_API``)."""
+        webhook_id, token = snowflake(), f"tok{snowflake():x}-Secret_Token"
+        self.channel_webhooks[(webhook_id, token)] = channel_id
+        return f"{self.api_base}/webhooks/{webhook_id}/{token}"
+
+    def delete_webhook(self, url: str) -> None:
+        """The webhook is deleted in Discord: executing it answers 404 Unknown Webhook (10015)."""
+        webhook_id, token = url.rstrip("/").split("?")[0].split("/")[-2:]
+        del self.channel_webhooks[(int(webhook_id), token)]
+        self.inject(f"POST /webhooks/{webhook_id}/{token}", 404, error_payload(10015, "Unknown Webhook"),
+                    times=1000)
 
     async def _webhook_get(self, rec: RecordedRequest, app_id: str, token: str, message_id: str) -> Any:
         return self._webhook_message(self._webhook_handle(rec, app_id, token), message_id).payload
