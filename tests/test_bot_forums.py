@@ -54,6 +54,10 @@ async def test_track_alerts_become_posts_and_a_shared_citer_reuses_its_post(fake
         h = await fake.slash("track", {"paper": SURVEY, "channel": forum.id})  # Manage Channels there too
         msg = await h.wait_message()
         assert h.ephemeral and "Manage Channels" in msg.content
+        h = await fake.slash("track", {"paper": SURVEY, "channel": forum.id}, permissions=MANAGE,
+                             target_permissions=0)  # Manage Channels here, not in the forum
+        msg = await h.wait_message()
+        assert h.ephemeral and "Manage Channels" in msg.content
         for paper in (SURVEY, TECH):
             h = await fake.slash("track", {"paper": paper, "channel": forum.id}, permissions=MANAGE)
             said = (await h.wait_message()).content

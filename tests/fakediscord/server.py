@@ -865,6 +865,7 @@ class FakeDiscord:
         _focused: str | None = None,
         installed: str = "guild",
         private: bool = False,
+        target_permissions: Any = None,
     ) -> InteractionHandle:
         """Run ``/name`` with ``options`` (a dict name -> value) as a user: dispatch INTERACTION_CREATE.
 
@@ -886,7 +887,9 @@ class FakeDiscord:
         }
         if command and command.get("guild_id"):
             data["guild_id"] = command["guild_id"]
-        resolved = self._resolved(opts, guild, perms)  # the user's permissions there: as here
+        # the user's permissions in a channel option's channel: ``target_permissions``, else as here
+        there = getattr(target_permissions, "value", target_permissions)
+        resolved = self._resolved(opts, guild, perms if there is None else there)
         if resolved:
             data["resolved"] = resolved
         payload = self._base_interaction(_type, guild, channel, user, perms)
