@@ -19,7 +19,7 @@ from typing import Any
 import discord
 from discord import app_commands
 from discord.ext import tasks
-from mapwatch.bot import delivery, delivery_loop
+from mapwatch.bot import delivery, delivery_loop, redact
 from mapwatch.bot.command_tree import install_commands
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer
@@ -35,6 +35,7 @@ class MapwatchBot(discord.Client):
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
+        redact.install()  # webhook URLs in gateway events never reach a log
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.runner = Runner(db_path, clock=clock, base_url=base_url)
         self.tree = app_commands.CommandTree(self)

@@ -157,7 +157,9 @@ def test_urls_are_sealed_and_a_lost_key_disables(db_path: Path, clock: FakeClock
 
 
 async def test_discord_webhooks_via_the_command_into_a_channel_and_a_forum_post(
-        fake_discord: FakeDiscord, db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+        fake_discord: FakeDiscord, db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)  # discord.py logs every gateway event at DEBUG
     fake = fake_discord
     monkeypatch.setenv("MAPWATCH_DISCORD_API", fake.api_base)
     db = open_db(db_path)
@@ -178,7 +180,8 @@ async def test_discord_webhooks_via_the_command_into_a_channel_and_a_forum_post(
         msg = await h.wait_message()
         token = url.rsplit("/", 1)[1]
         assert h.ephemeral and "now receives the alerts of" in msg.content and token not in msg.text()
-        h = await fake.slash("webhook", {"url": "https://evil.example/" + token, "direction": RL}, permissions=hooks)
+        h = await fake.slash("webhook", {"url": "https://evil.example/api/webhooks/1/" + token, "direction": RL},
+                             permissions=hooks)
         msg = await h.wait_message()
         assert h.ephemeral and "not a Discord or Slack webhook URL" in msg.content and token not in msg.text()
         # a forum post: a thread of the forum, addressed with ?thread_id=
@@ -201,6 +204,8 @@ async def test_discord_webhooks_via_the_command_into_a_channel_and_a_forum_post(
     assert "new citer" in in_channel[0].embed["title"] and in_channel[0].allowed_mentions == {"parse": []}
     assert openapi_check.recorded_errors(fake.requests) == []
     assert openapi_check.covered("POST", fake.requests_to("POST", "/webhooks/*")[-1].path)
+    ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith(("discord", "mapwatch")))
+    assert "INTERACTION_CREATE" in ours and "/webhooks/" in ours and token not in ours
 
 
 def test_cli_add_list_remove_never_prints_the_url(db_path: Path, clock: FakeClock) -> None:
