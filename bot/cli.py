@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from mapwatch.bot import cli_ask, cli_graph, cli_run, cli_sync
+from mapwatch.bot import cli_ask, cli_graph, cli_run, cli_sync, cli_webhook
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    for module in (cli_ask, cli_run, cli_sync, cli_graph):
+    for module in (cli_ask, cli_run, cli_sync, cli_graph, cli_webhook):
         module.register(sub)

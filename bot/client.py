@@ -19,7 +19,7 @@ from typing import Any
 import discord
 from discord import app_commands
 from discord.ext import tasks
-from mapwatch.bot import delivery, delivery_loop
+from mapwatch.bot import delivery, delivery_loop, redact
 from mapwatch.bot.command_tree import install_commands
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.pacer import Pacer
@@ -42,6 +42,7 @@ class MapwatchBot(discord.AutoShardedClient):
                  alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
                  identify_spacing: float = 5.0, **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
+        redact.install()  # webhook URLs in gateway events never reach a log
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.metrics = metrics
         self.identify_spacing = identify_spacing

@@ -15,10 +15,12 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from mapwatch.bot.commands import Command, Opt, commands
+from mapwatch.bot.commands import Command, Opt, commands, error_reply, refusal
 from mapwatch.bot.interactions import Runner
+from mapwatch.store.errors import NotAllowed
 
 MANAGE = discord.Permissions(manage_channels=True)
+MANAGE_WEBHOOKS = discord.Permissions(manage_webhooks=True)
 
 
 def python_name(option: str) -> str:
@@ -35,7 +37,25 @@ def annotation(o: Opt) -> Any:
         return int
     if o.kind == "role":
         return discord.Role
+    if o.kind == "channel":
+        return app_commands.Transform[app_commands.AppCommandChannel, ChannelOption]
     return str
+
+
+class ChannelOption(app_commands.Transformer):
+    """A channel option offering text, announcement and forum channels. The value stays the
+    channel as the interaction resolved it, with the user's permissions there."""
+
+    @property
+    def type(self) -> discord.AppCommandOptionType:
+        return discord.AppCommandOptionType.channel
+
+    @property
+    def channel_types(self) -> list[discord.ChannelType]:
+        return [discord.ChannelType.text, discord.ChannelType.news, discord.ChannelType.forum]
+
+    async def transform(self, interaction: discord.Interaction, value: Any, /) -> Any:
+        return value
 
 
 def autocomplete_of(o: Opt, runner: Runner) -> Callable[..., Any] | None:
@@ -45,7 +65,16 @@ def autocomplete_of(o: Opt, runner: Runner) -> Callable[..., Any] | None:
 
 
 def _value(value: Any) -> Any:
+    if isinstance(value, app_commands.AppCommandChannel):
+        return f"forum:{value.id}" if value.type == discord.ChannelType.forum else str(value.id)  # as cores read it
     return value.id if isinstance(value, discord.Role) else value  # a role option: its id
+
+
+def may_manage(options: dict[str, Any]) -> bool:
+    """A channel option of a guarded command names a channel where the user has Manage Channels
+    too (Discord resolves the user's permissions in that channel with the option)."""
+    return all(value.permissions.manage_channels for value in options.values()
+               if isinstance(value, app_commands.AppCommandChannel))
 
 
 def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, Any, None]]:
@@ -54,6 +83,9 @@ def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, A
     names = {python_name(o.name): o.name for o in cmd.options}
 
     async def callback(interaction: discord.Interaction, **options: Any) -> None:
+        if cmd.manage and not may_manage(options):
+            await runner.send(interaction, error_reply(NotAllowed(refusal(cmd.name))))
+            return
         await runner.run(interaction, cmd.name, **{names[k]: _value(v) for k, v in options.items()})
 
     params = [inspect.Parameter("interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -78,16 +110,49 @@ def callback_for(cmd: Command, runner: Runner) -> Callable[..., Coroutine[Any, A
     return func
 
 
+def installs(cmd: Command) -> tuple[app_commands.AppInstallationType, app_commands.AppCommandContext]:
+    """Where a command exists (`integration_types`, `contexts`): every command in a server that
+    added the app and in the bot's DMs; the read-only ones also for a person who installed the
+    app for themselves, in any server, group DM or DM. Commands that change a channel: server only."""
+    return (app_commands.AppInstallationType(guild=True, user=cmd.user_install),
+            app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=cmd.user_install))
+
+
+def message_text(message: discord.Message) -> str:
+    """The text of a message a context menu runs on: its content and its embeds' text and links."""
+    parts = [message.content or ""]
+    for e in message.embeds:
+        parts += [e.title or "", e.url or "", e.description or ""]
+        parts += [f"{f.name} {f.value}" for f in e.fields]
+        parts.append(e.footer.text or "" if e.footer else "")
+    return "\n".join(p for p in parts if p)
+
+
+def build_menu(cmd: Command, runner: Runner) -> app_commands.ContextMenu:
+    """A message context menu: the command runs on the message's text (its one option)."""
+    async def on_message(interaction: discord.Interaction, message: discord.Message) -> None:
+        await runner.run(interaction, cmd.name, text=message_text(message))
+
+    allowed_installs, allowed_contexts = installs(cmd)
+    return app_commands.ContextMenu(name=cmd.menu, callback=on_message, allowed_installs=allowed_installs,
+                                    allowed_contexts=allowed_contexts)
+
+
 def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
     command: app_commands.Command[Any, ..., None] = app_commands.Command(
         name=cmd.name, description=cmd.description, callback=callback_for(cmd, runner))
+    command.allowed_installs, command.allowed_contexts = installs(cmd)
     if cmd.manage:
         command.default_permissions = MANAGE
         command.add_check(runner.manage_check)
+    if cmd.webhooks:
+        command.default_permissions = MANAGE_WEBHOOKS
+        command.allowed_contexts = app_commands.AppCommandContext(guild=True)
+        command.add_check(runner.webhooks_check)
     return command
 
 
 def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
-    """Add every command of the specs to `tree`."""
+    """Add every command of the specs to `tree`: slash commands, and message context menus."""
     for cmd in commands().values():
-        tree.add_command(build(cmd, runner))
+        tree.add_command(build(cmd, runner) if cmd.slash else build_menu(cmd, runner))

@@ -174,6 +174,10 @@ def discord_sender(client: Any) -> Send:
     from mapwatch.bot.interactions import to_embed
 
     async def send(place: Place, delivery: Delivery, nonce: str) -> Sent:
+        if delivery.forum is not None:
+            from mapwatch.bot.delivery_forum import send_forum
+
+            return await send_forum(client, place, delivery, nonce)
         channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)
         try:
             msg = await channel.send(content=delivery.content or None,
@@ -181,9 +185,68 @@ def discord_sender(client: Any) -> Send:
                                      allowed_mentions=allowed_mentions(delivery.role_ids), nonce=nonce)
         except (TimeoutError, discord.HTTPException, OSError) as e:
             return outcome_of(e)
+        if delivery.thread_name:
+            await open_thread(client, place, msg.id, delivery.thread_name)
         return Sent("ok", msg.id)
 
     return send
+
+
+THREAD_ARCHIVE_MINUTES = 10080  # a week without messages, then a discussion thread archives (docs/bot.md)
+THREAD_PERMISSION = "Create Public Threads"
+THREAD_EXISTS = 160004  # Discord: "A thread has already been created for this message"
+THREAD_NOTICE = "thread_notice:"  # bot_state key prefix: the channel was told threads cannot be opened
+
+
+async def open_thread(client: Any, place: Place, message_id: int, name: str) -> bool:
+    """Open the discussion thread of an alert just posted. The alert stands whatever happens:
+    a thread that exists already (a resend) is fine; without the permission, the channel is
+    told once, by the permission's name, and alerts keep coming plain; other failures are
+    logged. True when the message has its thread."""
+    import discord
+
+    try:
+        await client.http.start_thread_with_message(place.channel_id, message_id, name=name,
+                                                    auto_archive_duration=THREAD_ARCHIVE_MINUTES)
+    except discord.Forbidden as e:
+        log.warning("no thread for the alert in channel %d: the bot lacks %s (HTTP 403, Discord error %s)",
+                    place.channel_id, THREAD_PERMISSION, e.code)
+        await _notice_once(client, place)
+        return False
+    except discord.HTTPException as e:
+        if e.code == THREAD_EXISTS:
+            return True
+        log.warning("no thread for the alert in channel %d (HTTP %s, Discord error %s)", place.channel_id,
+                    e.status, e.code)
+        return False
+    except (TimeoutError, OSError) as e:
+        log.warning("no thread for the alert in channel %d (%s)", place.channel_id, type(e).__name__)
+        return False
+    runner = getattr(client, "runner", None)
+    if runner is not None and await runner.call(bot_state.get_state, f"{THREAD_NOTICE}{place.channel_id}"):
+        await runner.call(bot_state.delete_state, f"{THREAD_NOTICE}{place.channel_id}")  # told again if lost again
+    return True
+
+
+async def _notice_once(client: Any, place: Place) -> None:
+    """Tell the channel, once, that its alerts come without threads and which permission is missing."""
+    import discord
+
+    runner = getattr(client, "runner", None)
+    key = f"{THREAD_NOTICE}{place.channel_id}"
+    if runner is None or await runner.call(bot_state.get_state, key):
+        return
+    channel = client.get_partial_messageable(place.channel_id, guild_id=place.guild_id)
+    try:
+        await channel.send(f"Alerts here are set to open a discussion thread each, but I lack the "
+                           f"**{THREAD_PERMISSION}** permission in this channel. Alerts keep coming as plain "
+                           "messages; grant it and the next alert opens its thread.",
+                           allowed_mentions=discord.AllowedMentions.none())
+    except (TimeoutError, discord.HTTPException, OSError) as e:
+        log.warning("could not tell channel %d about the missing %s permission (%s)", place.channel_id,
+                    THREAD_PERMISSION, type(e).__name__)
+        return
+    await runner.call(bot_state.set_state, key, "told", client.clock())
 
 
 def discord_finder(client: Any) -> Find:

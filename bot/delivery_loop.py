@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.delivery import Call, Find, Send
 from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import bot_state, digests, follows, tracking
+from mapwatch.store import bot_state, digests, follows, team_channels, tracking
 from mapwatch.store.follows import Place
 
 if TYPE_CHECKING:
@@ -93,6 +93,26 @@ async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: 
     return int(ok and not result.found)
 
 
+PostSpec = tuple[str, str, tuple[str, ...]]  # a forum post's title, tag and keys
+
+
+async def in_forums(call: Call, items: list[Instant], posts: dict[int, PostSpec]) -> list[Instant]:
+    """The items whose place is a forum channel, with their forum post: `posts` gives, per item
+    id, the post's title, tag and keys (the citing papers); an existing post of one of them is
+    reused (store.team_channels)."""
+    forums = await call(team_channels.forum_channels)
+    out = []
+    for i in items:
+        if i.place.channel_id in forums and i.item_id in posts:
+            title, tag, keys = posts[i.item_id]
+            thread_id = await call(team_channels.forum_post, i.place.channel_id, keys)
+            post = render_follow.ForumPost(title, render_follow.forum_tag(tag), keys, thread_id,
+                                           resend=i.sending_since is not None)
+            i = replace(i, message=replace(i.message, forum=post, thread_name=""))
+        out.append(i)
+    return out
+
+
 async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
                            items: list[Instant], per_channel_limit: int, count: Count | None = None) -> int:
     now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
@@ -121,14 +141,27 @@ def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dic
     return {"delivered": delivered, "disable": disable, "give_up": give_up}
 
 
+def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:
+    """The delivery, asking for a discussion thread named after its citing paper when `on`."""
+    return replace(message, thread_name=render_follow.thread_name(titles, more)) if on else message
+
+
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
                                per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None,
                                count: Count | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
+    threaded = await call(team_channels.threads_on, "track")
+    alerts = await call(tracking.pending_alerts)
     items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
-                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
+                     Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
+                     with_thread(render_follow.track_alert(a), [c.title for c in a.new_citers], a.more,
+                                 a.track.id in threaded and a.track.guild_id is not None),
                      f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
-             for a in await call(tracking.pending_alerts)]
+             for a in alerts]
+    items = await in_forums(call, items, {
+        a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
+                     next((d for c in a.new_citers for d in c.directions), ""),
+                     tuple(c.id for c in a.new_citers) or (f"paper:{a.paper.id}",)) for a in alerts})
     return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit, count)
 
 
@@ -140,9 +173,16 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     for news in pending:
         if news.total == 0:  # nothing matched: move on without a message
             await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
+    threaded = await call(team_channels.threads_on, "follow")
     items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
-                     render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
+                     with_thread(render_follow.follow_alert(n), [c.title for c in n.citers], n.more,
+                                 n.follow.id in threaded and n.follow.place.guild_id is not None),
+                     f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
              for n in pending if n.total]
+    items = await in_forums(call, items, {
+        n.follow.id: (render_follow.thread_name([c.title for c in n.citers], n.more), n.follow.direction_name,
+                      tuple(c.id for c in n.citers) or (f"direction:{n.follow.direction_slug}",))
+        for n in pending if n.total})
     return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit, count)
 
 
@@ -155,9 +195,15 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, co
         if digest.quiet:
             await call(digests.record_digest, digest, clock())
             continue
+        message = render_follow.digest_message(digest)
+        if due.place.channel_id in await call(team_channels.forum_channels):  # one post per period
+            key = f"digest:{due.mode}:{digest.period}"
+            message = replace(message, forum=render_follow.ForumPost(
+                render_follow.digest_post_title(due.mode, digest.period), "", (key,),
+                await call(team_channels.forum_post, due.place.channel_id, (key,)), resend=True))
         sent += await _post(
             call, send, None, pacer, clock, label=f"{due.mode} digest for channel {due.place.channel_id}",
-            place=due.place, message=render_follow.digest_message(digest),
+            place=due.place, message=message,
             nonce=digest_nonce(due.place, due.mode, digest.period), sending_since=None, kind="digest", count=count,
             **_digest_hooks(call, due, digest, clock))
     return sent
@@ -169,6 +215,12 @@ async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, c
     sent = await deliver_track_alerts(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_follows(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_digests(call, send, pacer, clock, count)
+    try:  # webhooks go elsewhere than Discord's API: their trouble never stops the rest
+        from mapwatch.bot.delivery_webhooks import deliver_webhooks
+
+        sent += await deliver_webhooks(call, clock)
+    except Exception:
+        log.exception("webhook deliveries failed; retrying next tick")
     return sent
 
 

@@ -65,7 +65,8 @@ class Runner:
         perms = interaction.permissions
         return Ctx(guild_id=interaction.guild_id, channel_id=interaction.channel_id or 0,
                    user_id=interaction.user.id, now=self.clock(),
-                   can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url)
+                   can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url,
+                   can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks))
 
     def manage_check(self, interaction: discord.Interaction) -> bool:
         """Enforced for /track and /untrack: Manage Channels in a server (any DM is fine)."""
@@ -74,6 +75,12 @@ class Runner:
         if interaction.permissions.manage_channels:
             return True
         raise app_commands.CheckFailure("manage_channels")
+
+    def webhooks_check(self, interaction: discord.Interaction) -> bool:
+        """Enforced for /webhook: Manage Webhooks, in a server."""
+        if interaction.guild_id is not None and interaction.permissions.manage_webhooks:
+            return True
+        raise app_commands.CheckFailure("manage_webhooks")
 
     # -- commands -----------------------------------------------------------------------
     async def run(self, interaction: discord.Interaction, name: str, **options: Any) -> None:
@@ -103,7 +110,7 @@ class Runner:
         reply = text.fit_reply(reply)
         kw: dict[str, Any] = {"content": reply.content or None, "embeds": [to_embed(e) for e in reply.embeds]}
         view = await self.page_view(reply.pager) if reply.pager else None
-        if edit and not reply.ephemeral:
+        if edit and (not reply.ephemeral or reply.pager is not None):  # a page of an ephemeral list too
             kw["view"] = view
             if deferred:
                 await interaction.edit_original_response(**kw, allowed_mentions=NO_PINGS)

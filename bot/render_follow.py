@@ -12,6 +12,7 @@ content and listed in `Delivery.role_ids`; the send site allows exactly those ro
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from mapwatch.bot.text import (
     TITLE_MAX,
     TOTAL_MAX,
     and_more,
+    clean,
     clip,
     clip_lines,
     embed_size,
@@ -47,6 +49,27 @@ DIGEST_LINES = 5  # top citers named per digest section, before shrinking to fit
 TITLE_LINK_MAX = 180  # a linked title in a delivery
 
 
+FORUM_TAG_MAX = 20  # Discord's limit for a forum tag's name
+
+
+@dataclass(frozen=True)
+class ForumPost:
+    """Where a delivery goes in a forum channel: the post `thread_id` (None: open a new post named
+    `title`, tagged `tag` when the forum has or can take it); `keys`, the citing papers' ids (or a
+    digest's key) the post holds; `resend`, a delivery that may have been posted already."""
+
+    title: str
+    tag: str
+    keys: tuple[str, ...]
+    thread_id: int | None = None
+    resend: bool = False
+
+
+def forum_tag(name: str) -> str:
+    """A forum tag's name for a direction: one clean line within Discord's 20 characters."""
+    return clip(clean(name), FORUM_TAG_MAX)
+
+
 @dataclass(frozen=True)
 class Delivery:
     """A message to post to a channel. `role_ids`: the only mentions it may make."""
@@ -54,6 +77,30 @@ class Delivery:
     content: str
     embeds: tuple[Embed, ...]
     role_ids: tuple[int, ...] = ()
+    thread_name: str = ""  # open a discussion thread on it, named so ("": none)
+    forum: ForumPost | None = None  # the place is a forum channel: post there (bot.delivery)
+
+
+THREAD_NAME_MAX = 100  # Discord's limit for a thread's name
+
+
+def thread_name(titles: Sequence[str], more: int = 0) -> str:
+    """A discussion thread's name: the citing paper's title (the first one, "+N more" after it
+    when the alert names several), one clean line, within Discord's 100 characters."""
+    extra = len(titles) - 1 + more
+    suffix = f" (+{extra} more)" if extra > 0 else ""
+    first = clean(titles[0]) if titles else ""
+    if not first:
+        return clip(f"New citing papers{suffix}", THREAD_NAME_MAX)
+    return clip(first, THREAD_NAME_MAX - len(suffix)) + suffix
+
+
+def digest_post_title(mode: str, period: str) -> str:
+    """A digest's forum post: "Daily digest · 1 Nov 2026" (the period's day, UTC)."""
+    when = period[:10]
+    with contextlib.suppress(ValueError):
+        when = datetime.fromisoformat(period).astimezone(UTC).strftime("%-d %b %Y")
+    return clip(f"{mode.capitalize()} digest · {when}", THREAD_NAME_MAX)
 
 
 def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:

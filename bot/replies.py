@@ -61,3 +61,4 @@ class Ctx:
     now: datetime
     can_manage: bool = False  # the user has Manage Channels here (always True in a DM)
     base_url: str = ""  # where the feeds are served, without a trailing slash
+    can_manage_webhooks: bool = False  # the user has Manage Webhooks here

@@ -35,6 +35,11 @@ def set_state(db: Database, key: str, value: str, now: datetime) -> None:
                         (key, value, iso(now)))
 
 
+def delete_state(db: Database, key: str) -> None:
+    with db.atomic():
+        db.conn.execute("DELETE FROM bot_state WHERE key = ?", (key,))
+
+
 def mark_state(db: Database, key: str, value: str, now: datetime) -> None:
     """Set a state row; its `updated` time moves only when the value changes."""
     with db.atomic():

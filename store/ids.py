@@ -67,3 +67,39 @@ def page_identity(arxiv_link: str | None, html_link: str | None, line: int,
     if paper_id is None:
         return None, None
     return paper_id, arxiv_link if stated else arxiv_url(paper_id)
+
+
+# -- ids in free text (a chat message) ----------------------------------------------------
+# An arXiv link (abs, pdf or html, any version), a map link (/paper/<id>/), "arXiv:<id>", or a
+# bare id. Bare ids are accepted only when their YYMM is a real month, so a number such as
+# 1234.5678 in a sentence is not taken for a paper.
+_LINKED = re.compile(
+    rf"(?i:arxiv\.org/(?:abs|pdf|html)/|/paper/|arxiv:\s?)(?P<id>{_ID})(?:v\d+)?", re.ASCII)
+_BARE = re.compile(rf"(?<![\w./-])(?P<id>{_ID})(?:v\d+)?(?![\w/]|\.\d)", re.ASCII)
+TEXT_IDS_MAX = 50
+
+
+def _plausible(paper_id: str) -> bool:
+    yymm = paper_id.split("/")[-1][:4] if "/" in paper_id else paper_id[:4]
+    month = int(yymm[2:4])
+    if not 1 <= month <= 12:
+        return False
+    if "/" in paper_id:
+        return True
+    digits = len(paper_id.split(".")[1])
+    return digits == 4 if yymm < "1501" else digits == 5 and yymm >= "1501"
+
+
+def ids_in_text(text: str, limit: int = TEXT_IDS_MAX) -> list[str]:
+    """The versionless arXiv ids a message names, in order of first mention, each once (at
+    most `limit`): arXiv abs/pdf/html links, map `/paper/<id>/` links, `arXiv:<id>`, and bare
+    new- or old-style ids whose year and month are possible."""
+    found: list[tuple[int, str]] = [(m.start(), m["id"]) for m in _LINKED.finditer(text)]
+    found += [(m.start(), m["id"]) for m in _BARE.finditer(text) if _plausible(m["id"])]
+    out: list[str] = []
+    for _, pid in sorted(found):
+        if pid not in out:
+            out.append(pid)
+            if len(out) >= limit:
+                break
+    return out

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import discord
 import pytest
 from mapwatch.bot import render, text
 from mapwatch.bot.commands import commands, run_core
@@ -180,7 +181,8 @@ def test_alert_render(db, clock, make_older_seeds) -> None:
 
 # -- the command tree ---------------------------------------------------------------------
 
-OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "role": 8}  # Discord's option types
+OPTION_TYPES = {"paper": 3, "direction": 3, "text": 3, "choice": 3, "int": 4, "role": 8,
+                "channel": 7}  # Discord's option types
 
 
 def readme_row(name: str) -> str:
@@ -195,13 +197,22 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     from mapwatch.bot.client import build_tree_for_inspection
 
     tree = build_tree_for_inspection()
-    specs = commands()
-    names = [c.name for c in tree.get_commands()]
+    specs = {name: spec for name, spec in commands().items() if spec.slash}
+    menus = {spec.menu: spec for spec in commands().values() if not spec.slash}
+    names = [c.name for c in tree.get_commands() if c.name not in menus]
     assert len(names) == len(set(names)) == len(specs)
+    # Each message context menu: declared once, under its name, and documented in the command table.
+    assert set(menus) == {c.name for c in tree.get_commands(type=discord.AppCommandType.message)} == {
+        "Papers in this message"}
+    for menu in menus:
+        assert len([line for line in BOT_DOCS.splitlines() if line.startswith(f"| {menu} (")]) == 1, menu
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
-                                        "digest-time", "digest-preview", "related", "path", "rising", "graph"}
+                                        "digest-time", "digest-preview", "related", "path", "rising", "graph",
+                                        "webhook"}
     for c in tree.get_commands():
+        if c.name in menus:
+            continue
         spec = specs[c.name]
         payload = c.to_dict(tree)  # what `sync` sends Discord
         assert c.description and len(c.description) <= 100
@@ -216,7 +227,10 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
             assert (sent.get("min_value"), sent.get("max_value")) == (o.min_value, o.max_value), (c.name, o.name)
             assert sent.get("autocomplete", False) == (o.kind in ("paper", "direction")), (c.name, o.name)
         assert (c.default_permissions is not None and c.default_permissions.manage_channels) == spec.manage
-        assert (payload["default_member_permissions"] is not None) == spec.manage
+        assert (payload["default_member_permissions"] is not None) == (spec.manage or spec.webhooks)
+        if spec.webhooks:  # Manage Webhooks, in a server only, enforced by a check
+            assert c.default_permissions is not None and c.default_permissions.manage_webhooks and c.checks
+            assert payload["contexts"] == [0] and payload["integration_types"] == [0]
         if spec.manage:
             assert c.checks, f"/{c.name} must enforce Manage Channels with a check"
         # docs/bot.md documents the same options, required ones as <name> and optional ones as [name].

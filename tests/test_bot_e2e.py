@@ -38,7 +38,7 @@ async def test_commands_sync_once_and_paper_card(fake_discord: FakeDiscord, seed
     bot = make_bot(seeded_path)
     async with fake_discord.connected(bot):
         assert len(fake_discord.command_syncs) == 1
-        assert {c["name"] for c in fake_discord.commands()} == set(commands())
+        assert {c["name"] for c in fake_discord.commands()} == {s.menu or n for n, s in commands().items()}
         h = await fake_discord.slash("paper", {"paper": "2412.10400"})
         msg = await h.wait_message()
         assert not h.ephemeral
@@ -92,8 +92,9 @@ async def test_page_buttons_turn_pages_and_survive_a_restart(fake_discord: FakeD
 SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reasoning", "query": "reward model",
            "sort": "cited", "exclude_direct": "no", "from": "2005.14165", "to": "2509.02547", "days": 30,
            "depth": 1, "keyword": "reasoning", "mode": "daily", "role": 4242, "hour": 8,
-           "timezone": "Europe/Paris"}
-EPHEMERAL_ANSWERS = {"digest-preview"}
+           "timezone": "Europe/Paris", "threads": "off",
+           "url": "https://hooks.slack.com/services/T1/B2/abc", "remove": 1}
+EPHEMERAL_ANSWERS = {"digest-preview", "webhook"}
 
 
 async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:
@@ -101,11 +102,14 @@ async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path:
     async with fake_discord.connected(bot):
         order = sorted(commands().items(), key=lambda kv: kv[0] == "untrack")  # untrack last
         for name, cmd in order:
-            opts = {o.name: SAMPLES[o.name] for o in cmd.options}
-            h = await fake_discord.slash(name, opts, permissions=MANAGE)
+            opts = {o.name: SAMPLES[o.name] for o in cmd.options if not cmd.menu and o.kind != "channel"}
+            if cmd.menu:  # a message context menu: run on a message naming a paper
+                h = await fake_discord.message_command(cmd.menu, "see 2412.10400", permissions=MANAGE)
+            else:
+                h = await fake_discord.slash(name, opts, permissions=MANAGE)
             msg = await h.wait_message()
             assert msg.embeds or msg.content, name
-            assert h.ephemeral == (name in EPHEMERAL_ANSWERS), name
+            assert h.ephemeral == (name in EPHEMERAL_ANSWERS or bool(cmd.menu)), name
             assert msg.allowed_mentions == {"parse": []}, name
 
 

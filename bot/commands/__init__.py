@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mapwatch.bot.replies import Ctx, Reply
 
-MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph")]
+MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
+                                             "webhooks")]
 PAGE_SIZE = 10
 
 
@@ -23,7 +24,7 @@ PAGE_SIZE = 10
 class Opt:
     name: str
     description: str
-    kind: str = "text"  # paper | direction | text | choice | int | role
+    kind: str = "text"  # paper | direction | text | choice | int | role | channel (text or forum)
     required: bool = True
     choices: tuple[str, ...] = ()  # the values a choice option takes
     choice_names: tuple[str, ...] = ()  # what Discord shows for each value (default: the value)
@@ -45,6 +46,13 @@ class Command:
     manage: bool = False  # needs Manage Channels in a server
     refusal: str = ""  # what a user without Manage Channels is told (names this command's action)
     paged: bool = False  # accepts `page` (0-based) for its buttons
+    menu: str = ""  # a message context menu of this name instead of a slash command (its one option: `text`)
+    user_install: bool = False  # read-only: usable as a user-installed app too, in any server and in DMs
+    webhooks: bool = False  # needs Manage Webhooks, in a server only
+
+    @property
+    def slash(self) -> bool:
+        return not self.menu
 
 
 def check_manage(ctx: Ctx, message: str) -> None:
@@ -76,6 +84,10 @@ def refusal(name: str) -> str:
     return (cmd.refusal if cmd else "") or "You need the Manage Channels permission to do that here."
 
 
+READ_ONLY = ("paper", "citers", "refs", "search", "direction", "directions", "related", "path", "rising",
+             "graph", "feed", "stats")  # what a user-installed app offers (with the message menu)
+
+
 def commands() -> dict[str, Command]:
     """Every command, by name, in the order the modules declare them."""
     out: dict[str, Command] = {}
@@ -83,7 +95,7 @@ def commands() -> dict[str, Command]:
         for cmd in importlib.import_module(name).COMMANDS:
             if cmd.name in out:
                 raise ValueError(f"duplicate command {cmd.name}")
-            out[cmd.name] = cmd
+            out[cmd.name] = replace(cmd, user_install=True) if cmd.name in READ_ONLY else cmd
     return out
 
 

@@ -22,6 +22,10 @@ MODE_HELP = "instant (after each refresh, the default), daily or weekly (a diges
 ROLE_HELP = "a role to mention in these deliveries (only that role is ever mentioned)"
 HOUR_HELP = "the local hour of digests, 0-23"
 TZ_HELP = "a time zone such as UTC (the default), Europe/Paris or America/New_York"
+CHANNEL_HELP = "post there instead of here: a text channel, or a forum (a post per citing paper)"
+_CHANNEL = re.compile(r"^\s*(?P<forum>forum:)?(?:<#)?(?P<id>\d{1,20})>?\s*$")
+THREADS_HELP = "on: each alert opens a discussion thread (server text channels; off by default)"
+THREADS = ("on", "off")
 _ROLE = re.compile(r"^\s*(?:<@&)?(\d{1,20})>?\s*$")
 
 
@@ -49,8 +53,48 @@ def parse_hour(hour: Any) -> int:
         raise BadOption("The hour is a whole number from 0 to 23.") from None
 
 
-def where_words(ctx: Ctx) -> str:
-    return "this channel" if ctx.guild_id is not None else "your DMs"
+def apply_threads(db: Database, ctx: Ctx, kind: str, item_id: int, threads: str | None, new: bool) -> str:
+    """Record `threads:on|off` for a track or follow (a new one: off unless asked), and the words
+    that say so ("" when off). Threads exist only in a server's channels."""
+    from mapwatch.store import team_channels
+
+    choice = (threads or "").strip().lower()
+    if choice and choice not in THREADS:
+        raise BadOption("threads is on or off.")
+    if choice == "on" and ctx.guild_id is None:
+        raise BadOption("Threads exist only in a server's channels, not in DMs.")
+    if choice or new:
+        team_channels.set_threads(db, kind, item_id, choice == "on")
+    on = team_channels.has_threads(db, kind, item_id)
+    return ", each alert opening a discussion thread" if on else ""
+
+
+def target(db: Database, ctx: Ctx, channel: Any, threads: str | None) -> Ctx:
+    """The context a /track or /follow acts on: here, or the `channel` option's channel (its id,
+    `<#id>`, or `forum:<id>` for a forum, which the Discord layer passes for a forum channel).
+    A forum is remembered (store.team_channels): its alerts become posts."""
+    from dataclasses import replace
+
+    from mapwatch.store import team_channels
+
+    if channel is None or channel == "":
+        return ctx
+    if ctx.guild_id is None:
+        raise BadOption("A channel can be chosen only in a server.")
+    m = _CHANNEL.match(str(channel))
+    if not m:
+        raise BadOption("The channel must be one of this server's channels (or its id).")
+    if m["forum"]:
+        if (threads or "").strip().lower() == "on":
+            raise BadOption("In a forum each alert is a post of its own already: threads are for text channels.")
+        team_channels.add_forum(db, ctx.guild_id, int(m["id"]), ctx.now)
+    return replace(ctx, channel_id=int(m["id"]))
+
+
+def where_words(ctx: Ctx, here_id: int | None = None) -> str:
+    if ctx.guild_id is None:
+        return "your DMs"
+    return "this channel" if here_id is None or here_id == ctx.channel_id else f"<#{ctx.channel_id}>"
 
 
 def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSettings | None = None) -> str:
@@ -67,24 +111,29 @@ def shown_name(d: queries.DirectionRow) -> str:
 
 
 def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
-                role: Any = None) -> Reply:
+                role: Any = None, threads: str | None = None, channel: Any = None) -> Reply:
     check_manage(ctx, MANAGE)
     d = queries.resolve_direction(db, direction)
+    here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
+    if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
+        raise BadOption("Threads exist only in a server's channels, not in DMs.")
     f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
                                 created_by=ctx.user_id, now=ctx.now)
+    threaded = apply_threads(db, ctx, "follow", f.id, threads, new)
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     name = shown_name(d)
     only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
     verb = "Following" if new else "Updated: following"
-    said = (f"{verb} **{name}** in {where_words(ctx)}: its newly added citing papers{only} arrive "
-            f"{delivery_words(f.mode, f.role_id, settings)}. Starting now (the feed holds the history). "
+    said = (f"{verb} **{name}** in {where_words(ctx, here_id)}: its newly added citing papers{only} arrive "
+            f"{delivery_words(f.mode, f.role_id, settings)}{threaded}. Starting now (the feed holds the history). "
             "/unfollow to stop.")
     return Reply(content=text.clip(said, text.CONTENT_MAX))
 
 
-def unfollow_core(db: Database, ctx: Ctx, *, direction: str) -> Reply:
+def unfollow_core(db: Database, ctx: Ctx, *, direction: str, channel: Any = None) -> Reply:
     check_manage(ctx, UNFOLLOW_REFUSAL)
+    ctx = target(db, ctx, channel, None)
     d = queries.resolve_direction(db, direction)
     return stop_reply(follows.remove_follow(db, **here(ctx), direction_slug=d.slug), f"**{shown_name(d)}**",
                       "{} is not followed here.", "Stopped following {} here.")
@@ -108,10 +157,13 @@ COMMANDS = [
     Command("follow", "Send this channel a direction's new citing papers (needs Manage Channels)",
             (Opt("direction", DIRECTION_HELP, "direction"), Opt("keyword", KEYWORD_HELP, required=False),
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
-             Opt("role", ROLE_HELP, "role", required=False)), follow_core, manage=True, refusal=MANAGE),
+             Opt("role", ROLE_HELP, "role", required=False),
+             Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
+             Opt("channel", CHANNEL_HELP, "channel", required=False)), follow_core, manage=True, refusal=MANAGE),
     Command("unfollow", "Stop sending this channel a direction's new citing papers (needs Manage Channels)",
-            (Opt("direction", DIRECTION_HELP, "direction"),), unfollow_core, manage=True,
-            refusal=UNFOLLOW_REFUSAL),
+            (Opt("direction", DIRECTION_HELP, "direction"),
+             Opt("channel", "the channel to stop it in (default: here)", "channel", required=False)),
+            unfollow_core, manage=True, refusal=UNFOLLOW_REFUSAL),
     Command("digest-time", "When this server's daily and weekly digests come (needs Manage Channels)",
             (Opt("hour", HOUR_HELP, "int", min_value=0, max_value=23), Opt("timezone", TZ_HELP, required=False)),
             digest_time_core, manage=True, refusal=DIGEST_TIME_REFUSAL),

@@ -6,34 +6,50 @@ from typing import Any
 
 from mapwatch.bot import render, render_follow, text
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
-from mapwatch.bot.commands.follow import MODE_HELP, delivery_words, parse_role, where_words
+from mapwatch.bot.commands.follow import (
+    CHANNEL_HELP,
+    MODE_HELP,
+    THREADS,
+    THREADS_HELP,
+    apply_threads,
+    delivery_words,
+    parse_role,
+    target,
+    where_words,
+)
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Embed, Reply
 from mapwatch.store import digests, follows, queries, tracking
+from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
 
 
-def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None) -> Reply:
+def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None,
+               threads: str | None = None, channel: Any = None) -> Reply:
     check_manage(ctx, MANAGE)
     found = queries.resolve_paper(db, paper)
+    here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
+    if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
+        raise BadOption("Threads exist only in a server's channels, not in DMs.")
     track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
                                     role_id=parse_role(role))
-    where = where_words(ctx)
+    where = where_words(ctx, here_id)
     title = text.esc(text.clip(found.title, 200))
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    how = delivery_words(track.mode, track.role_id, settings)
+    how = delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
     return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
                                           f"gains citers, {how}. /untrack to stop."))
 
 
-def untrack_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
+def untrack_core(db: Database, ctx: Ctx, *, paper: str, channel: Any = None) -> Reply:
     check_manage(ctx, UNTRACK_REFUSAL)
+    ctx = target(db, ctx, channel, None)
     p = queries.resolve_paper(db, paper)
     return stop_reply(tracking.remove_track(db, **here(ctx), paper_id=p.id), f"{text.esc(text.clip(p.title, 200))}"
                       f" (`{p.id}`)", "{} is not tracked here.", "Stopped tracking {} here.")
@@ -62,10 +78,13 @@ COMMANDS = [
             (Opt("paper", PAPER_HELP, "paper"),
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
-                 required=False)), track_core, manage=True, refusal=MANAGE),
+                 required=False),
+             Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
+             Opt("channel", CHANNEL_HELP, "channel", required=False)), track_core, manage=True, refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
-            (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked"),), untrack_core, manage=True,
-            refusal=UNTRACK_REFUSAL),
+            (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked"),
+             Opt("channel", "the channel to stop it in (default: here)", "channel", required=False)),
+            untrack_core, manage=True, refusal=UNTRACK_REFUSAL),
     Command("tracked", "This server's tracked papers and followed directions: where, mode, since, last delivery",
             (), tracked_core),
 ]

@@ -113,6 +113,48 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'next_check_at': "direction pages' polling",
             'interval_s': "direction pages' polling",
         }),
+    'delivery_options': (
+        'per track or follow (`kind`, `item_id`), whether each alert opens a discussion thread (The Discord bot, "A discussion thread per alert")',
+        {
+            'kind': '`track` or `follow`',
+            'item_id': 'the track\'s or follow\'s id',
+            'threads': '1: each alert opens a discussion thread',
+        }),
+    'forum_channels': (
+        'a channel chosen for tracks and follows that is a forum (each alert there is a post)',
+        {
+            'channel_id': '',
+            'guild_id': '',
+            'added_at': '',
+        }),
+    'forum_posts': (
+        "in a forum channel, the post (`thread_id`) holding a citing paper's alerts",
+        {
+            'channel_id': 'the forum channel',
+            'citer_id': 'the citing paper (or a digest period\'s key) the post is about',
+            'thread_id': 'the post',
+            'created_at': '',
+        }),
+    'webhooks': (
+        "a paper's alerts or a direction's follows sent to a Discord or Slack webhook (The Discord bot, \"Webhooks\")",
+        {
+            'id': '',
+            'kind': '`discord` or `slack`',
+            'target_kind': '`paper` or `direction`',
+            'target': 'the paper id or the direction slug',
+            'url_sealed': 'the URL encrypted with the key file `<db>.webhook-key` (never stored in clear)',
+            'url_id': 'a keyed fingerprint of the URL (to find duplicates without the URL)',
+            'url_hint': 'host and webhook id, no token',
+            'guild_id': 'the server that added it (NULL: the CLI)',
+            'created_by': '',
+            'created_at': '',
+            'last_event_id': 'the cursor: the last event delivered',
+            'last_delivery_at': '',
+            'sending_upto': 'a delivery being sent: up to this event',
+            'sending_since': 'and since when',
+            'disabled_reason': 'why it was disabled (404, no key file), NULL while enabled',
+            'last_failure': 'the last refusal\'s reason',
+        }),
     'ingest_errors': (
         'a page currently rejected',
         {

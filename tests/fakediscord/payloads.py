@@ -62,9 +62,14 @@ class FakeChannel:
     id: int
     name: str
     guild_id: int | None = None
-    type: int = 0  # 0 text, 1 DM, 4 category, 5 announcement
+    type: int = 0  # 0 text, 1 DM, 4 category, 5 announcement, 11 public thread, 15 forum
     position: int = 0
     recipient: FakeUser | None = None  # for DMs
+    parent_id: int | None = None  # a thread's channel (text or forum)
+    owner_id: int | None = None  # who opened a thread
+    archive_minutes: int = 0  # a thread's auto_archive_duration
+    tags: list[dict[str, Any]] = field(default_factory=list)  # a forum's available_tags
+    applied_tags: list[str] = field(default_factory=list)  # a forum post's tags (ids)
 
     def payload(self) -> dict[str, Any]:
         if self.type == 1:
@@ -85,6 +90,16 @@ class FakeChannel:
         }
         if self.guild_id is not None:
             data["guild_id"] = str(self.guild_id)
+        if self.type in (10, 11, 12):
+            data.update(parent_id=str(self.parent_id), owner_id=str(self.owner_id or 0), message_count=0,
+                        member_count=1, total_message_sent=0, applied_tags=list(self.applied_tags),
+                        thread_metadata={"archived": False, "auto_archive_duration": self.archive_minutes or 1440,
+                                         "archive_timestamp": iso_now(), "locked": False})
+            for key in ("position", "permission_overwrites", "topic"):
+                data.pop(key, None)
+        if self.type == 15:
+            data.update(available_tags=[dict(t) for t in self.tags], default_reaction_emoji=None,
+                        default_sort_order=None, default_forum_layout=0, default_thread_rate_limit_per_user=0)
         return data
 
 

@@ -371,6 +371,15 @@ class FakeDiscord:
         self._faults: list[_Fault] = []
         self.forbidden_channels: set[int] = set()
         self.deleted_channels: set[int] = set()
+        #: Channels where the bot lacks Create Public Threads (``deny_threads``): 403 Missing Permissions.
+        self.no_threads: set[int] = set()
+        #: Threads opened (from a message, or forum posts), by id.
+        self.threads: dict[int, FakeChannel] = {}
+        #: Channel webhooks (``add_webhook``): (webhook id, token) -> channel id; and their messages.
+        self.channel_webhooks: dict[tuple[int, str], int] = {}
+        self.webhook_messages: list[FakeMessage] = []
+        #: Forums whose settings (tags) the bot may not edit (``deny_forum_edit``): 403 Missing Permissions.
+        self.no_forum_edit: set[int] = set()
         self.ack_heartbeats = True
 
         self._session: GatewaySession | None = None
@@ -543,7 +552,7 @@ class FakeDiscord:
         for c in self.dm_channels.values():
             if c.id == channel_id:
                 return c
-        return None
+        return self.threads.get(channel_id)
 
     def dm_channel(self, user_id: int) -> FakeChannel:
         ch = self.dm_channels.get(user_id)
@@ -620,6 +629,37 @@ class FakeDiscord:
     def forbid_channel(self, channel_id: int) -> None:
         """Posting to the channel answers 403 Missing Access (50001) until ``allow_channel``."""
         self.forbidden_channels.add(channel_id)
+
+    def deny_threads(self, channel_id: int) -> None:
+        """The bot lacks Create Public Threads in the channel: opening a thread there answers 403
+        Missing Permissions (50013) until ``allow_threads``."""
+        self.no_threads.add(channel_id)
+
+    def allow_threads(self, channel_id: int) -> None:
+        self.no_threads.discard(channel_id)
+
+    def add_forum(self, name: str, tags: list[str] | None = None) -> FakeChannel:
+        """A forum channel (type 15) in the default guild, with tags of those names; call before
+        ``connected`` so that the guild the bot receives holds it."""
+        forum = FakeChannel(snowflake(), name, self.guild.id, type=15, position=len(self.guild.channels),
+                            tags=[{"id": str(snowflake()), "name": t, "moderated": False, "emoji_id": None,
+                                   "emoji_name": None} for t in tags or []])
+        self.guild.channels.append(forum)
+        return forum
+
+    def deny_forum_edit(self, channel_id: int) -> None:
+        """The bot lacks Manage Channels on the forum: editing its tags answers 403 (50013)."""
+        self.no_forum_edit.add(channel_id)
+
+    def tag_names(self, post: FakeChannel) -> list[str]:
+        """The names of the tags applied to a forum post."""
+        forum = self.find_channel(post.parent_id or 0)
+        by_id = {t["id"]: t["name"] for t in (forum.tags if forum else [])}
+        return [by_id.get(t, f"?{t}") for t in post.applied_tags]
+
+    def threads_of(self, parent_id: int) -> list[FakeChannel]:
+        """The threads opened in a channel (a text channel's, or a forum's posts), oldest first."""
+        return [t for t in self.threads.values() if t.parent_id == parent_id]
 
     def allow_channel(self, channel_id: int) -> None:
         self.forbidden_channels.discard(channel_id)
@@ -796,7 +836,8 @@ class FakeDiscord:
             out.append(opt)
         return out
 
-    def _resolved(self, options: list[dict[str, Any]], guild: FakeGuild | None) -> dict[str, Any]:
+    def _resolved(self, options: list[dict[str, Any]], guild: FakeGuild | None,
+                  permissions: int | None = None) -> dict[str, Any]:
         resolved: dict[str, Any] = {}
         for opt in options:
             if opt.get("focused"):
@@ -805,7 +846,7 @@ class FakeDiscord:
                 ch = self.find_channel(int(opt["value"]))
                 if ch is not None:
                     payload = ch.payload()
-                    payload["permissions"] = str(MEMBER_PERMISSIONS)
+                    payload["permissions"] = str(MEMBER_PERMISSIONS if permissions is None else permissions)
                     resolved.setdefault("channels", {})[str(ch.id)] = payload
             elif opt["type"] in (OPT_USER, OPT_MENTIONABLE):
                 user = self._user(int(opt["value"]))
@@ -831,6 +872,9 @@ class FakeDiscord:
         permissions: Any = None,
         _type: int = APPLICATION_COMMAND,
         _focused: str | None = None,
+        installed: str = "guild",
+        private: bool = False,
+        target_permissions: Any = None,
     ) -> InteractionHandle:
         """Run ``/name`` with ``options`` (a dict name -> value) as a user: dispatch INTERACTION_CREATE.
 
@@ -852,10 +896,65 @@ class FakeDiscord:
         }
         if command and command.get("guild_id"):
             data["guild_id"] = command["guild_id"]
-        resolved = self._resolved(opts, guild)
+        # the user's permissions in a channel option's channel: ``target_permissions``, else as here
+        there = getattr(target_permissions, "value", target_permissions)
+        resolved = self._resolved(opts, guild, perms if there is None else there)
         if resolved:
             data["resolved"] = resolved
         payload = self._base_interaction(_type, guild, channel, user, perms)
+        self._install_context(payload, command, guild, user, installed, private)
+        payload["data"] = data
+        return await self._dispatch_interaction(payload)
+
+    def _install_context(self, payload: dict[str, Any], command: dict[str, Any] | None, guild: FakeGuild | None,
+                         user: FakeUser, installed: str, private: bool) -> None:
+        """Who installed the app for this interaction (``installed``: "guild" or "user") and where it
+        runs (``context``: 0 a server, 1 the bot's DM, 2 a group DM or another user's DM, ``private``).
+        Discord offers a command only where its ``integration_types`` and ``contexts`` allow: the
+        fake refuses to dispatch one they do not (a LookupError in the test)."""
+        kind = {"guild": 0, "user": 1}[installed]
+        context = 0 if guild is not None else 2 if private else 1
+        if installed == "user" or private:  # only the user's installation authorises it
+            payload["authorizing_integration_owners"] = {"1": str(user.id)}
+        payload["context"] = context
+        if command is not None:
+            types = [int(t) for t in command.get("integration_types") or [0]]
+            contexts = [int(c) for c in command.get("contexts") or [0, 1, 2]]
+            if kind not in types:
+                raise LookupError(f"{command['name']!r} is not offered to a {installed}-installed app "
+                                  f"(integration_types {types})")
+            if context not in contexts:
+                raise LookupError(f"{command['name']!r} is not offered in context {context} (contexts {contexts})")
+
+    async def message_command(
+        self,
+        name: str,
+        target: dict[str, Any] | str,
+        *,
+        guild_id: Any = DEFAULT,
+        channel_id: Any = DEFAULT,
+        user_id: Any = DEFAULT,
+        permissions: Any = None,
+        installed: str = "guild",
+        private: bool = False,
+    ) -> InteractionHandle:
+        """Right-click a message and run the message context menu ``name`` on it (an application
+        command of type 3). ``target`` is the message: a message object, or its content (a message
+        by another user is made up). Raises LookupError if ``name`` was not synced as a message
+        command, or is not offered where it is run (see ``slash``)."""
+        guild, channel, user = self._resolve_where(guild_id, channel_id, user_id)
+        command = self._find_command(name, guild.id if guild else None, type_=3)
+        if command is None:
+            raise LookupError(f"message command {name!r} was not synced (global or guild)")
+        if isinstance(target, str):
+            author = FakeUser(snowflake(), "someone")
+            target = message_payload({"content": target}, message_id=snowflake(), channel_id=channel.id,
+                                     author=author, guild_id=guild.id if guild else None)
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 3, "target_id": str(target["id"]),
+                                "resolved": {"messages": {str(target["id"]): target}}}
+        payload = self._base_interaction(APPLICATION_COMMAND, guild, channel, user, getattr(permissions, "value",
+                                                                                            permissions))
+        self._install_context(payload, command, guild, user, installed, private)
         payload["data"] = data
         return await self._dispatch_interaction(payload)
 
@@ -1137,6 +1236,10 @@ class FakeDiscord:
             ("GET", r"/channels/(\d+)/messages", self._list_messages),
             ("GET", r"/channels/(\d+)/messages/(\d+)", self._get_message),
             ("PATCH", r"/channels/(\d+)/messages/(\d+)", self._edit_message),
+            ("POST", r"/channels/(\d+)/messages/(\d+)/threads", self._thread_from_message),
+            ("POST", r"/channels/(\d+)/threads", self._forum_post),
+            ("PATCH", r"/channels/(\d+)", self._edit_channel),
+            ("GET", r"/guilds/(\d+)/threads/active", self._active_threads),
             ("DELETE", r"/channels/(\d+)/messages/(\d+)", self._delete_message),
             ("POST", r"/channels/(\d+)/typing", self._no_content),
             ("GET", r"/guilds/(\d+)", self._get_guild),
@@ -1280,6 +1383,14 @@ class FakeDiscord:
             out.append(
                 limits.Violation((i, "description"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
             )
+        if ctype in (2, 3) and (not 1 <= len(name) <= 32 or cmd.get("description") or cmd.get("options")):
+            out.append(limits.Violation((i, "name"), "APPLICATION_COMMAND_INVALID_NAME",
+                                        "A context menu has a name of 1 to 32 characters, no description, no options"))
+        for key, allowed in (("integration_types", {0, 1}), ("contexts", {0, 1, 2})):
+            values = cmd.get(key)
+            if values is not None and (not values or not {int(v) for v in values} <= allowed
+                                       or len(set(values)) != len(values)):
+                out.append(limits.Violation((i, key), "BASE_TYPE_CHOICES", f"Value must be one of {sorted(allowed)}."))
         opts = cmd.get("options") or []
         if len(opts) > 25:
             out.append(limits.Violation((i, "options"), "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length."))
@@ -1504,6 +1615,101 @@ class FakeDiscord:
             self.nonce_seen[key] = self.loop_time()
         return msg.payload
 
+    def _check_thread(self, body: dict[str, Any], parent: FakeChannel) -> None:
+        """Discord's rules for a new thread: a name of 1 to 100 characters, an archive duration
+        of 60, 1440, 4320 or 10080 minutes, and the permission to open one."""
+        violations = []
+        name = body.get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            violations.append(limits.Violation(("name",), "BASE_TYPE_BAD_LENGTH",
+                                               "Must be between 1 and 100 in length."))
+        archive = body.get("auto_archive_duration")
+        if archive is not None and int(archive) not in (60, 1440, 4320, 10080):
+            violations.append(limits.Violation(("auto_archive_duration",), "BASE_TYPE_CHOICES",
+                                               "Value must be one of {60, 1440, 4320, 10080}."))
+        if violations:
+            raise _invalid_form(violations)
+        if parent.id in self.no_threads:
+            raise _Reply(403, error_payload(50013, "Missing Permissions"))
+
+    async def _thread_from_message(self, rec: RecordedRequest, channel_id: str, message_id: str) -> Any:
+        parent = self._channel_or_error(int(channel_id))
+        msg = self._message_in(channel_id, message_id)
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if parent.type not in (0, 5):
+            raise _Reply(400, error_payload(50024, "Cannot execute action on this channel type"))
+        self._check_thread(body, parent)
+        if msg.id in self.threads:  # Discord: the thread's id is the message's
+            raise _Reply(400, error_payload(160004, "A thread has already been created for this message"))
+        thread = FakeChannel(msg.id, body["name"], parent.guild_id, type=11, parent_id=parent.id,
+                             owner_id=self.bot_user.id, archive_minutes=int(body.get("auto_archive_duration") or 0))
+        self.threads[thread.id] = thread
+        msg.payload["thread"] = thread.payload()
+        return thread.payload()
+
+    async def _edit_channel(self, rec: RecordedRequest, channel_id: str) -> Any:
+        """PATCH a channel: only a forum's ``available_tags`` (at most 20; names 1 to 20 characters;
+        a tag without an id is new)."""
+        ch = self._channel_or_error(int(channel_id))
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if ch.id in self.no_forum_edit:
+            raise _Reply(403, error_payload(50013, "Missing Permissions"))
+        if "available_tags" in body:
+            tags = body["available_tags"] or []
+            violations = []
+            if ch.type != 15:
+                violations.append(limits.Violation(("available_tags",), "CHANNEL_TYPE_INVALID", "Not a forum"))
+            if len(tags) > 20:
+                violations.append(limits.Violation(("available_tags",), "BASE_TYPE_MAX_LENGTH",
+                                                   "Must be 20 or fewer in length."))
+            for i, t in enumerate(tags):
+                if not 1 <= len(str(t.get("name") or "")) <= 20:
+                    violations.append(limits.Violation(("available_tags", i, "name"), "BASE_TYPE_BAD_LENGTH",
+                                                       "Must be between 1 and 20 in length."))
+            if violations:
+                raise _invalid_form(violations)
+            ch.tags = [{"moderated": False, "emoji_id": None, "emoji_name": None, **t,
+                        "id": str(t.get("id") or snowflake())} for t in tags]
+        return ch.payload()
+
+    async def _forum_post(self, rec: RecordedRequest, channel_id: str) -> Any:
+        """A forum post: a thread with its first message (the message's id is the thread's)."""
+        forum = self._channel_or_error(int(channel_id))
+        body = rec.json if isinstance(rec.json, dict) else {}
+        if forum.type != 15:
+            raise _Reply(400, error_payload(50024, "Cannot execute action on this channel type"))
+        self._check_thread(body, forum)
+        message = body.get("message")
+        if not isinstance(message, dict):
+            raise _invalid_form([limits.Violation(("message",), "BASE_TYPE_REQUIRED", "This field is required")])
+        violations = [limits.Violation(("message", *v.path), v.code, v.message)
+                      for v in limits.check_message({**message, "attachments": rec.files})]
+        applied = [str(t) for t in body.get("applied_tags") or []]
+        known = {t["id"] for t in forum.tags}
+        if len(applied) > 5 or not set(applied) <= known:
+            violations.append(limits.Violation(("applied_tags",), "BASE_TYPE_CHOICES", "Unknown or too many tags"))
+        if violations:
+            raise _invalid_form(violations)
+        refused = self._refused(forum.id, message)
+        if refused is not None:
+            raise refused
+        tid = snowflake()
+        thread = FakeChannel(tid, body["name"], forum.guild_id, type=11, parent_id=forum.id,
+                             owner_id=self.bot_user.id, archive_minutes=int(body.get("auto_archive_duration") or 0),
+                             applied_tags=applied)
+        self.threads[tid] = thread
+        msg = self._new_message(message, rec.files, channel_id=tid, guild_id=forum.guild_id, kind="channel")
+        del self.messages[msg.id]
+        msg.id = tid
+        msg.payload["id"] = str(tid)
+        self.messages[tid] = msg
+        return {**thread.payload(), "message": msg.payload}
+
+    async def _active_threads(self, rec: RecordedRequest, guild_id: str) -> Any:
+        threads = [t.payload() for t in self.threads.values() if t.guild_id == int(guild_id)
+                   and t.id not in self.deleted_channels]
+        return {"threads": threads, "members": []}
+
     async def _list_messages(self, rec: RecordedRequest, channel_id: str) -> Any:
         """GET /channels/{id}/messages: the newest first, ``limit`` 1-100 (default 50),
         ``before`` a message id. Real Discord does not return nonces here; neither does this."""
@@ -1627,6 +1833,8 @@ class FakeDiscord:
         return msg
 
     async def _followup(self, rec: RecordedRequest, app_id: str, token: str) -> Any:
+        if (int(app_id), token) in self.channel_webhooks:
+            return await self._execute_webhook(rec, int(app_id), token)
         handle = self._webhook_handle(rec, app_id, token)
         body = rec.json if isinstance(rec.json, dict) else {}
         violations = limits.check_message({**body, "attachments": body.get("attachments") or rec.files})
@@ -1651,6 +1859,44 @@ class FakeDiscord:
             handle.followups.append(msg)
         wait = rec.query.get("wait", "false").lower() in ("1", "true")
         return msg.payload if wait else None
+
+    async def _execute_webhook(self, rec: RecordedRequest, webhook_id: int, token: str) -> Any:
+        """A channel webhook's message (Execute Webhook): the message limits, `thread_id` a
+        thread of its channel (or a forum post), `wait=true` answers the message, else 204."""
+        channel_id = self.channel_webhooks[(webhook_id, token)]
+        body = rec.json if isinstance(rec.json, dict) else {}
+        violations = limits.check_message({**body, "attachments": body.get("attachments") or rec.files})
+        if violations:
+            raise _invalid_form(violations)
+        target = channel_id
+        if "thread_id" in rec.query:
+            thread = self.threads.get(int(rec.query["thread_id"]))
+            if thread is None or thread.parent_id != channel_id:
+                raise _Reply(400, error_payload(10003, "Unknown Channel"))
+            target = thread.id
+        ch = self._channel_or_error(target)
+        if ch.type == 15:
+            raise _Reply(400, error_payload(220001, "Webhooks posted to forum channels must have a thread_name "
+                                                    "or thread_id"))
+        msg = self._new_message(body, rec.files, channel_id=ch.id, guild_id=ch.guild_id, kind="channel")
+        msg.payload["webhook_id"] = str(webhook_id)
+        self.webhook_messages.append(msg)
+        wait = rec.query.get("wait", "false").lower() in ("1", "true")
+        return msg.payload if wait else None
+
+    def add_webhook(self, channel_id: int) -> str:
+        """A webhook of the channel (as Discord's "Integrations > Webhooks" makes): its URL, under
+        the fake's API base (``MAPWATCH_DISCORD_API``)."""
+        webhook_id, token = snowflake(), f"tok{snowflake():x}-Secret_Token"
+        self.channel_webhooks[(webhook_id, token)] = channel_id
+        return f"{self.api_base}/webhooks/{webhook_id}/{token}"
+
+    def delete_webhook(self, url: str) -> None:
+        """The webhook is deleted in Discord: executing it answers 404 Unknown Webhook (10015)."""
+        webhook_id, token = url.rstrip("/").split("?")[0].split("/")[-2:]
+        del self.channel_webhooks[(int(webhook_id), token)]
+        self.inject(f"POST /webhooks/{webhook_id}/{token}", 404, error_payload(10015, "Unknown Webhook"),
+                    times=1000)
 
     async def _webhook_get(self, rec: RecordedRequest, app_id: str, token: str, message_id: str) -> Any:
         return self._webhook_message(self._webhook_handle(rec, app_id, token), message_id).payload
