@@ -4,6 +4,7 @@ command, option and setting the code has is on its page."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -83,9 +84,13 @@ def test_every_command_and_option_is_in_the_command_reference() -> None:
     text = page("commands.md")
     commands = cli_reference.subcommands(build_parser())
     assert [name for name, _, _ in commands] == ["ingest", "stats", "backup", "refresh", "publish", "serve", "ask",
-                                                 "run", "sync", "graph"]
-    for name, _, parser in commands:
-        part = section(text, f"## `mapwatch {name}`")
+                                                 "run", "sync", "graph", "webhook"]
+    nested = [(f"{name} {sub}", "###", p) for name, _, parser in commands
+              if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+              for sub, _, p in cli_reference.subcommands(parser)]
+    assert [name for name, _, _ in nested] == ["webhook add", "webhook list", "webhook remove"]
+    for name, level, parser in [(name, "##", parser) for name, _, parser in commands] + nested:
+        part = section(text, f"{level} `mapwatch {name}`")
         for action in parser._actions:
             for option in action.option_strings:
                 if option not in ("-h", "--help"):

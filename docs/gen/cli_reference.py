@@ -14,7 +14,7 @@ from mapwatch.cli import build_parser
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
-    """(name, one-line summary, parser) of each subcommand, in `mapwatch --help` order."""
+    """(name, one-line summary, parser) of each subcommand, in `--help` order."""
     [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     summaries = {c.dest: c.help or "" for c in action._choices_actions}
     return [(name, summaries.get(name, ""), p) for name, p in action.choices.items()]
@@ -83,14 +83,28 @@ def render() -> str:
            "| command | what it does |", "| --- | --- |"]
     out += [f"| [`{name}`](#mapwatch-{name}) | {cell(summary)} |" for name, summary, _ in commands]
     for name, summary, p in commands:
-        out += ["", f"## `mapwatch {name}`", "", "```text", usage(name, p), "```", ""]
-        out += [markdown(p.description or summary[:1].upper() + summary[1:] + "."), ""]
-        out += ["| argument | meaning |", "| --- | --- |"]
-        for a in options(p):
-            required = " (required)" if a.option_strings and a.required else ""
-            written = spelling(a).replace("|", "\\|")  # a pipe inside a table cell, even in code
-            out.append(f"| `{written}` | {cell(help_text(a))}{required} |")
+        out += section("##", name, summary, p)
+        nested = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:  # a command of commands (`mapwatch webhook add|list|remove`): each its own section
+            out += ["", f"| {metavar(nested[0])} | what it does |", "| --- | --- |"]
+            out += [f"| `{sub}` | {cell(summary)} |" for sub, summary, _ in subcommands(p)]
+            for sub, sub_summary, sp in subcommands(p):
+                out += section("###", f"{name} {sub}", sub_summary, sp)
     return "\n".join(out)
+
+
+def section(level: str, name: str, summary: str, p: argparse.ArgumentParser) -> list[str]:
+    """A command's heading, usage line, description and table of arguments."""
+    out = ["", f"{level} `mapwatch {name}`", "", "```text", usage(name, p), "```", ""]
+    out += [markdown(p.description or summary[:1].upper() + summary[1:] + "."), ""]
+    out += ["| argument | meaning |", "| --- | --- |"]
+    for a in options(p):
+        if isinstance(a, argparse._SubParsersAction):
+            continue  # listed with its own sections
+        required = " (required)" if a.option_strings and a.required else ""
+        written = spelling(a).replace("|", "\\|")  # a pipe inside a table cell, even in code
+        out.append(f"| `{written}` | {cell(help_text(a))}{required} |")
+    return out
 
 
 if __name__ == "__main__":
