@@ -207,10 +207,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
 def cmd_replica(args: argparse.Namespace) -> int:
     import time
 
-    from mapwatch.store.db import default_db_path
+    from mapwatch.store.db import require_db
     from mapwatch.store.replica import replica_status, replica_url
 
-    status = replica_status(args.db or default_db_path(), replica_url(), time.time())
+    status = replica_status(require_db(args.db), replica_url(), time.time())  # a missing --db: exit 2
     if status is None:
         print("no replica configured: $MAPWATCH_REPLICA is not set (docs/operations.md)")
         return EXIT_REJECTED
