@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "litestream.yml"
 BOUND = 2.5  # seconds: monitor-interval 1 s + sync-interval 1 s (litestream.yml), and a margin for the poll
 STEP = 12  # pages changed in the folder between ticks
+BIG_STEP = 700  # pages changed before the kill: two transactions (store/ingest.py BATCH_SIZE, 500)
 TRACKED = 20
 
 
@@ -73,12 +74,12 @@ class Site:
         pagegen.write(folder, corpus.v1)
         self.rng = random.Random(seed)
 
-    def step(self) -> None:
+    def step(self, size: int = STEP) -> None:
         self.step_no += 1
         k = self.step_no
-        pages = self.v2[(k - 1) * STEP:k * STEP]  # new citations first, then newer counts
+        pages = self.v2[(k - 1) * STEP:k * STEP] if size == STEP else []  # new citations first, then newer counts
         if not pages:
-            picked = self.rng.sample(self.v2, STEP)
+            picked = self.rng.sample(self.v2, size)
             pages = [dataclasses.replace(p, data_through=p.data_through + timedelta(days=k),
                                          cited_by=p.cited_by + k) for p in picked]
         pagegen.write(self.folder, pages)
@@ -118,6 +119,22 @@ def _refreshes(db: Path) -> int:
         conn.close()
 
 
+def _progress(db: Path) -> tuple[int, int, int]:
+    """(page versions stored, the last finished refresh, the last event), read-only, one transaction."""
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return 0, 0, 0
+    try:
+        with conn:
+            return conn.execute("SELECT (SELECT count(*) FROM snapshots), (SELECT coalesce(max(id), 0) FROM ingests"
+                                " WHERE finished_at IS NOT NULL), (SELECT coalesce(max(id), 0) FROM events)").fetchone()
+    except sqlite3.Error:
+        return 0, 0, 0
+    finally:
+        conn.close()
+
+
 def _lose_disk(db: Path) -> None:
     for f in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         f.unlink(missing_ok=True)
@@ -144,16 +161,29 @@ def _feeds(out: Path) -> dict[str, list[tuple[str, str, str]]]:
     return feeds
 
 
-def _check_feeds(before: dict[str, list[tuple[str, str, str]]], after: dict[str, list[tuple[str, str, str]]]) -> None:
+FEED_LIMIT = 100  # entries a feed lists (the newest; feeds/scheduler.py `limit`)
+
+
+def _event_of(entry_id: str) -> int | None:
+    """The event behind a count entry (`…/count/EVENT`); citer entries are named by their papers."""
+    head, _, tail = entry_id.rpartition("/count/")
+    return int(tail) if head and tail.isdigit() else None
+
+
+def _check_feeds(before: dict[str, list[tuple[str, str, str]]], after: dict[str, list[tuple[str, str, str]]],
+                 must_event: int) -> None:
+    """No entry id twice in a feed; every entry seen before the kill whose event was committed
+    more than BOUND before it keeps its id and its title (unless pushed out of the window)."""
     for name, entries in after.items():
         ids = Counter(i for i, _, _ in entries)
         assert not [i for i, n in ids.items() if n > 1], f"{name}: an entry id twice"
-        keys = Counter((link, title) for _, link, title in entries)
-        assert not [k for k, n in keys.items() if n > 1], f"{name}: an entry twice under two ids"
-        old = {(link, title): i for i, link, title in before.get(name, [])}
-        for i, link, title in entries:
-            if (link, title) in old:
-                assert old[link, title] == i, f"{name}: {title!r} was {old[link, title]}, now {i}"
+    for name, entries in before.items():
+        now = {i: title for i, _, title in after.get(name, [])}
+        for i, _, title in entries:
+            event = _event_of(i)
+            if i.rpartition("/citer/")[0] or (event is not None and event <= must_event):
+                assert i in now or len(now) >= FEED_LIMIT, f"{name}: {title!r} ({i}) is gone"
+                assert now.get(i, title) == title, f"{name}: {i} was {title!r}, now {now[i]!r}"
 
 
 def _check_db(db: Path) -> None:
@@ -184,7 +214,7 @@ async def _published_since(mark: int, proc: subprocess.Popen, log: Path) -> None
 
 async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed: int) -> dict[str, object]:
     rng = random.Random(seed)
-    site = Site(tmp / "site", 400, seed=11)
+    site = Site(tmp / "site", 1000, seed=11)
     db, replica, out, log = tmp / "data" / "m.db", tmp / "replica", tmp / "out", tmp / "run.log"
     conn = open_db(db)
     ingest_paths(conn, [site.folder], clock=clock)
@@ -193,7 +223,8 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
                            paper_id=pagegen.paper_id(i), created_by=fake.user.id, now=clock())
     conn.close()
     start = {tid: c for tid, (c, _) in cursors(db).items()}
-    figures: dict[str, list] = {"refreshes_lost": [], "restore_s": [], "refreshes": [], "txids_behind": []}
+    figures: dict[str, list] = {"refreshes_lost": [], "page_versions_lost": [], "restore_s": [], "refreshes": [],
+                                 "txids_behind": [], "kills_mid_refresh": []}
     for _ in range(rounds):
         mark = _ticks(log)
         proc = _start(fake, tmp, db, replica, log)
@@ -202,31 +233,51 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         except BaseException:
             _kill(proc)
             raise
-        seen: list[tuple[float, int]] = []  # (when, last refresh committed by then)
+        seen: list[tuple[float, int, int]] = []  # (when, last refresh and last event committed by then)
         deadline = time.monotonic() + rng.uniform(2.5, 5.0)
         next_step = 0.0
         while time.monotonic() < deadline:  # the folder changes between ticks; kill at a random moment
             if time.monotonic() >= next_step:
                 site.step()
                 next_step = time.monotonic() + 1.0
-            seen.append((time.monotonic(), await asyncio.to_thread(_refreshes, db)))
+            _, r_now, e_now = await asyncio.to_thread(_progress, db)
+            seen.append((time.monotonic(), r_now, e_now))
             if proc.poll() is not None:
                 pytest.fail(log.read_text()[-3000:])
             await asyncio.sleep(rng.uniform(0.05, 0.25))
-        feeds_before = _feeds(out)
+        # The kill: mid-refresh. A large change (more pages than a transaction's batch), and
+        # the kill once the tick committed its first batch, before its last (no new ingests row).
+        site.step(BIG_STEP)
+        stored, done, _ = await asyncio.to_thread(_progress, db)
+        wait_until = time.monotonic() + 20
+        while time.monotonic() < wait_until:
+            s_now, r_now, e_now = await asyncio.to_thread(_progress, db)
+            seen.append((time.monotonic(), r_now, e_now))
+            if r_now != done:  # a tick finished meanwhile: count from there
+                stored, done = s_now, r_now
+            elif s_now > stored:
+                break
+            await asyncio.sleep(0.01)
         killed_at = time.monotonic()
         _kill(proc)
+        feeds_before = _feeds(out)  # what feed readers could have seen by the kill
+        if _progress(db)[0] > stored and _refreshes(db) == done:
+            figures["kills_mid_refresh"].append(1)  # pages of the tick stored, the tick unfinished
         on_disk = _refreshes(db)
+        versions_on_disk = _progress(db)[0]
         status = replica_status(db, replica.as_uri(), time.time())
         if status and status.local_txid and status.replica_txid:
             figures["txids_behind"].append(status.local_txid - status.replica_txid)
-        must_have = max((r for t, r in seen if t < killed_at - BOUND), default=0)
+        must_have = max((r for t, r, _ in seen if t < killed_at - BOUND), default=0)
+        must_event = max((e for t, _, e in seen if t < killed_at - BOUND), default=0)
         _lose_disk(db)
         figures["restore_s"].append(round(_restore(fake, db, replica), 2))
         _check_db(db)
         restored = _refreshes(db)
         assert restored >= must_have, f"refresh {must_have}, committed {BOUND} s before the kill, is lost"
+        assert _progress(db)[2] >= must_event, f"event {must_event}, committed {BOUND} s before the kill, is lost"
         figures["refreshes_lost"].append(on_disk - restored)
+        figures["page_versions_lost"].append(versions_on_disk - _progress(db)[0])  # the killed tick's batch too
         figures["refreshes"].append(on_disk)
         check_exactly_once(fake, db, start, settled=False)
         # Back up: the feeds republished from the restored database keep their ids.
@@ -234,7 +285,7 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         proc = _start(fake, tmp, db, replica, log)
         try:
             await _published_since(mark, proc, log)
-            _check_feeds(feeds_before, _feeds(out))
+            _check_feeds(feeds_before, _feeds(out), must_event)
         finally:
             _kill(proc)
         _check_db(db)  # killed again at once: the local file is whole (no restore this time)
@@ -252,7 +303,9 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
     alerts = sum(len(u) for u in delivered(fake).values())
     assert alerts > 0
-    return {**figures, "rounds": rounds, "alerts": alerts, "resends_dropped_by_nonce": fake.nonce_repeats}
+    assert figures["kills_mid_refresh"], "no kill landed mid-refresh"
+    return {**figures, "kills_mid_refresh": len(figures["kills_mid_refresh"]), "rounds": rounds, "alerts": alerts,
+            "resends_dropped_by_nonce": fake.nonce_repeats}
 
 
 async def test_replica_restored_after_lost_disk(fake_discord: FakeDiscord, tmp_path: Path, clock) -> None:
