@@ -66,12 +66,15 @@ pytestmark = pytest.mark.skipif(LITESTREAM is None, reason="the litestream binar
 
 
 class Site:
-    """The map folder `mapwatch run` refreshes from: a few pages change at each step."""
+    """The map folder `mapwatch run` refreshes from: a few pages change at each step. `folder`
+    is a symbolic link, so that a large step appears at once (a tick sees all of it or none)."""
 
     def __init__(self, folder: Path, n: int, seed: int) -> None:
         corpus = pagegen.generate(n, seed=seed)
         self.folder, self.v2, self.step_no = folder, corpus.v2, 0
-        pagegen.write(folder, corpus.v1)
+        target = folder.with_name(f"{folder.name}-0")
+        pagegen.write(target, corpus.v1)
+        folder.symlink_to(target, target_is_directory=True)
         self.rng = random.Random(seed)
 
     def step(self, size: int = STEP) -> None:
@@ -82,7 +85,15 @@ class Site:
             picked = self.rng.sample(self.v2, size)
             pages = [dataclasses.replace(p, data_through=p.data_through + timedelta(days=k),
                                          cited_by=p.cited_by + k) for p in picked]
-        pagegen.write(self.folder, pages)
+        if size == STEP:
+            pagegen.write(self.folder, pages)
+            return
+        target = self.folder.with_name(f"{self.folder.name}-{k}")
+        shutil.copytree(self.folder.resolve(), target)  # copy2: unchanged pages keep their mtime
+        pagegen.write(target, pages)
+        link = self.folder.with_name(f"{self.folder.name}.new")
+        link.symlink_to(target, target_is_directory=True)
+        os.replace(link, self.folder)
 
 
 def _env(fake: FakeDiscord, db: Path, replica: Path) -> dict[str, str]:
@@ -249,7 +260,7 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         # the kill once the tick committed its first batch, before its last (no new ingests row).
         site.step(BIG_STEP)
         stored, done, _ = await asyncio.to_thread(_progress, db)
-        wait_until = time.monotonic() + 20
+        wait_until = time.monotonic() + 10
         while time.monotonic() < wait_until:
             s_now, r_now, e_now = await asyncio.to_thread(_progress, db)
             seen.append((time.monotonic(), r_now, e_now))
