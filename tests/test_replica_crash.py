@@ -1,19 +1,22 @@
 """A lost disk, restored from the Litestream replica (docs/operations.md, "Replication").
 
 Each round runs `mapwatch run` under `litestream replicate -exec` (the shipped
-litestream.yml, a file replica), refreshing generated map pages from a folder that changes
-between ticks (a few pages each step) and posting alerts to the fake Discord. Then both
-processes are killed with SIGKILL at a random moment, the database, its WAL and shm, and
-Litestream's folder are deleted (the disk is lost), `litestream restore -if-db-not-exists
--if-replica-exists` brings it back, and the next round starts on it.
+litestream.yml, a file replica), refreshing generated map pages every second from a folder
+that changes between ticks (12 pages a step) and posting alerts to the fake Discord. Then a
+large change (700 pages: two transactions of the tick's store) and, once the tick committed
+its first transaction and before it finished, both processes are killed with SIGKILL; the
+database, its WAL and shm, and Litestream's folder are deleted (the disk is lost),
+`litestream restore -if-db-not-exists -if-replica-exists` brings it back, and the next round
+starts on it.
 
-After each round: `integrity_check` is ok; every refresh this test saw committed more than
-`BOUND` seconds before the kill (Litestream's monitor interval plus its sync interval) is
-in the restored database; the feeds republished from it keep their entry ids (an entry seen
-before the kill has the same id after, by its link and title) and hold no entry twice; no
-alert is sent twice (the bot's cursors come back with the data; a resend carries the same
-nonce, which Discord drops) and none is lost (`check_exactly_once`, then a last run that
-delivers everything pending). Figures: the refreshes lost per round and the restore times.
+After each round: `integrity_check` is ok; every refresh and every event this test saw
+committed more than `BOUND` seconds before the kill (Litestream's monitor interval plus its
+sync interval, and a margin for the poll) is in the restored database; the feeds republished
+from it hold no entry id twice, and every entry seen before the kill whose event is older
+than the bound keeps its id and title; no alert is sent twice (the bot's cursors come back
+with the data; a resend carries the same nonce, which Discord drops) and none is lost
+(`check_exactly_once`, then a last run that delivers everything pending). Figures: the
+refreshes and page versions lost per round, how many kills landed mid-refresh, restore times.
 
 CI: 2 rounds. Long form: `REPLICA_ROUNDS=10 python -m pytest -m slow -s tests/test_replica_crash.py`.
 Skipped, with the reason, when the `litestream` binary (the replicate extra) is not installed.
