@@ -8,7 +8,8 @@ The rest is read from the database, in a worker thread, read-only, with a short 
 timeout, and within `DB_TIMEOUT` seconds: the event loop never waits on SQLite.
 
 Answers 200 with JSON, or 503 when the database cannot be read or the last
-`FAILED_REFRESHES` refreshes all failed.
+`FAILED_REFRESHES` refreshes all failed; "degraded" (200) while a configured Litestream
+replica ($MAPWATCH_REPLICA) is not current (store/replica.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 from mapwatch.store.clock import iso, utc_now
+from mapwatch.store.replica import replica_status, replica_url
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
 DB_TIMEOUT = 2.0  # seconds for the whole database check
@@ -106,6 +108,12 @@ def read_database(db_path: str | Path | None) -> dict[str, Any]:
             "last_ingest": last}
 
 
+def read_replica(db_path: str | Path | None, now: float) -> dict[str, Any] | None:
+    """The Litestream replica's part (store/replica.py), None when none is configured."""
+    status = replica_status(Path(db_path or os.environ.get("MAPWATCH_DB") or "mapwatch.db"), replica_url(), now)
+    return asdict(status) if status else None
+
+
 async def report(health: Health) -> tuple[int, dict[str, Any]]:
     """The /healthz answer: (HTTP status, JSON body)."""
     try:
@@ -124,8 +132,10 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
         last = None
     failing = len(outcomes) >= FAILED_REFRESHES and all(o.error for o in outcomes[-FAILED_REFRESHES:])
     bot = health.bot()
+    replica = await asyncio.to_thread(read_replica, health.db_path, health.clock().timestamp())
     healthy = db is not None and not failing
-    calm = bot["state"] in ("off", "connected") and not (last and last.get("error"))
+    calm = (bot["state"] in ("off", "connected") and not (last and last.get("error"))
+            and (replica is None or replica["current"]))
     body = {
         "status": ("ok" if calm else "degraded") if healthy else "failing",
         "database": {"reachable": db is not None, "size_bytes": db["size_bytes"] if db else None,
@@ -133,6 +143,7 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
         "refresh": {"last": last, "next": iso(nxt) if (nxt := health.next_refresh()) else None},
         "bot": bot,
         "deliveries": {"pending": db["pending"] if db else None, "failed": db["failed"] if db else None},
+        "replica": replica,  # None: no replica configured ($MAPWATCH_REPLICA)
     }
     return (200 if healthy else 503), body
 

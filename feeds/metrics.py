@@ -47,6 +47,24 @@ def request_kind(path: str) -> str:
     return "other"
 
 
+def configured_replica_lag(db_path: str | Path) -> Callable[[], float | None] | None:
+    """The lag of the Litestream replica $MAPWATCH_REPLICA names (store.replica), or None when
+    no replica is configured (docs/operations.md)."""
+    import time
+
+    from mapwatch.store.replica import replica_status, replica_url
+
+    url = replica_url()
+    if url is None:
+        return None
+
+    def lag() -> float | None:
+        status = replica_status(db_path, url, time.time())
+        return status.lag_seconds if status is not None else None
+
+    return lag
+
+
 class Metrics:
     """The process's metrics; `render()` is the /metrics body."""
 
@@ -98,6 +116,8 @@ class Metrics:
                 self.deliveries.labels(kind, outcome)
         for outcome in ("ok", "failed"):
             self.ticks.labels(outcome)
+        if replica_lag is None and db_path is not None:
+            replica_lag = configured_replica_lag(db_path)
         self.state = _StateCollector(db_path, health, replica_lag)
         r.register(self.state)
 

@@ -1,4 +1,4 @@
-"""The store's commands: `mapwatch ingest`, `stats` and `backup`. Heavy imports happen inside them."""
+"""The store's commands: `mapwatch ingest`, `stats`, `backup` and `replica`. Heavy imports happen inside them."""
 
 from __future__ import annotations
 
@@ -37,6 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "never left half-written.")
     p.add_argument("file", metavar="FILE", help="where to write the copy (replaced if it exists)")
     p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser(
+        "replica", help="is a Litestream replica configured ($MAPWATCH_REPLICA) and current?",
+        description="Tell whether the database's Litestream replica ($MAPWATCH_REPLICA) is configured "
+                    "and current (docs/operations.md). Exit 0: current; 1: not configured, or behind "
+                    "by more than a minute.")
+    p.set_defaults(func=cmd_replica)
 
 
 class ProgressBar:
@@ -195,3 +202,17 @@ def cmd_backup(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"Backed up {source} to {args.file} ({size:,} bytes).")
     return EXIT_OK
+
+
+def cmd_replica(args: argparse.Namespace) -> int:
+    import time
+
+    from mapwatch.store.db import require_db
+    from mapwatch.store.replica import replica_status, replica_url
+
+    status = replica_status(require_db(args.db), replica_url(), time.time())  # a missing --db: exit 2
+    if status is None:
+        print("no replica configured: $MAPWATCH_REPLICA is not set (docs/operations.md)")
+        return EXIT_REJECTED
+    print(status.line())
+    return EXIT_OK if status.current else EXIT_REJECTED

@@ -12,6 +12,7 @@ from pathlib import Path
 from mapwatch.store import bulk_load, schema
 from mapwatch.store.db_check import check_database, check_file
 from mapwatch.store.errors import NoDatabase
+from mapwatch.store.replica import replica_url
 from sqlite_utils import Database
 
 DEFAULT_DB = "mapwatch.db"
@@ -83,6 +84,10 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     if target != ":memory:":
         db.conn.execute("PRAGMA journal_mode = WAL")
         db.conn.execute("PRAGMA synchronous = NORMAL")
+        if replica_url():
+            # Litestream checkpoints the WAL itself once it has copied it (docs/operations.md,
+            # "Replication"): a checkpoint of ours could restart the WAL before it did.
+            db.conn.execute("PRAGMA wal_autocheckpoint = 0")
     db.conn.execute("PRAGMA foreign_keys = ON")
     if migrate:
         schema.apply(db)

@@ -41,6 +41,7 @@ READ_ONLY = {
     "publish": ["publish", "--out", "public"],
     "serve": ["serve", "--out", "public", "--port", "0"],
     "sync": ["sync"],
+    "replica": ["replica"],
 }
 
 
