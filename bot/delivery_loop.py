@@ -27,7 +27,7 @@ from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.delivery import Call, Find, Send
 from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import bot_state, digests, follows, tracking
+from mapwatch.store import digests, follows, subscriptions, tracking
 from mapwatch.store.follows import Place
 
 if TYPE_CHECKING:
@@ -48,26 +48,10 @@ def digest_nonce(place: Place, mode: str, period: str) -> str:
 
 
 @dataclass(frozen=True)
-class Cursors:
-    """How the store records an instant delivery (a track's alert or a follow's news): each
-    takes the track's or follow's id; `delivered`/`failed` move its cursor to `upto`."""
-
-    sending: Callable[..., Any]  # (db, id, upto, now)
-    delivered: Callable[..., Any]  # (db, id, upto, now)
-    disable: Callable[..., Any]  # (db, id, why)
-    failed: Callable[..., Any]  # (db, id, upto, why, now)
-
-
-TRACK_CURSORS = Cursors(bot_state.mark_alert_sending, tracking.mark_delivered, tracking.disable_track,
-                        tracking.mark_failed)
-FOLLOW_CURSORS = Cursors(bot_state.mark_follow_sending, follows.mark_follow_delivered, follows.disable_follow,
-                         follows.mark_follow_failed)
-
-
-@dataclass(frozen=True)
 class Instant:
-    """One instant message: for track or follow `item_id`, the events up to `upto`."""
+    """One instant message: for track or follow `item_id` (of `kind`), the events up to `upto`."""
 
+    kind: subscriptions.Kind
     label: str
     item_id: int
     upto: int
@@ -88,29 +72,29 @@ async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: 
     return int(ok and not result.found)
 
 
-async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
+async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
                            items: list[Instant], per_channel_limit: int) -> int:
     now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
     if later:
         log.info("%d deliveries wait for the next tick (per-channel limit)", len(later))
     sent = 0
     for i in now:
-        await call(cursors.sending, i.item_id, i.upto, clock())
+        await call(subscriptions.mark_sending, i.kind, i.item_id, i.upto, clock())
         sent += await _post(call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message,
-                            nonce=i.nonce, sending_since=i.sending_since, **_cursor_hooks(call, cursors, i, clock))
+                            nonce=i.nonce, sending_since=i.sending_since, **_cursor_hooks(call, i, clock))
     return sent
 
 
-def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+def _cursor_hooks(call: Call, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
     """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
     async def delivered(_result: delivery.Sent) -> None:
-        await call(cursors.delivered, i.item_id, i.upto, clock())
+        await call(subscriptions.mark_delivered, i.kind, i.item_id, i.upto, clock())
 
     async def disable(why: str) -> None:
-        await call(cursors.disable, i.item_id, why)
+        await call(subscriptions.disable, i.kind, i.item_id, why)
 
     async def give_up(why: str) -> None:
-        await call(cursors.failed, i.item_id, i.upto, why, clock())
+        await call(subscriptions.mark_failed, i.kind, i.item_id, i.upto, why, clock())
 
     return {"delivered": delivered, "disable": disable, "give_up": give_up}
 
@@ -118,11 +102,11 @@ def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dic
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
                                per_channel_limit: int = PER_CHANNEL_PER_TICK, find: Find | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
-    items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
+    items = [Instant(subscriptions.TRACKS, f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
                      Place(a.track.guild_id, a.track.channel_id, a.track.user_id), render_follow.track_alert(a),
                      f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
              for a in await call(tracking.pending_alerts)]
-    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit)
+    return await _deliver_instant(call, send, find, pacer, clock, items, per_channel_limit)
 
 
 async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
@@ -131,11 +115,12 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     pending = await call(follows.pending_follow_alerts)
     for news in pending:
         if news.total == 0:  # nothing matched: move on without a message
-            await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
-    items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
+            await call(subscriptions.mark_delivered, subscriptions.FOLLOWS, news.follow.id, news.upto_event_id,
+                       clock(), sent=False)
+    items = [Instant(subscriptions.FOLLOWS, f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
                      render_follow.follow_alert(n), f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
              for n in pending if n.total]
-    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit)
+    return await _deliver_instant(call, send, find, pacer, clock, items, per_channel_limit)
 
 
 async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock) -> int:
