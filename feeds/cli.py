@@ -113,11 +113,11 @@ def limit(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
     from mapwatch.store.http_client import HttpOptions, tick_deadline
     from mapwatch.store.priority import lower_priority_if_asked
+    from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.refresh import refresh
 
     # Every setting is checked before the database is opened: a typo changes nothing.

@@ -148,7 +148,7 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-class Pacer:
+class CrawlDelay:
     """Spaces the starts of requests to one host by `delay` seconds (Crawl-delay)."""
 
     def __init__(self, delay: float = 0.0) -> None:
@@ -173,14 +173,14 @@ class HttpClient:
         self.session = session
         self.host = host
         self.options = options
-        self.pacer = Pacer()  # replaced once robots.txt names a Crawl-delay
+        self.crawl_delay = CrawlDelay()  # replaced once robots.txt names a Crawl-delay
         self.requests = 0  # requests sent (each redirect hop and each retry counts)
 
     async def get_with_retries(self, url: str, headers: dict[str, str], limit: int | None = None) -> Response:
         attempt = 0
         while True:
             try:
-                await self.pacer.wait()
+                await self.crawl_delay.wait()
                 return await self.get(url, headers, limit or self.options.max_bytes)
             except Retry as r:
                 if attempt >= self.options.retries:
