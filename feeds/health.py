@@ -3,7 +3,7 @@ for people (README: Deployment).
 
 What only this process knows is kept here, in `Health`: the outcome of the last refresh
 ticks (the scheduler reports each one, errors included: a failed tick stores nothing in
-the database), when the next tick is due, and the bot's state (`bot/run.py` reports it).
+the database), when the next tick is due, and the bot's state (`bot/supervisor.py` reports it).
 The rest is read from the database, in a worker thread, read-only, with a short busy
 timeout, and within `DB_TIMEOUT` seconds: the event loop never waits on SQLite.
 
@@ -14,7 +14,6 @@ Answers 200 with JSON, or 503 when the database cannot be read or the last
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable
@@ -79,7 +78,9 @@ class Health:
 
 def read_database(db_path: str | Path | None) -> dict[str, Any]:
     """The database's part, read-only (runs in a worker thread). Raises when it cannot be read."""
-    path = Path(db_path or os.environ.get("MAPWATCH_DB") or "mapwatch.db")
+    from mapwatch.store.db import default_db_path
+
+    path = Path(db_path or default_db_path())
     if not path.is_file():
         raise FileNotFoundError(f"no database at {path}")
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
