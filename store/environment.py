@@ -57,8 +57,8 @@ class Environment:
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:
         """One pass over the environment (os.environ unless given): each variable read once."""
         env = os.environ if environ is None else environ
-        values = {field: env.get(name) for field, name in NAMES.items()}
-        return cls(**{k: (v if k == "refresh" else v or "") for k, v in values.items()})
+        values = {field: env.get(name) or "" for field, name in NAMES.items() if field != "refresh"}
+        return cls(**values, refresh=env.get(NAMES["refresh"]))
 
     # -- the store -------------------------------------------------------------------------
 

@@ -273,9 +273,9 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
     caps = subscriptions.markers(db, subscriptions.FOLLOWS)
     out = []
     for f in follows:
-        cap, since = caps.get(f.id, (0, None))
-        if cap > f.last_event_id:
-            out.append(replace(follow_news(db, f, upto=cap, limit=limit), sending_since=since))
+        again = subscriptions.resend(caps, f.id, f.last_event_id)
+        if again:
+            out.append(replace(follow_news(db, f, upto=again[0], limit=limit), sending_since=again[1]))
         else:
             out.append(follow_news(db, f, upto=upto, limit=limit))
     return out

@@ -41,6 +41,14 @@ def markers(db: Database, kind: Kind) -> dict[int, tuple[int, str]]:
     return sending_markers(db, kind.marker)
 
 
+def resend(being_sent: dict[int, tuple[int, str]], item_id: int, cursor: int) -> tuple[int, str] | None:
+    """The delivery to send again, exactly as it was (upto, first tried at): one marked as
+    being sent past the item's cursor (no answer from Discord, or a crash before the cursor
+    moved). None: the next delivery is a new one."""
+    upto, since = being_sent.get(item_id, (0, ""))
+    return (upto, since) if upto > cursor else None
+
+
 def mark_sending(db: Database, kind: Kind, item_id: int, upto_event_id: int, now: datetime) -> None:
     """Record, before posting, which delivery is being posted: until it is settled, the
     item's next delivery is this same one (resent with the same nonce)."""

@@ -135,9 +135,8 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         # An alert that may have reached Discord (no answer, or a crash before the cursor
         # moved) is resent exactly as it was, with the same nonce, so Discord drops the
         # repeat; later events go in the next alert.
-        cap, since = caps.get(t.id, (0, None))
-        resend = cap > t.last_event_id
-        hi = cap if resend else 2**62
+        again = subscriptions.resend(caps, t.id, t.last_event_id)
+        hi = again[0] if again else 2**62
         upto, n_citers, old_count, new_count, unlisted = c.execute(
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
             " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
@@ -148,7 +147,7 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         dirs = directions_of(db, [r[0] for r in rows])
         paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
         out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
-                         old_count, new_count, unlisted, upto, since if resend else None))
+                         old_count, new_count, unlisted, upto, again[1] if again else None))
     return out
 
 

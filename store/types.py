@@ -32,7 +32,7 @@ class Direction:
     breadcrumb: str
     url: str | None
     papers: int = 0
-    since: str | None = None
+    since: str = ""  # the feeds' (store.feed_queries.directions); "" where the answer does not say
 
 
 @dataclass(frozen=True)
