@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from mapwatch.store.environment import DEFAULT_TICK_DEADLINE, current
+from mapwatch.store.environment import current
 from mapwatch.store.parse import MAX_PAGE_BYTES
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
 MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
-TICK_DEADLINE = DEFAULT_TICK_DEADLINE  # seconds a tick's crawl may take at most; $MAPWATCH_TICK_DEADLINE
 
 
 def tick_deadline() -> float:
