@@ -13,7 +13,7 @@ from pathlib import Path
 
 def available() -> bool:
     return all(importlib.util.find_spec(m) is not None
-               for m in ("mapwatch.bot.run", "mapwatch.bot.client", "tests.fakediscord", "mapwatch.store.tracking"))
+               for m in ("mapwatch.run", "mapwatch.bot.client", "tests.fakediscord", "mapwatch.store.tracking"))
 
 
 async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int) -> dict:
@@ -30,7 +30,7 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     from bench.main import Server
     from tests.fakediscord import FakeDiscord
 
-    run_all = importlib.import_module("mapwatch.bot.run").run_all  # (not in every checkout: see available())
+    run_all = importlib.import_module("mapwatch.run").run_all  # (not in every checkout: see available())
     folder = work / "alert-map"
     smap = gen.build_map(papers, seed)
     gen.write_map(smap, folder, 1)

@@ -90,12 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from mapwatch.bot import config
     from mapwatch.bot.commands import commands, run_core
     from mapwatch.bot.render import to_text
     from mapwatch.bot.replies import Ctx
     from mapwatch.store.clock import utc_now
     from mapwatch.store.db import open_db
+    from mapwatch.store.environment import current
 
     try:
         name, options = parse_slash(args.command)
@@ -115,7 +115,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              base_url=config.base_url())
+              base_url=current().local_base_url())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED

@@ -17,9 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_sync(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mapwatch.bot import config
+    from mapwatch.store.environment import current
 
-    token = config.discord_token()
+    token = current().token()
     if not token:
         print("mapwatch: error: DISCORD_TOKEN is not set; sync registers the commands with Discord",
               file=sys.stderr)
@@ -33,15 +33,15 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 async def sync_commands(token: str, db_path: str | None) -> int:
     """`mapwatch sync`: log in, sync the tree, remember its hash."""
-    from mapwatch.bot import config
     from mapwatch.bot.client import SYNC_HASH_KEY, MapwatchBot
     from mapwatch.bot.discord_endpoints import from_environment
     from mapwatch.store.clock import utc_now
     from mapwatch.store.db import open_db
+    from mapwatch.store.environment import current
 
     from_environment()
     open_db(db_path).close()  # the schema
-    client = MapwatchBot(db_path, base_url=config.base_url(), sync="never")
+    client = MapwatchBot(db_path, base_url=current().local_base_url(), sync="never")
     async with client:
         await client.login(token)
         synced = await client.tree.sync()

@@ -27,7 +27,7 @@ from mapwatch.bot import delivery, render_follow
 from mapwatch.bot.delivery import Call, Find, Send
 from mapwatch.bot.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import bot_state, digests, follows, team_channels, tracking
+from mapwatch.store import digests, follows, subscriptions, team_channels, tracking
 from mapwatch.store.follows import Place
 
 if TYPE_CHECKING:
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from discord.ext import tasks
 
 log = logging.getLogger("mapwatch.delivery")
+Count = Callable[[str, str], None]  # (kind: track, follow, digest; a Sent status): feeds.metrics.Metrics.delivery
 
 Clock = Callable[[], datetime]
-Count = Callable[[str, str], None]  # (kind: track, follow, digest; a Sent status): feeds.metrics.Metrics.delivery
 PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.bot_state.prune_state)
 
 
@@ -49,27 +49,10 @@ def digest_nonce(place: Place, mode: str, period: str) -> str:
 
 
 @dataclass(frozen=True)
-class Cursors:
-    """How the store records an instant delivery (a track's alert or a follow's news): each
-    takes the track's or follow's id; `delivered`/`failed` move its cursor to `upto`."""
-
-    sending: Callable[..., Any]  # (db, id, upto, now)
-    delivered: Callable[..., Any]  # (db, id, upto, now)
-    disable: Callable[..., Any]  # (db, id, why)
-    failed: Callable[..., Any]  # (db, id, upto, why, now)
-    kind: str = "track"  # as the metrics count it: track or follow
-
-
-TRACK_CURSORS = Cursors(bot_state.mark_alert_sending, tracking.mark_delivered, tracking.disable_track,
-                        tracking.mark_failed, "track")
-FOLLOW_CURSORS = Cursors(bot_state.mark_follow_sending, follows.mark_follow_delivered, follows.disable_follow,
-                         follows.mark_follow_failed, "follow")
-
-
-@dataclass(frozen=True)
 class Instant:
-    """One instant message: for track or follow `item_id`, the events up to `upto`."""
+    """One instant message: for track or follow `item_id` (of `kind`), the events up to `upto`."""
 
+    kind: subscriptions.Kind
     label: str
     item_id: int
     upto: int
@@ -113,37 +96,38 @@ async def in_forums(call: Call, items: list[Instant], posts: dict[int, PostSpec]
     return out
 
 
-async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, cursors: Cursors,
+def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:
+    """The delivery, asking for a discussion thread named after its citing paper when `on`."""
+    return replace(message, thread_name=render_follow.thread_name(titles, more)) if on else message
+
+
+async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
                            items: list[Instant], per_channel_limit: int, count: Count | None = None) -> int:
     now, later = per_channel(items, key=lambda i: (i.place.guild_id, i.place.channel_id), limit=per_channel_limit)
     if later:
         log.info("%d deliveries wait for the next tick (per-channel limit)", len(later))
     sent = 0
     for i in now:
-        await call(cursors.sending, i.item_id, i.upto, clock())
+        await call(subscriptions.mark_sending, i.kind, i.item_id, i.upto, clock())
         sent += await _post(call, send, find, pacer, clock, label=i.label, place=i.place, message=i.message,
-                            nonce=i.nonce, sending_since=i.sending_since, kind=cursors.kind, count=count,
-                            **_cursor_hooks(call, cursors, i, clock))
+                            nonce=i.nonce, sending_since=i.sending_since, count=count,
+                            kind="track" if i.kind is subscriptions.TRACKS else "follow",
+                            **_cursor_hooks(call, i, clock))
     return sent
 
 
-def _cursor_hooks(call: Call, cursors: Cursors, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
+def _cursor_hooks(call: Call, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
     """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
     async def delivered(_result: delivery.Sent) -> None:
-        await call(cursors.delivered, i.item_id, i.upto, clock())
+        await call(subscriptions.mark_delivered, i.kind, i.item_id, i.upto, clock())
 
     async def disable(why: str) -> None:
-        await call(cursors.disable, i.item_id, why)
+        await call(subscriptions.disable, i.kind, i.item_id, why)
 
     async def give_up(why: str) -> None:
-        await call(cursors.failed, i.item_id, i.upto, why, clock())
+        await call(subscriptions.mark_failed, i.kind, i.item_id, i.upto, why, clock())
 
     return {"delivered": delivered, "disable": disable, "give_up": give_up}
-
-
-def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:
-    """The delivery, asking for a discussion thread named after its citing paper when `on`."""
-    return replace(message, thread_name=render_follow.thread_name(titles, more)) if on else message
 
 
 async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
@@ -152,7 +136,7 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
     threaded = await call(team_channels.threads_on, "track")
     alerts = await call(tracking.pending_alerts)
-    items = [Instant(f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
+    items = [Instant(subscriptions.TRACKS, f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
                      Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
                      with_thread(render_follow.track_alert(a), [c.title for c in a.new_citers], a.more,
                                  a.track.id in threaded and a.track.guild_id is not None),
@@ -162,7 +146,7 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
         a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
                      next((d for c in a.new_citers for d in c.directions), ""),
                      tuple(c.id for c in a.new_citers) or (f"paper:{a.paper.id}",)) for a in alerts})
-    return await _deliver_instant(call, send, find, pacer, clock, TRACK_CURSORS, items, per_channel_limit, count)
+    return await _deliver_instant(call, send, find, pacer, clock, items, per_channel_limit, count)
 
 
 async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
@@ -172,9 +156,10 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     pending = await call(follows.pending_follow_alerts)
     for news in pending:
         if news.total == 0:  # nothing matched: move on without a message
-            await call(follows.mark_follow_delivered, news.follow.id, news.upto_event_id, clock(), sent=False)
+            await call(subscriptions.mark_delivered, subscriptions.FOLLOWS, news.follow.id, news.upto_event_id,
+                       clock(), sent=False)
     threaded = await call(team_channels.threads_on, "follow")
-    items = [Instant(f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
+    items = [Instant(subscriptions.FOLLOWS, f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
                      with_thread(render_follow.follow_alert(n), [c.title for c in n.citers], n.more,
                                  n.follow.id in threaded and n.follow.place.guild_id is not None),
                      f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
@@ -183,7 +168,7 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
         n.follow.id: (render_follow.thread_name([c.title for c in n.citers], n.more), n.follow.direction_name,
                       tuple(c.id for c in n.citers) or (f"direction:{n.follow.direction_slug}",))
         for n in pending if n.total})
-    return await _deliver_instant(call, send, find, pacer, clock, FOLLOW_CURSORS, items, per_channel_limit, count)
+    return await _deliver_instant(call, send, find, pacer, clock, items, per_channel_limit, count)
 
 
 async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, count: Count | None = None) -> int:
@@ -211,7 +196,8 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, co
 
 async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
                       count: Count | None = None) -> int:
-    """One round: track alerts, then instant follows, then the digests that are due."""
+    """One round: track alerts, then instant follows, then the digests that are due, then the
+    webhooks."""
     sent = await deliver_track_alerts(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_follows(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_digests(call, send, pacer, clock, count)

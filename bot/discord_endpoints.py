@@ -8,11 +8,7 @@ discord.py is imported inside the functions so that importing this module stays 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-
-API_ENV = "MAPWATCH_DISCORD_API"
-GATEWAY_ENV = "MAPWATCH_DISCORD_GATEWAY"
 
 
 def point_discord_py_at(api_base: str | None, gateway_url: str | None) -> None:
@@ -33,13 +29,11 @@ def point_discord_py_at(api_base: str | None, gateway_url: str | None) -> None:
 
 def check_environment(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
     """``MAPWATCH_DISCORD_API`` and ``MAPWATCH_DISCORD_GATEWAY`` (None: unset), each an address
-    with a host; anything else raises ``BadSetting`` (a usage error)."""
-    from mapwatch.store import settings
+    with a host; anything else raises ``BadSetting`` (a usage error). From the environment the
+    command read at start (store.environment), unless `environ` is given."""
+    from mapwatch.store.environment import Environment, current
 
-    env = os.environ if environ is None else environ
-    api, gateway = env.get(API_ENV) or None, env.get(GATEWAY_ENV) or None
-    return (settings.endpoint_url(api, f"${API_ENV}") if api else None,
-            settings.endpoint_url(gateway, f"${GATEWAY_ENV}", websocket=True) if gateway else None)
+    return (current() if environ is None else Environment.read(environ)).discord_endpoints()
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> bool:

@@ -173,37 +173,3 @@ def opml(dirs: Sequence[Direction], base_url: str) -> bytes:
         "    <title>mapwatch: new citing papers per research direction</title>\n  </head>\n"
         f"  <body>\n{rows}\n  </body>\n</opml>\n"
     ).encode()
-
-
-def index_html(dirs: Sequence[Direction], base_url: str, example_paper: str | None = None) -> bytes:
-    """The front page: each direction with its feed link, and feed autodiscovery."""
-    links = "\n".join(
-        f'<link rel="alternate" type="application/atom+xml" title="{escape(clean(d.name))}"'
-        f' href="{escape(_join(base_url, direction_feed_path(d.slug)))}">' for d in dirs)
-    items = "\n".join(
-        f'<li><a href="{escape(_join(base_url, direction_feed_path(d.slug)))}">{escape(clean(d.name))}</a>'
-        f" <small>({escape(clean(d.breadcrumb))})</small></li>" for d in dirs)
-    opml_url = escape(_join(base_url, "feeds.opml"))
-    paper_note = ""
-    if example_paper:
-        url = escape(_join(base_url, paper_feed_path(example_paper)))
-        paper_note = (f'<p>To follow one paper, subscribe to <code>/feeds/papers/&lt;arXiv id&gt;.atom</code>, '
-                      f'e.g. <a href="{url}">{url}</a>.</p>')
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>mapwatch feeds</title>
-{links}
-</head>
-<body>
-<h1>New citing papers, per research direction</h1>
-<p>Subscribe to a direction in your feed reader: each entry is a paper newly seen citing a paper
-placed in that direction. All directions at once: <a href="{opml_url}">{opml_url}</a> (OPML).</p>
-<ul>
-{items}
-</ul>
-{paper_note}
-</body>
-</html>
-""".encode()

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from mapwatch.store import settings
+from mapwatch.store.environment import DEFAULT_PORT, current
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
+
+# publish and refresh write links to the default port when no base URL is given (not $PORT:
+# those commands serve nothing).
+LOCAL_BASE_URL = f"http://localhost:{DEFAULT_PORT}"
 
 
 def out_arg(p: argparse.ArgumentParser) -> None:
@@ -66,23 +70,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     base_arg(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
-    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in bot/cli_run.py.
+    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in mapwatch/cli_run.py.
 
 
 def out_dir(args: argparse.Namespace) -> str:
-    from mapwatch.feeds.publish import default_out_dir
-
+    """--out, else $MAPWATCH_FEEDS_DIR, else ./public: a folder, or nothing yet."""
     if args.out:
         return settings.out_folder(args.out, "--out")
-    return settings.out_folder(default_out_dir(), "$MAPWATCH_FEEDS_DIR")
+    return current().feeds_folder()
 
 
 def given_base_url(args: argparse.Namespace) -> str | None:
     """--base-url, else $MAPWATCH_BASE_URL, checked (an http(s) address with a host); None: neither."""
     if args.base_url is not None:
         return settings.base_url(args.base_url, "--base-url")
-    env = os.environ.get("MAPWATCH_BASE_URL", "").strip()
-    return settings.base_url(env, "$MAPWATCH_BASE_URL") if env else None
+    return current().given_base_url()
 
 
 def base_url(args: argparse.Namespace, fallback: str) -> str:
@@ -94,18 +96,19 @@ def host(args: argparse.Namespace) -> str:
 
 
 def port(args: argparse.Namespace) -> int:
+    """--port, else $PORT, else 8080."""
     if args.port is not None:
         return settings.port(args.port, "--port")
-    return settings.port(os.environ.get("PORT") or "8080", "$PORT")
+    return current().listen_port()
 
 
 def source(args: argparse.Namespace) -> str:
     """--source, else $MAPWATCH_SOURCE, else the bundled seeds; a URL must have a host."""
-    from mapwatch.store.refresh import default_source
+    from mapwatch.store.files import SEEDS_DIR
 
     if args.source is not None:
         return settings.http_source(args.source, "--source")
-    return settings.http_source(default_source(), "$MAPWATCH_SOURCE")
+    return current().source_or(str(SEEDS_DIR))
 
 
 def limit(args: argparse.Namespace) -> int:
@@ -113,15 +116,15 @@ def limit(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from mapwatch.feeds.progress import CrawlProgress
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
     from mapwatch.store.http_client import HttpOptions, tick_deadline
     from mapwatch.store.priority import lower_priority_if_asked
+    from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.refresh import refresh
 
     # Every setting is checked before the database is opened: a typo changes nothing.
-    the_source, folder, url, entries = source(args), out_dir(args), base_url(args, "http://localhost:8080"), limit(args)
+    the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     if args.budget is not None:
         settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
@@ -148,7 +151,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
     from mapwatch.store.db import open_db
 
-    folder, url, entries = out_dir(args), base_url(args, "http://localhost:8080"), limit(args)
+    folder, url, entries = out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     db = open_db(args.db, create=False)
     report = publish(db, folder, url, limit=entries, papers=args.papers)
     print(report.summary())

@@ -56,21 +56,12 @@ class Limits:
 
 
 def limits_from_env() -> Limits:
-    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS; a bad value is a
-    usage error naming it (BadSetting: exit 2)."""
-    from mapwatch.store.errors import BadSetting
+    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS (store.environment); a
+    bad value is a usage error naming it (BadSetting: exit 2)."""
+    from mapwatch.store.environment import current
 
-    raw_t = os.environ.get("MAPWATCH_HEADER_TIMEOUT", "").strip()
-    raw_c = os.environ.get("MAPWATCH_MAX_CONNECTIONS", "").strip()
-    try:
-        timeout = float(raw_t) if raw_t else HEADER_TIMEOUT
-    except ValueError:
-        timeout = math.nan
-    if not 0 < timeout <= 3600:
-        raise BadSetting(f"$MAPWATCH_HEADER_TIMEOUT must be seconds (more than 0, at most 3600), not {raw_t!r}")
-    if raw_c and not (raw_c.isdigit() and int(raw_c) >= 1):
-        raise BadSetting(f"$MAPWATCH_MAX_CONNECTIONS must be a whole number of at least 1, not {raw_c!r}")
-    return Limits(timeout, int(raw_c) if raw_c else MAX_CONNECTIONS)
+    env = current()
+    return Limits(env.header_timeout_seconds(HEADER_TIMEOUT), env.connection_cap(MAX_CONNECTIONS))
 
 
 def descriptor_cap(wanted: int) -> int:

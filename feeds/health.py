@@ -3,7 +3,7 @@ for people (README: Deployment).
 
 What only this process knows is kept here, in `Health`: the outcome of the last refresh
 ticks (the scheduler reports each one, errors included: a failed tick stores nothing in
-the database), when the next tick is due, and the bot's state (`bot/run.py` reports it).
+the database), when the next tick is due, and the bot's state (`bot/supervisor.py` reports it).
 The rest is read from the database, in a worker thread, read-only, with a short busy
 timeout, and within `DB_TIMEOUT` seconds: the event loop never waits on SQLite.
 
@@ -15,7 +15,6 @@ replica ($MAPWATCH_REPLICA) is not current (store/replica.py).
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from typing import Any
 
 from aiohttp import web
 from mapwatch.store.clock import iso, utc_now
+from mapwatch.store.environment import current
 from mapwatch.store.replica import replica_status, replica_url
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
@@ -83,7 +83,9 @@ class Health:
 
 def read_database(db_path: str | Path | None) -> dict[str, Any]:
     """The database's part, read-only (runs in a worker thread). Raises when it cannot be read."""
-    path = Path(db_path or os.environ.get("MAPWATCH_DB") or "mapwatch.db")
+    from mapwatch.store.db import default_db_path
+
+    path = Path(db_path or default_db_path())
     if not path.is_file():
         raise FileNotFoundError(f"no database at {path}")
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
@@ -110,7 +112,7 @@ def read_database(db_path: str | Path | None) -> dict[str, Any]:
 
 def read_replica(db_path: str | Path | None, now: float) -> dict[str, Any] | None:
     """The Litestream replica's part (store/replica.py), None when none is configured."""
-    status = replica_status(Path(db_path or os.environ.get("MAPWATCH_DB") or "mapwatch.db"), replica_url(), now)
+    status = replica_status(Path(db_path or current().database()), replica_url(), now)
     return asdict(status) if status else None
 
 

@@ -233,9 +233,9 @@ class _StateCollector(Collector):
 
 def database_size(db_path: str | Path | None) -> int | None:
     """The database file and its WAL, in bytes (None: no such file)."""
-    import os
+    from mapwatch.store.environment import current
 
-    path = Path(db_path or os.environ.get("MAPWATCH_DB") or "mapwatch.db")
+    path = Path(db_path or current().database())
     try:
         size = path.stat().st_size
     except OSError:

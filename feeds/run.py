@@ -1,6 +1,6 @@
 """The feeds' half of `mapwatch run`: the scheduler and the feed server on one loop.
 
-`run_services` wires them; `bot/run.py` (the command's one home) runs it beside the
+`run_services` wires them; `mapwatch/run.py` (the command's one home, above the layers) runs it beside the
 Discord bot, passing the bot's after-refresh hooks (alert delivery) and the tracked
 papers as the refresh's fetch priority.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
+from mapwatch.store.environment import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
@@ -27,7 +28,7 @@ class RunConfig:
     source: str
     out_dir: str | Path
     host: str = "127.0.0.1"
-    port: int = 8080
+    port: int = DEFAULT_PORT
     base_url: str | None = None  # None: http://<host>:<port>
     refresh: str | None = None  # $MAPWATCH_REFRESH: interval or cron; None: 1 hour
 

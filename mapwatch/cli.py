@@ -1,11 +1,13 @@
 """The `mapwatch` command: one entry point above the layers.
 
-It owns `main`, the exit statuses (README, "Exit status"), `--db`, signal handling and the
-subcommand registry. Each layer adds its commands through one `register(subparsers)`
-(mapwatch.store.cli, mapwatch.feeds.cli, mapwatch.bot.cli) and imports heavy libraries
-only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
-without loading discord or networkx. A command returns its exit status, or a coroutine
-for a service that runs until it ends or a signal stops it (`serve`, `run`).
+It owns `main`, the exit statuses (README, "Exit status"), `--db`, signal handling, the
+environment (read once at start: store.environment) and the subcommand registry. Each
+command module adds its commands through one `register(subparsers)` (mapwatch.store.cli,
+mapwatch.feeds.cli, the bot's cli_* modules, and `run`, which composes the layers, from
+mapwatch.cli_run) and imports heavy libraries only inside its command functions, so
+`mapwatch --help` and `mapwatch ingest` start without loading discord or networkx. A
+command returns its exit status, or a coroutine for a service that runs until it ends or a
+signal stops it (`serve`, `run`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
-# The layers' command modules, in the order their commands are listed by `mapwatch --help`.
-COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli"]
+# The command modules, in the order their commands are listed by `mapwatch --help`.
+COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli_ask", "mapwatch.cli_run",
+                   "mapwatch.bot.cli_sync", "mapwatch.bot.cli_graph", "mapwatch.bot.cli_webhook"]
 
 Outcome = int | Coroutine[Any, Any, None]
 
@@ -78,13 +81,13 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
     import logging
     import signal
 
-    level = os.environ.get("MAPWATCH_LOG_LEVEL", "").strip().upper() or "INFO"
-    if level not in logging.getLevelNamesMapping() or level == "NOTSET":
-        from mapwatch.store.errors import BadSetting
+    from mapwatch.store.environment import current
 
+    try:
+        level = current().log_level_name()
+    except BaseException:
         service.close()  # never started
-        raise BadSetting(f"$MAPWATCH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, "
-                         f"not {os.environ['MAPWATCH_LOG_LEVEL']!r}")
+        raise
     from mapwatch.log_format import configure, log_format
 
     try:
@@ -116,13 +119,15 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mapwatch.store.environment import Environment, installed
     from mapwatch.store.errors import BadSetting, FetchError, MapwatchError, NoDatabase, NotMapwatchDatabase
 
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], Outcome] = args.func
     try:
-        outcome = func(args)
-        return outcome if isinstance(outcome, int) else run_until_signal(outcome)
+        with installed(Environment.read()):  # every setting of the environment, read once
+            outcome = func(args)
+            return outcome if isinstance(outcome, int) else run_until_signal(outcome)
     except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

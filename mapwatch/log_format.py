@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from datetime import UTC, datetime
 
-from mapwatch.store.errors import BadSetting
+from mapwatch.store.environment import current
 
 FORMATS = ("text", "json")
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -19,14 +18,11 @@ HIDDEN = "[DISCORD_TOKEN]"
 
 def log_format() -> str:
     """$MAPWATCH_LOG_FORMAT (text or json; unset: text); anything else is a usage error."""
-    raw = os.environ.get("MAPWATCH_LOG_FORMAT", "").strip().lower() or "text"
-    if raw not in FORMATS:
-        raise BadSetting(f"$MAPWATCH_LOG_FORMAT must be text or json, not {os.environ['MAPWATCH_LOG_FORMAT']!r}")
-    return raw
+    return current().log_format_name()
 
 
 def _hide_token(text: str) -> str:
-    token = os.environ.get("DISCORD_TOKEN", "").strip()
+    token = current().token() or ""
     return text.replace(token, HIDDEN) if len(token) >= 8 else text
 
 

@@ -3,8 +3,8 @@ counts, page-button state and single settings, kept bounded by `prune_state`.
 
 A "sending" marker records, before a delivery is posted, which delivery it is (its upto
 event id): until the delivery is settled, the next one is this same one, resent with the
-same nonce so Discord drops a repeat (store.tracking's `pending_alerts`, store.follows'
-`pending_follow_alerts`). The marker keeps the time of the first try (`updated`).
+same nonce so Discord drops a repeat (store.subscriptions: one prefix per kind, tracks and
+follows). The marker keeps the time of the first try (`updated`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from datetime import datetime, timedelta
 from mapwatch.store.clock import iso
 from sqlite_utils import Database
 
-ALERT_SENDING = "alert-sending:"  # key prefix: the alert being posted for a track (its upto)
-FOLLOW_SENDING = "follow-sending:"  # key prefix: the delivery being posted for a follow (its upto)
 REFUSED = "refused:"  # key prefix: how often Discord refused a delivery for good (by its nonce)
 PAGE_STATE = "page:"  # key prefix: a long page button's state (bot.interactions.page_key)
 PAGE_STATE_DAYS = 30  # page buttons older than this say "This list has expired"
@@ -51,18 +49,6 @@ def mark_state(db: Database, key: str, value: str, now: datetime) -> None:
 
 # -- "sending" markers --------------------------------------------------------------------
 
-def mark_alert_sending(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
-    """Record, before posting, which alert is being posted for a track: until it is settled
-    (store.tracking's `mark_delivered`, `mark_failed`), the track's next alert is this one."""
-    mark_state(db, f"{ALERT_SENDING}{track_id}", str(upto_event_id), now)
-
-
-def mark_follow_sending(db: Database, follow_id: int, upto_event_id: int, now: datetime) -> None:
-    """Record, before posting, which delivery is being posted for a follow: until it is
-    settled (store.follows' `mark_follow_delivered`), the follow's next delivery is this one."""
-    mark_state(db, f"{FOLLOW_SENDING}{follow_id}", str(upto_event_id), now)
-
-
 def sending_markers(db: Database, prefix: str) -> dict[int, tuple[int, str]]:
     """The markers with this prefix: item id -> (upto event id, first tried at)."""
     return {int(k[len(prefix):]): (int(v), at) for k, v, at in db.conn.execute(
@@ -78,18 +64,6 @@ def drop_orphan_markers(db: Database, prefix: str, table: str) -> None:
     """Drop the markers whose item is no longer in `table` (call inside the removing transaction)."""
     db.conn.execute(f"DELETE FROM bot_state WHERE key LIKE ? AND CAST(substr(key, ?) AS INTEGER)"
                     f" NOT IN (SELECT id FROM {table})", (prefix + "%", len(prefix) + 1))
-
-
-def remove_subscription(db: Database, table: str, column: str, value: str, marker: str, *,
-                        guild_id: int | None, channel_id: int, dm_user: int | None) -> bool:
-    """Delete a track or follow (`table` = tracks or follows, keyed by `column` = value) from one
-    channel or one user's DMs, with the sending markers it leaves behind. False if it was not there."""
-    with db.atomic():
-        cur = db.conn.execute(
-            f"DELETE FROM {table} WHERE coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?"
-            f" AND {column} = ?", (guild_id or 0, channel_id, dm_user or 0, value))
-        drop_orphan_markers(db, marker, table)
-    return cur.rowcount > 0
 
 
 # -- refusal counts -----------------------------------------------------------------------
@@ -127,9 +101,10 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
         ("key LIKE ? AND key NOT IN (SELECT key FROM bot_state WHERE key LIKE ? ORDER BY updated DESC, key"
          " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),
         ("key LIKE ? AND updated < ?", (REFUSED + "%", refused_cut)),
-        (stale_marker.format(table="tracks"), (ALERT_SENDING + "%", len(ALERT_SENDING) + 1)),
-        (stale_marker.format(table="follows"), (FOLLOW_SENDING + "%", len(FOLLOW_SENDING) + 1)),
     ]
+    from mapwatch.store.subscriptions import KINDS
+
+    conditions += [(stale_marker.format(table=k.table), (k.marker + "%", len(k.marker) + 1)) for k in KINDS]
     c = db.conn
     # Read first: a write transaction only when there is something to remove, so pruning
     # does not disturb the commands' own transactions for nothing.

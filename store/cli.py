@@ -6,7 +6,6 @@ import argparse
 import sqlite3
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from mapwatch.store.atomic import replacing
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
@@ -46,40 +45,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_replica)
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal; silent elsewhere or for short runs."""
-
-    def __init__(self, stream: TextIO | None = None, min_total: int = 200) -> None:
-        self.stream = stream or sys.stderr  # the stderr of the moment, not of the first import
-        self.enabled = self.stream.isatty()
-        self.min_total = min_total
-        self.last = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total < self.min_total:
-            return
-        pct = done * 100 // total
-        if pct == self.last and done != total:
-            return
-        self.last = pct
-        bar = "#" * (pct // 4)
-        self.stream.write(f"\r[{bar:<25}] {done:,}/{total:,} pages")
-        if done == total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.db import open_db
     from mapwatch.store.files import SEEDS_DIR
     from mapwatch.store.ingest import ingest_paths
     from mapwatch.store.priority import lower_priority_if_asked
+    from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.queries import map_stats
 
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     paths = args.paths or [SEEDS_DIR]
     db = open_db(args.db)
-    report = ingest_paths(db, paths, progress=ProgressBar(), force=args.force)
+    progress = CrawlProgress()
+    try:
+        report = ingest_paths(db, paths, progress=progress, force=args.force)
+    finally:
+        progress.close()
     for r in report.rejected:
         print(f"rejected: {r}", file=sys.stderr)
     if not args.quiet:

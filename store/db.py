@@ -11,33 +11,20 @@ from pathlib import Path
 
 from mapwatch.store import bulk_load, schema
 from mapwatch.store.db_check import check_database, check_file
+from mapwatch.store.environment import current
 from mapwatch.store.errors import NoDatabase
 from mapwatch.store.replica import replica_url
 from sqlite_utils import Database
 
-DEFAULT_DB = "mapwatch.db"
-DEFAULT_BUSY_TIMEOUT_MS = 10_000
-
 
 def default_db_path() -> str:
-    return os.environ.get("MAPWATCH_DB") or DEFAULT_DB
+    """$MAPWATCH_DB, else ./mapwatch.db (store.environment)."""
+    return current().database()
 
 
 def busy_timeout_ms() -> int:
-    """How long a command waits for another process's write lock: $MAPWATCH_BUSY_TIMEOUT
-    seconds (default 10); past it, "database is locked" (README, "Exit status")."""
-    raw = os.environ.get("MAPWATCH_BUSY_TIMEOUT", "").strip()
-    if not raw:
-        return DEFAULT_BUSY_TIMEOUT_MS
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86_400:
-        from mapwatch.store.errors import FetchError
-
-        raise FetchError(f"$MAPWATCH_BUSY_TIMEOUT must be seconds (0 to 86400), not {raw!r}")
-    return int(seconds * 1000)
+    """How long a command waits for another process's write lock (store.environment)."""
+    return current().busy_timeout_ms()
 
 
 def require_db(path: str | Path | None) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mapwatch.store import subscriptions
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.feed_queries import last_event_id
@@ -122,8 +123,8 @@ def disable_follows_in(db: Database, place: Place, reason: str, *, mode: str | N
     gone or forbidden. Returns how many were disabled."""
     n = 0
     with db.atomic():
-        for table in ("follows", "tracks"):
-            sql = (f"UPDATE {table} SET disabled_reason = ? WHERE disabled_reason IS NULL"
+        for kind in (subscriptions.FOLLOWS, subscriptions.TRACKS):
+            sql = (f"UPDATE {kind.table} SET disabled_reason = ? WHERE disabled_reason IS NULL"
                    " AND coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?")
             params: list = [reason[:300], place.guild_id or 0, place.channel_id, place.user_id or 0]
             if mode is not None:

@@ -9,19 +9,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.types import NewCiter, PaperRef
+from mapwatch.store.types import Direction, NewCiter, PaperRef
 from sqlite_utils import Database
-
-
-@dataclass(frozen=True)
-class Direction:
-    slug: str
-    name: str
-    area: str
-    breadcrumb: str
-    url: str | None
-    papers: int  # papers placed in it
-    since: str  # a stable stored timestamp: when its first paper was first seen
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from mapwatch.store.errors import FetchError
-from mapwatch.store.parse import MAX_PAGE_BYTES
 
 PAGE_SUFFIXES = (".txt", ".md", ".html", ".htm")
 TEXT_SUFFIXES = (".txt", ".md")  # read as text only (README, "Page formats")
@@ -47,20 +45,3 @@ def page_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 def stat_key(path: Path) -> tuple[int, int]:
     st = path.stat()
     return st.st_size, st.st_mtime_ns
-
-
-def read_page_file(path: Path) -> FilePage:
-    """Read one page file. Oversized files are not read whole; they fail in parsing."""
-    try:
-        st = path.stat()
-        with path.open("rb") as fh:
-            data = fh.read(MAX_PAGE_BYTES + 1)
-    except OSError as e:
-        raise FetchError(f"{path}: {e.strerror or e}") from None
-    return FilePage(
-        location=str(path.resolve()),
-        data=data,
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-    )

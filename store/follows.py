@@ -8,8 +8,8 @@ is created, so the direction's history does not flood the channel.
 Delivery modes (for follows and for tracked papers, table `tracks`): `instant` (after each
 refresh; tracks' instant alerts are store.tracking's) or a `daily` / `weekly` digest
 (store.digests). Exactly once, as for alerts: the bot reads what is pending up to a snapshot
-event id, marks it as being sent (store.bot_state), posts, and only after Discord accepted
-the message advances the cursor (`mark_follow_delivered`).
+event id, marks it as being sent, posts, and only after Discord accepted the message
+advances the cursor (store.subscriptions, the same for tracks and follows).
 
 No discord here: plain frozen dataclasses out, the clock passed in.
 """
@@ -20,12 +20,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from mapwatch.store.bot_state import (
-    FOLLOW_SENDING,
-    clear_marker,
-    remove_subscription,
-    sending_markers,
-)
+from mapwatch.store import subscriptions
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.feed_queries import last_event_id
@@ -190,8 +185,8 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
 def remove_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
                   direction_slug: str) -> bool:
     """Stop following here. False if the direction was not followed in this channel (or DMs)."""
-    return remove_subscription(db, "follows", "direction_slug", direction_slug, FOLLOW_SENDING,
-                               guild_id=guild_id, channel_id=channel_id, dm_user=dm_recipient(guild_id, user_id))
+    return subscriptions.remove(db, subscriptions.FOLLOWS, direction_slug, guild_id=guild_id, channel_id=channel_id,
+                                dm_user=dm_recipient(guild_id, user_id))
 
 
 def list_follows(db: Database, *, guild_id: int | None, user_id: int | None,
@@ -275,45 +270,12 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
         " ORDER BY f.id LIMIT ?", (upto, upto, max_follows))]
     # A delivery that may have reached Discord (no answer, or a crash before the cursor moved)
     # is resent exactly as it was, with the same nonce, so Discord drops the repeat.
-    caps = sending_markers(db, FOLLOW_SENDING)
+    caps = subscriptions.markers(db, subscriptions.FOLLOWS)
     out = []
     for f in follows:
-        cap, since = caps.get(f.id, (0, None))
-        if cap > f.last_event_id:
-            out.append(replace(follow_news(db, f, upto=cap, limit=limit), sending_since=since))
+        again = subscriptions.resend(caps, f.id, f.last_event_id)
+        if again:
+            out.append(replace(follow_news(db, f, upto=again[0], limit=limit), sending_since=again[1]))
         else:
             out.append(follow_news(db, f, upto=upto, limit=limit))
     return out
-
-
-
-def mark_follow_failed(db: Database, follow_id: int, upto_event_id: int, failure: str, now: datetime) -> None:
-    """Discord refused this delivery for good: record why (shown by /tracked) and move the
-    cursor past it, so later citing papers are delivered."""
-    with db.atomic():
-        db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
-                        (upto_event_id, f"{iso(now)}: {failure}"[:400], follow_id))
-        clear_marker(db, FOLLOW_SENDING, follow_id)
-
-
-def mark_follow_delivered(db: Database, follow_id: int, upto_event_id: int, now: datetime, *,
-                          sent: bool = True) -> None:
-    """Record a delivery Discord accepted (sent) or a quiet skip (not sent): advance the
-    cursor, never backwards; `last_delivery_at` moves only when a message went out."""
-    with db.atomic():
-        if sent:
-            db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?), last_delivery_at = ?"
-                            " WHERE id = ?", (upto_event_id, iso(now), follow_id))
-        else:
-            db.conn.execute("UPDATE follows SET last_event_id = max(last_event_id, ?) WHERE id = ?",
-                            (upto_event_id, follow_id))
-        clear_marker(db, FOLLOW_SENDING, follow_id)
-
-
-def disable_follow(db: Database, follow_id: int, reason: str) -> None:
-    """The channel is gone or forbids the bot: stop delivering there, and say why in /tracked."""
-    with db.atomic():
-        db.conn.execute("UPDATE follows SET disabled_reason = ? WHERE id = ?", (reason[:300], follow_id))
-        clear_marker(db, FOLLOW_SENDING, follow_id)
-
-

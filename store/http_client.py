@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mapwatch.store.environment import current
 from mapwatch.store.parse import MAX_PAGE_BYTES
 
 log = logging.getLogger(__name__)
@@ -26,26 +27,12 @@ log = logging.getLogger(__name__)
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
 MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
-TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most; $MAPWATCH_TICK_DEADLINE
 
 
 def tick_deadline() -> float:
-    """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes); a bad value is a usage error
-    naming it (BadSetting)."""
-    import os
-
-    raw = os.environ.get("MAPWATCH_TICK_DEADLINE", "").strip()
-    if not raw:
-        return TICK_DEADLINE
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds <= 86_400:
-        from mapwatch.store.errors import BadSetting
-
-        raise BadSetting(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
-    return seconds
+    """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes; store.environment); a bad value
+    is a usage error naming it (BadSetting)."""
+    return current().deadline_seconds()
 
 
 @functools.cache
@@ -148,7 +135,7 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-class Pacer:
+class CrawlDelay:
     """Spaces the starts of requests to one host by `delay` seconds (Crawl-delay)."""
 
     def __init__(self, delay: float = 0.0) -> None:
@@ -184,7 +171,7 @@ class HttpClient:
         self.session = session
         self.host = host
         self.options = options
-        self.pacer = Pacer()  # replaced once robots.txt names a Crawl-delay
+        self.crawl_delay = CrawlDelay()  # replaced once robots.txt names a Crawl-delay
         self.requests = 0  # requests sent (each redirect hop and each retry counts)
         self.statuses: dict[str, int] = {}  # responses by status_label (for the metrics)
 
@@ -192,7 +179,7 @@ class HttpClient:
         attempt = 0
         while True:
             try:
-                await self.pacer.wait()
+                await self.crawl_delay.wait()
                 return await self.get(url, headers, limit or self.options.max_bytes)
             except Retry as r:
                 if attempt >= self.options.retries:

@@ -55,11 +55,11 @@ from mapwatch.store.crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CH
 from mapwatch.store.crawl_schedule import id_age
 from mapwatch.store.http_client import (
     ACCEPT,
+    CrawlDelay,
     Deadline,
     Gone,
     HttpClient,
     HttpOptions,
-    Pacer,
     Response,
     Retry,
     user_agent,
@@ -296,7 +296,7 @@ class _Crawl:
                 self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
                                          f"{self.options.max_crawl_delay:g} s used")
                 delay = self.options.max_crawl_delay
-            self.http.pacer = Pacer(delay)
+            self.http.crawl_delay = CrawlDelay(delay)
         return None
 
     async def read_sitemaps(self) -> dict[str, str | None]:

@@ -145,17 +145,6 @@ def _link_item(s: str) -> tuple[str, str, str | None] | None:
     return (m["title"], m["url"], m["year"]) if m else None
 
 
-def _paper_id(url: str) -> str | None:
-    """`normalize_id(url)`, with a fast path for map links ending in /paper/<id>/: without
-    '?' or '#' no earlier /abs/, /pdf/ or /paper/ can match, so the id is what follows the
-    last /paper/."""
-    if url.endswith("/") and "?" not in url and "#" not in url:
-        m = _ID_AT.match(url, url.rfind("/paper/") + 7, len(url) - 1)
-        if m:
-            return m["id"]
-    return normalize_id(url)
-
-
 class _Section:
     """A "## " heading and its body: lines[start:end] (0-based), numbered from start + 1."""
 
@@ -339,7 +328,7 @@ class _Parser:
             if not s.startswith("- ") and s != "-":
                 continue
             # The common shape, inline (this loop is the parser's hot path): `_link_item` and
-            # `_paper_id` below are the reference, and the fallback for everything else.
+            # `normalize_id` below are the reference, and the fallback for everything else.
             k = s.rfind("](")
             m = _LINK_TAIL.match(s, k + 2) if k > 3 and s.startswith("- [") else None
             if m is not None:

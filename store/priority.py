@@ -23,26 +23,15 @@ import os
 import sys
 import threading
 
-from mapwatch.store.errors import FetchError
+from mapwatch.store.environment import DEFAULT_NICE, MAX_NICE, current
 
 ENV = "MAPWATCH_BACKGROUND_NICE"
-DEFAULT_NICE = 10  # `mapwatch run`'s refresh thread, when the variable is not set
-MAX_NICE = 19
 
 
 def background_nice(default: int | None = DEFAULT_NICE) -> int | None:
     """How many steps lower background work runs: $MAPWATCH_BACKGROUND_NICE (0 to 19; 0
     leaves the priority alone), else `default`. A value out of range is a usage error."""
-    raw = os.environ.get(ENV, "").strip()
-    if not raw:
-        return default
-    try:
-        steps = int(raw)
-    except ValueError:
-        steps = -1
-    if not 0 <= steps <= MAX_NICE:
-        raise FetchError(f"${ENV} must be a whole number from 0 to {MAX_NICE}, not {raw!r}")
-    return steps
+    return current().nice_steps(default)
 
 
 def lower_thread_priority(steps: int | None) -> bool:

@@ -15,7 +15,7 @@ from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
 from mapwatch.store.ids import arxiv_url, normalize_id
-from mapwatch.store.types import CitationRow, PaperRow
+from mapwatch.store.types import CitationRow, Direction, PaperRow
 from sqlite_utils import Database
 
 
@@ -63,16 +63,6 @@ _MAP_DIRECTION_URL = re.compile(r"^https?://[^/\s]+/(?P<slug>[^?#\s]+?)/?(?:[?#]
 
 
 @dataclass(frozen=True)
-class DirectionRow:
-    slug: str
-    name: str
-    area: str
-    breadcrumb: str
-    url: str | None
-    papers: int = 0  # papers placed in it
-
-
-@dataclass(frozen=True)
 class Snapshot:
     data_through: str | None
     cited_by: int | None
@@ -89,7 +79,7 @@ class PaperView:
     refs_total: int | None
     citers_stored: int
     refs_stored: int
-    directions: tuple[DirectionRow, ...]
+    directions: tuple[Direction, ...]
     top_citers: tuple[CitationRow, ...]
     top_refs: tuple[CitationRow, ...]
     snapshots: tuple[Snapshot, ...]
@@ -107,7 +97,7 @@ class PaperPage:
 
 @dataclass(frozen=True)
 class DirectionView:
-    direction: DirectionRow
+    direction: Direction
     top_papers: tuple[PaperRow, ...]
     newest_citers: tuple[CitationRow, ...]
 
@@ -115,7 +105,7 @@ class DirectionView:
 @dataclass(frozen=True)
 class AreaDirections:
     area: str
-    directions: tuple[DirectionRow, ...]
+    directions: tuple[Direction, ...]
 
 
 def clip(text: str, limit: int = CHOICE_MAX) -> str:
@@ -266,7 +256,7 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
         raise PaperNotFound(paper_id)
     cit = citers(db, paper_id, limit=top)
     ref = refs(db, paper_id, limit=top)
-    dirs = tuple(DirectionRow(*d) for d in db.conn.execute(
+    dirs = tuple(Direction(*d) for d in db.conn.execute(
         "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url FROM placements pl"
         " JOIN directions d ON d.slug = pl.direction_slug WHERE pl.paper_id = ? ORDER BY pl.position",
         (paper_id,)))
@@ -277,14 +267,14 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
                      cit.items, ref.items, snaps)
 
 
-def _direction_row(r: tuple) -> DirectionRow:
-    return DirectionRow(*r)
+def _direction_row(r: tuple) -> Direction:
+    return Direction(*r)
 
 
 DIR_COLS = "d.slug, d.name, d.area, d.breadcrumb, d.url"
 
 
-def resolve_direction(db: Database, ref: str) -> DirectionRow:
+def resolve_direction(db: Database, ref: str) -> Direction:
     """A direction's slug, map URL or name -> the direction. Raises DirectionNotFound."""
     text = " ".join(ref.split())[:500]
     if not text:
@@ -347,7 +337,7 @@ def directions_by_area(db: Database) -> tuple[AreaDirections, ...]:
     rows = db.conn.execute(
         f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements pl WHERE pl.direction_slug = d.slug)"
         " FROM directions d ORDER BY d.area COLLATE NOCASE, d.name COLLATE NOCASE").fetchall()
-    areas: dict[str, list[DirectionRow]] = {}
+    areas: dict[str, list[Direction]] = {}
     for r in rows:
         areas.setdefault(r[2], []).append(_direction_row(r))
     return tuple(AreaDirections(a, tuple(ds)) for a, ds in areas.items())

@@ -47,8 +47,9 @@ class ReplicaStatus:
 
 def replica_url(env: dict[str, str] | None = None) -> str | None:
     """`$MAPWATCH_REPLICA`, or None when no replica is configured."""
-    url = (os.environ if env is None else env).get("MAPWATCH_REPLICA", "").strip()
-    return url or None
+    from mapwatch.store.environment import Environment, current
+
+    return (current() if env is None else Environment.read(env)).replica_url()
 
 
 def file_replica_dir(url: str) -> Path | None:

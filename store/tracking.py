@@ -2,8 +2,8 @@
 
 A track starts at the newest event when it is created (only later citations are
 alerted). Delivery is exactly-once: the bot reads `pending_alerts`, marks the alert as
-being sent (store.bot_state), posts, and only after Discord accepted the message calls
-`mark_delivered`, which advances the cursor and records the delivery in one statement.
+being sent, posts, and only after Discord accepted the message records it delivered, which
+advances the cursor in one statement (store.subscriptions, the same for tracks and follows).
 A failed post leaves the cursor where it was, so the next tick retries; a restart finds
 nothing new.
 """
@@ -13,12 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from mapwatch.store.bot_state import (
-    ALERT_SENDING,
-    clear_marker,
-    remove_subscription,
-    sending_markers,
-)
+from mapwatch.store import subscriptions
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.follows import normalize_mode
@@ -115,8 +110,8 @@ def _find(db: Database, guild_id: int | None, channel_id: int, user_id: int | No
 def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
                  paper_id: str) -> bool:
     """Stop tracking in this channel (or these DMs). False if it was not tracked here."""
-    return remove_subscription(db, "tracks", "paper_id", paper_id, ALERT_SENDING,
-                               guild_id=guild_id, channel_id=channel_id, dm_user=user_id if guild_id is None else None)
+    return subscriptions.remove(db, subscriptions.TRACKS, paper_id, guild_id=guild_id, channel_id=channel_id,
+                                dm_user=user_id if guild_id is None else None)
 
 
 def list_tracks(db: Database, *, guild_id: int | None, user_id: int | None, limit: int = 500) -> tuple[Track, ...]:
@@ -135,14 +130,13 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
         " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
         " ORDER BY t.id LIMIT ?", (max_tracks,))]
-    caps = sending_markers(db, ALERT_SENDING)
+    caps = subscriptions.markers(db, subscriptions.TRACKS)
     for t in tracks:
         # An alert that may have reached Discord (no answer, or a crash before the cursor
         # moved) is resent exactly as it was, with the same nonce, so Discord drops the
         # repeat; later events go in the next alert.
-        cap, since = caps.get(t.id, (0, None))
-        resend = cap > t.last_event_id
-        hi = cap if resend else 2**62
+        again = subscriptions.resend(caps, t.id, t.last_event_id)
+        hi = again[0] if again else 2**62
         upto, n_citers, old_count, new_count, unlisted = c.execute(
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
             " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
@@ -153,33 +147,8 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         dirs = directions_of(db, [r[0] for r in rows])
         paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
         out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
-                         old_count, new_count, unlisted, upto, since if resend else None))
+                         old_count, new_count, unlisted, upto, again[1] if again else None))
     return out
-
-
-def mark_failed(db: Database, track_id: int, upto_event_id: int, failure: str, now: datetime) -> None:
-    """Discord refused this alert for good: record why (shown by /tracked) and move the
-    cursor past it, so later citers are alerted."""
-    with db.atomic():
-        db.conn.execute("UPDATE tracks SET last_event_id = max(last_event_id, ?), last_failure = ? WHERE id = ?",
-                        (upto_event_id, f"{iso(now)}: {failure}"[:400], track_id))
-        clear_marker(db, ALERT_SENDING, track_id)
-
-
-def mark_delivered(db: Database, track_id: int, upto_event_id: int, now: datetime) -> None:
-    """Record a delivery Discord accepted: advance the cursor (never backwards)."""
-    with db.atomic():
-        db.conn.execute(
-            "UPDATE tracks SET last_event_id = max(last_event_id, ?), last_alert_at = ? WHERE id = ?",
-            (upto_event_id, iso(now), track_id))
-        clear_marker(db, ALERT_SENDING, track_id)
-
-
-def disable_track(db: Database, track_id: int, reason: str) -> None:
-    """The channel is gone or forbids the bot: stop alerting there, and say why in /tracked."""
-    with db.atomic():
-        db.conn.execute("UPDATE tracks SET disabled_reason = ? WHERE id = ?", (reason[:300], track_id))
-        clear_marker(db, ALERT_SENDING, track_id)
 
 
 def tracked_paper_ids(db: Database) -> list[str]:

@@ -22,6 +22,20 @@ class PaperRef:
 
 
 @dataclass(frozen=True)
+class Direction:
+    """A research direction of the map; `papers` and `since` where the answer counts them
+    (the feeds: papers placed in it, and when its first paper was first seen)."""
+
+    slug: str
+    name: str
+    area: str
+    breadcrumb: str
+    url: str | None
+    papers: int = 0
+    since: str = ""  # the feeds' (store.feed_queries.directions); "" where the answer does not say
+
+
+@dataclass(frozen=True)
 class NewCiter:
     """A feed entry: a paper seen citing papers of a direction (or one paper), from `first_seen` on."""
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import discord
 from mapwatch.bot.commands import commands
-from mapwatch.bot.run import run_all
 from mapwatch.feeds.run import RunConfig
 from mapwatch.store.db import open_db
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.run import run_all
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

@@ -18,7 +18,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from mapwatch.bot.run import run_all
 from mapwatch.feeds.health import FAILED_REFRESHES, Health
 from mapwatch.feeds.run import RunConfig
 from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
@@ -27,6 +26,7 @@ from mapwatch.store.db import open_db
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.run import run_all
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

@@ -22,7 +22,7 @@ import pytest
 from mapwatch.bot import delivery, delivery_loop
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.pacer import Pacer
-from mapwatch.store import bot_state, follows, tracking
+from mapwatch.store import follows, subscriptions, tracking
 from mapwatch.store.db import open_db
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
@@ -243,9 +243,9 @@ async def test_an_old_delivery_never_posted_is_sent_once(
         db = open_db(db_path)
         try:  # the crash: marked as being sent, never posted
             a = tracking.pending_alerts(db)[0]
-            bot_state.mark_alert_sending(db, a.track.id, a.upto_event_id, clock())
+            subscriptions.mark_sending(db, subscriptions.TRACKS, a.track.id, a.upto_event_id, clock())
             n = follows.pending_follow_alerts(db)[0]
-            bot_state.mark_follow_sending(db, n.follow.id, n.upto_event_id, clock())
+            subscriptions.mark_sending(db, subscriptions.FOLLOWS, n.follow.id, n.upto_event_id, clock())
         finally:
             db.close()
         clock.advance(minutes=delivery.NONCE_WINDOW.total_seconds() / 60 + 1)
@@ -264,7 +264,7 @@ async def test_the_loop_finds_by_marker_without_discord(db_path: Path, clock: Fa
                               now=clock())
     store_pages(db, [seed_page(SURVEY)], clock)
     news = follows.pending_follow_alerts(db)[0]
-    bot_state.mark_follow_sending(db, f.id, news.upto_event_id, clock())
+    subscriptions.mark_sending(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
     asked: list[str] = []
 
     async def call(fn, *args, **kw):

@@ -96,7 +96,7 @@ def pending(db_path: Path) -> int:
 
 
 def sending(db_path: Path) -> dict[int, int]:
-    """Alerts recorded as being posted (store.bot_state.mark_alert_sending), per track."""
+    """Alerts recorded as being posted (store.subscriptions.mark_sending), per track."""
     conn = sqlite3.connect(db_path)
     try:
         return {int(k.split(":")[1]): int(v) for k, v in conn.execute(

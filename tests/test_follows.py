@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store import digests, feed_queries, follows
+from mapwatch.store import digests, feed_queries, follows, subscriptions
 from mapwatch.store.db import open_db
 from mapwatch.store.digests import DigestSettings
 from mapwatch.store.errors import BadOption, DirectionNotFound
@@ -48,12 +48,12 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     assert first.arxiv_url == "https://arxiv.org/abs/2506.12217"
     assert news.upto_event_id == feed_queries.last_event_id(db)
 
-    follows.mark_follow_delivered(db, f.id, news.upto_event_id, clock())
+    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
     assert follows.pending_follow_alerts(db) == []
     again = follows.get_follow(db, f.id)
     assert again is not None and again.last_delivery_at == clock().isoformat(timespec="seconds")
     # the cursor never goes backwards
-    follows.mark_follow_delivered(db, f.id, 1, clock())
+    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, 1, clock())
     assert follows.get_follow(db, f.id).last_event_id == news.upto_event_id  # type: ignore[union-attr]
 
 
@@ -64,7 +64,7 @@ def test_restart_finds_nothing_new_and_limit_counts_the_rest(db_path, clock: Fak
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
     [news] = follows.pending_follow_alerts(db, limit=4)
     assert (len(news.citers), news.total, news.more) == (4, 10, 6)
-    follows.mark_follow_delivered(db, f.id, news.upto_event_id, clock())
+    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
     db.close()
     db = open_db(db_path)
     assert follows.pending_follow_alerts(db) == []
@@ -111,7 +111,7 @@ def test_a_keyword_that_matches_nothing_advances_quietly(db, clock: FakeClock) -
     store_pages(db, [seed_page(SURVEY)], clock)
     [news] = follows.pending_follow_alerts(db)
     assert news.total == 0 and news.citers == ()
-    follows.mark_follow_delivered(db, f.id, news.upto_event_id, clock(), sent=False)
+    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock(), sent=False)
     assert follows.pending_follow_alerts(db) == []
     assert follows.get_follow(db, f.id).last_delivery_at is None  # type: ignore[union-attr]
 
@@ -150,7 +150,7 @@ def test_disabled_follow_is_skipped_and_refollow_resumes_from_now(db, clock: Fak
     start_older(db, clock, drop=6)
     f = follow(db, clock)
     store_pages(db, [grow(seed_page(SURVEY), [])], clock)
-    follows.disable_follow(db, f.id, "the channel is gone (404 from Discord)")
+    subscriptions.disable(db, subscriptions.FOLLOWS, f.id, "the channel is gone (404 from Discord)")
     assert follows.pending_follow_alerts(db) == []
     shown = follows.list_follows(db, guild_id=G, user_id=None)[0]
     assert shown.disabled_reason == "the channel is gone (404 from Discord)"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import feedparser
 import pytest
-from mapwatch.feeds.progress import CrawlProgress, render
 from mapwatch.store.db import open_db
 from mapwatch.store.format import format_page
 from mapwatch.store.http_client import ACCEPT, HttpOptions, user_agent
+from mapwatch.store.progress import CrawlProgress, render
 from mapwatch.store.refresh import refresh
 from mapwatch.store.sitemaps import newer, sitemap_entries
 

@@ -87,12 +87,22 @@ def test_the_checks_see_imports(tmp_path: Path) -> None:
     assert module_name(ROOT / "store" / "__init__.py") == "mapwatch.store"
 
 
-# The layer rule: store <- feeds <- bot, and the entry point above them all.
+# The layer rule: store <- feeds <- bot, and the entry package above them all: every module of
+# mapwatch/ (the command, and `run`'s composition of the layers) is out of the layers' reach.
+ENTRY = tuple(sorted(f"mapwatch.{p.stem}" for p in (ROOT / "mapwatch").glob("*.py") if p.stem != "__init__"))
 FORBIDDEN = {
-    "store": ("mapwatch.feeds", "mapwatch.bot", "mapwatch.cli", "mapwatch.__main__"),
-    "feeds": ("mapwatch.bot", "mapwatch.cli", "mapwatch.__main__"),
-    "bot": ("mapwatch.cli", "mapwatch.__main__"),
+    "store": ("mapwatch.feeds", "mapwatch.bot", *ENTRY),
+    "feeds": ("mapwatch.bot", *ENTRY),
+    "bot": ENTRY,
 }
+
+
+def test_the_composition_of_run_is_in_the_entry_package() -> None:
+    """`mapwatch run` wires the scheduler, the feed server and the bot above the layers (issue 22)."""
+    assert {"mapwatch.cli", "mapwatch.run", "mapwatch.cli_run"} <= set(ENTRY)
+    assert not (ROOT / "bot" / "run.py").exists() and not (ROOT / "bot" / "cli_run.py").exists()
+    names = {name for _, name in imported_names(ROOT / "mapwatch" / "run.py", "mapwatch")}
+    assert {"mapwatch.feeds.run", "mapwatch.bot.supervisor"} <= names
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))

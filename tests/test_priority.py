@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mapwatch.feeds.scheduler import Tick
 from mapwatch.store import priority
-from mapwatch.store.errors import FetchError
+from mapwatch.store.errors import BadSetting
 from mapwatch.store.files import SEEDS_DIR
 
 from tests.test_cli_exits import mapwatch
@@ -47,7 +47,7 @@ def test_the_setting(monkeypatch: pytest.MonkeyPatch, raw: str | None, expected:
 @pytest.mark.parametrize("raw", ["low", "20", "-1", "2.5"])
 def test_a_bad_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
     monkeypatch.setenv(priority.ENV, raw)
-    with pytest.raises(FetchError, match="MAPWATCH_BACKGROUND_NICE"):
+    with pytest.raises(BadSetting, match="MAPWATCH_BACKGROUND_NICE"):  # a setting, not a fetch (issue 22)
         priority.background_nice()
 
 
@@ -97,7 +97,7 @@ def test_a_tick_takes_the_setting_and_refuses_a_bad_one(monkeypatch: pytest.Monk
     monkeypatch.setenv(priority.ENV, "7")
     assert Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x").nice == 7
     monkeypatch.setenv(priority.ENV, "soon")
-    with pytest.raises(FetchError, match="MAPWATCH_BACKGROUND_NICE"):
+    with pytest.raises(BadSetting, match="MAPWATCH_BACKGROUND_NICE"):  # a setting, not a fetch (issue 22)
         Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x")
 
 

@@ -106,7 +106,7 @@ def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSetti
     return when + (f", mentioning <@&{int(role_id)}>" if role_id is not None else "")
 
 
-def shown_name(d: queries.DirectionRow) -> str:
+def shown_name(d: queries.Direction) -> str:
     return text.esc(text.clip(d.name, 150))
 
 

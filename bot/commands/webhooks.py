@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import os
-
 from mapwatch.bot import text
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.replies import Ctx, Reply
 from mapwatch.store import queries, webhooks
+from mapwatch.store.environment import current
 from mapwatch.store.errors import BadOption, NotAllowed
 from sqlite_utils import Database
 
@@ -21,7 +20,7 @@ SLACK_ENV = "MAPWATCH_SLACK_WEBHOOKS"
 def extra_bases() -> tuple[str, ...]:
     """Webhook URL bases accepted besides Discord's and Slack's own: the Discord-compatible API
     of $MAPWATCH_DISCORD_API and a Slack-compatible base in $MAPWATCH_SLACK_WEBHOOKS."""
-    return tuple(v for v in (os.environ.get("MAPWATCH_DISCORD_API"), os.environ.get(SLACK_ENV)) if v)
+    return current().webhook_bases()
 
 
 def target_of(db: Database, paper: str | None, direction: str | None) -> tuple[str, str, str]:

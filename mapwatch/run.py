@@ -1,5 +1,6 @@
 """`mapwatch run`: the bot (when DISCORD_TOKEN is set), the refresh scheduler and the feed
-server in one asyncio process. The one place that wires them.
+server in one asyncio process. The one place that wires them, above the layers it composes
+(mapwatch.cli_run reads the settings and calls `run_all`).
 
 The feeds side (`feeds.run.run_services`) serves and refreshes; the bot adds its
 after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
@@ -15,9 +16,9 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.bot.supervisor import BOT_BACKOFF, supervise_bot
 from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
 from mapwatch.store.clock import utc_now
-from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
     from mapwatch.feeds.health import Health
@@ -40,11 +41,6 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
         bot_state.set_state(db, NEXT_REFRESH_KEY, nxt.astimezone(UTC).isoformat(timespec="seconds"), now)
     finally:
         db.close()
-
-
-BOT_BACKOFF = 5.0  # seconds before the first restart of a crashed bot; doubled each time
-BOT_BACKOFF_CAP = 300.0  # at most 5 minutes between restarts
-REFUSED = "Discord refused DISCORD_TOKEN (check the token)"
 
 
 async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], None] = print,
@@ -90,9 +86,10 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         base = (config.base_url or default_base_url(config.host, config.port)).rstrip("/")
 
         def make_bot() -> Any:
-            from mapwatch.bot.config import shard_count
+            from mapwatch.store.environment import current
 
-            kwargs = {"shard_count": shard_count(), **(client_kwargs or {})}  # $MAPWATCH_SHARDS, else Discord's
+            # $MAPWATCH_SHARDS, else Discord's recommendation
+            kwargs = {"shard_count": current().shard_count(), **(client_kwargs or {})}
             return MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, metrics=metrics, **kwargs)
 
         async def deliver_alerts(_result: Any) -> None:
@@ -128,75 +125,3 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
             services.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await services
-
-
-async def supervise_bot(make_bot: Callable[[], Any], token: str, say: Callable[[str], None], health: Health,
-                        current: list[Any], *, backoff: float = BOT_BACKOFF, cap: float = BOT_BACKOFF_CAP) -> None:
-    """Run a bot from `make_bot` until it is closed on purpose or its token is refused;
-    restart it after a crash with exponential backoff (reset once a run lasted `cap`)."""
-    loop = asyncio.get_running_loop()
-    crashes = 0
-    while True:
-        bot: Any = None
-        started = loop.time()
-        try:
-            bot = make_bot()
-            current[:] = [bot]
-            health.bot_ready = _ready_check(bot)
-            health.shards = getattr(bot, "shard_states", list)
-            health.set_bot("connecting")
-            await _run_bot(bot, token, say)
-            health.set_bot("off")
-            return  # closed on purpose
-        except BotLoginError as e:
-            say(f"{e}: running the feeds and the refresh schedule without the Discord bot.")
-            log.error("%s; the Discord bot is stopped, the rest runs on", e)
-            health.set_bot("off", str(e))
-            return
-        except Exception as e:
-            crashes = 1 if loop.time() - started >= cap else crashes + 1
-            delay = min(cap, backoff * 2 ** (crashes - 1))
-            reason = f"{type(e).__name__}: {e}"
-            health.set_bot("restarting", reason)
-            log.error("Discord bot crashed (%s); restarting it in %.1f s", reason, delay, exc_info=True)
-        finally:
-            if bot is not None and not bot.is_closed():
-                with contextlib.suppress(Exception):
-                    await bot.close()
-        await asyncio.sleep(delay)
-
-
-def _ready_check(bot: Any) -> Callable[[], bool]:
-    def ready() -> bool:
-        return bool(bot.is_ready() and not bot.is_closed())
-    return ready
-
-
-async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
-    import discord
-
-    try:
-        await bot.login(token)
-    except discord.LoginFailure:
-        raise BotLoginError(REFUSED) from None
-    say("Discord bot: connecting.")
-    try:
-        await bot.connect(reconnect=True)
-    except discord.ConnectionClosed as e:
-        if e.code == 4004:  # Authentication failed: the gateway refused the token
-            raise BotLoginError(REFUSED) from None
-        if e.code == 4011:  # Sharding required: restarted like a crash (a new /gateway/bot asked)
-            raise ShardingRequired(SHARDING_REQUIRED) from None
-        raise
-
-
-class BotLoginError(MapwatchError):
-    """Discord refused the token."""
-
-
-SHARDING_REQUIRED = ("Discord closed the gateway with 4011 (sharding required): the bot is in too many servers "
-                     "for its shard count; unset $MAPWATCH_SHARDS (Discord's recommendation) or raise it")
-
-
-class ShardingRequired(MapwatchError):
-    """Discord wants more shards than the bot opened (close code 4011)."""

@@ -1,4 +1,5 @@
-"""`mapwatch run`: the bot, the refresh schedule and the feed server in one process (bot/run.py)."""
+"""`mapwatch run`: the bot, the refresh schedule and the feed server in one process
+(mapwatch/run.py). Every setting is read from the environment the command started with."""
 
 from __future__ import annotations
 
@@ -23,24 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
-    import os
-
-    from mapwatch.bot import config
-    from mapwatch.bot.discord_endpoints import check_environment
-    from mapwatch.bot.run import run_all
     from mapwatch.feeds.cli import given_base_url, host, out_dir, port, source
     from mapwatch.feeds.run import RunConfig
     from mapwatch.feeds.scheduler import parse_schedule
+    from mapwatch.run import run_all
+    from mapwatch.store.environment import current
 
+    env = current()
     # Every setting is checked here, before the database is opened or a port bound (exit 2).
-    refresh = os.environ.get("MAPWATCH_REFRESH")
-    parse_schedule(refresh)
-    check_environment()
-    config.shard_count()  # $MAPWATCH_SHARDS
+    parse_schedule(env.refresh)
+    env.discord_endpoints()
+    env.shard_count()  # $MAPWATCH_SHARDS
     run_config = RunConfig(db_path=args.db, source=source(args), out_dir=out_dir(args),
-                           host=host(args), port=port(args), base_url=given_base_url(args), refresh=refresh)
-    token = config.discord_token()
+                           host=host(args), port=port(args), base_url=given_base_url(args), refresh=env.refresh)
     # A service: mapwatch.cli runs it until a signal.
-    return run_all(run_config, token, say=lambda s: print(s, flush=True), alert_interval=config.alert_interval())
+    return run_all(run_config, env.token(), say=lambda s: print(s, flush=True), alert_interval=env.alert_seconds())
 
 

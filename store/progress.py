@@ -1,4 +1,4 @@
-"""A progress line for long crawls on a terminal: pages, pages/s, what is left."""
+"""The one progress line on a terminal, for long ingests and crawls: pages, pages/s, what is left."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TextIO
 
 
 class CrawlProgress:
-    """`progress(done, total)` for `store.refresh.refresh`: a one-line bar on a terminal,
+    """`progress(done, total)` for `store.ingest.ingest_paths` and `store.refresh.refresh`: a bar on a terminal,
     redrawn at most every `every` seconds; silent elsewhere and for short runs. `total`
     may grow while the crawl discovers pages."""
 
