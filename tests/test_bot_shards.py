@@ -12,7 +12,6 @@ from typing import Any
 
 import discord
 import pytest
-from mapwatch.bot.run import run_all
 from mapwatch.feeds.health import Health
 from mapwatch.feeds.metrics import Metrics
 from mapwatch.feeds.run import RunConfig
@@ -20,6 +19,7 @@ from mapwatch.store.db import open_db
 from mapwatch.store.files import SEEDS_DIR
 from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.run import run_all
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import FakeChannel, FakeGuild, FakeRole, snowflake
 from tests.metricscheck import get, parse, scrape, value

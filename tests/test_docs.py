@@ -99,9 +99,11 @@ def test_every_command_and_option_is_in_the_command_reference() -> None:
 
 def test_every_setting_is_in_the_configuration_table() -> None:
     """Each environment variable the package reads has its row in docs/configuration.md."""
+    from mapwatch.store.environment import NAMES
+
     code = "".join(p.read_text(encoding="utf-8") for folder in ("mapwatch", "store", "feeds", "bot")
                    for p in (ROOT / folder).rglob("*.py"))
-    names = set(re.findall(r'"(MAPWATCH_[A-Z_]+|DISCORD_TOKEN|PORT)"', code))
+    names = set(re.findall(r'"(MAPWATCH_[A-Z_]+|DISCORD_TOKEN|PORT)"', code)) | set(NAMES.values())
     assert {"MAPWATCH_DB", "DISCORD_TOKEN", "PORT", "MAPWATCH_REFRESH"} <= names
     table = section(page("configuration.md"), "## Configuration")
     for name in sorted(names):
