@@ -40,7 +40,7 @@ class MapwatchBot(discord.AutoShardedClient):
 
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
-                 identify_spacing: float = 5.0, **client_kwargs: Any) -> None:
+                 identify_spacing: float = 5.0, poll: bool = True, **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
         redact.install()  # webhook URLs in gateway events never reach a log
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
@@ -53,6 +53,7 @@ class MapwatchBot(discord.AutoShardedClient):
         install_commands(self.tree, self.runner)
         self.clock = clock
         self.alert_interval = alert_interval
+        self.poll = poll  # False: no background delivery; the caller runs deliver_alerts() (tests)
         self.sync_mode = sync  # auto: when the command set changed; never; always
         self._alert_lock = asyncio.Lock()
         self.pacer = Pacer()  # shared by alerts, follows and digests: no burst across channels
@@ -82,8 +83,9 @@ class MapwatchBot(discord.AutoShardedClient):
         self.add_dynamic_items(PageButton)
         if self.sync_mode != "never":
             await self.sync_if_changed(force=self.sync_mode == "always")
-        self._poller = delivery_loop.start_polling(self, self.alert_interval, self.deliver_alerts,
-                                                   self._prune_state, self.clock)
+        if self.poll:
+            self._poller = delivery_loop.start_polling(self, self.alert_interval, self.deliver_alerts,
+                                                       self._prune_state, self.clock)
 
     async def close(self) -> None:
         if self._poller is not None:

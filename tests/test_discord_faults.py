@@ -39,7 +39,7 @@ GAINED = re.compile(r": (\d+) new citers?$")
 
 
 def make_bot(db_path: Path, **kw) -> MapwatchBot:
-    kw.setdefault("alert_interval", 3600)  # ticks are driven by the test
+    kw.setdefault("poll", False)  # ticks are driven by the test: no background delivery races them
     return MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, **kw)
 
 
