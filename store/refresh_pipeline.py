@@ -89,6 +89,7 @@ class _Batches:
                 self.failed()
         else:
             self.writing = asyncio.ensure_future(self.write(self._stored, batch))
+            self.writing.add_done_callback(lambda w: None if w.cancelled() or w.exception() is None else self.failed())
 
     def _stored(self, batch: CrawlBatch) -> None:
         try:
