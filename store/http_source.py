@@ -204,12 +204,15 @@ class _Crawl:
             self.result.over_budget = max(0, len(pages) - self.options.budget)
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
+        gathered = asyncio.gather(*workers)
         try:
-            finished = await self.deadline.wait(asyncio.gather(*workers))
+            finished = await self.deadline.wait(gathered)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            if gathered.done() and not gathered.cancelled():
+                gathered.exception()  # retrieved: a cancelled tick logs no "exception was never retrieved"
         left = self.queue.pages_left()
         if not finished:
             left += len(self.in_flight)

@@ -112,3 +112,35 @@ def test_a_batch_that_cannot_be_stored_stops_the_crawl_and_the_batches_before_it
     assert db.conn.execute("SELECT count(*) FROM snapshots").fetchone()[0] == 10  # two batches kept
     assert requested < 60  # the crawl stopped (not all 120 pages and their directions were asked for)
     db.close()
+
+
+async def test_a_cancelled_refresh_returns_only_once_the_batch_being_stored_is_stored(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    db = open_db(tmp_path / "m.db")
+    gate, returned = threading.Event(), threading.Event()
+    late: list[str] = []  # statements run after the cancelled refresh returned
+    db.conn.set_trace_callback(lambda sql: late.append(sql) if returned.is_set() else None)
+    started = asyncio.Event()
+
+    with ThreadPoolExecutor(1) as writer:
+        def progress(done: int, _total: int) -> None:
+            if done == 1:
+                writer.submit(gate.wait)  # the next batch handed over waits in the writer
+            if done == 7:
+                started.set()
+
+        with serve_site(MapSite(pages=corpus_texts(80))) as site:
+            task = asyncio.create_task(refresh_async(db, site.base, writer=writer, clock=FakeClock(),
+                                                     progress=progress, batch_size=5))
+            await started.wait()  # a batch is waiting in the writer; the crawl goes on
+            task.cancel()
+            threading.Timer(0.5, gate.set).start()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            returned.set()
+        writer.submit(lambda: None).result()
+    db.conn.set_trace_callback(None)
+    stored = db.conn.execute("SELECT count(*) FROM snapshots").fetchone()[0]
+    assert late == [] and 5 <= stored < 80  # the handed-over batch stored before the return, not the rest
+    assert "never retrieved" not in caplog.text  # a quiet shutdown
+    db.close()
