@@ -5,7 +5,8 @@ crawled politely (store.http_source) as store.crawl_plan plans it: robots.txt fi
 direction pages due, tracked papers (those given and those the database's tracks follow),
 papers found during the tick, pages the sitemaps say changed, a share for unseen papers
 (newest first), then the pages due for a re-check, within a page budget; what is not due is
-not requested. Pages are saved in batches as they arrive; each batch also records when its
+not requested. Pages are saved in batches as they arrive (store.refresh_pipeline: the crawl on
+the event loop, one writer for the database, store.crawl_saver's batches); each batch also records when its
 locations were checked and when each is due again (store.crawl_schedule: sooner for a page
 that changed, later for one that did not), so an interrupted tick keeps its stored batches
 and the next one goes on with the pages not yet checked. A failed fetch keeps what is
