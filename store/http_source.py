@@ -1,11 +1,10 @@
 """Retrieving pages over HTTP: a polite crawler of the map's website.
 
-Pure retrieval plus link discovery: each page's outcome (a parsed page, or why there is
-none) is handed to `emit` as soon as it is known, and nothing is kept after that, so the
-memory a crawl needs does not grow with its budget. What to fetch is planned by
-store.crawl_plan; saving (and scheduling the next checks) is store.refresh's job; the
-requests go through store.http_client, robots.txt and sitemaps are read by store.robots
-and store.sitemaps.
+Pure retrieval plus link discovery, on the caller's event loop: each page's outcome (a parsed
+page, or why there is none) is handed to `emit` as soon as it is known, and nothing is kept
+after that, so the memory a crawl needs does not grow with its budget. What to fetch is planned
+by store.crawl_plan; saving is store.refresh_pipeline's job; the requests go through
+store.http_client, robots.txt and sitemaps are read by store.robots and store.sitemaps.
 
 The tick's work is one priority queue (store.crawl_queue, which says in what order), not a
 list handed out up front: the page budget is spent as pages are taken from it, so a paper
@@ -23,7 +22,6 @@ not crawled this tick (a failure is reported; stored data is kept).
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import logging
 from collections.abc import Callable
@@ -103,13 +101,12 @@ class _Crawl:
         self.http = HttpClient(session, self.host, options)
         self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
         self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
-        self.parsing = asyncio.Semaphore(PARSE_THREADS)
-        self.parser = parser  # the threads that parse (None: asyncio's default executor)
+        self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
         async with self.parsing:
-            return await asyncio.get_running_loop().run_in_executor(self.parser, functools.partial(fn, *args, **kw))
+            return await asyncio.get_running_loop().run_in_executor(self.parser, lambda: fn(*args, **kw))
 
     # --- the queue ---------------------------------------------------------------------
 
@@ -211,8 +208,7 @@ class _Crawl:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            if gathered.done() and not gathered.cancelled():
-                gathered.exception()  # retrieved: a cancelled tick logs no "exception was never retrieved"
+            _ = gathered.done() and not gathered.cancelled() and gathered.exception()  # (retrieved: no log)
         left = self.queue.pages_left()
         if not finished:
             left += len(self.in_flight)
@@ -293,8 +289,7 @@ class _Crawl:
         except Retry as r:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
         data = await self.remember(url, "robots", known, resp, keep_body=True)
-        rp = await self.off_loop(parse_robots, url, data or b"")
-        self.robots = rp
+        self.robots = rp = await self.off_loop(parse_robots, url, data or b"")
         asked = rp.crawl_delay(user_agent())
         if asked is not None:
             delay = float(asked)
@@ -386,9 +381,8 @@ async def crawl(
     names, then take from the queue (see the module's docstring) until it is empty or
     `options.budget` pages were taken; papers found on fetched pages and on direction pages
     (same host only) join the queue as they are found. Each outcome goes to `emit` as soon
-    as it is known. `result` (if given) is filled in as the crawl goes, for progress. Pages,
-    robots.txt and sitemaps are parsed in `parser`'s threads (None: asyncio's default executor),
-    never on the loop."""
+    as it is known. `result` (if given) is filled in as the crawl goes, for progress. Parsing
+    runs in `parser`'s threads (None: asyncio's default executor), never on the loop."""
     import aiohttp
 
     options = options or HttpOptions()
