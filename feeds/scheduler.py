@@ -8,6 +8,7 @@ logged with its reason while the next one still runs.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import time
@@ -86,10 +87,12 @@ AfterRefresh = Callable[[TickResult], Awaitable[None]]
 
 @dataclass
 class Tick:
-    """One scheduled run: refresh and publish in a thread of their own (own connection) at
-    a lower CPU priority (`nice` steps, default $MAPWATCH_BACKGROUND_NICE or 10; see
-    store/priority.py), so the bot's answers and the feed server come first; then the
-    after-refresh hooks on the loop."""
+    """One scheduled run on the running loop: the crawl of an HTTP refresh runs on the loop;
+    the database work (the refresh's batches, the publish) runs in one thread of its own, its
+    parsing in threads of their own, all at a lower CPU priority (`nice` steps, default
+    $MAPWATCH_BACKGROUND_NICE or 10; see store/priority.py), so the bot's answers and the feed
+    server come first; then the after-refresh hooks on the loop. The tick's connection is
+    opened, used and closed by that one thread."""
 
     db_path: str | Path | None
     source: str
@@ -99,13 +102,15 @@ class Tick:
     limit: int = 100
     priority: Callable[[Database], Sequence[str]] | None = None  # fetched first (refresh adds the tracked papers)
     nice: int | None = None  # CPU priority steps below normal; None: $MAPWATCH_BACKGROUND_NICE, else 10
-    _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)  # the writer
+    _parsers: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.nice is None:
             self.nice = background_nice()  # a bad value fails here, before the first tick
 
     def run_sync(self) -> TickResult:
+        """The same tick, synchronously, in the calling thread (store.refresh.refresh)."""
         from mapwatch.feeds.publish import publish
         from mapwatch.store.db import open_db
         from mapwatch.store.refresh import refresh
@@ -118,11 +123,35 @@ class Tick:
             db.close()
         return TickResult(report, published)
 
-    async def __call__(self) -> TickResult:
-        if self._thread is None:  # one thread for every tick (they never overlap), lowered once
+    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+        from mapwatch.store.http_source import PARSE_THREADS
+
+        if self._thread is None or self._parsers is None:  # kept for every tick (they never overlap), lowered once
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh",
                                               initializer=lower_thread_priority, initargs=(self.nice,))
-        result = await asyncio.get_running_loop().run_in_executor(self._thread, self.run_sync)
+            self._parsers = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="mapwatch-parse",
+                                               initializer=lower_thread_priority, initargs=(self.nice,))
+        return self._thread, self._parsers
+
+    async def run_async(self) -> TickResult:
+        from mapwatch.feeds.publish import publish
+        from mapwatch.store.db import open_db
+        from mapwatch.store.refresh import refresh_async
+
+        writer, parsers = self._executors()
+        loop = asyncio.get_running_loop()
+        db = await loop.run_in_executor(writer, open_db, self.db_path)
+        try:
+            tracked = await loop.run_in_executor(writer, self.priority, db) if self.priority else ()
+            report = await refresh_async(db, self.source, writer=writer, parser=parsers, priority=tracked)
+            published = await loop.run_in_executor(
+                writer, functools.partial(publish, db, self.out_dir, self.base_url, limit=self.limit))
+        finally:
+            await asyncio.shield(loop.run_in_executor(writer, db.close))  # after any write still under way
+        return TickResult(report, published)
+
+    async def __call__(self) -> TickResult:
+        result = await self.run_async()
         r = result.refresh
         log.info("refresh: %s %s", r.summary(), result.publish.summary())
         for failure in [*r.rejected, *r.failed]:

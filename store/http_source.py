@@ -1,11 +1,10 @@
 """Retrieving pages over HTTP: a polite crawler of the map's website.
 
-Pure retrieval plus link discovery: each page's outcome (a parsed page, or why there is
-none) is handed to `emit` as soon as it is known, and nothing is kept after that, so the
-memory a crawl needs does not grow with its budget. What to fetch is planned by
-store.crawl_plan; saving (and scheduling the next checks) is store.refresh's job; the
-requests go through store.http_client, robots.txt and sitemaps are read by store.robots
-and store.sitemaps.
+Pure retrieval plus link discovery, on the caller's event loop: each page's outcome (a parsed
+page, or why there is none) is handed to `emit` as soon as it is known, and nothing is kept
+after that, so the memory a crawl needs does not grow with its budget. What to fetch is planned
+by store.crawl_plan; saving is store.refresh_pipeline's job; the requests go through
+store.http_client, robots.txt and sitemaps are read by store.robots and store.sitemaps.
 
 The tick's work is one priority queue (store.crawl_queue, which says in what order), not a
 list handed out up front: the page budget is spent as pages are taken from it, so a paper
@@ -26,6 +25,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from datetime import UTC
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -83,7 +83,8 @@ MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are k
 class _Crawl:
     """One tick's crawl of one host; see `crawl`."""
 
-    def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit) -> None:
+    def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit,
+                 parser: Executor | None = None) -> None:
         self.base, self.template = split_source(source)
         self.host = urlsplit(self.base).netloc.lower()
         self.plan = plan
@@ -100,12 +101,12 @@ class _Crawl:
         self.http = HttpClient(session, self.host, options)
         self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
         self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
-        self.parsing = asyncio.Semaphore(PARSE_THREADS)
+        self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-        """`fn(*args, **kw)` in a worker thread, at most PARSE_THREADS at once."""
+        """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
         async with self.parsing:
-            return await asyncio.to_thread(fn, *args, **kw)
+            return await asyncio.get_running_loop().run_in_executor(self.parser, lambda: fn(*args, **kw))
 
     # --- the queue ---------------------------------------------------------------------
 
@@ -201,12 +202,14 @@ class _Crawl:
             self.result.over_budget = max(0, len(pages) - self.options.budget)
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
+        gathered = asyncio.gather(*workers)
         try:
-            finished = await self.deadline.wait(asyncio.gather(*workers))
+            finished = await self.deadline.wait(gathered)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            _ = gathered.done() and not gathered.cancelled() and gathered.exception()  # (retrieved: no log)
         left = self.queue.pages_left()
         if not finished:
             left += len(self.in_flight)
@@ -287,8 +290,7 @@ class _Crawl:
         except Retry as r:
             return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
         data = await self.remember(url, "robots", known, resp, keep_body=True)
-        rp = parse_robots(url, data or b"")
-        self.robots = rp
+        self.robots = rp = await self.off_loop(parse_robots, url, data or b"")
         asked = rp.crawl_delay(user_agent())
         if asked is not None:
             delay = float(asked)
@@ -318,7 +320,7 @@ class _Crawl:
             try:
                 resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
                 data = await self.remember(url, "sitemap", known, resp, keep_body=True)
-                kind, entries = sitemap_entries(data or b"")
+                kind, entries = await self.off_loop(sitemap_entries, data or b"")
             except (Gone, Retry, ValueError) as e:
                 reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
                     f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
@@ -374,12 +376,14 @@ async def crawl(
     *,
     options: HttpOptions | None = None,
     result: CrawlResult | None = None,
+    parser: Executor | None = None,
 ) -> CrawlResult:
     """Crawl one tick as `plan` says (store.crawl_plan): read robots.txt and the sitemaps it
     names, then take from the queue (see the module's docstring) until it is empty or
     `options.budget` pages were taken; papers found on fetched pages and on direction pages
     (same host only) join the queue as they are found. Each outcome goes to `emit` as soon
-    as it is known. `result` (if given) is filled in as the crawl goes, for progress."""
+    as it is known. `result` (if given) is filled in as the crawl goes, for progress. Parsing
+    runs in `parser`'s threads (None: asyncio's default executor), never on the loop."""
     import aiohttp
 
     options = options or HttpOptions()
@@ -387,7 +391,7 @@ async def crawl(
     headers = {"User-Agent": user_agent(), "Accept": ACCEPT}
     connector = aiohttp.TCPConnector(limit=options.concurrency)
     async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
-        c = _Crawl(session, source, plan, options, emit)
+        c = _Crawl(session, source, plan, options, emit, parser)
         if result is not None:
             c.result = result
         return await c.run()

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from mapwatch.store.batch_saver import Progress, save_in_batches
 from mapwatch.store.bulk_load import BULK_LOAD_THRESHOLD, bulk_load
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.files import page_files, stat_key
@@ -23,7 +24,6 @@ from mapwatch.store.prepared import Prepared
 from mapwatch.store.save import Rejection, SaveResult, record_rejections, save_prepared
 from sqlite_utils import Database
 
-Progress = Callable[[int, int], None]
 T = TypeVar("T")
 BATCH_SIZE = 500
 POOL_BATCH_SIZE = 2_500  # pages per transaction when worker processes parse (a large ingest)
@@ -89,15 +89,8 @@ def ingest_paths(
             to_read.append((str(path), location))
     if progress and report.skipped:
         progress(report.skipped, len(files))
-    use_pool = len(to_read) > POOL_THRESHOLD if pool is None else pool
-    batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
-    today = started.astimezone(UTC).date()  # the latest date a page may claim (store/page_dates.py)
-    _store(db, report, prepared_pages(to_read, pool=use_pool, today=today), clock, batch_size, progress, len(files),
-           cache_kib=LARGE_INGEST_CACHE_KIB if len(to_read) > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
-           bulk=len(to_read) > BULK_LOAD_THRESHOLD if bulk is None else bulk)
-    record_rejections(db, report.rejected, clock())
-    log_ingest(db, report, started, clock())
-    return report
+    return _ingest_items(db, report, to_read, started, clock, reads=len(to_read), pool=pool, bulk=bulk,
+                         batch_size=batch_size, progress=progress, total=len(files))
 
 
 def ingest_fed(
@@ -130,12 +123,22 @@ def ingest_fed(
                     continue
                 yield (None, p.location, p.data() if callable(p.data) else p.data, p.size, p.version)
 
-    use_pool = expected > POOL_THRESHOLD
+    return _ingest_items(db, report, items(), started, clock, reads=expected, pool=None, bulk=bulk,
+                         batch_size=batch_size, progress=None, total=0)
+
+
+def _ingest_items(db: Database, report: IngestReport, items: Iterable[Item], started: datetime, clock: Clock, *,
+                  reads: int, pool: bool | None, bulk: bool | None, batch_size: int | None,
+                  progress: Progress | None, total: int) -> IngestReport:
+    """The ingest's tail, whatever feeds it: parse `items` (about `reads` of them; in worker
+    processes above POOL_THRESHOLD unless `pool` says), save them in batches (a bulk load above
+    BULK_LOAD_THRESHOLD into an empty map unless `bulk` says), record the rejections, log the run."""
+    use_pool = reads > POOL_THRESHOLD if pool is None else pool
     batch_size = batch_size or (POOL_BATCH_SIZE if use_pool else BATCH_SIZE)
-    today = started.astimezone(UTC).date()
-    _store(db, report, prepared_pages(items(), pool=use_pool, today=today), clock, batch_size, None, 0,
-           cache_kib=LARGE_INGEST_CACHE_KIB if expected > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
-           bulk=expected > BULK_LOAD_THRESHOLD if bulk is None else bulk)
+    today = started.astimezone(UTC).date()  # the latest date a page may claim (store/page_dates.py)
+    _store(db, report, prepared_pages(items, pool=use_pool, today=today), clock, batch_size, progress, total,
+           cache_kib=LARGE_INGEST_CACHE_KIB if reads > LARGE_INGEST_PAGES else INGEST_CACHE_KIB,
+           bulk=reads > BULK_LOAD_THRESHOLD if bulk is None else bulk)
     record_rejections(db, report.rejected, clock())
     log_ingest(db, report, started, clock())
     return report
@@ -221,24 +224,39 @@ def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
                 db.conn.rollback()  # before foreign_keys is restored: it cannot change in a transaction
 
 
+class PreparedSaver:
+    """The ingest's batches (store.batch_saver): prepared pages are stored with `save_prepared`;
+    rejections are kept in the report (recorded once the ingest ends)."""
+
+    def __init__(self, db: Database, report: IngestReport, clock: Clock) -> None:
+        self.db, self.report, self.clock = db, report, clock
+        self.batch: list[Prepared] = []
+
+    @property
+    def pending(self) -> int:
+        return len(self.batch)
+
+    def take(self, item: Outcome) -> bool:
+        if isinstance(item, Rejection):
+            self.report.rejected.append(item)
+        else:
+            self.batch.append(item)
+        return True
+
+    def cut(self) -> list[Prepared]:
+        batch, self.batch = self.batch, []
+        return batch
+
+    def store(self, batch: list[Prepared]) -> None:
+        if batch:
+            self.report.saved.add(save_prepared(self.db, batch, self.clock()))
+
+
 def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
                   progress: Progress | None, total: int) -> None:
     try:
-        batch: list[Prepared] = []
-        done = report.skipped
-        for out in outcomes:
-            if isinstance(out, Rejection):
-                report.rejected.append(out)
-            else:
-                batch.append(out)
-            if len(batch) >= batch_size:
-                report.saved.add(save_prepared(db, batch, clock()))
-                batch = []
-            done += 1
-            if progress:
-                progress(done, total)
-        if batch:
-            report.saved.add(save_prepared(db, batch, clock()))
+        save_in_batches(PreparedSaver(db, report, clock), outcomes, batch_size, progress, report.skipped,
+                        lambda _done: total)
     finally:
         outcomes.close()  # type: ignore[attr-defined]  # the parse workers stop before any build
 

@@ -5,9 +5,10 @@ and a command answered meanwhile spends most of its time waiting for one (README
 "Configuration": `MAPWATCH_BACKGROUND_NICE`). Work that can wait therefore lowers its own
 priority, the way `nice` would:
 
-- the refresh and publish of `mapwatch run` run in a thread of their own, which lowers its
-  priority (`MAPWATCH_BACKGROUND_NICE`, default 10); the bot, the feed server and the other
-  threads keep theirs;
+- `mapwatch run`'s tick does its database work (the refresh's batches, the publish) in one
+  thread of its own and its parsing in threads of their own, which lower their priority
+  (`MAPWATCH_BACKGROUND_NICE`, default 10); the crawl's requests go out from the event loop;
+  the bot, the feed server and the other threads keep theirs;
 - `mapwatch ingest` and `mapwatch refresh` run from the shell do the same when
   `MAPWATCH_BACKGROUND_NICE` is set;
 - threads and parse workers started by that work inherit its priority.
