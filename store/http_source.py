@@ -11,12 +11,11 @@ list handed out up front: the page budget is spent as pages are taken from it, s
 found on a direction page or in a new page's links competes for what is left of it in the
 same tick. A page is read by store.page_fetch.
 
-Politeness (README, "mapwatch refresh"): robots.txt is read once per tick per host
-(`urllib.robotparser`), conditionally (its last body is kept for a 304): `Disallow` is
-obeyed for mapwatch's User-Agent, `Crawl-delay` spaces the requests (capped at
-MAX_CRAWL_DELAY), `Sitemap:` lines are read for discovery (conditionally too). A robots.txt
-answered 4xx means no restriction; 5xx, a timeout or a broken connection means the host is
-not crawled this tick (a failure is reported; stored data is kept).
+Politeness (docs/live-map.md): robots.txt is read once per tick per host (`urllib.robotparser`),
+conditionally (its last body is kept for a 304): `Disallow` is obeyed for mapwatch's User-Agent,
+`Crawl-delay` spaces the requests (capped at MAX_CRAWL_DELAY), `Sitemap:` lines are read for
+discovery (conditionally too). A robots.txt answered 4xx means no restriction; 5xx, a timeout or
+a broken connection means the host is not crawled this tick (reported; stored data is kept).
 """
 
 from __future__ import annotations
