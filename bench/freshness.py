@@ -289,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     if bad or a.pages < 10:
         p.error(f"unknown variant {bad[0]!r}" if bad else "--pages must be at least 10")
     hours = a.hours if a.hours is not None else round(24 * a.days)
+    if hours < 1 or a.budget < 1:
+        p.error("--hours (or --days) and --budget must give at least one tick of one request")
     cfg = Config(a.pages, hours, a.budget, a.rate, a.seed, a.tracked)
     crawlers = CRAWLERS if a.crawler == "both" else (a.crawler,)
 
