@@ -242,7 +242,7 @@ def fmt(v: object, pct_: bool = False) -> str:
 
 def table(results: list[dict]) -> str:
     head = ("| pages | site | crawler | new citations | feed delay p50 / p95 / max (h) | ≤1 tick | ≤24 h | ≤7 d |"
-            " not found (unlisted) | tracked: citations, alerts ≤1 tick, p95 (h) | new pages requested |"
+            " not found (unlisted) | tracked: citations, alerted, ≤1 tick, p95 (h) | new pages requested |"
             " requests / citation found | quiet tick: CPU s, budget | busy tick CPU s (new papers) |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
@@ -252,7 +252,7 @@ def table(results: list[dict]) -> str:
             f"{fmt(f['p50_h'])} / {fmt(f['p95_h'])} / {fmt(f['max_h'])} | {fmt(f['within_1_tick'], True)} | "
             f"{fmt(f['within_24h'], True)} | {fmt(f['within_7d'], True)} | "
             f"{f['not_found']:,} ({r['unlisted_citations']:,}) | "
-            f"{a['citations']:,}, {fmt(a['within_1_tick'], True)}, {fmt(a['p95_h'])} | "
+            f"{a['citations']:,}, {a['found']:,}, {fmt(a['within_1_tick'], True)}, {fmt(a['p95_h'])} | "
             f"{r['new_pages_requested']:,} of {r['new_papers']:,} | {fmt(r['requests_per_citation_found'])} | "
             f"{r['cpu_quiet_s']}, {fmt(r['quiet_budget_share'], True)} | {r['cpu_busy_s']} ({r['busy_new_papers']}) |")
     return "\n".join(rows)
