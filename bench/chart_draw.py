@@ -23,7 +23,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
 
-from mapwatch.store.graph import CountPoint
+from mapwatch.store.questions.graph import CountPoint
 
 Draw = Callable[[Sequence[CountPoint], str | None], bytes | None]
 ROOT = Path(__file__).resolve().parent.parent

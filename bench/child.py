@@ -17,11 +17,11 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from mapwatch.store.db import open_db
-from mapwatch.store.files import page_files
-from mapwatch.store.ingest import INGEST_CACHE_KIB, ingest_paths
-from mapwatch.store.page_hash import page_hash
-from mapwatch.store.parse import parse_page
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import INGEST_CACHE_KIB, ingest_paths
+from mapwatch.store.pages.page_hash import page_hash
+from mapwatch.store.pages.parse import parse_page
+from mapwatch.store.sources.files import page_files
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -120,8 +120,8 @@ def run_floor(db_path: str, folder: str) -> dict:
 
 def run_crawl(db_path: str, base: str) -> dict:
     """One HTTP refresh tick over the whole map (budget unlimited), saving as it goes."""
-    from mapwatch.store.http_client import HttpOptions
-    from mapwatch.store.refresh import refresh
+    from mapwatch.store.sources.http_client import HttpOptions
+    from mapwatch.store.sources.refresh import refresh
 
     db = open_db(db_path)
     t0, c0 = time.perf_counter(), time.process_time()

@@ -27,7 +27,7 @@ TRACKED = 20  # papers tracked by some channel: their files are written by every
 def tick_publish(db_path: str | Path, out: str | Path, base: str = BASE) -> dict[str, Any]:
     """One tick's publish (what `mapwatch run` does after each refresh), timed."""
     from mapwatch.feeds.publish import publish
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     db = open_db(db_path)
     try:
@@ -42,7 +42,7 @@ def tick_publish(db_path: str | Path, out: str | Path, base: str = BASE) -> dict
 def publish_all(db_path: str | Path, out: str | Path, base: str = BASE) -> dict[str, Any]:
     """`mapwatch publish --papers all`, timed."""
     from mapwatch.feeds.publish import publish
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     db = open_db(db_path)
     try:
@@ -58,9 +58,9 @@ def publish_all(db_path: str | Path, out: str | Path, base: str = BASE) -> dict[
 
 def track_some(db_path: str | Path, n: int = TRACKED) -> list[str]:
     """Have a channel track the n most cited papers (as /track does)."""
-    from mapwatch.store import feed_queries
-    from mapwatch.store.db import open_db
-    from mapwatch.store.tracking import add_track
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.questions import feed_queries
+    from mapwatch.store.subscriptions.tracking import add_track
 
     db = open_db(db_path)
     try:
@@ -77,7 +77,7 @@ def replay(db_path: str | Path, out: str | Path, share: float = 0.02) -> dict[st
     """A tick's publish on an existing database: publish once (cold, building the feed index),
     then set every cursor back by `share` of the events and pages so the next publish (and
     the index) take them as new, and time that one."""
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     cold = tick_publish(db_path, out)
     db = open_db(db_path)

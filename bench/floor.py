@@ -29,10 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-from mapwatch.store.db import open_db
+from mapwatch.store.database.db import open_db
 
 NOW = "2026-11-20T12:00:00+00:00"
-CACHE_KIB = 131_072  # the ingest's page cache (store/ingest.py): the same conditions
+CACHE_KIB = 131_072  # the ingest's page cache (store/database/ingest.py): the same conditions
 
 _MONTHS = {m: f"{i:02d}" for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}

@@ -8,9 +8,9 @@ bench/naive_sweep.py at the same budget), and measured against the site's ground
 Method:
 - The site runs in a process of its own (its CPU is not counted), on a fixed loopback port.
 - The database starts as if a full crawl had just happened: every page of the initial map is
-  stored with `store.ingest.ingest_fed` (its text, at T0 - 1 h), then each location gets the
+  stored with `store.database.ingest.ingest_fed` (its text, at T0 - 1 h), then each location gets the
   site's validators (ETag, Last-Modified) and `checked_at` T0 - 1 h. `--tracked` well-cited
-  papers (the most cited at T0) are tracked (store.tracking.add_track). This database is
+  papers (the most cited at T0) are tracked (store.subscriptions.tracking.add_track). This database is
   built once per size and copied for each run.
 - A tick: the site's clock moves one simulated hour (new papers arrive on the way), then one
   `refresh(db, url, clock=<the tick's time>, priority=tracked_paper_ids(db),
@@ -40,17 +40,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mapwatch.store.clock import iso, parse_iso
-from mapwatch.store.db import open_db
-from mapwatch.store.graph import compute_direction_ranks
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.ingest import FedPage, ingest_fed
-from mapwatch.store.refresh import refresh
-from mapwatch.store.tracking import add_track, tracked_paper_ids
 from sqlite_utils import Database
 
 from bench.livemap import DEFAULT_RATE, T0, VARIANTS, LiveMap
 from bench.naive_sweep import NaiveSweep
+from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import FedPage, ingest_fed
+from mapwatch.store.questions.graph import compute_direction_ranks
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
 
 HOUR = 3600.0
 CRAWLERS = ("mapwatch", "naive")

@@ -1,6 +1,6 @@
 """A deterministic synthetic citation map, in the exact page format of seeds/.
 
-Pages are built as `store.model` dataclasses and written with `store.format.format_page`,
+Pages are built as `store.pages.model` dataclasses and written with `store.pages.format.format_page`,
 so they parse by construction (a sample is parsed back and compared while writing).
 
     python -m bench.generate --papers 20000 --out DIR [--seed 1] [--snapshot 2] [--list-items 40]
@@ -35,11 +35,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from mapwatch.store.format import format_page
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
-from mapwatch.store.parse import parse_page
-
 from bench.vocab import Vocabulary, zipf
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.pages.parse import parse_page
 
 HOST = "https://mlsanity.com"
 LIST_LIMIT = 30

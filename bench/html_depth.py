@@ -4,7 +4,7 @@
 
 Each shape is a whole document (the seed page 2412.10400 as HTML, the hostile markup inside
 its `<article>`), sized near 0.5 MB and near 1.9 MB. For each: the seconds `parse_document`
-takes (the pre-scan of store.html_bounds, then, if the page passes, the tree, the text and the
+takes (the pre-scan of store.pages.html_bounds, then, if the page passes, the tree, the text and the
 parse), best of `--repeat` (wall time; CPU time beside it: the machine is shared), and what came
 of it. With `--lexbor`, also the seconds selectolax alone takes to build the tree of the first
 shapes (what every page cost before the pre-scan; minutes for the deepest, so off by default).
@@ -12,7 +12,7 @@ Target: every page parsed or rejected in <= 2 s.
 
 With `--crawl N`, a crawl of N heavy pages that parse (the realistic 1.9 MB list page, served
 on loopback): the longest the crawl's event loop went without running a 10 ms ticker beside
-it (pages are parsed in worker threads, store.http_source: the loop keeps serving).
+it (pages are parsed in worker threads, store.sources.http_source: the loop keeps serving).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 
 from mapwatch.store.errors import ParseError
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
+from mapwatch.store.pages.parse import MAX_PAGE_BYTES, parse_document, parse_page
+from mapwatch.store.sources.files import SEEDS_DIR
 
 URL = "https://mlsanity.com/paper/2412.10400/"
 MB = 1024 * 1024
@@ -100,8 +100,9 @@ def crawl_stall(doc: bytes, pages: int) -> tuple[float, int]:
     import threading
 
     from aiohttp import web
-    from mapwatch.store.http_client import HttpOptions
-    from mapwatch.store.http_source import Fetched, Outcome, crawl
+
+    from mapwatch.store.sources.http_client import HttpOptions
+    from mapwatch.store.sources.http_source import Fetched, Outcome, crawl
 
     ids = [f"2611.{i:05d}" for i in range(pages)]
     bodies = {pid: doc.replace(b"2412.10400", pid.encode()) for pid in ids}

@@ -6,8 +6,8 @@ needs `pip install -e '.[test,bench-html]'` (markdown renders the pages; lxml an
 the candidates not chosen). The two seed pages are rendered as HTML by the test site's
 template "a" (tests/mapsite.py: a header with navigation, a sidebar, a footer, scripts), then
 each parser, `--rounds` times over both pages: parses the document, finds the `<article>`,
-and walks it depth first collecting the text and the links' hrefs (the work `store.html`
-does). The last line times `store.html.html_to_page_text` itself (selectolax), and the whole
+and walks it depth first collecting the text and the links' hrefs (the work `store.pages.html`
+does). The last line times `store.pages.html.html_to_page_text` itself (selectolax), and the whole
 `parse_document` (HTML -> text -> `MapPage`) beside `parse_page` on the text. Best of 3.
 CPU time (process_time) is given beside wall time: the machine is shared.
 """
@@ -110,9 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1000, help="times each parser reads both pages")
     args = ap.parse_args(argv)
 
-    from mapwatch.store.html import html_to_page_text
-    from mapwatch.store.parse import parse_document, parse_page
-
+    from mapwatch.store.pages.html import html_to_page_text
+    from mapwatch.store.pages.parse import parse_document, parse_page
     from tests.mapsite import render_page, seed_texts
 
     texts = list(seed_texts().values())

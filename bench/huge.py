@@ -6,7 +6,7 @@ The generator first writes the map's pages into one packed file (each page's loc
 version and bytes, one after the other; timed apart and not part of the ingest's time), so
 that its CPU does not compete with the ingest on this 2-core machine; the ingesting process
 then reads the packed file sequentially, as an ingest of files reads them, and stores the
-pages with `store.ingest.ingest_fed` (the same parse workers, batches and history rules as
+pages with `store.database.ingest.ingest_fed` (the same parse workers, batches and history rules as
 files). The skip rule is that of files: a page whose stored (size, version) key is the same
 is skipped without its content, as a file whose size and mtime are unchanged is not read;
 the generator's version of a page changes exactly when its bytes do (as a file's mtime does
@@ -31,12 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from mapwatch.store.db import open_db
-from mapwatch.store.format import format_page
-from mapwatch.store.ingest import FedPage, ingest_fed
-
 from bench import generate as gen
 from bench.queries import commands_rss
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import FedPage, ingest_fed
+from mapwatch.store.pages.format import format_page
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 SAMPLE_S = 0.5

@@ -48,10 +48,10 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
 from aiohttp import web
-from mapwatch.store.format import format_page
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
 
 from bench import generate as gen
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 VARIANTS = ("sitemap-lastmod", "sitemap", "no-sitemap", "directions-newest")

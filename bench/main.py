@@ -169,9 +169,9 @@ def http_refresh(db_path: Path, base: str, days_later: float = 0) -> dict:
     from datetime import timedelta
 
     from mapwatch.store.clock import utc_now
-    from mapwatch.store.db import open_db
-    from mapwatch.store.http_client import HttpOptions
-    from mapwatch.store.refresh import refresh
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.sources.http_client import HttpOptions
+    from mapwatch.store.sources.refresh import refresh
 
     db = open_db(db_path)
     at = utc_now() + timedelta(days=days_later)
@@ -220,8 +220,8 @@ class Bench:
 
     # -- 1 -------------------------------------------------------------------------------
     def s1_parse(self) -> None:
-        from mapwatch.store.files import page_files
-        from mapwatch.store.parse import parse_page
+        from mapwatch.store.pages.parse import parse_page
+        from mapwatch.store.sources.files import page_files
 
         data = [p.read_bytes() for p in page_files([self.map_dir])]
         walls, cpus = [], []

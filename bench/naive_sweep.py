@@ -4,7 +4,7 @@ Each tick it asks for the next `budget` pages of a fixed rotation (the map's kno
 id order), conditionally (the ETag it last got), 4 at a time; it reads the sitemaps robots.txt
 names (ids only, no lastmod) and the paper links of the pages it reads, and adds the ids it
 did not know to the end of the rotation. Pages are parsed with mapwatch's parser and stored
-with `store.save.save_pages`, so its citations land in the same tables as a refresh's.
+with `store.database.save.save_pages`, so its citations land in the same tables as a refresh's.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 import aiohttp
+from sqlite_utils import Database
+
+from mapwatch.store.database.prepared import SourceInfo
+from mapwatch.store.database.save import save_pages
 from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import normalize_id
-from mapwatch.store.model import MapPage
-from mapwatch.store.parse import parse_document
-from mapwatch.store.prepared import SourceInfo
-from mapwatch.store.save import save_pages
-from mapwatch.store.sitemaps import sitemap_entries
-from sqlite_utils import Database
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.pages.parse import parse_document
+from mapwatch.store.sources.sitemaps import sitemap_entries
 
 CONCURRENCY = 4
 BATCH = 500

@@ -1,4 +1,4 @@
-"""What a /path search costs on a map: store/citation_path.py now beside its version at a git revision.
+"""What a /path search costs on a map: store/questions/citation_path.py now beside its version at a git revision.
 
     .venv/bin/python -m bench.path_search DB [--pairs 200] [--ref main] [--rounds 2] [--seed 11]
 
@@ -50,14 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args(argv)
 
-    from mapwatch.store import citation_path
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.questions import citation_path
 
     db = open_db(args.db)
     rng = random.Random(args.seed)
     ids = [r[0] for r in db.conn.execute("SELECT id FROM papers WHERE has_page = 1 ORDER BY id")]
     pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(args.pairs)]
-    old = module_at_path(args.ref, "store/citation_path.py")
+    old = module_at_path(args.ref, "store/questions/citation_path.py")
     versions: dict[str, Search] = {"current": citation_path.citation_path, args.ref: old.citation_path}
     for search in versions.values():
         one_round(search, db, pairs[:5])  # warm-up

@@ -45,13 +45,13 @@ def available() -> list[str]:
     if importlib.util.find_spec("mapwatch.bot.commands") and importlib.util.find_spec("mapwatch.bot.commands.papers"):
         found += ["/paper", "/citers", "/search"]
     try:
-        from mapwatch.store import queries
+        from mapwatch.store.questions import queries
 
         if hasattr(queries, "autocomplete_papers"):
             found.append("autocomplete")
     except ImportError:
         pass
-    if importlib.util.find_spec("mapwatch.store.graph") and importlib.util.find_spec("mapwatch.bot.render_graph"):
+    if importlib.util.find_spec("mapwatch.store.questions.graph") and importlib.util.find_spec("mapwatch.bot.rendering.render_graph"):
         found += ["/related", "/path"]
     return found
 
@@ -85,7 +85,7 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     missing: list[str] = []
     try:
         from mapwatch.bot.commands.papers import citers_core, paper_core, search_core
-        from mapwatch.bot.replies import Ctx
+        from mapwatch.bot.rendering.replies import Ctx
 
         ctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
         out["/paper"] = [lambda p=p: paper_core(db, ctx, paper=p) for p in sample]
@@ -95,7 +95,7 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     except ImportError:
         missing += ["/paper", "/citers", "/search"]
     try:
-        from mapwatch.store import autocomplete
+        from mapwatch.store.questions import autocomplete
 
         auto = autocomplete.autocomplete_papers
         prefixes = [titles[p][: rng.randint(2, 30)] for p in sample[:100]] + [p[: rng.randint(3, 8)]
@@ -105,7 +105,7 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
         missing.append("autocomplete")
     try:
         from mapwatch.bot.commands import run_core
-        from mapwatch.bot.replies import Ctx
+        from mapwatch.bot.rendering.replies import Ctx
 
         # As the bot runs them: a search that reaches its bound is the user's reply, not a crash.
         gctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
@@ -192,7 +192,7 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
     """Latencies of every command on the database at `db_path`: idle, then while `writer`
     (a command line; by default an ingest of the folder `during`) writes to it. See the
     module's docstring."""
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     if writer is None and during:
         writer = [sys.executable, "-m", "mapwatch", "ingest", "--db", db_path, during]

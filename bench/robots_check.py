@@ -1,7 +1,7 @@
 """Sitemap URLs checked against robots.txt per second (issue 21, item 5).
 
 `python -m bench.robots_check [--urls N]`: a sitemap of N paper URLs (about 4 MB at 50,000)
-is read with store.sitemaps and every page queued through the crawl's own `enqueue` (the
+is read with store.sources.sitemaps and every page queued through the crawl's own `enqueue` (the
 robots.txt check with mapwatch's User-Agent, then the budget), as a tick does before its
 first page request. Measured with the User-Agent computed once (now) and rebuilt from the
 package metadata for every check (before the fix), in the same process.
@@ -14,10 +14,10 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from mapwatch.store import http_client, http_source
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.robots import parse_robots
-from mapwatch.store.sitemaps import sitemap_entries
+from mapwatch.store.sources import http_client, http_source
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.robots import parse_robots
+from mapwatch.store.sources.sitemaps import sitemap_entries
 
 BASE = "https://map.example"
 ROBOTS = (b"User-agent: *\nDisallow: /private/\nDisallow: /paper/0000.00000/\n\n"

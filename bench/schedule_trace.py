@@ -23,12 +23,11 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    from mapwatch.store.db import open_db
-    from mapwatch.store.format import format_page
-    from mapwatch.store.http_client import HttpOptions
-    from mapwatch.store.model import ListedPaper, MapPage, PaperList
-    from mapwatch.store.refresh import refresh
-
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.pages.format import format_page
+    from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList
+    from mapwatch.store.sources.http_client import HttpOptions
+    from mapwatch.store.sources.refresh import refresh
     from tests import pagegen
     from tests.conftest import FakeClock
     from tests.mapsite import MapSite, serve_site

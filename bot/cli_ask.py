@@ -91,10 +91,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from mapwatch.bot.commands import commands, run_core
-    from mapwatch.bot.render import to_text
-    from mapwatch.bot.replies import Ctx
+    from mapwatch.bot.rendering.render import to_text
+    from mapwatch.bot.rendering.replies import Ctx
     from mapwatch.store.clock import utc_now
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
     from mapwatch.store.environment import current
 
     try:

@@ -27,11 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from mapwatch.bot.plot import draw_neighbourhood
-    from mapwatch.bot.render_graph import neighbourhood_caption
-    from mapwatch.store.db import default_db_path, open_db
-    from mapwatch.store.db_check import output_problem
-    from mapwatch.store.graph import neighbourhood
+    from mapwatch.bot.rendering.plot import draw_neighbourhood
+    from mapwatch.bot.rendering.render_graph import neighbourhood_caption
+    from mapwatch.store.database.db import default_db_path, open_db
+    from mapwatch.store.database.db_check import output_problem
+    from mapwatch.store.questions.graph import neighbourhood
 
     out = Path(args.output)
     if not out.parent.is_dir():

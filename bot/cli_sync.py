@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mapwatch.store import bot_state
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
+from mapwatch.store.subscriptions import bot_state
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         print("mapwatch: error: DISCORD_TOKEN is not set; sync registers the commands with Discord",
               file=sys.stderr)
         return EXIT_USAGE
-    from mapwatch.store.db import require_db
+    from mapwatch.store.database.db import require_db
 
     count = asyncio.run(sync_commands(token, require_db(args.db)))
     print(f"Synced {count} commands.")
@@ -36,7 +36,7 @@ async def sync_commands(token: str, db_path: str | None) -> int:
     from mapwatch.bot.client import SYNC_HASH_KEY, MapwatchBot
     from mapwatch.bot.discord_endpoints import from_environment
     from mapwatch.store.clock import utc_now
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
     from mapwatch.store.environment import current
 
     from_environment()

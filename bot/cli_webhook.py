@@ -34,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _target(db: Any, target: str) -> tuple[str, str, str]:
-    from mapwatch.store import queries
     from mapwatch.store.errors import DirectionNotFound, PaperNotFound
     from mapwatch.store.ids import normalize_id
+    from mapwatch.store.questions import queries
 
     if normalize_id(target) is None:
         try:
@@ -58,10 +58,10 @@ def _usage(message: str) -> int:
 
 def cmd_add(args: argparse.Namespace) -> int:
     from mapwatch.bot.commands.webhooks import extra_bases
-    from mapwatch.store import webhooks
     from mapwatch.store.clock import utc_now
-    from mapwatch.store.db import open_db, require_db
+    from mapwatch.store.database.db import open_db, require_db
     from mapwatch.store.errors import BadOption
+    from mapwatch.store.subscriptions import webhooks
 
     url = sys.stdin.readline().strip() if args.url == "-" else args.url
     try:
@@ -79,8 +79,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from mapwatch.store import webhooks
-    from mapwatch.store.db import open_db, require_db
+    from mapwatch.store.database.db import open_db, require_db
+    from mapwatch.store.subscriptions import webhooks
 
     db = open_db(require_db(args.db))
     try:
@@ -97,8 +97,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    from mapwatch.store import webhooks
-    from mapwatch.store.db import open_db, require_db
+    from mapwatch.store.database.db import open_db, require_db
+    from mapwatch.store.subscriptions import webhooks
 
     db = open_db(require_db(args.db))
     try:

@@ -19,12 +19,14 @@ from typing import Any
 import discord
 from discord import app_commands
 from discord.ext import tasks
-from mapwatch.bot import delivery, delivery_loop, redact
+
+from mapwatch.bot import redact
 from mapwatch.bot.command_tree import install_commands
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
-from mapwatch.bot.pacer import Pacer
-from mapwatch.store import bot_state
+from mapwatch.bot.sending import delivery, delivery_loop
+from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.clock import utc_now
+from mapwatch.store.subscriptions import bot_state
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -114,7 +116,7 @@ class MapwatchBot(discord.AutoShardedClient):
 
     # -- deliveries ---------------------------------------------------------------------
     async def deliver_alerts(self) -> int:
-        """One round of deliveries (bot.delivery_loop): pending track alerts, every instant
+        """One round of deliveries (bot.sending.delivery_loop): pending track alerts, every instant
         follow's news and every digest that is due; cursors advance only after Discord
         accepted a message. Returns how many messages were sent."""
         async with self._alert_lock:

@@ -15,6 +15,7 @@ from typing import Any
 
 import discord
 from discord import app_commands
+
 from mapwatch.bot.commands import Command, Opt, commands, error_reply, refusal
 from mapwatch.bot.interactions import Runner
 from mapwatch.store.errors import NotAllowed

@@ -20,14 +20,16 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from mapwatch.bot import text
-from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
-from mapwatch.bot.replies import Ctx, Embed, Pager, Reply
-from mapwatch.store import autocomplete, bot_state, tracking
-from mapwatch.store.clock import utc_now
-from mapwatch.store.db import open_db
-from mapwatch.store.errors import NotAllowed
 from sqlite_utils import Database
+
+from mapwatch.bot.commands import Command, commands, error_reply, refusal, run_core
+from mapwatch.bot.rendering import text
+from mapwatch.bot.rendering.replies import Ctx, Embed, Pager, Reply
+from mapwatch.store.clock import utc_now
+from mapwatch.store.database.db import open_db
+from mapwatch.store.errors import NotAllowed
+from mapwatch.store.questions import autocomplete
+from mapwatch.store.subscriptions import bot_state, tracking
 
 log = logging.getLogger("mapwatch.bot")
 

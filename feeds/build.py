@@ -13,9 +13,9 @@ from functools import lru_cache
 from html import escape
 from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
-from mapwatch.store.feed_queries import CountGrowth, Direction
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.types import NewCiter, PaperRef
+from mapwatch.store.questions.feed_queries import CountGrowth, Direction
+from mapwatch.store.questions.types import NewCiter, PaperRef
 from mapwatch.store.urls import safe_http_url as _safe_http_url
 
 # The same few URLs are checked for every entry a feed or page lists (a citer appears in many):

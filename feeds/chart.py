@@ -2,7 +2,7 @@
 
 Pure: points in, PNG bytes out (the same points give the same bytes, in any process or
 thread; nothing is kept between charts). Used by the paper pages (feeds/pages.py) and by
-the bot's `/paper` card (bot/plot.py re-exports it).
+the bot's `/paper` card (bot/rendering/plot.py re-exports it).
 
 Drawn with Pillow alone, not matplotlib: a `publish --papers all` after a change draws one
 chart per changed paper, and matplotlib's text and tick layout cost ~30 ms of CPU a chart
@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from datetime import date
 from functools import cache, lru_cache
 
-from mapwatch.store.graph import CountPoint
 from PIL import Image, ImageDraw, ImageFont
+
+from mapwatch.store.questions.graph import CountPoint
 
 LINE = "#1f77b4"
 KEY_FIELD = "Description"

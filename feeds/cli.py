@@ -104,7 +104,7 @@ def port(args: argparse.Namespace) -> int:
 
 def source(args: argparse.Namespace) -> str:
     """--source, else $MAPWATCH_SOURCE, else the bundled seeds; a URL must have a host."""
-    from mapwatch.store.files import SEEDS_DIR
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     if args.source is not None:
         return settings.http_source(args.source, "--source")
@@ -117,11 +117,11 @@ def limit(args: argparse.Namespace) -> int:
 
 def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
-    from mapwatch.store.db import open_db
-    from mapwatch.store.http_client import HttpOptions, tick_deadline
+    from mapwatch.store.database.db import open_db
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
-    from mapwatch.store.refresh import refresh
+    from mapwatch.store.sources.http_client import HttpOptions, tick_deadline
+    from mapwatch.store.sources.refresh import refresh
 
     # Every setting is checked before the database is opened: a typo changes nothing.
     the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
@@ -149,7 +149,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     folder, url, entries = out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     db = open_db(args.db, create=False)
@@ -166,7 +166,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.feeds.publish import publish
     from mapwatch.feeds.run import default_base_url
     from mapwatch.feeds.server import start_server
-    from mapwatch.store.db import open_db, require_db
+    from mapwatch.store.database.db import open_db, require_db
 
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
     host(args)

@@ -9,7 +9,7 @@ timeout, and within `DB_TIMEOUT` seconds: the event loop never waits on SQLite.
 
 Answers 200 with JSON, or 503 when the database cannot be read or the last
 `FAILED_REFRESHES` refreshes all failed; "degraded" (200) while a configured Litestream
-replica ($MAPWATCH_REPLICA) is not current (store/replica.py).
+replica ($MAPWATCH_REPLICA) is not current (store/database/replica.py).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+
 from mapwatch.store.clock import iso, utc_now
+from mapwatch.store.database.replica import replica_status, replica_url
 from mapwatch.store.environment import current
-from mapwatch.store.replica import replica_status, replica_url
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
 DB_TIMEOUT = 2.0  # seconds for the whole database check
@@ -83,7 +84,7 @@ class Health:
 
 def read_database(db_path: str | Path | None) -> dict[str, Any]:
     """The database's part, read-only (runs in a worker thread). Raises when it cannot be read."""
-    from mapwatch.store.db import default_db_path
+    from mapwatch.store.database.db import default_db_path
 
     path = Path(db_path or default_db_path())
     if not path.is_file():
@@ -111,7 +112,7 @@ def read_database(db_path: str | Path | None) -> dict[str, Any]:
 
 
 def read_replica(db_path: str | Path | None, now: float) -> dict[str, Any] | None:
-    """The Litestream replica's part (store/replica.py), None when none is configured."""
+    """The Litestream replica's part (store/database/replica.py), None when none is configured."""
     status = replica_status(Path(db_path or current().database()), replica_url(), now)
     return asdict(status) if status else None
 

@@ -48,11 +48,11 @@ def request_kind(path: str) -> str:
 
 
 def configured_replica_lag(db_path: str | Path) -> Callable[[], float | None] | None:
-    """The lag of the Litestream replica $MAPWATCH_REPLICA names (store.replica), or None when
+    """The lag of the Litestream replica $MAPWATCH_REPLICA names (store.database.replica), or None when
     no replica is configured (docs/operations.md)."""
     import time
 
-    from mapwatch.store.replica import replica_status, replica_url
+    from mapwatch.store.database.replica import replica_status, replica_url
 
     url = replica_url()
     if url is None:
@@ -158,7 +158,7 @@ class Metrics:
         self.builds.labels(kind).inc()
 
     def delivery(self, kind: str, outcome: str) -> None:
-        """`outcome`: a bot.delivery.Sent status (ok, retry, refused, gone, forbidden) or sent,
+        """`outcome`: a bot.sending.delivery.Sent status (ok, retry, refused, gone, forbidden) or sent,
         failed, retried."""
         named = {"ok": "sent", "retry": "retried"}.get(outcome, outcome)
         self.deliveries.labels(kind, named if named in DELIVERY_OUTCOMES else "failed").inc()

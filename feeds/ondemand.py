@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlite_utils import Database
+
 from mapwatch.feeds import paper_files
 from mapwatch.feeds.build import safe_path
-from mapwatch.store import feed_queries
-from sqlite_utils import Database
+from mapwatch.store.questions import feed_queries
 
 DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
 FEED, PAGE, CHART = "feed", "page", "chart"
@@ -93,7 +94,7 @@ class PaperCache:
     def _db(self) -> Database:
         db = getattr(self._local, "db", None)
         if db is None:
-            from mapwatch.store.db import open_db
+            from mapwatch.store.database.db import open_db
 
             db = self._local.db = open_db(self.db_path, migrate=False, create=False)
         return db

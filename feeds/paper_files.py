@@ -10,11 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
-from mapwatch.feeds import build, chart, pages
-from mapwatch.store import feed_queries
-from mapwatch.store.graph import CountPoint, count_history
-from mapwatch.store.types import NewCiter
 from sqlite_utils import Database
+
+from mapwatch.feeds import build, chart, pages
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.questions.graph import CountPoint, count_history
+from mapwatch.store.questions.types import NewCiter
 
 # Part of every on-demand ETag: bump it when the bytes a paper's files are built into change
 # (a new layout of the feed or the page), so readers holding an old ETag get the new bytes.

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from sqlite_utils import Database
+
 from mapwatch.feeds import build, pages, paper_files
 from mapwatch.feeds.folder_table import GENERATION
 from mapwatch.feeds.publish_changes import ALL, TRACKED, Changes, what_changed
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
-from mapwatch.store import feed_queries
 from mapwatch.store.clock import Clock, utc_now
-from mapwatch.store.feed_queries import Direction
-from sqlite_utils import Database
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.questions.feed_queries import Direction
 
 __all__ = ["ALL", "CHART_SECONDS", "DEFAULT_LIMIT", "TRACKED", "PublishReport", "default_out_dir", "mark_generation",
            "publish", "write_if_changed"]
@@ -77,7 +78,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     report = PublishReport(out_dir=str(root))
-    today = clock().date()  # a chart leaves out dates no page can claim (store/page_dates.py)
+    today = clock().date()  # a chart leaves out dates no page can claim (store/pages/page_dates.py)
     changes = what_changed(db, root, base_url, limit, full=full, papers=papers, today=today)
     report.skipped.extend(changes.unsafe)
     out = FolderWriter(root, report, chart_seconds)

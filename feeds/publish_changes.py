@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from mapwatch.feeds import build, pages, paper_files
-from mapwatch.store import feed_index, feed_queries
-from mapwatch.store.feed_queries import Direction
 from sqlite_utils import Database
+
+from mapwatch.feeds import build, pages, paper_files
+from mapwatch.store.database import feed_index
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.questions.feed_queries import Direction
 
 log = logging.getLogger("mapwatch.feeds.publish")
 ALL, TRACKED = "all", "tracked"
@@ -47,7 +49,7 @@ class Changes:
 def what_changed(db: Database, root: Path, base_url: str, limit: int, *, full: bool, papers: str,
                  today: date) -> Changes:
     """What this publish into `root` has to rebuild (see the module's docstring). Brings the
-    feed index up to date first (store/feed_index.py)."""
+    feed index up to date first (store/database/feed_index.py)."""
     key = str(root.resolve()) + ("#papers=all" if papers == ALL else "")
     cursor, snap = feed_queries.last_event_id(db), feed_queries.last_snapshot_id(db)  # read before building
     feed_index.update(db)  # who newly cites each direction, up to now

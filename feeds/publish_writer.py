@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from mapwatch.feeds import build, chart, pages, paper_files
 from mapwatch.store.atomic import write_atomic
-from mapwatch.store.graph import CountPoint
+from mapwatch.store.questions.graph import CountPoint
 
 if TYPE_CHECKING:
     from mapwatch.feeds.publish import PublishReport

@@ -17,9 +17,10 @@ from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_s
 from mapwatch.store.environment import DEFAULT_PORT
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.metrics import Metrics
-    from sqlite_utils import Database
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,9 @@ def default_base_url(host: str, port: int) -> str:
 
 def seed_if_empty(db_path: str | Path | None) -> bool:
     """Ingest the bundled seeds into an empty database; True if it did."""
-    from mapwatch.store.db import open_db
-    from mapwatch.store.files import SEEDS_DIR
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     db = open_db(db_path)
     try:
@@ -68,8 +69,8 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
 def _publish_now(tick: Tick, port: int) -> Serving:
     from mapwatch.feeds.build import direction_feed_path
     from mapwatch.feeds.publish import publish
-    from mapwatch.store import feed_queries
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.questions import feed_queries
 
     db = open_db(tick.db_path)
     try:
@@ -97,14 +98,14 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.server import start_server
-    from mapwatch.store.db import require_db
+    from mapwatch.store.database.db import require_db
 
     health = health or Health(config.db_path)
     from mapwatch.feeds.metrics import Metrics
 
     metrics = metrics or Metrics(config.db_path, health)
     from mapwatch.feeds.connections import limits_from_env
-    from mapwatch.store.http_client import tick_deadline
+    from mapwatch.store.sources.http_client import tick_deadline
 
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts
     limits = limits_from_env()  # so does a bad $MAPWATCH_HEADER_TIMEOUT or $MAPWATCH_MAX_CONNECTIONS

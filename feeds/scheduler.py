@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from apscheduler.events import JobExecutionEvent
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
     from apscheduler.triggers.base import BaseTrigger
+    from sqlite_utils import Database
+
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.metrics import Metrics
     from mapwatch.feeds.publish import PublishReport
-    from mapwatch.store.refresh import RefreshReport
-    from sqlite_utils import Database
+    from mapwatch.store.sources.refresh import RefreshReport
 
 log = logging.getLogger("mapwatch.scheduler")
 
@@ -110,10 +111,10 @@ class Tick:
             self.nice = background_nice()  # a bad value fails here, before the first tick
 
     def run_sync(self) -> TickResult:
-        """The same tick, synchronously, in the calling thread (store.refresh.refresh)."""
+        """The same tick, synchronously, in the calling thread (store.sources.refresh.refresh)."""
         from mapwatch.feeds.publish import publish
-        from mapwatch.store.db import open_db
-        from mapwatch.store.refresh import refresh
+        from mapwatch.store.database.db import open_db
+        from mapwatch.store.sources.refresh import refresh
 
         db = open_db(self.db_path)
         try:
@@ -124,7 +125,7 @@ class Tick:
         return TickResult(report, published)
 
     def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
-        from mapwatch.store.http_source import PARSE_THREADS
+        from mapwatch.store.sources.http_source import PARSE_THREADS
 
         if self._thread is None or self._parsers is None:  # kept for every tick (they never overlap), lowered once
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh",
@@ -135,8 +136,8 @@ class Tick:
 
     async def run_async(self) -> TickResult:
         from mapwatch.feeds.publish import publish
-        from mapwatch.store.db import open_db
-        from mapwatch.store.refresh import refresh_async
+        from mapwatch.store.database.db import open_db
+        from mapwatch.store.sources.refresh import refresh_async
 
         writer, parsers = self._executors()
         loop = asyncio.get_running_loop()

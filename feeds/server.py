@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+
 from mapwatch.feeds.connections import AcceptFailures, GuardedServer, Limits
 from mapwatch.feeds.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.ondemand import PaperCache, matches, route

@@ -29,8 +29,8 @@ log = logging.getLogger("mapwatch.run")
 
 def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
     from mapwatch.bot.commands.info import NEXT_REFRESH_KEY
-    from mapwatch.store import bot_state
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.subscriptions import bot_state
 
     now = utc_now()
     nxt = trigger.get_next_fire_time(now, now)
@@ -58,7 +58,7 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     line. The feed server and the scheduler run on throughout; only their crash ends this."""
     from mapwatch.feeds.health import Health
     from mapwatch.feeds.scheduler import parse_schedule
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     trigger = parse_schedule(config.refresh)
     await asyncio.to_thread(lambda: open_db(config.db_path).close())  # the schema, before anyone reads
@@ -103,7 +103,7 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     else:
         say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
 
-    from mapwatch.store.tracking import tracked_paper_ids
+    from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
     services = asyncio.create_task(
         run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health,

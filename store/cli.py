@@ -46,12 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from mapwatch.store.db import open_db
-    from mapwatch.store.files import SEEDS_DIR
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
-    from mapwatch.store.queries import map_stats
+    from mapwatch.store.questions.queries import map_stats
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     paths = args.paths or [SEEDS_DIR]
@@ -76,8 +76,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from mapwatch.store.db import open_db
-    from mapwatch.store.queries import map_stats
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.questions.queries import map_stats
 
     s = map_stats(open_db(args.db, create=False))
     print(f"papers:        {s.papers:,} ({s.papers_with_page:,} with pages, "
@@ -111,7 +111,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
     disk, with no temporary file left behind."""
     import errno
 
-    from mapwatch.store.db_check import Kind, check_database, database_kind, output_problem
+    from mapwatch.store.database.db_check import Kind, check_database, database_kind, output_problem
 
     source, target = Path(source), Path(target)
     if not source.is_file():
@@ -166,14 +166,14 @@ def _remove_side_files(tmp_name: str) -> None:
     """The temporary copy's journal, WAL and shared memory: a failed copy leaves none behind
     (the temporary file itself is removed by `replacing`)."""
     if tmp_name:
-        from mapwatch.store.db_check import SIDE_FILES
+        from mapwatch.store.database.db_check import SIDE_FILES
 
         for suffix in SIDE_FILES:
             Path(tmp_name + suffix).unlink(missing_ok=True)
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from mapwatch.store.db import default_db_path
+    from mapwatch.store.database.db import default_db_path
 
     source = args.db or default_db_path()
     try:
@@ -188,8 +188,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
 def cmd_replica(args: argparse.Namespace) -> int:
     import time
 
-    from mapwatch.store.db import require_db
-    from mapwatch.store.replica import replica_status, replica_url
+    from mapwatch.store.database.db import require_db
+    from mapwatch.store.database.replica import replica_status, replica_url
 
     status = replica_status(require_db(args.db), replica_url(), time.time())  # a missing --db: exit 2
     if status is None:

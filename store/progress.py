@@ -9,7 +9,7 @@ from typing import TextIO
 
 
 class CrawlProgress:
-    """`progress(done, total)` for `store.ingest.ingest_paths` and `store.refresh.refresh`: a bar on a terminal,
+    """`progress(done, total)` for `store.database.ingest.ingest_paths` and `store.sources.refresh.refresh`: a bar on a terminal,
     redrawn at most every `every` seconds; silent elsewhere and for short runs. `total`
     may grow while the crawl discovers pages."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mapwatch.bot.replies import Ctx
+from mapwatch.bot.rendering.replies import Ctx
 
 GUILD, CHANNEL, USER = 111, 222, 333
 

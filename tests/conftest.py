@@ -9,11 +9,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.format import format_page
-from mapwatch.store.model import MapPage
-from mapwatch.store.parse import parse_page
+
+from mapwatch.store.database.db import open_db
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.pages.parse import parse_page
+from mapwatch.store.sources.files import SEEDS_DIR
 
 DATA = Path(__file__).parent / "data"
 SEED_FILES = sorted(SEEDS_DIR.glob("*.txt"))
@@ -93,7 +94,7 @@ def make_older_seeds(tmp_path: Path) -> Callable[[int], Path]:
 @pytest.fixture
 def seeded(db, clock):
     """The database with both bundled seeds ingested."""
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.ingest import ingest_paths
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     return db

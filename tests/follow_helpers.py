@@ -6,10 +6,9 @@ import dataclasses
 import hashlib
 from datetime import timedelta
 
-from mapwatch.store.format import format_page
-from mapwatch.store.model import ListedPaper, MapPage
-from mapwatch.store.save import SourceInfo, save_pages
-
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage
 from tests.conftest import FakeClock, older_snapshot, seed_page
 
 RL = "lr/reinforcement-learning-for-reasoning"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
-from mapwatch.store.save import SourceInfo, save_pages
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
 
 HOST = "https://map.example"
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from mapwatch.store.format import format_page
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
 
 HOST = "https://mlsanity.com"
 LIST_LIMIT = 30

@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from mapwatch.store.format import format_page
-from mapwatch.store.model import MapPage
+
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import MapPage
 
 LAST_MODIFIED = "Wed, 14 Oct 2026 00:00:00 GMT"
 

@@ -28,12 +28,12 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.model import ListedPaper, PaperList
-
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.model import ListedPaper, PaperList
 from tests.conftest import FakeClock, seed_page, write_page
 
 MARKER = "TOPSECRET-7f3a"

@@ -12,11 +12,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from mapwatch.store.format import format_page
-from mapwatch.store.parse import parse_document, parse_page
 
 from bench import freshness
 from bench.livemap import LIST_LIMIT, T0, VARIANTS, LiveMap
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.parse import parse_document, parse_page
 
 
 def test_new_papers_cite_by_preferential_attachment_and_change_the_cited_pages() -> None:

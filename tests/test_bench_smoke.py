@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import aiohttp
-from mapwatch.store.format import format_page
-from mapwatch.store.parse import parse_page
 
 from bench import generate as gen
 from bench import main as bench_main
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.parse import parse_page
 
 
 def test_generated_pages_parse_back_to_what_was_generated() -> None:
@@ -108,7 +108,7 @@ def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
 
 
 def test_the_bench_html_site_serves_pages_that_read_as_their_text() -> None:
-    from mapwatch.store.parse import parse_document
+    from mapwatch.store.pages.parse import parse_document
 
     m = gen.build_map(300, seed=3)
     for i in range(m.n):
@@ -120,7 +120,7 @@ def test_the_bench_html_site_serves_pages_that_read_as_their_text() -> None:
 
 def test_the_fair_floor_and_the_huge_section_at_a_few_thousand_pages(tmp_path: Path, capsys) -> None:
     """Sections 8 and 9 as CI runs them: above the pool's threshold, so the parse workers run."""
-    from mapwatch.store.ingest_pool import POOL_THRESHOLD
+    from mapwatch.store.database.ingest_pool import POOL_THRESHOLD
 
     n = POOL_THRESHOLD + 100
     assert bench_main.main(["--only", "8,9", "--papers", str(n), "--huge", str(n), "--repeat", "1",
@@ -146,11 +146,10 @@ def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_
     every command runs, idle and while another process ingests the 2% changed pages."""
     import resource
 
-    from mapwatch.store.db import open_db
-    from mapwatch.store.ingest import ingest_paths
-
     from bench import queries as bench_queries
     from bench import vocab
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
 
     folder, db_path = tmp_path / "map", tmp_path / "m.db"
     gen.use_vocabulary("zipf")
@@ -197,10 +196,9 @@ def test_path_search_bench_compares_the_current_search_with_a_revision(tmp_path:
     says how each search ended (the same ends: both versions find the same paths)."""
     from datetime import UTC, datetime
 
-    from mapwatch.store.db import open_db
-    from mapwatch.store.save import SourceInfo, save_pages
-
     from bench import path_search
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.save import SourceInfo, save_pages
 
     m = gen.build_map(300, seed=6, list_items=12)
     db = open_db(tmp_path / "m.db")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import discord
 import pytest
-from mapwatch.bot import render, text
-from mapwatch.bot.commands import commands, run_core
-from mapwatch.bot.replies import Embed, Field, Reply
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.bot.commands import commands, run_core
+from mapwatch.bot.rendering import render, text
+from mapwatch.bot.rendering.replies import Embed, Field, Reply
+from mapwatch.store.database.ingest import ingest_paths
 from tests.bot_helpers import ctx
 from tests.conftest import seed_page, write_page
 
@@ -165,8 +165,8 @@ def test_render_truncates_gracefully() -> None:
 
 
 def test_alert_render(db, clock, make_older_seeds) -> None:
-    from mapwatch.store import tracking
-    from mapwatch.store.files import SEEDS_DIR
+    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.subscriptions import tracking
 
     ingest_paths(db, [make_older_seeds(12)], clock=clock)
     tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3, now=clock())

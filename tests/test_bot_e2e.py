@@ -7,12 +7,12 @@ from pathlib import Path
 
 import discord
 import pytest
+
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

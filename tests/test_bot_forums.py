@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import discord
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.bot.delivery import discord_sender, marked
-from mapwatch.bot.render_follow import Delivery, ForumPost, digest_post_title, forum_tag
-from mapwatch.bot.replies import Embed
-from mapwatch.store.db import open_db
-from mapwatch.store.follows import Place
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.rendering.render_follow import Delivery, ForumPost, digest_post_title, forum_tag
+from mapwatch.bot.rendering.replies import Embed
+from mapwatch.bot.sending.delivery import discord_sender, marked
+from mapwatch.store.database.db import open_db
+from mapwatch.store.subscriptions.follows import Place
 from tests import openapi_check
 from tests.conftest import FakeClock, older_snapshot, seed_page
 from tests.fakediscord import FakeDiscord

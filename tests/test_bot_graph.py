@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from mapwatch.bot import render
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.store import graph
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.rendering import render
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.questions import graph
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.test_bot_commands import ask
 

@@ -8,12 +8,12 @@ import logging
 from pathlib import Path
 
 import discord
+
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.feeds.metrics import Metrics
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.metricscheck import parse, value
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from mapwatch.store import autocomplete, queries, search
+
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store.questions import autocomplete, queries, search
 
 RL = "lr/reinforcement-learning-for-reasoning"
 
@@ -53,13 +54,13 @@ def test_citers_paging_sort_and_direction(seeded) -> None:
 
 
 def test_newest_sort_follows_first_seen(seeded, make_older_seeds, clock) -> None:
-    from mapwatch.store.db import open_db
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
 
     db = open_db(":memory:")
     ingest_paths(db, [make_older_seeds(2)], clock=clock)
     clock.advance(days=30)
-    from mapwatch.store.files import SEEDS_DIR
+    from mapwatch.store.sources.files import SEEDS_DIR
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     newest = queries.citers(db, "2507.04136", sort="newest", limit=2).items
     assert all(p.first_seen == newest[0].first_seen for p in newest)
@@ -115,7 +116,6 @@ def test_directions(seeded) -> None:
 
 def test_search_over_many_matches_is_capped_and_says_so(db) -> None:
     from mapwatch.bot.commands import run_core
-
     from tests.bot_helpers import ctx
 
     with db.atomic():

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands, run_core
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.bot_helpers import ctx
 from tests.fakediscord import FakeDiscord
 

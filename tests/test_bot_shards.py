@@ -12,14 +12,14 @@ from typing import Any
 
 import discord
 import pytest
+
 from mapwatch.feeds.health import Health
 from mapwatch.feeds.metrics import Metrics
 from mapwatch.feeds.run import RunConfig
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
 from mapwatch.run import run_all
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import FakeChannel, FakeGuild, FakeRole, snowflake
 from tests.metricscheck import get, parse, scrape, value

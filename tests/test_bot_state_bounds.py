@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from mapwatch.bot.interactions import page_args, page_key
-from mapwatch.store import bot_state, follows, subscriptions, tracking
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import bot_state, deliveries, follows, tracking
 from tests.follow_helpers import RL
 
 
@@ -22,12 +21,12 @@ def test_unfollow_and_untrack_remove_their_sending_markers(db, clock) -> None:
     f, _ = follows.add_follow(db, guild_id=1, channel_id=2, user_id=3, direction_slug=RL, created_by=3, now=clock())
     t, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
                               now=clock())
-    subscriptions.mark_sending(db, subscriptions.FOLLOWS, f.id, 10**6, clock())
-    subscriptions.mark_sending(db, subscriptions.TRACKS, t.id, 10**6, clock())
+    deliveries.mark_sending(db, deliveries.FOLLOWS, f.id, 10**6, clock())
+    deliveries.mark_sending(db, deliveries.TRACKS, t.id, 10**6, clock())
     assert follows.remove_follow(db, guild_id=1, channel_id=2, user_id=3, direction_slug=RL)
-    assert keys(db, subscriptions.FOLLOWS.marker) == []
+    assert keys(db, deliveries.FOLLOWS.marker) == []
     assert tracking.remove_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400")
-    assert keys(db, subscriptions.TRACKS.marker) == []
+    assert keys(db, deliveries.TRACKS.marker) == []
 
 
 def test_prune_drops_what_is_no_longer_needed_and_keeps_the_rest(db, clock) -> None:
@@ -36,11 +35,11 @@ def test_prune_drops_what_is_no_longer_needed_and_keeps_the_rest(db, clock) -> N
                                  now=clock())
     done, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
                                  now=clock())
-    subscriptions.mark_sending(db, subscriptions.FOLLOWS, live.id, 10**6, clock())  # still to be settled: kept
+    deliveries.mark_sending(db, deliveries.FOLLOWS, live.id, 10**6, clock())  # still to be settled: kept
     # the cursor is already there: dropped
-    subscriptions.mark_sending(db, subscriptions.TRACKS, done.id, done.last_event_id, clock())
+    deliveries.mark_sending(db, deliveries.TRACKS, done.id, done.last_event_id, clock())
     # a track that no longer exists (left by an old version)
-    subscriptions.mark_sending(db, subscriptions.TRACKS, 999, 10**6, clock())
+    deliveries.mark_sending(db, deliveries.TRACKS, 999, 10**6, clock())
     bot_state.count_refusal(db, "t1e1", clock())  # stale after 30 days
     old = [page_key(db, {"q": "x" * 80, "n": i}, clock()) for i in range(5)]
     clock.advance(days=bot_state.PAGE_STATE_DAYS + 1)
@@ -48,8 +47,8 @@ def test_prune_drops_what_is_no_longer_needed_and_keeps_the_rest(db, clock) -> N
     assert all(k.startswith("@") for k in old + new)  # long: kept in bot_state
     removed = bot_state.prune_state(db, clock(), page_max=3)
     assert removed == 5 + 2 + 2 + 1
-    assert keys(db, subscriptions.FOLLOWS.marker) == [f"{subscriptions.FOLLOWS.marker}{live.id}"]
-    assert keys(db, subscriptions.TRACKS.marker) == [] and keys(db, bot_state.REFUSED) == []
+    assert keys(db, deliveries.FOLLOWS.marker) == [f"{deliveries.FOLLOWS.marker}{live.id}"]
+    assert keys(db, deliveries.TRACKS.marker) == [] and keys(db, bot_state.REFUSED) == []
     assert [page_args(db, k) for k in old] == [None] * 5  # such buttons say the list expired
     assert sum(page_args(db, k) is not None for k in new) == 3  # at most page_max kept
     assert len(keys(db, bot_state.PAGE_STATE)) == 3

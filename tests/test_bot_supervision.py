@@ -18,15 +18,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from mapwatch.feeds.health import FAILED_REFRESHES, Health
 from mapwatch.feeds.run import RunConfig
 from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
 from mapwatch.feeds.server import start_server
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
 from mapwatch.run import run_all
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import discord
 import pytest
+
 from mapwatch.bot.client import MapwatchBot, build_tree_for_inspection
 from mapwatch.bot.commands import READ_ONLY, commands
 from mapwatch.bot.commands.message import MENU_NAME, in_message_core
-from mapwatch.bot.replies import Ctx
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
+from mapwatch.bot.rendering.replies import Ctx
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.ids import ids_in_text
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests import openapi_check
 from tests.fakediscord import FakeDiscord
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import discord
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.bot.delivery import THREAD_ARCHIVE_MINUTES
-from mapwatch.bot.render_follow import THREAD_NAME_MAX, thread_name
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.rendering.render_follow import THREAD_NAME_MAX, thread_name
+from mapwatch.bot.sending.delivery import THREAD_ARCHIVE_MINUTES
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests import openapi_check
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from mapwatch.store import subscriptions, tracking
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import deliveries, tracking
 from tests.bot_helpers import CHANNEL, GUILD, USER
 
 
@@ -33,10 +32,10 @@ def test_only_events_after_tracking_are_alerted(db, clock, make_older_seeds) -> 
     assert (a.old_count, a.new_count, a.unlisted) == (68, 71, 0)
     # Not delivered (Discord failed): still pending next tick.
     assert len(tracking.pending_alerts(db)) == 1
-    subscriptions.mark_delivered(db, subscriptions.TRACKS, a.track.id, a.upto_event_id, clock())
+    deliveries.mark_delivered(db, deliveries.TRACKS, a.track.id, a.upto_event_id, clock())
     assert tracking.pending_alerts(db) == []
     # A restart (new connection) finds nothing either.
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
     assert tracking.pending_alerts(open_db(db.conn.execute("PRAGMA database_list").fetchone()[2])) == []
     t = tracking.list_tracks(db, guild_id=GUILD, user_id=None)[0]
     assert t.last_alert_at is not None
@@ -74,7 +73,7 @@ def test_servers_and_dms_are_isolated(db, clock, seeded) -> None:
 
 def test_disabled_track_is_skipped_and_says_why(db, clock, make_older_seeds) -> None:
     track = _older_then_track(db, clock, make_older_seeds)
-    subscriptions.disable(db, subscriptions.TRACKS, track.id, "the channel is gone (404 from Discord)")
+    deliveries.disable(db, deliveries.TRACKS, track.id, "the channel is gone (404 from Discord)")
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     assert tracking.pending_alerts(db) == []
@@ -91,7 +90,7 @@ def test_tracked_paper_ids_for_refresh_priority(db, clock, seeded) -> None:
                               now=clock())
     tracking.add_track(db, guild_id=2, channel_id=5, user_id=3, paper_id="2507.04136", created_by=3, now=clock())
     assert tracking.tracked_paper_ids(db) == ["2412.10400", "2507.04136"]
-    subscriptions.disable(db, subscriptions.TRACKS, t.id, "gone")
+    deliveries.disable(db, deliveries.TRACKS, t.id, "gone")
     assert tracking.tracked_paper_ids(db) == ["2507.04136"]
 
 
@@ -103,7 +102,7 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     ingest_paths(db, [make_older_seeds(3)], clock=clock)
     first = tracking.pending_alerts(db)[0]
     # then: no answer, or a crash
-    subscriptions.mark_sending(db, subscriptions.TRACKS, track.id, first.upto_event_id, clock())
+    deliveries.mark_sending(db, deliveries.TRACKS, track.id, first.upto_event_id, clock())
     clock.advance(days=1)
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     again = tracking.pending_alerts(db)[0]
@@ -111,9 +110,9 @@ def test_an_alert_being_sent_is_resent_unchanged_until_delivered(db, clock, make
     # and it knows when it was first tried (older than Discord's nonce memory: looked up first).
     assert replace(again, paper=first.paper, sending_since=None) == first
     assert again.sending_since == (clock.now - timedelta(days=1)).isoformat(timespec="seconds")
-    subscriptions.mark_delivered(db, subscriptions.TRACKS, track.id, again.upto_event_id, clock())
+    deliveries.mark_delivered(db, deliveries.TRACKS, track.id, again.upto_event_id, clock())
     rest = tracking.pending_alerts(db)[0]
     assert len(rest.new_citers) == 3 and not {c.id for c in rest.new_citers} & {c.id for c in first.new_citers}
-    subscriptions.mark_sending(db, subscriptions.TRACKS, track.id, rest.upto_event_id, clock())
+    deliveries.mark_sending(db, deliveries.TRACKS, track.id, rest.upto_event_id, clock())
     assert tracking.remove_track(db, guild_id=GUILD, channel_id=CHANNEL, user_id=USER, paper_id="2412.10400")
     assert db.conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'").fetchone() == (0,)

@@ -1,4 +1,4 @@
-"""A cold ingest into an empty map bulk-loads (store/bulk_load.py): it drops the secondary indexes
+"""A cold ingest into an empty map bulk-loads (store/database/bulk_load.py): it drops the secondary indexes
 and the full-text triggers, loads, and builds them at the end. What it stores is exactly what an
 ordinary ingest stores; killed in the load window, the next open or ingest finishes the builds."""
 
@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from mapwatch.store import bulk_load
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
 
 from bench import generate as gen
+from mapwatch.store.database import bulk_load
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
 
 from .conftest import SEED_FILES, FakeClock
 from .test_ingest_pool import BROKEN
@@ -109,7 +109,7 @@ def test_only_a_large_ingest_into_an_empty_map_bulk_loads(tmp_path: Path, monkey
         shutil.copy(f, folder / f.name)
     ingest_paths(db, [folder], progress=look)  # the seeds: below the threshold
     assert seen and set(seen) == {0}
-    monkeypatch.setattr("mapwatch.store.ingest.BULK_LOAD_THRESHOLD", 1)
+    monkeypatch.setattr("mapwatch.store.database.ingest.BULK_LOAD_THRESHOLD", 1)
     seen.clear()
     ingest_paths(db, [folder], progress=look, force=True)  # above it, but papers are stored
     assert seen and set(seen) == {0}
@@ -142,8 +142,8 @@ def test_ctrl_c_in_the_load_window_builds_everything_before_it_returns(tmp_path:
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from datetime import UTC, datetime
-    from mapwatch.store.db import open_db
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
 
     def kill(done, _total):
         if done == int(sys.argv[3]):
@@ -166,7 +166,7 @@ def test_a_load_killed_in_its_window_is_finished_by_the_next_open_or_ingest(
         assert raw.execute("SELECT count(*) FROM pending_builds").fetchone()[0] > 0
         assert raw.execute("SELECT count(*) FROM snapshots").fetchone()[0] == 150
         assert raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'citations_cited'").fetchone() is None
-    with caplog.at_level("WARNING", logger="mapwatch.store.bulk_load"):
+    with caplog.at_level("WARNING", logger="mapwatch.store.database.bulk_load"):
         if finisher == "open":
             db = open_db(path)
             assert bulk_load.pending(db) == 0

@@ -4,11 +4,11 @@ when it has many citers; the walk must give exactly the page the full sort gives
 from __future__ import annotations
 
 import pytest
-from mapwatch.store import citers_walk, queries
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.save import SourceInfo, save_pages
 
 from bench import generate as gen
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.questions import citers_walk, queries
 from tests.conftest import FakeClock
 
 SORTED = ("SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
@@ -19,7 +19,7 @@ SORTED = ("SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     db = open_db(tmp_path_factory.mktemp("walk") / "m.db")
     m = gen.build_map(2000, seed=3)

@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from mapwatch.store.files import SEEDS_DIR
+
+from mapwatch.store.sources.files import SEEDS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from mapwatch.store.files import SEEDS_DIR
 
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.test_cli_exits import mapwatch
 
 

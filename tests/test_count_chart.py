@@ -14,10 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 
 import pytest
-from mapwatch.bot import plot
-from mapwatch.feeds import chart
-from mapwatch.store.graph import CountPoint
 from PIL import Image
+
+from mapwatch.bot.rendering import plot
+from mapwatch.feeds import chart
+from mapwatch.store.questions.graph import CountPoint
 
 
 def points(n: int, start: int, step: int, first: str = "2026-03-01", days: int = 3) -> tuple[CountPoint, ...]:
@@ -34,7 +35,7 @@ CHARTS: dict[str, tuple[tuple[CountPoint, ...], str | None]] = {
 FRESH = """
 import json, sys
 from mapwatch.feeds.chart import count_chart_png
-from mapwatch.store.graph import CountPoint
+from mapwatch.store.questions.graph import CountPoint
 name = sys.argv[1]
 pts, title = json.loads(sys.argv[2])
 sys.stdout.buffer.write(count_chart_png([CountPoint(d, c) for d, c in pts], title))

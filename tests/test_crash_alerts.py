@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mapwatch.store import tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
 from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mapwatch.store.format import format_page
 
+from mapwatch.store.pages.format import format_page
 from tests import pagegen
 from tests.mapsite import MapSite, serve_site
 from tests.test_live_map import dump

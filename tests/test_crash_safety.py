@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mapwatch.store.model import MapPage
 
+from mapwatch.store.pages.model import MapPage
 from tests import pagegen
 
 ROOT = Path(__file__).resolve().parent.parent
-BATCH = 500  # store.ingest.BATCH_SIZE
+BATCH = 500  # store.database.ingest.BATCH_SIZE
 TIMESTAMPS = {"first_seen", "updated", "ingested_at", "seen_at", "checked_at", "last_seen", "applied_at",
               # A page's re-check schedule: when and how often it was checked, not what it holds.
               "changed_at", "next_check_at", "interval_s"}

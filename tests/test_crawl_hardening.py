@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from mapwatch.store.format import format_page
-from mapwatch.store.http_client import HttpOptions, tick_deadline, user_agent
-from mapwatch.store.refresh import refresh
 
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.sources.http_client import HttpOptions, tick_deadline, user_agent
+from mapwatch.store.sources.refresh import refresh
 from tests import pagegen
 from tests.mapsite import MapSite, seed_texts, serve_site
 from tests.sourceserver import serve_in_thread

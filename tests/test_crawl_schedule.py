@@ -12,8 +12,11 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from mapwatch.cli import main
 from mapwatch.store.clock import iso
-from mapwatch.store.crawl_schedule import (
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.sources.crawl_schedule import (
     DAY,
     DIRECTION_BOUNDS,
     HOUR,
@@ -24,13 +27,9 @@ from mapwatch.store.crawl_schedule import (
     next_interval,
     spread,
 )
-from mapwatch.store.format import format_page
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
-from mapwatch.store.refresh import crawl_order, refresh
-from mapwatch.store.tracking import add_track
-
-from mapwatch.cli import main
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import crawl_order, refresh
+from mapwatch.store.subscriptions.tracking import add_track
 from tests import pagegen
 from tests.conftest import FakeClock, seed_page
 from tests.mapsite import HOST, MapSite, serve_site
@@ -129,8 +128,8 @@ def test_unseen_papers_get_a_share_of_every_tick_newest_first(db, clock: FakeClo
                          "0704.0001"]) == ["2501.00001", "2412.10400", "1412.1234", "0704.0001",
                                            "math.GT/0309136", "hep-th/9901001"]
     assert id_age("2412.10400") == (202412, 10400) and id_age("hep-th/9901001") == (199901, 1)
-    from mapwatch.store.files import SEEDS_DIR
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)  # 2 pages, 97 papers only listed (unseen)
     unseen = [r[0] for r in db.conn.execute("SELECT id FROM papers WHERE has_page = 0")]
@@ -287,8 +286,8 @@ def test_direction_pages_are_polled_less_often_while_they_do_not_change(db) -> N
 # --- tracked papers first, and a search for their unlisted new citers -------------------------------
 
 def test_the_cli_refresh_fetches_tracked_papers_first(tmp_path: Path, capsys) -> None:
-    from mapwatch.store.db import open_db
-    from mapwatch.store.files import SEEDS_DIR
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     db_path = tmp_path / "cli.db"
     assert main(["ingest", str(SEEDS_DIR), "--db", str(db_path), "--quiet"]) == 0
@@ -356,7 +355,7 @@ def test_the_schedule_follows_the_injected_clock_not_the_wall_clock(db) -> None:
 
 
 def test_a_followed_direction_page_is_polled_every_tick(db) -> None:
-    from mapwatch.store.follows import add_follow
+    from mapwatch.store.subscriptions.follows import add_follow
 
     pages = pagegen.generate(12).v1
     followed, other = pages[0].placements[0], pages[1].placements[0]
@@ -396,7 +395,7 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
 
 
 def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unseen_papers_ahead() -> None:
-    from mapwatch.store.crawl_queue import DIRECTION, DUE, NEW, UNSEEN, CrawlQueue
+    from mapwatch.store.sources.crawl_queue import DIRECTION, DUE, NEW, UNSEEN, CrawlQueue
 
     q = CrawlQueue(budget=4)
     q.push(DUE, "page", "2601.00001")

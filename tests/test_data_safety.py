@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from mapwatch.store import schema
-from mapwatch.store.atomic import replacing, write_atomic
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.store.atomic import replacing, write_atomic
+from mapwatch.store.database import schema
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
 from tests.conftest import DATA, SEED_FILES, FakeClock
 from tests.test_cli_store import MAPWATCH, run
 
@@ -90,8 +90,8 @@ def test_upgrade_from_schema_0001_keeps_every_row(tmp_path: Path, clock: FakeClo
 WRITER = r"""
 import dataclasses, sys
 from datetime import UTC, datetime, timedelta
-from mapwatch.store.db import open_db
-from mapwatch.store.save import SourceInfo, save_pages
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.save import SourceInfo, save_pages
 from tests import pagegen
 
 db = open_db(sys.argv[1])

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import discord
 import pytest
-from mapwatch.bot import delivery, delivery_loop
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.bot.pacer import Pacer
-from mapwatch.store import follows, subscriptions, tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.sending import delivery, delivery_loop
+from mapwatch.bot.sending.pacer import Pacer
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import deliveries, follows, tracking
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord
 from tests.follow_helpers import RL, SURVEY, TECH, start_older, store_pages
@@ -243,9 +243,9 @@ async def test_an_old_delivery_never_posted_is_sent_once(
         db = open_db(db_path)
         try:  # the crash: marked as being sent, never posted
             a = tracking.pending_alerts(db)[0]
-            subscriptions.mark_sending(db, subscriptions.TRACKS, a.track.id, a.upto_event_id, clock())
+            deliveries.mark_sending(db, deliveries.TRACKS, a.track.id, a.upto_event_id, clock())
             n = follows.pending_follow_alerts(db)[0]
-            subscriptions.mark_sending(db, subscriptions.FOLLOWS, n.follow.id, n.upto_event_id, clock())
+            deliveries.mark_sending(db, deliveries.FOLLOWS, n.follow.id, n.upto_event_id, clock())
         finally:
             db.close()
         clock.advance(minutes=delivery.NONCE_WINDOW.total_seconds() / 60 + 1)
@@ -264,7 +264,7 @@ async def test_the_loop_finds_by_marker_without_discord(db_path: Path, clock: Fa
                               now=clock())
     store_pages(db, [seed_page(SURVEY)], clock)
     news = follows.pending_follow_alerts(db)[0]
-    subscriptions.mark_sending(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
+    deliveries.mark_sending(db, deliveries.FOLLOWS, f.id, news.upto_event_id, clock())
     asked: list[str] = []
 
     async def call(fn, *args, **kw):

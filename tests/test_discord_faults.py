@@ -22,12 +22,12 @@ from pathlib import Path
 
 import discord
 import pytest
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.store import tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -61,7 +61,7 @@ def alert_messages(fake: FakeDiscord) -> dict[int, list[tuple[int, int]]]:
 
 
 def gained_between(conn: sqlite3.Connection, paper_id: str, lo: int, hi: int) -> int:
-    """What an alert for events (lo, hi] of a paper announces (as bot.render.alert counts)."""
+    """What an alert for events (lo, hi] of a paper announces (as bot.rendering.render.alert counts)."""
     n, old, new = conn.execute(
         "SELECT sum(kind = 'citation'), min(old_count), max(new_count) FROM events"
         " WHERE paper_id = ? AND id > ? AND id <= ?", (paper_id, lo, hi)).fetchone()
@@ -96,7 +96,7 @@ def pending(db_path: Path) -> int:
 
 
 def sending(db_path: Path) -> dict[int, int]:
-    """Alerts recorded as being posted (store.subscriptions.mark_sending), per track."""
+    """Alerts recorded as being posted (store.subscriptions.deliveries.mark_sending), per track."""
     conn = sqlite3.connect(db_path)
     try:
         return {int(k.split(":")[1]): int(v) for k, v in conn.execute(

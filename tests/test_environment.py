@@ -11,19 +11,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
+from mapwatch.cli import main
 from mapwatch.store import environment
 from mapwatch.store.environment import NAMES, Environment
 from mapwatch.store.errors import BadSetting
-from mapwatch.store.files import SEEDS_DIR
-
-from mapwatch.cli import main
+from mapwatch.store.sources.files import SEEDS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")  # its settings table
 
-# Still reading the environment in the refresh pipeline's own files (store/refresh.py
+# Still reading the environment in the refresh pipeline's own files (store/sources/refresh.py
 # `default_source`, feeds/publish.py `default_out_dir`): no command calls them any more.
-NOT_MINE = {"store/refresh.py", "feeds/publish.py"}
+NOT_MINE = {"store/sources/refresh.py", "feeds/publish.py"}
 
 
 class CountingEnviron(dict[str, str]):

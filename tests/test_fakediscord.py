@@ -312,6 +312,7 @@ async def test_gateway_drop_resume_then_command(fake_discord: FakeDiscord, make_
 async def test_endpoints_from_environment(monkeypatch: pytest.MonkeyPatch, fake_discord: FakeDiscord) -> None:
     import discord.gateway
     import discord.http
+
     from mapwatch.bot.discord_endpoints import from_environment, point_discord_py_at
 
     point_discord_py_at("https://discord.com/api/v10", "wss://gateway.discord.gg/")

@@ -1,4 +1,4 @@
-"""The feeds' index of who newly cites each direction (store/feed_index.py) stays equal to
+"""The feeds' index of who newly cites each direction (store/database/feed_index.py) stays equal to
 the same answer computed from every event, as citers arrive and as pages move papers
 between directions."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from mapwatch.store import feed_index, feed_queries
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.model import Placement
-
+from mapwatch.store.database import feed_index
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.model import Placement
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import seed_page, write_page
 
 SURVEY = "2412.10400"
@@ -71,7 +71,7 @@ def test_the_index_follows_new_citers_and_papers_that_move(db, clock, tmp_path: 
 def test_papers_that_join_and_leave_directions_keep_the_index_exact(db, clock, tmp_path: Path) -> None:
     """Pages arriving for papers first named by lists (they join their directions), pages that move
     a paper, add a second placement or drop one, all in one update: the index the update keeps
-    equals the index built from every event (store/feed_index.py reads only what changed)."""
+    equals the index built from every event (store/database/feed_index.py reads only what changed)."""
     import random
 
     from tests import pagegen

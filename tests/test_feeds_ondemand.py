@@ -10,14 +10,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+
 from mapwatch.feeds.ondemand import FEED, PAGE, PaperCache
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store import feed_queries
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.tracking import add_track
-
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions.tracking import add_track
 from tests.feedcheck import assert_valid_atom, snapshot
 
 BASE = "http://feeds.example"

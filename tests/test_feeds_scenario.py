@@ -14,13 +14,13 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+
+from mapwatch.cli import main
 from mapwatch.feeds.run import RunConfig, run_services
 from mapwatch.feeds.scheduler import TickResult
 from mapwatch.feeds.server import start_server
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-
-from mapwatch.cli import main
+from mapwatch.store.database.db import open_db
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import SEED_FILES, seed_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
 

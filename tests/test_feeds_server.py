@@ -9,12 +9,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+
 from mapwatch.feeds.ondemand import PaperCache
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.feedcheck import assert_valid_atom
 
 RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
@@ -23,8 +23,7 @@ RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> Path:
     """The seeds' feeds, published once for the module; the secrets lie next to the folder."""
-    from mapwatch.store.db import open_db
-
+    from mapwatch.store.database.db import open_db
     from tests.conftest import FakeClock
 
     tmp = tmp_path_factory.mktemp("site")

@@ -1,6 +1,6 @@
 """A tick's publish, after pages that add citers, bring new papers and move papers between
 directions, writes the same bytes as a cold publish of the same database into an empty folder
-with the feed index rebuilt from every event (store/feed_index.py reads only what changed)."""
+with the feed index rebuilt from every event (store/database/feed_index.py reads only what changed)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import random
 from pathlib import Path
 
 import pytest
-from mapwatch.feeds.publish import publish
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.tracking import add_track
 
+from mapwatch.feeds.publish import publish
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.subscriptions.tracking import add_track
 from tests import pagegen
 from tests.feedcheck import snapshot
 

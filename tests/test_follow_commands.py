@@ -7,10 +7,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from mapwatch.bot.commands import run_core
-from mapwatch.store import digests, follows, tracking
 
+from mapwatch.bot.commands import run_core
 from mapwatch.cli import main
+from mapwatch.store.subscriptions import digests, follows, tracking
 from tests.bot_helpers import CHANNEL, GUILD, USER, ctx
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,14 +7,14 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.bot import delivery_loop
-from mapwatch.bot.delivery import FORBIDDEN, GONE, Sent, discord_sender
-from mapwatch.bot.pacer import Pacer, per_channel
-from mapwatch.bot.render_follow import Delivery
-from mapwatch.store import digests, follows, tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.follows import Place
 
+from mapwatch.bot.rendering.render_follow import Delivery
+from mapwatch.bot.sending import delivery_loop
+from mapwatch.bot.sending.delivery import FORBIDDEN, GONE, Sent, discord_sender
+from mapwatch.bot.sending.pacer import Pacer, per_channel
+from mapwatch.store.database.db import open_db
+from mapwatch.store.subscriptions import digests, follows, tracking
+from mapwatch.store.subscriptions.follows import Place
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
 

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import discord
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.store.db import open_db
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.store.database.db import open_db
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store import digests, feed_queries, follows, subscriptions
-from mapwatch.store.db import open_db
-from mapwatch.store.digests import DigestSettings
-from mapwatch.store.errors import BadOption, DirectionNotFound
-from mapwatch.store.follows import Place
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.errors import BadOption, DirectionNotFound
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.subscriptions import deliveries, digests, follows
+from mapwatch.store.subscriptions.digests import DigestSettings
+from mapwatch.store.subscriptions.follows import Place
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
 
@@ -48,12 +49,12 @@ def test_first_follow_does_not_flood_and_then_gets_exactly_the_new_entries(db, c
     assert first.arxiv_url == "https://arxiv.org/abs/2506.12217"
     assert news.upto_event_id == feed_queries.last_event_id(db)
 
-    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
+    deliveries.mark_delivered(db, deliveries.FOLLOWS, f.id, news.upto_event_id, clock())
     assert follows.pending_follow_alerts(db) == []
     again = follows.get_follow(db, f.id)
     assert again is not None and again.last_delivery_at == clock().isoformat(timespec="seconds")
     # the cursor never goes backwards
-    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, 1, clock())
+    deliveries.mark_delivered(db, deliveries.FOLLOWS, f.id, 1, clock())
     assert follows.get_follow(db, f.id).last_event_id == news.upto_event_id  # type: ignore[union-attr]
 
 
@@ -64,7 +65,7 @@ def test_restart_finds_nothing_new_and_limit_counts_the_rest(db_path, clock: Fak
     store_pages(db, [seed_page(SURVEY), seed_page(TECH)], clock)
     [news] = follows.pending_follow_alerts(db, limit=4)
     assert (len(news.citers), news.total, news.more) == (4, 10, 6)
-    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock())
+    deliveries.mark_delivered(db, deliveries.FOLLOWS, f.id, news.upto_event_id, clock())
     db.close()
     db = open_db(db_path)
     assert follows.pending_follow_alerts(db) == []
@@ -111,7 +112,7 @@ def test_a_keyword_that_matches_nothing_advances_quietly(db, clock: FakeClock) -
     store_pages(db, [seed_page(SURVEY)], clock)
     [news] = follows.pending_follow_alerts(db)
     assert news.total == 0 and news.citers == ()
-    subscriptions.mark_delivered(db, subscriptions.FOLLOWS, f.id, news.upto_event_id, clock(), sent=False)
+    deliveries.mark_delivered(db, deliveries.FOLLOWS, f.id, news.upto_event_id, clock(), sent=False)
     assert follows.pending_follow_alerts(db) == []
     assert follows.get_follow(db, f.id).last_delivery_at is None  # type: ignore[union-attr]
 
@@ -150,7 +151,7 @@ def test_disabled_follow_is_skipped_and_refollow_resumes_from_now(db, clock: Fak
     start_older(db, clock, drop=6)
     f = follow(db, clock)
     store_pages(db, [grow(seed_page(SURVEY), [])], clock)
-    subscriptions.disable(db, subscriptions.FOLLOWS, f.id, "the channel is gone (404 from Discord)")
+    deliveries.disable(db, deliveries.FOLLOWS, f.id, "the channel is gone (404 from Discord)")
     assert follows.pending_follow_alerts(db) == []
     shown = follows.list_follows(db, guild_id=G, user_id=None)[0]
     assert shown.disabled_reason == "the channel is gone (404 from Discord)"

@@ -18,11 +18,11 @@ import os
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from mapwatch.store.errors import ParseError
-from mapwatch.store.html import paper_links, text_alternate_url
-from mapwatch.store.model import MapPage
-from mapwatch.store.parse import parse_document
 
+from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.html import paper_links, text_alternate_url
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.pages.parse import parse_document
 from tests.mapsite import HOST, render_direction, render_page, seed_texts
 
 SLOW_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20000"))

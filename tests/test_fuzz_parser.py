@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from mapwatch.store.errors import ParseError
-from mapwatch.store.format import format_page
-from mapwatch.store.model import ListedPaper, MapPage, PaperList, Placement
-from mapwatch.store.page_dates import ARXIV_START
-from mapwatch.store.parse import parse_page
 
+from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.pages.page_dates import ARXIV_START
+from mapwatch.store.pages.parse import parse_page
 from tests.conftest import DATA, SEED_FILES
 
 HOST = "https://mlsanity.com"
@@ -90,7 +90,7 @@ title_text = one_line().filter(lambda s: not _ESCAPABLE.search(s))
 fact_text = one_line(max_parts=4, forbid=(", one of ", " / ["))
 crumb_part = one_line(max_parts=3, forbid=(" / [",)).filter(lambda s: not _ESCAPABLE.search(s))
 count = st.one_of(st.integers(0, 3), st.integers(0, 5_000_000))
-# The dates a page may claim (store/page_dates.py): from arXiv's start to a day before any test run.
+# The dates a page may claim (store/pages/page_dates.py): from arXiv's start to a day before any test run.
 dates = st.dates(min_value=ARXIV_START, max_value=date(2026, 11, 30))
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from mapwatch.store import citation_path, graph, related
-from mapwatch.store.errors import DirectionNotFound, PaperNotFound
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.errors import DirectionNotFound, PaperNotFound
+from mapwatch.store.questions import citation_path, graph, related
 from tests.conftest import FakeClock
 from tests.graphmap import CITES, ID, NAME, NAMES, build_map, make_page, store
 
@@ -238,7 +238,7 @@ def test_count_history_one_point_per_data_through_date(db, make_older_seeds, see
 
 
 def test_refresh_stores_pagerank_after_a_tick_that_stored_pages(db, seeds_dir: Path, clock: FakeClock) -> None:
-    from mapwatch.store.refresh import refresh
+    from mapwatch.store.sources.refresh import refresh
 
     refresh(db, seeds_dir, clock=clock)
     r = graph.direction_ranks(db, "lr/reinforcement-learning-for-reasoning")
@@ -278,10 +278,9 @@ def test_path_search_gives_up_exactly_where_the_visit_limit_says(db, clock: Fake
     (steps, or the limit) are those of expanding whole levels and checking after each."""
     import random
 
-    from mapwatch.store.errors import PathSearchTooLarge
-    from mapwatch.store.save import SourceInfo, save_pages
-
     from bench import generate as gen
+    from mapwatch.store.database.save import SourceInfo, save_pages
+    from mapwatch.store.errors import PathSearchTooLarge
 
     m = gen.build_map(300, seed=4, list_items=12)
     save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], clock())
@@ -350,9 +349,8 @@ def test_the_path_is_the_one_whole_levels_give_step_by_step(db, clock: FakeClock
     the same steps, parents and meet as reading every citation of the level."""
     import random
 
-    from mapwatch.store.save import SourceInfo, save_pages
-
     from bench import generate as gen
+    from mapwatch.store.database.save import SourceInfo, save_pages
 
     m = gen.build_map(300, seed=5, list_items=12)
     save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], clock())

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from mapwatch.bot import plot, render_graph
-from mapwatch.store import citation_path, graph, related
-from mapwatch.store.ingest import ingest_paths
 from PIL import Image
 
+from mapwatch.bot.rendering import plot, render_graph
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.questions import citation_path, graph, related
 from tests.conftest import FakeClock
 from tests.graphmap import ID, build_map
 from tests.test_cli_store import run

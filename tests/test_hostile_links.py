@@ -23,20 +23,20 @@ from typing import Any
 import discord
 import feedparser
 import pytest
+
 from mapwatch.bot.cli_ask import parse_slash
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import run_core
 from mapwatch.bot.interactions import to_embed
-from mapwatch.bot.render import to_text
-from mapwatch.bot.replies import Ctx
+from mapwatch.bot.rendering.render import to_text
+from mapwatch.bot.rendering.replies import Ctx
 from mapwatch.feeds.publish import publish
-from mapwatch.store.db import open_db
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.errors import ParseError
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.parse import parse_page
+from mapwatch.store.pages.parse import parse_page
+from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.urls import safe_http_url
-
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

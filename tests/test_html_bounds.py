@@ -2,7 +2,7 @@
 
 An HTML page nested deeper than 512 elements, or holding more than 60,000 elements and
 comments (the formatting elements the parser re-creates included), is rejected with its
-reason before any tree is built (store.html_bounds), in `mapwatch ingest` and in a refresh
+reason before any tree is built (store.pages.html_bounds), in `mapwatch ingest` and in a refresh
 over HTTP, and the other pages are stored. The pre-scan's model of the tree is checked
 against the parser itself (selectolax/lexbor) on random tag soup: it never finds a page
 shallower than the parser builds it. The time a page costs is measured in bench/html_depth.py.
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mapwatch.store.errors import ParseError
-from mapwatch.store.html import paper_links
-from mapwatch.store.html_bounds import MAX_HTML_DEPTH, MAX_HTML_NODES, scan_html
-from mapwatch.store.parse import parse_document, parse_page
 from selectolax.lexbor import LexborHTMLParser
 
+from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.html import paper_links
+from mapwatch.store.pages.html_bounds import MAX_HTML_DEPTH, MAX_HTML_NODES, scan_html
+from mapwatch.store.pages.parse import parse_document, parse_page
 from tests.mapsite import HOST, render_page, seed_texts
 from tests.sourceserver import serve_map
 

@@ -9,10 +9,10 @@ import codecs
 from pathlib import Path
 
 import pytest
-from mapwatch.store.errors import ParseError
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.parse import parse_document, parse_page
 
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.parse import parse_document, parse_page
 from tests.mapsite import HOST, render_page, seed_texts
 
 TITLE = "Reinforcement Learning Enhanced LLMs"

@@ -17,13 +17,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from mapwatch.store.errors import ParseError
-from mapwatch.store.format import format_page
-from mapwatch.store.html import html_to_page_text, is_html, paper_links, text_alternate_url
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.model import ListedPaper, MapPage, PaperList
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_document, parse_page
 
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.html import html_to_page_text, is_html, paper_links, text_alternate_url
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList
+from mapwatch.store.pages.parse import MAX_PAGE_BYTES, parse_document, parse_page
 from tests import pagegen
 from tests.conftest import DATA, FakeClock
 from tests.mapsite import (
@@ -250,7 +250,7 @@ def test_rejected_html_pages_change_nothing_stored(db, tmp_path: Path, clock: Fa
 
 @pytest.mark.parametrize("template", [*TEMPLATES, "mixed"])
 def test_folder_of_html_pages_stores_what_the_text_folder_stores(tmp_path: Path, template: str) -> None:
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     corpus = pagegen.generate(25, seed=5)
     texts = {**seed_texts(), **texts_of(corpus.v1)}
@@ -336,7 +336,7 @@ def test_deeply_nested_markup_neither_crashes_nor_changes_the_page() -> None:
     html = render_page(text, "a")
     at = html.index('<article class="paper">') + len('<article class="paper">')
     end = html.index("</article>")
-    # Up to the nesting limit (store.html_bounds, 512 elements open at once) the page is read
+    # Up to the nesting limit (store.pages.html_bounds, 512 elements open at once) the page is read
     # as it is; deeper, it is rejected before any tree is built (issue 21, item 3).
     nested = html[:at] + "<div><span>" * 250 + html[at:end] + "</span></div>" * 250 + html[end:]
     assert fields(parse_document(nested.encode(), url=f"{HOST}/paper/2412.10400/")) == fields(parse_page(text))

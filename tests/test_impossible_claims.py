@@ -19,22 +19,22 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from mapwatch.bot.commands import run_core
 from mapwatch.feeds import chart
 from mapwatch.feeds.ondemand import CHART, PAGE, PaperCache
 from mapwatch.feeds.publish import publish
-from mapwatch.store import schema
-from mapwatch.store.db import MapDatabase, open_db
+from mapwatch.store.database import schema
+from mapwatch.store.database.db import MapDatabase, open_db
+from mapwatch.store.database.ingest import FedPage, ingest_fed, ingest_paths
 from mapwatch.store.errors import ParseError
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.graph import CountPoint, count_history
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.ingest import FedPage, ingest_fed, ingest_paths
-from mapwatch.store.page_dates import ARXIV_START, FUTURE_MARGIN
-from mapwatch.store.parse import MAX_TITLE_CHARS, parse_document, parse_page
-from mapwatch.store.refresh import refresh
-from mapwatch.store.tracking import add_track
-
+from mapwatch.store.pages.page_dates import ARXIV_START, FUTURE_MARGIN
+from mapwatch.store.pages.parse import MAX_TITLE_CHARS, parse_document, parse_page
+from mapwatch.store.questions.graph import CountPoint, count_history
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.subscriptions.tracking import add_track
 from tests.bot_helpers import ctx
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
 from tests.mapsite import render_page

@@ -8,11 +8,10 @@ import ast
 import shutil
 from pathlib import Path
 
-from mapwatch.store import ingest_pool
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import POOL_BATCH_SIZE, FedPage, ingest_fed, ingest_paths
-
 from bench import generate as gen
+from mapwatch.store.database import ingest_pool
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import POOL_BATCH_SIZE, FedPage, ingest_fed, ingest_paths
 
 from .conftest import SEED_FILES, FakeClock
 from .test_store_fastpaths import all_rows
@@ -70,14 +69,14 @@ def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monk
         started.append(pool)
         return real(items, pool=pool, today=today)
 
-    monkeypatch.setattr("mapwatch.store.ingest.prepared_pages", spy)
+    monkeypatch.setattr("mapwatch.store.database.ingest.prepared_pages", spy)
     folder = tmp_path / "seeds"
     folder.mkdir()
     for f in SEED_FILES:
         shutil.copy(f, folder / f.name)
     db = open_db(tmp_path / "x.db")
     assert ingest_paths(db, [folder]).stored == len(SEED_FILES)
-    monkeypatch.setattr("mapwatch.store.ingest.POOL_THRESHOLD", 1)
+    monkeypatch.setattr("mapwatch.store.database.ingest.POOL_THRESHOLD", 1)
     assert ingest_paths(db, [folder], force=True).unchanged == len(SEED_FILES)
     assert started == [False, True]
     db.close()
@@ -85,7 +84,7 @@ def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monk
 
 def test_fed_pages_are_skipped_by_their_version_and_stored_as_files_are(tmp_path: Path) -> None:
     m = gen.build_map(120, seed=4)
-    from mapwatch.store.format import format_page
+    from mapwatch.store.pages.format import format_page
 
     def pages(snapshot: int, with_data: bool):
         for i in range(m.n):
@@ -239,7 +238,7 @@ def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
 WATCHED_POOL = """
 import os, time, types
 from concurrent.futures import ProcessPoolExecutor
-from mapwatch.store import ingest_pool
+from mapwatch.store.database import ingest_pool
 # As where prctl is missing (the module's view of the platform only): the forked workers watch
 # their parent instead.
 ingest_pool.sys = types.SimpleNamespace(platform="darwin")

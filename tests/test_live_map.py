@@ -13,14 +13,14 @@ from pathlib import Path
 
 import feedparser
 import pytest
-from mapwatch.store.db import open_db
-from mapwatch.store.format import format_page
-from mapwatch.store.http_client import ACCEPT, HttpOptions, user_agent
-from mapwatch.store.progress import CrawlProgress, render
-from mapwatch.store.refresh import refresh
-from mapwatch.store.sitemaps import newer, sitemap_entries
 
 from mapwatch.cli import main
+from mapwatch.store.database.db import open_db
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.progress import CrawlProgress, render
+from mapwatch.store.sources.http_client import ACCEPT, HttpOptions, user_agent
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.sources.sitemaps import newer, sitemap_entries
 from tests import pagegen
 from tests.conftest import FakeClock, older_snapshot, seed_page
 from tests.mapsite import DECOY_DIRECTION, DECOY_IDS, HOST, MapSite, seed_texts, serve_site
@@ -69,7 +69,7 @@ def ingest_text(texts: dict[str, str], base: str, folder: Path, db: Path) -> dic
 
 def make_due(db_path: Path) -> None:
     """Every page due for a re-check now (the CLI's clock is the wall clock: a page read
-    seconds ago is otherwise not due for hours; see store/crawl_schedule.py)."""
+    seconds ago is otherwise not due for hours; see store/sources/crawl_schedule.py)."""
     conn = sqlite3.connect(db_path)
     with conn:
         conn.execute("UPDATE sources SET next_check_at = '2000-01-01T00:00:00+00:00'")
@@ -218,7 +218,7 @@ def test_sitemap_lastmod_puts_changed_pages_first(db, tmp_path: Path) -> None:
     corpus = pagegen.generate(20)
     texts = {p.id: format_page(p) for p in corpus.v1}
     # The day before v2's date (1 Oct): its lastmod is newer than the first check, and a page
-    # can be dated a day ahead of its reader (store/page_dates.py).
+    # can be dated a day ahead of its reader (store/pages/page_dates.py).
     clock = FakeClock(datetime(2026, 9, 30, 12, tzinfo=UTC))
     with serve_site(MapSite(pages=texts)) as site:
         first = refresh(db, site.base, clock=clock)
@@ -318,9 +318,8 @@ def test_the_database_knows_where_to_read_a_page_from_after_a_restart(db_path: P
 
 def test_the_report_lists_a_bounded_number_of_rejections_and_counts_them_all(db, clock: FakeClock,
                                                                               tmp_path: Path) -> None:
-    from mapwatch.store.ingest import ingest_paths
-    from mapwatch.store.refresh import MAX_LISTED
-
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.sources.refresh import MAX_LISTED
     from tests.sourceserver import serve_map
 
     pages = pagegen.generate(MAX_LISTED + 30).v1

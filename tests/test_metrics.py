@@ -12,9 +12,8 @@ from pathlib import Path
 from mapwatch.feeds.health import Health
 from mapwatch.feeds.metrics import Metrics, request_kind
 from mapwatch.feeds.run import RunConfig, run_services
-from mapwatch.store.http_client import status_label
-
 from mapwatch.log_format import JsonFormatter, TextFormatter
+from mapwatch.store.sources.http_client import status_label
 from tests.mapsite import MapSite, seed_texts, serve_site
 from tests.metricscheck import get, parse, scrape, value
 

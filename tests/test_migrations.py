@@ -9,10 +9,10 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from mapwatch.store import schema
-from mapwatch.store.db import open_db
 from sqlite_utils import Database
 
+from mapwatch.store.database import schema
+from mapwatch.store.database.db import open_db
 from tests.conftest import DATA
 
 FIXTURE_0001 = DATA / "db" / "schema_0001.db"

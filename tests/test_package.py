@@ -26,7 +26,7 @@ def python_files(*folders: str) -> list[Path]:
 
 
 def module_name(path: Path) -> str:
-    """The dotted name a file of the package installs as: store/db.py -> mapwatch.store.db."""
+    """The dotted name a file of the package installs as: store/database/db.py -> mapwatch.store.database.db."""
     for package, folder in sorted(PACKAGE_DIRS.items(), key=lambda kv: -len(str(kv[1]))):
         if path.is_relative_to(folder):
             parts = [*package.split("."), *path.relative_to(folder).with_suffix("").parts]
@@ -79,10 +79,10 @@ def test_the_checks_see_imports(tmp_path: Path) -> None:
     names = {name for _, name in imported_names(ROOT / "mapwatch" / "cli.py", "mapwatch")}
     assert "mapwatch.store.errors" in names
     sample = tmp_path / "sample.py"
-    sample.write_text("from ..feeds import publish\nfrom . import render\nimport store.db\n"
+    sample.write_text("from ..feeds import publish\nfrom . import render\nimport store.database.db\n"
                       "importlib.import_module('bot.cli')\n")
     assert [name for _, name in imported_names(sample, "mapwatch.bot")] == [
-        "mapwatch.feeds", "mapwatch.feeds.publish", "mapwatch.bot", "mapwatch.bot.render", "store.db", "bot.cli"]
+        "mapwatch.feeds", "mapwatch.feeds.publish", "mapwatch.bot", "mapwatch.bot.rendering.render", "store.database.db", "bot.cli"]
     assert module_name(ROOT / "bot" / "commands" / "papers.py") == "mapwatch.bot.commands.papers"
     assert module_name(ROOT / "store" / "__init__.py") == "mapwatch.store"
 
@@ -118,14 +118,14 @@ def test_layer_rule(layer: str) -> None:
 def test_no_module_of_the_package_is_loaded_twice() -> None:
     """The editable install resolves mapwatch.store etc. to the repository's folders, and
     running every command module loads no top-level `store`, `feeds` or `bot`."""
-    code = ("import sys, mapwatch.cli, mapwatch.store.db, mapwatch.feeds.publish, mapwatch.bot.commands as c\n"
+    code = ("import sys, mapwatch.cli, mapwatch.store.database.db, mapwatch.feeds.publish, mapwatch.bot.commands as c\n"
             "mapwatch.cli.build_parser(); c.commands()\n"
-            "print(mapwatch.store.db.__file__)\n"
+            "print(mapwatch.store.database.db.__file__)\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'store', 'feeds', 'bot', 'seeds'}))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     where, loaded = r.stdout.splitlines()
-    assert Path(where) == ROOT / "store" / "db.py"
+    assert Path(where) == ROOT / "store" / "database" / "db.py"
     assert loaded == "[]"
 
 
@@ -163,7 +163,7 @@ def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
         entry_points = z.read(top_level.replace("top_level.txt", "entry_points.txt")).decode()
     assert "mapwatch = mapwatch.cli:main" in entry_points
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"mapwatch"}
-    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/db.py", "mapwatch/bot/commands/papers.py",
+    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/database/db.py", "mapwatch/bot/commands/papers.py",
                    "mapwatch/seeds/2412.10400.txt", "mapwatch/seeds/2507.04136.txt",
                    "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js"):
         assert needed in names, needed

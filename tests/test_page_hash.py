@@ -18,13 +18,12 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.model import ListedPaper, MapPage, PaperList
-from mapwatch.store.page_hash import HASH_FORMAT, HASH_PREFIX, canonical_json, legacy_page_hash, page_hash
-from mapwatch.store.save import SourceInfo, save_pages
-
 from bench import generate as gen
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList
+from mapwatch.store.pages.page_hash import HASH_FORMAT, HASH_PREFIX, canonical_json, legacy_page_hash, page_hash
 from tests.conftest import DATA, SEED_FILES, FakeClock, seed_page
 
 FIXTURE_0001 = DATA / "db" / "schema_0001.db"
@@ -33,14 +32,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # and the store are imported, as a later version of mapwatch would have it.
 CHANGED_MODEL = r"""
 import dataclasses, sys
-import mapwatch.store.model as model
+import mapwatch.store.pages.model as model
 model.MapPage = dataclasses.make_dataclass(
     "MapPage", [(f.name, f.type) for f in dataclasses.fields(model.MapPage)]
     + [("license", "str | None", dataclasses.field(default=None))], frozen=True)
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.parse import parse_page
+from mapwatch.store.database.db import open_db
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.parse import parse_page
 assert "license=None" in repr(parse_page((SEEDS_DIR / "2412.10400.txt").read_bytes()))
 report = ingest_paths(open_db(sys.argv[1]), [SEEDS_DIR], force=True)
 print(report.stored, report.unchanged)

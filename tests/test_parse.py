@@ -9,12 +9,12 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from mapwatch.store.errors import ParseError
-from mapwatch.store.format import format_page
-from mapwatch.store.ids import normalize_id
-from mapwatch.store.model import MapPage
-from mapwatch.store.parse import MAX_PAGE_BYTES, parse_page
 
+from mapwatch.store.errors import ParseError
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.pages.parse import MAX_PAGE_BYTES, parse_page
 from tests.conftest import DATA, SEED_FILES, seed_page
 
 GOLDEN = sorted((DATA / "pages").glob("*.txt"))

@@ -7,12 +7,12 @@ import dataclasses
 from datetime import UTC, datetime
 
 import pytest
-from mapwatch.store.crawl_schedule import id_age
-from mapwatch.store.http_client import HttpOptions, retry_after_seconds, user_agent
-from mapwatch.store.http_source import split_source
-from mapwatch.store.model import MapPage
-from mapwatch.store.refresh import crawl_order, refresh
 
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.crawl_schedule import id_age
+from mapwatch.store.sources.http_client import HttpOptions, retry_after_seconds, user_agent
+from mapwatch.store.sources.http_source import split_source
+from mapwatch.store.sources.refresh import crawl_order, refresh
 from tests.conftest import older_snapshot, seed_page
 from tests.sourceserver import serve_map
 
@@ -41,7 +41,7 @@ def test_empty_database_starts_from_the_seeds_then_uses_conditional_get(db, cloc
         assert user_agent().startswith("mapwatch/") and "(citation map follower)" in user_agent()
 
         srv.requests.clear()
-        clock.advance(hours=6)  # a page's first re-check interval (store/crawl_schedule.py)
+        clock.advance(hours=6)  # a page's first re-check interval (store/sources/crawl_schedule.py)
         second = refresh(db, srv.base, clock=clock, options=FAST)
         # Now every known paper is tried: the two pages answer 304, the 97 others have no page.
         assert second.stored == 0 and second.unchanged == 2 and second.missing == 97 and second.new_citations == 0
@@ -142,8 +142,8 @@ def test_pages_changing_between_ticks_make_events_once(db, clock) -> None:
 
 
 def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -> None:
-    from mapwatch.store.files import SEEDS_DIR
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     order = crawl_order(db, "http://map.test", priority=["2203.02155"], clock=clock, budget=3)
@@ -163,8 +163,8 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
 
 
 def test_unreachable_source_fails_each_page_and_changes_nothing(db, clock) -> None:
-    from mapwatch.store.files import SEEDS_DIR
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.sources.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     citations = count(db, "SELECT count(*) FROM citations")

@@ -1,4 +1,4 @@
-"""The HTTP refresh as one pipeline on the running loop (store/refresh_pipeline.py): `mapwatch
+"""The HTTP refresh as one pipeline on the running loop (store/sources/refresh_pipeline.py): `mapwatch
 run`'s tick crawls on its own loop, every statement on the database runs in the tick's one
 lowered writer thread and the parsing in its lowered parse threads (no second loop, no crawl
 thread); the writer holds at most two batches whatever the budget; a batch that cannot be
@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from mapwatch.feeds.scheduler import Tick
-from mapwatch.store.db import open_db
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.refresh import refresh, refresh_async
 
+from mapwatch.feeds.scheduler import Tick
+from mapwatch.store.database.db import open_db
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh, refresh_async
 from tests.conftest import FakeClock
 from tests.mapsite import MapSite, serve_site
 from tests.test_live_map import corpus_texts

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from mapwatch.bot import render_follow as rf
-from mapwatch.store.digests import Digest, DigestSection
-from mapwatch.store.follows import Follow, FollowNews, Place
-from mapwatch.store.types import AlertCiter, PaperRef
+from mapwatch.bot.rendering import render_follow as rf
+from mapwatch.store.questions.types import AlertCiter, PaperRef
+from mapwatch.store.subscriptions.digests import Digest, DigestSection
+from mapwatch.store.subscriptions.follows import Follow, FollowNews, Place
 
 HOSTILE = "**@everyone** <@&999> <@123> [x](https://evil.example) `code` # head \x00\u202e " + "ü" * 20
 

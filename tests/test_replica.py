@@ -1,5 +1,5 @@
 """The Litestream replica (docs/operations.md, "Replication"): what mapwatch changes while one
-is configured ($MAPWATCH_REPLICA), how current it is (store/replica.py, `mapwatch replica`,
+is configured ($MAPWATCH_REPLICA), how current it is (store/database/replica.py, `mapwatch replica`,
 /healthz), and a bulk load streamed to a file replica and restored. The binary is the real
 one (the replicate extra); those tests skip with the reason when it is not installed."""
 
@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.replica import MAX_LAG, meta_dir, replica_status, replica_url
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.replica import MAX_LAG, meta_dir, replica_status, replica_url
 from tests import pagegen
 from tests.test_replica_crash import CONFIG, LITESTREAM, ROOT
 
@@ -167,7 +167,7 @@ def test_bulk_load_streamed_and_restored(tmp_path: Path) -> None:
     # Litestream watches it (its first look comes after the 1 s monitor interval; a command that
     # ends before then is not replicated, and closing the last connection folds the WAL into the
     # file: docs/operations.md).
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     open_db(db).close()
     _litestream("replicate", "-config", str(CONFIG), "-exec",

@@ -39,11 +39,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from mapwatch.store import tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.replica import meta_dir, replica_status
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.replica import meta_dir, replica_status
+from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
 from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "litestream.yml"
 BOUND = 2.5  # seconds: monitor-interval 1 s + sync-interval 1 s (litestream.yml), and a margin for the poll
 STEP = 12  # pages changed in the folder between ticks
-BIG_STEP = 700  # pages changed before the kill: two transactions (store/ingest.py BATCH_SIZE, 500)
+BIG_STEP = 700  # pages changed before the kill: two transactions (store/database/ingest.py BATCH_SIZE, 500)
 TRACKED = 20
 
 

@@ -1,4 +1,4 @@
-"""/search's bounded ranking (store/search.py): where the bounds leave nothing out it gives
+"""/search's bounded ranking (store/questions/search.py): where the bounds leave nothing out it gives
 exactly the unbounded bm25 order, and a word in most papers still gets a sane answer."""
 
 from __future__ import annotations
@@ -6,18 +6,18 @@ from __future__ import annotations
 import random
 
 import pytest
-from mapwatch.store import search
-from mapwatch.store.fts_text import fts_query
-from mapwatch.store.save import SourceInfo, save_pages
 
 from bench import generate as gen
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.questions import search
+from mapwatch.store.questions.fts_text import fts_query
 from tests.conftest import FakeClock
 
 
 @pytest.fixture(scope="module")
 def zipf_map(tmp_path_factory):
     """1,500 generated pages with the Zipf vocabulary: some words in most papers, most rare."""
-    from mapwatch.store.db import open_db
+    from mapwatch.store.database.db import open_db
 
     db = open_db(tmp_path_factory.mktemp("search") / "m.db")
     gen.use_vocabulary("zipf")
@@ -93,9 +93,9 @@ def test_a_common_word_with_a_rare_one_is_ranked_by_bm25(zipf_map, monkeypatch) 
 
 def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
     """papers_title_fts (migration 0008) follows every insert, title change and delete."""
-    from mapwatch.store import autocomplete
-    from mapwatch.store.db import open_db
-    from mapwatch.store.ingest import ingest_paths
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.questions import autocomplete
 
     folder = tmp_path / "map"
     m = gen.build_map(300, seed=9)
@@ -131,7 +131,7 @@ def test_the_title_index_stays_in_step_with_papers(tmp_path) -> None:
 def test_autocomplete_checks_the_prefix_on_the_titles_of_the_whole_words(zipf_map, monkeypatch) -> None:
     """"<rare word> learn" finds the titles holding both, whether the prefix is checked on
     the whole words' titles or (many of them) left to the index."""
-    from mapwatch.store import autocomplete
+    from mapwatch.store.questions import autocomplete
 
     db, m = zipf_map
     i, rare = next((i, w) for i in range(m.n) for w in m.titles[i].lower().split()
@@ -147,7 +147,7 @@ def test_autocomplete_checks_the_prefix_on_the_titles_of_the_whole_words(zipf_ma
 
 
 def test_the_candidates_are_the_newest_matches_and_the_count_is_exact_up_to_the_cap(zipf_map, monkeypatch) -> None:
-    """The newest matches are read in rowid ranges from the top down (store/search.py): with
+    """The newest matches are read in rowid ranges from the top down (store/questions/search.py): with
     small bounds, so that most queries take several ranges, they are exactly `ORDER BY rowid
     DESC LIMIT n`, and the count below them adds up to the real one (up to the cap)."""
     db, m = zipf_map
@@ -188,7 +188,7 @@ def test_common_words_only_select_when_bm25_weighs_the_rarer_ones(zipf_map, monk
 def test_autocomplete_finds_a_word_being_typed_past_its_stem(zipf_map) -> None:
     """"<words> learni": the index stores "learning" as "learn", which "learni" does not
     start; the titles are checked word by word, so the papers are found."""
-    from mapwatch.store import autocomplete
+    from mapwatch.store.questions import autocomplete
 
     db, m = zipf_map
     i = next(i for i in range(m.n) if "learning" in m.titles[i].lower().split()

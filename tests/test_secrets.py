@@ -16,10 +16,10 @@ from pathlib import Path
 
 import discord
 import pytest
-from mapwatch.store import tracking
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 
 pytest_plugins = ["tests.fakediscord.fixtures"]

@@ -8,21 +8,21 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+
 from mapwatch.feeds.connections import Limits
 from mapwatch.feeds.folder_table import CSP, FolderTable
 from mapwatch.feeds.ondemand import PaperCache
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 
 RL = "lr/reinforcement-learning-for-reasoning"
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from mapwatch.store.db import open_db
-
+    from mapwatch.store.database.db import open_db
     from tests.conftest import FakeClock
 
     tmp = tmp_path_factory.mktemp("site")

@@ -12,11 +12,11 @@ import sqlite3
 from pathlib import Path
 
 from aiohttp import web
-from mapwatch.store.db import open_db
-from mapwatch.store.http_client import HttpOptions
-from mapwatch.store.model import MapPage
-from mapwatch.store.refresh import refresh
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
 from tests.conftest import FakeClock, seed_page
 from tests.sourceserver import SourceServer, serve_map
 from tests.test_crash_safety import canonical_dump

@@ -6,11 +6,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from mapwatch.store import schema
-from mapwatch.store.db import open_db
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.save import SourceInfo, save_pages
 
+from mapwatch.store.database import schema
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.save import SourceInfo, save_pages
 from tests.conftest import DATA, SEED_FILES, FakeClock, older_snapshot, seed_page, write_page
 from tests.seedfacts import assert_seed_facts
 

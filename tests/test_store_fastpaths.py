@@ -1,6 +1,6 @@
 """The ingest path's fast paths give exactly what the straightforward code gives.
 
-store.parse, store.save and store.ingest take shortcuts for speed (see bench/RESULTS.md);
+store.pages.parse, store.database.save and store.database.ingest take shortcuts for speed (see bench/RESULTS.md);
 each is checked here against the plain definition it replaces."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from mapwatch.store.db import open_db
-from mapwatch.store.ids import normalize_id
-from mapwatch.store.ingest import _location, ingest_paths
-from mapwatch.store.model import ListedPaper, PaperList
-from mapwatch.store.page_hash import legacy_page_hash
-from mapwatch.store.parse import _LINK_ITEM, parse_page
-from mapwatch.store.save import SourceInfo, save_pages
 
 from bench import generate as gen
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import _location, ingest_paths
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.pages.model import ListedPaper, PaperList
+from mapwatch.store.pages.page_hash import legacy_page_hash
+from mapwatch.store.pages.parse import _LINK_ITEM, parse_page
 
 from .conftest import DATA, SEED_FILES, FakeClock
 

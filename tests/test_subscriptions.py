@@ -5,15 +5,15 @@ and keep the documented columns and `bot_state` keys of each."""
 from __future__ import annotations
 
 import pytest
-from mapwatch.store import follows, subscriptions, tracking
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.subscriptions import FOLLOWS, KINDS, TRACKS
 
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import deliveries, follows, tracking
+from mapwatch.store.subscriptions.deliveries import FOLLOWS, KINDS, TRACKS
 from tests.follow_helpers import RL
 
 
-def _add(db, kind: subscriptions.Kind, clock) -> int:
+def _add(db, kind: deliveries.Kind, clock) -> int:
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     if kind is TRACKS:
         t, _ = tracking.add_track(db, guild_id=1, channel_id=2, user_id=3, paper_id="2412.10400", created_by=3,
@@ -23,7 +23,7 @@ def _add(db, kind: subscriptions.Kind, clock) -> int:
     return f.id
 
 
-def _row(db, kind: subscriptions.Kind, item_id: int) -> tuple:
+def _row(db, kind: deliveries.Kind, item_id: int) -> tuple:
     return db.conn.execute(f"SELECT last_event_id, {kind.delivered_at}, last_failure, disabled_reason"
                            f" FROM {kind.table} WHERE id = ?", (item_id,)).fetchone()
 
@@ -36,21 +36,21 @@ def test_the_kinds_keep_their_tables_columns_and_marker_keys() -> None:
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.table)
 def test_one_set_of_functions_settles_either_kind(db, clock, kind) -> None:
     item = _add(db, kind, clock)
-    subscriptions.mark_sending(db, kind, item, 10**6, clock())
-    assert {k: v[0] for k, v in subscriptions.markers(db, kind).items()} == {item: 10**6}
+    deliveries.mark_sending(db, kind, item, 10**6, clock())
+    assert {k: v[0] for k, v in deliveries.markers(db, kind).items()} == {item: 10**6}
     start = _row(db, kind, item)[0]
-    subscriptions.mark_delivered(db, kind, item, start + 1, clock(), sent=False)  # a quiet skip: no delivery time
+    deliveries.mark_delivered(db, kind, item, start + 1, clock(), sent=False)  # a quiet skip: no delivery time
     assert _row(db, kind, item)[:2] == (start + 1, None)
-    assert subscriptions.markers(db, kind) == {}
-    subscriptions.mark_delivered(db, kind, item, 10**6, clock())
+    assert deliveries.markers(db, kind) == {}
+    deliveries.mark_delivered(db, kind, item, 10**6, clock())
     assert _row(db, kind, item)[0] == 10**6 and _row(db, kind, item)[1] is not None
-    subscriptions.mark_delivered(db, kind, item, 3, clock())  # never backwards
+    deliveries.mark_delivered(db, kind, item, 3, clock())  # never backwards
     assert _row(db, kind, item)[0] == 10**6
-    subscriptions.mark_sending(db, kind, item, 10**6 + 5, clock())
-    subscriptions.mark_failed(db, kind, item, 10**6 + 5, "refused: 50035", clock())
+    deliveries.mark_sending(db, kind, item, 10**6 + 5, clock())
+    deliveries.mark_failed(db, kind, item, 10**6 + 5, "refused: 50035", clock())
     cursor, _at, failure, disabled = _row(db, kind, item)
     assert cursor == 10**6 + 5 and failure.endswith(": refused: 50035") and disabled is None
-    assert subscriptions.markers(db, kind) == {}
-    subscriptions.mark_sending(db, kind, item, 10**6 + 9, clock())
-    subscriptions.disable(db, kind, item, "the channel is gone")
-    assert _row(db, kind, item)[3] == "the channel is gone" and subscriptions.markers(db, kind) == {}
+    assert deliveries.markers(db, kind) == {}
+    deliveries.mark_sending(db, kind, item, 10**6 + 9, clock())
+    deliveries.disable(db, kind, item, "the channel is gone")
+    assert _row(db, kind, item)[3] == "the channel is gone" and deliveries.markers(db, kind) == {}

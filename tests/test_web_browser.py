@@ -20,10 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
 
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
 from tests.htmlcheck import headings, parse_strict, text_of
 

@@ -10,17 +10,17 @@ from pathlib import Path
 import aiohttp
 import feedparser
 import pytest
+
 from mapwatch.feeds import pages
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.server import start_server
-from mapwatch.store import feed_queries
-from mapwatch.store.db import open_db
-from mapwatch.store.feed_queries import Direction
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
-from mapwatch.store.model import ListedPaper, PaperList
-from mapwatch.store.types import NewCiter, PaperRef
-
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.model import ListedPaper, PaperList
+from mapwatch.store.questions import feed_queries
+from mapwatch.store.questions.feed_queries import Direction
+from mapwatch.store.questions.types import NewCiter, PaperRef
+from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.feedcheck import snapshot
 from tests.htmlcheck import assert_good_page, assert_nothing_injected, headings, html_files, parse_strict, text_of
@@ -102,7 +102,7 @@ def test_direction_page_lists_its_feed_entries_newest_first_with_a_heading_per_d
 
 
 def test_pagerank_leaders_once_computed(db, clock, site: Path) -> None:
-    from mapwatch.store.graph import compute_direction_ranks
+    from mapwatch.store.questions.graph import compute_direction_ranks
 
     assert "Not computed yet" in (site / RL_PAGE).read_text()
     compute_direction_ranks(db, clock())

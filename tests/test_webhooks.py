@@ -12,15 +12,15 @@ from typing import Any
 
 import discord
 import pytest
-from mapwatch.bot.client import MapwatchBot
-from mapwatch.bot.delivery_webhooks import GONE, deliver_webhooks
-from mapwatch.bot.render_follow import Delivery
-from mapwatch.bot.render_slack import slack_message
-from mapwatch.bot.replies import Embed, Field
-from mapwatch.store import webhooks
-from mapwatch.store.db import open_db
-from mapwatch.store.errors import BadOption
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.bot.rendering.render_follow import Delivery
+from mapwatch.bot.rendering.render_slack import slack_message
+from mapwatch.bot.rendering.replies import Embed, Field
+from mapwatch.bot.sending.delivery_webhooks import GONE, deliver_webhooks
+from mapwatch.store.database.db import open_db
+from mapwatch.store.errors import BadOption
+from mapwatch.store.subscriptions import webhooks
 from tests import openapi_check
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord

@@ -1,5 +1,5 @@
 """A write that first reads (an ingest's batch, the feed index) waits for another process's
-write lock instead of failing: its transaction takes the lock at BEGIN (store.db.MapDatabase.atomic).
+write lock instead of failing: its transaction takes the lock at BEGIN (store.database.db.MapDatabase.atomic).
 With a deferred BEGIN, the batch's reads pin a snapshot, the other writer commits, and the
 batch's first write fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT)."""
 
@@ -11,9 +11,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mapwatch.store.db import open_db
-from mapwatch.store.files import SEEDS_DIR
-from mapwatch.store.ingest import ingest_paths
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.sources.files import SEEDS_DIR
 
 
 def hold_write_lock(path: Path, seconds: float, held: threading.Event, done: threading.Event) -> None:
@@ -44,7 +44,7 @@ def test_an_ingest_waits_for_another_writer_and_loses_nothing(tmp_path: Path) ->
 
 def test_a_track_waits_for_another_writer(tmp_path: Path) -> None:
     """The bot's writes (here /track's) read and then write too: they wait as well."""
-    from mapwatch.store import tracking
+    from mapwatch.store.subscriptions import tracking
 
     path = tmp_path / "map.db"
     ingest_paths(open_db(path), [SEEDS_DIR])

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mapwatch.bot.replies import Ctx, Reply
+from mapwatch.bot.rendering.replies import Ctx, Reply
 
 MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
                                              "webhooks")]
@@ -71,7 +71,7 @@ def here(ctx: Ctx) -> dict[str, Any]:
 def stop_reply(gone: bool, what: str, not_here: str, stopped: str) -> Reply:
     """/untrack and /unfollow: `stopped` (what stopped here), or, only to the user, `not_here`
     (nothing did); `{}` in either stands for `what`."""
-    from mapwatch.bot import text
+    from mapwatch.bot.rendering import text
 
     if not gone:
         return Reply(content=not_here.format(what), ephemeral=True)
@@ -105,7 +105,7 @@ def pages(total: int, size: int = PAGE_SIZE) -> int:
 
 def error_reply(exc: Exception) -> Reply:
     """The one mapping from domain errors to friendly, ephemeral answers."""
-    from mapwatch.bot import render, text
+    from mapwatch.bot.rendering import render, text
     from mapwatch.store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
 
     if isinstance(exc, PaperNotFound):

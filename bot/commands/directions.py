@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mapwatch.bot import render, text
-from mapwatch.bot.commands import Command, Opt
-from mapwatch.bot.replies import Ctx, Embed, Reply
-from mapwatch.store import queries
 from sqlite_utils import Database
+
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.rendering import render, text
+from mapwatch.bot.rendering.replies import Ctx, Embed, Reply
+from mapwatch.store.questions import queries
 
 DIRECTION_HELP = "a research direction: its name, slug or map URL"
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mapwatch.bot import render_follow, text
+from sqlite_utils import Database
+
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.directions import DIRECTION_HELP
-from mapwatch.bot.replies import Ctx, Reply
-from mapwatch.store import digests, follows, queries
+from mapwatch.bot.rendering import render_follow, text
+from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption
-from sqlite_utils import Database
+from mapwatch.store.questions import queries
+from mapwatch.store.subscriptions import digests, follows
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."
@@ -56,7 +58,7 @@ def parse_hour(hour: Any) -> int:
 def apply_threads(db: Database, ctx: Ctx, kind: str, item_id: int, threads: str | None, new: bool) -> str:
     """Record `threads:on|off` for a track or follow (a new one: off unless asked), and the words
     that say so ("" when off). Threads exist only in a server's channels."""
-    from mapwatch.store import team_channels
+    from mapwatch.store.subscriptions import team_channels
 
     choice = (threads or "").strip().lower()
     if choice and choice not in THREADS:
@@ -72,10 +74,10 @@ def apply_threads(db: Database, ctx: Ctx, kind: str, item_id: int, threads: str 
 def target(db: Database, ctx: Ctx, channel: Any, threads: str | None) -> Ctx:
     """The context a /track or /follow acts on: here, or the `channel` option's channel (its id,
     `<#id>`, or `forum:<id>` for a forum, which the Discord layer passes for a forum channel).
-    A forum is remembered (store.team_channels): its alerts become posts."""
+    A forum is remembered (store.subscriptions.team_channels): its alerts become posts."""
     from dataclasses import replace
 
-    from mapwatch.store import team_channels
+    from mapwatch.store.subscriptions import team_channels
 
     if channel is None or channel == "":
         return ctx

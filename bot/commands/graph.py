@@ -1,4 +1,4 @@
-"""/related, /path, /rising, /graph: graph questions (store.graph), answered as text or a picture.
+"""/related, /path, /rising, /graph: graph questions (store.questions.graph), answered as text or a picture.
 
 networkx and matplotlib load only inside the cores that need them (plot, PageRank is stored).
 """
@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mapwatch.bot import render, render_graph, text
-from mapwatch.bot.commands import Command, Opt
-from mapwatch.bot.replies import Ctx, Embed, File, Reply
-from mapwatch.store import citation_path, graph, related
-from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
+
+from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.rendering import render, render_graph, text
+from mapwatch.bot.rendering.replies import Ctx, Embed, File, Reply
+from mapwatch.store.errors import BadOption
+from mapwatch.store.questions import citation_path, graph, related
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
@@ -75,7 +76,7 @@ def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: A
 
 
 def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Reply:
-    from mapwatch.bot.plot import draw_neighbourhood
+    from mapwatch.bot.rendering.plot import draw_neighbourhood
 
     d = _int(depth, "depth", 1, 3, 1)
     view = graph.neighbourhood(db, paper, depth=d, max_nodes=GRAPH_NODES)
@@ -104,7 +105,7 @@ def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
 
 def pagerank_field(db: Database, slug: str, limit: int = 5) -> Any:
     """/direction: its papers by the PageRank stored at the last refresh (a Field, or None)."""
-    from mapwatch.bot.replies import Field
+    from mapwatch.bot.rendering.replies import Field
 
     ranks = graph.direction_ranks(db, slug, limit=limit)
     if not ranks.papers:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from mapwatch.bot import render, text
-from mapwatch.bot.commands import Command
-from mapwatch.bot.replies import Ctx, Embed, Field, Reply
-from mapwatch.store import bot_state, queries
 from sqlite_utils import Database
+
+from mapwatch.bot.commands import Command
+from mapwatch.bot.rendering import render, text
+from mapwatch.bot.rendering.replies import Ctx, Embed, Field, Reply
+from mapwatch.store.questions import queries
+from mapwatch.store.subscriptions import bot_state
 
 NEXT_REFRESH_KEY = "next_refresh"
 

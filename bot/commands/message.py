@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from sqlite_utils import Database
+
 from mapwatch.bot.commands import Command, Opt, pages
-from mapwatch.bot.render_message import CARDS_PER_PAGE, papers_in_message
-from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import queries
+from mapwatch.bot.rendering.render_message import CARDS_PER_PAGE, papers_in_message
+from mapwatch.bot.rendering.replies import Ctx, Pager, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import ID_RE, TEXT_IDS_MAX, ids_in_text
-from sqlite_utils import Database
+from mapwatch.store.questions import queries
 
 MENU_NAME = "Papers in this message"
 TEXT_MAX = 20_000  # characters of a message read (content and embeds: Discord's own bound is ~8000)

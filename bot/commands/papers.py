@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mapwatch.bot import render
-from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
-from mapwatch.bot.replies import Ctx, Pager, Reply
-from mapwatch.store import queries, search
-from mapwatch.store.errors import BadOption
 from sqlite_utils import Database
+
+from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
+from mapwatch.bot.rendering import render
+from mapwatch.bot.rendering.replies import Ctx, Pager, Reply
+from mapwatch.store.errors import BadOption
+from mapwatch.store.questions import queries, search
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mapwatch.bot import render, render_follow, text
+from sqlite_utils import Database
+
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.follow import (
     CHANNEL_HELP,
@@ -18,10 +19,11 @@ from mapwatch.bot.commands.follow import (
     where_words,
 )
 from mapwatch.bot.commands.papers import PAPER_HELP
-from mapwatch.bot.replies import Ctx, Embed, Reply
-from mapwatch.store import digests, follows, queries, tracking
+from mapwatch.bot.rendering import render, render_follow, text
+from mapwatch.bot.rendering.replies import Ctx, Embed, Reply
 from mapwatch.store.errors import BadOption
-from sqlite_utils import Database
+from mapwatch.store.questions import queries
+from mapwatch.store.subscriptions import digests, follows, tracking
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."

@@ -1,17 +1,19 @@
 """/webhook: a paper's alerts or a direction's follows delivered to a Discord or Slack webhook
-(store.webhooks). Answers only to the user; never repeats a URL."""
+(store.subscriptions.webhooks). Answers only to the user; never repeats a URL."""
 
 from __future__ import annotations
 
-from mapwatch.bot import text
+from sqlite_utils import Database
+
 from mapwatch.bot.commands import Command, Opt
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.commands.papers import PAPER_HELP
-from mapwatch.bot.replies import Ctx, Reply
-from mapwatch.store import queries, webhooks
+from mapwatch.bot.rendering import text
+from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.environment import current
 from mapwatch.store.errors import BadOption, NotAllowed
-from sqlite_utils import Database
+from mapwatch.store.questions import queries
+from mapwatch.store.subscriptions import webhooks
 
 REFUSAL = "You need the Manage Webhooks permission to add or remove this server's webhooks."
 SLACK_ENV = "MAPWATCH_SLACK_WEBHOOKS"

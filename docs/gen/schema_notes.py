@@ -202,7 +202,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'published_at': '',
         }),
     'feed_direction_citers': (
-        "the feeds' index of who newly cites each direction, brought up to date by each publish (store/feed_index.py)",
+        "the feeds' index of who newly cites each direction, brought up to date by each publish (store/database/feed_index.py)",
         {
             'direction_slug': '',
             'citing_id': '',

@@ -21,6 +21,7 @@ async def fake_discord(fake_config: dict[str, Any]) -> AsyncIterator[FakeDiscord
     """A started fake Discord; discord.py's REST base and gateway point at it during the test."""
     import discord.gateway
     import discord.http
+
     from mapwatch.bot.discord_endpoints import point_discord_py_at
 
     saved = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY

@@ -1,0 +1,209 @@
+"""Pure rendering: query results -> Reply/Embed data within Discord's limits (bot/rendering/text.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
+from mapwatch.bot.rendering.text import (
+    FIELD_VALUE_MAX,
+    FIELDS_MAX,
+    clean,
+    clip,
+    clip_lines,
+    esc,
+    fit_reply,
+    link,
+    safe_link,
+)
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
+from mapwatch.store.questions.types import CitationRow, PaperRow
+from mapwatch.store.subscriptions.tracking import Alert, Track
+
+COLOR = 0x3B82F6
+
+
+def error(message: str, suggestions: Sequence[str] = ()) -> Reply:
+    lines = [clip(clean(message), 1000)]
+    if suggestions:
+        lines.append("Did you mean:")
+        lines += [f"• {esc(s)}" for s in suggestions[:5]]
+    return fit_reply(Reply(content="\n".join(lines), ephemeral=True))
+
+
+def to_text(r: Reply) -> str:
+    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks."""
+    parts: list[str] = []
+    if r.content:
+        parts.append(r.content)
+    for e in r.embeds:
+        block = []
+        if e.title:
+            block.append(f"== {e.title} ==" + (f"  <{e.url}>" if e.url else ""))
+        if e.description:
+            block.append(e.description)
+        for f in e.fields:
+            block.append(f"-- {f.name}\n{f.value}")
+        if e.footer:
+            block.append(f"({e.footer})")
+        parts.append("\n".join(block))
+    for attached in r.files:
+        parts.append(f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
+    if r.pager and r.pager.pages > 1:
+        parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
+                     f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages
+                     else f"[page {r.pager.page + 1} of {r.pager.pages}]")
+    if r.ephemeral:
+        parts.append("(only you can see this)")
+    return "\n\n".join(parts)
+
+
+# --- Views ------------------------------------------------------------------------------
+
+def day(iso: str | None) -> str:
+    """ISO date or timestamp -> '14 Oct 2026' (pure; no locale)."""
+    if not iso:
+        return "-"
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    try:
+        y, m, d = int(iso[0:4]), int(iso[5:7]), int(iso[8:10])
+        return f"{d} {months[m - 1]} {y}"
+    except (ValueError, IndexError):
+        return clean(iso)[:32]
+
+
+def when(iso: str | None) -> str:
+    """ISO timestamp -> '29 Nov 2026 18:51 UTC'."""
+    if not iso:
+        return "never"
+    if len(iso) >= 16 and iso[10] == "T":
+        return f"{day(iso)} {iso[11:16]} UTC"
+    return day(iso)
+
+
+def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
+    year = f" ({p.year})" if p.year else ""
+    cited = f" · cited by {p.cited_by}" if p.cited_by is not None else ""
+    where = ""
+    if dirs and isinstance(p, CitationRow) and p.directions:
+        where = " · " + ", ".join(esc(d) for d in p.directions[:2])
+    prefix = f"{n}. " if n is not None else "• "
+    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}"
+
+
+def feed_url(base_url: str, slug: str) -> str:
+    return f"{base_url}/feeds/{slug}.atom"
+
+
+def paper_feed_url(base_url: str, paper_id: str) -> str:
+    return f"{base_url}/feeds/papers/{paper_id}.atom"
+
+
+def paper_card(v: PaperView, base_url: str) -> Reply:
+    p = v.paper
+    arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
+    head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
+    if p.has_page:
+        head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
+                    f" (data through {day(v.data_through)})")
+        if v.refs_in_map is not None:
+            head.append(f"Builds on **{v.refs_in_map}** of its {v.refs_total if v.refs_total is not None else '?'}"
+                        " references that are in the map")
+    else:
+        head.append(f"No map page of its own yet: known from other pages' lists ({v.citers_stored} citers,"
+                    f" {v.refs_stored} references known).")
+    desc = "\n".join(head)
+    if v.abstract:
+        desc += "\n\n" + clip(esc(v.abstract), 900)
+    fields = []
+    if v.directions:
+        fields.append(Field("Directions", clip_lines([f"• {link(d.breadcrumb, d.url)}" for d in v.directions], 1024)))
+    if v.top_citers:
+        fields.append(Field(f"Top citers ({len(v.top_citers)} of {v.citers_stored} known)",
+                            clip_lines([paper_line(c, dirs=False) for c in v.top_citers], 1024)))
+    if v.top_refs:
+        fields.append(Field(f"Top references ({len(v.top_refs)} of {v.refs_stored} known)",
+                            clip_lines([paper_line(c, dirs=False) for c in v.top_refs], 1024)))
+    if base_url:
+        fields.append(Field("Feed", f"New citers: {paper_feed_url(base_url, p.id)}"))
+    counts = [s.cited_by for s in v.snapshots if s.cited_by is not None]
+    footer = f"{len(v.snapshots)} stored snapshots" + (
+        f" · cited by {counts[0]} → {counts[-1]}" if len(counts) > 1 and counts[0] != counts[-1] else "")
+    return fit_reply(Reply(embeds=(Embed(esc(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
+
+
+def paper_list(title: str, url: str | None, result: PaperPage, *, subtitle: str, empty: str, pager: Pager) -> Reply:
+    if not result.items:
+        return fit_reply(Reply(content=empty if result.offset == 0 else "No more results.", ephemeral=True))
+    lines = [paper_line(p, result.offset + i + 1) for i, p in enumerate(result.items)]
+    footer = f"Page {pager.page + 1} of {pager.pages} · {result.total} in all"
+    embed = Embed(esc(title), esc(subtitle) + "\n\n" + clip_lines(lines, 3500), url, (), footer, COLOR)
+    return fit_reply(Reply(embeds=(embed,), pager=pager if pager.pages > 1 else None))
+
+
+def direction_card(v: DirectionView, base_url: str) -> Reply:
+    d = v.direction
+    desc = f"{esc(d.breadcrumb)}\n{d.papers} papers placed here."
+    fields = [Field("Most cited papers", clip_lines([paper_line(p, i + 1, dirs=False)
+                                                     for i, p in enumerate(v.top_papers)], 1024) or "none")]
+    if v.newest_citers:
+        fields.append(Field("Newest citing papers", clip_lines([paper_line(p) for p in v.newest_citers], 1024)))
+    if base_url:
+        fields.append(Field("Feed", feed_url(base_url, d.slug)))
+    return fit_reply(Reply(embeds=(Embed(esc(d.name), desc, d.url, tuple(fields), f"slug: {d.slug}", COLOR),)))
+
+
+def directions_list(areas: Sequence[AreaDirections]) -> Reply:
+    if not areas:
+        return Reply(content="No directions stored yet: run `mapwatch ingest` or `mapwatch refresh`.", ephemeral=True)
+    total = sum(len(a.directions) for a in areas)
+    fields = []
+    for a in areas[:FIELDS_MAX]:
+        lines = [f"• {link(d.name, d.url)} · {d.papers} papers · `{clean(d.slug)}`" for d in a.directions]
+        fields.append(Field(f"{clean(a.area)} ({len(a.directions)})", clip_lines(lines, FIELD_VALUE_MAX)))
+    more = f" · {len(areas) - FIELDS_MAX} more areas not shown" if len(areas) > FIELDS_MAX else ""
+    return fit_reply(Reply(embeds=(Embed("Directions", f"{total} directions in {len(areas)} areas.", None,
+                                         tuple(fields), "Use /direction for one of them" + more, COLOR),)))
+
+
+def tracked_list(tracks: Sequence[Track], in_dm: bool) -> Reply:
+    if not tracks:
+        where = "in these DMs" if in_dm else "in this server"
+        return Reply(content=f"Nothing is tracked {where}. Use /track <paper> to start.", ephemeral=True)
+    lines = []
+    for t in tracks:
+        where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
+        last = day(t.last_alert_at) if t.last_alert_at else "no alert yet"
+        how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
+        line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · {how} · since {day(t.created_at)}"
+                f" · last alert: {last}")
+        if t.disabled_reason:
+            line += f" · **disabled**: {clean(t.disabled_reason)}"
+        if t.last_failure:
+            line += f" · last failed delivery: {clean(clip(t.last_failure, 200))}"
+        lines.append(line)
+    title = "Tracked in your DMs" if in_dm else "Tracked in this server"
+    return fit_reply(Reply(embeds=(Embed(title, clip_lines(lines, 4000), None, (), f"{len(tracks)} tracked", COLOR),)))
+
+
+def alert(a: Alert) -> Reply:
+    """One tracked paper's new citers since the last alert."""
+    p = a.paper
+    n_new = len(a.new_citers) + a.more
+    lines = [paper_line(c) for c in a.new_citers]
+    desc = clip_lines(lines, 3200, more=a.more) if lines else ""
+    notes = []
+    if a.new_count is not None and a.old_count is not None:
+        notes.append(f"Cited by {a.old_count} → {a.new_count}.")
+    if a.unlisted:
+        notes.append(f"{a.unlisted} of the gained citers are not listed by name on the map page.")
+    if notes:
+        desc = (desc + "\n\n" if desc else "") + " ".join(notes)
+    gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)
+    noun = "citer" if gained == 1 else "citers"
+    suffix = f": {gained} new {noun}"
+    title = clip(esc(p.title), 256 - len(suffix)) + suffix  # a long title never hides the news
+    embed = Embed(title, desc, safe_link(p.url) or safe_link(p.arxiv_url), (),
+                  f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
+    return fit_reply(Reply(embeds=(embed,)))

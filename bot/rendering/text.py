@@ -1,0 +1,153 @@
+"""Text for Discord, in one place: its limits, clipping, "… and N more", escaping and safe links.
+
+Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096,
+25 fields (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds;
+autocomplete choice names and values 100. Long lists are summarised ("… and N more"), never
+split into a burst of messages. Text from pages is escaped so it can neither format nor ping.
+Pure: no discord import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from mapwatch.bot.rendering.replies import Embed, Field, Reply
+from mapwatch.store.urls import safe_http_url
+
+TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
+FOOTER_MAX, TOTAL_MAX, CONTENT_MAX, EMBEDS_MAX = 2048, 6000, 2000, 10
+CHOICE_MAX = 100  # autocomplete choice names and values
+LINK_MAX = 400  # longer links are shown as text only
+
+_MD = re.compile(r"([\\*_~`|>\[\]<]|^[#-])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_MENTION = re.compile(r"@(?=everyone|here|[!&]?\d)", re.IGNORECASE)
+_LINKABLE = re.compile(r"https?://[^\s()<>\[\]\"'`]+")  # nothing that ends a Markdown link
+
+
+# -- escaping -----------------------------------------------------------------------------------
+
+def strip_control(text: str) -> str:
+    """Without control and direction-changing characters."""
+    return _CONTROL.sub("", text)
+
+
+def clean(text: str | None) -> str:
+    """Page text made safe to show: no control characters, no mentions, one line."""
+    if not text:
+        return ""
+    text = _MENTION.sub("@\u2060", strip_control(text))
+    return " ".join(text.split())
+
+
+def esc(text: str | None) -> str:
+    """Clean, then escape Markdown so titles show literally (and links stay links)."""
+    return _MD.sub(r"\\\1", clean(text))
+
+
+def role_mention(role_id: int) -> str:
+    """The one mention a delivery may carry: the role chosen on /follow or /track."""
+    return f"<@&{int(role_id)}>"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# -- clipping -----------------------------------------------------------------------------------
+
+def clip(text: str, limit: int) -> str:
+    """Cut at a word boundary with an ellipsis, never over `limit` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 1)]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    while cut.endswith("\\"):  # never leave a dangling escape
+        cut = cut[:-1]
+    return cut.rstrip() + "…"
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace folded to single spaces, then clipped (plain text: titles in pictures and graph answers)."""
+    return clip(" ".join(text.split()), limit)
+
+
+def and_more(n: int) -> str:
+    return f"… and {n} more"
+
+
+def clip_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
+    """Whole lines, at most `limit` characters in all; the lines left out (and `more` not given)
+    become a last line "… and N more"."""
+    out: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        after = len(lines) - i - 1 + more
+        need = len(line) + (1 if out else 0)
+        reserve = len("\n" + and_more(after)) if after else 0
+        if used + need + reserve > limit:
+            left = len(lines) - i + more
+            while out and used + 1 + len(and_more(left)) > limit:
+                used -= len(out.pop()) + (1 if out else 0)
+                left += 1
+            out.append(and_more(left))
+            return "\n".join(out)[:limit]
+        out.append(line)
+        used += need
+    if more:
+        out.append(and_more(more))
+    return clip("\n".join(out), limit)
+
+
+# -- links --------------------------------------------------------------------------------------
+
+def safe_link(url: str | None) -> str | None:
+    """`url` if it may be shown as a link: http(s) with a host (store/urls.py, the one rule for
+    links from pages), at most 400 characters, and nothing that ends a Markdown link."""
+    u = safe_http_url(url)
+    return u if u and len(u) <= LINK_MAX and _LINKABLE.fullmatch(u) else None
+
+
+def link(title: str | None, url: str | None, limit: int | None = None) -> str:
+    """A Markdown link with an escaped title (plain title when the URL is not safe)."""
+    t = esc(title)
+    t = (clip(t, limit) if limit else t) or "untitled"
+    u = safe_link(url)
+    return f"[{t}]({u})" if u else t
+
+
+# -- whole messages -----------------------------------------------------------------------------
+
+def embed_size(e: Embed) -> int:
+    return (len(e.title) + len(e.description) + len(e.footer)
+            + sum(len(f.name) + len(f.value) for f in e.fields))
+
+
+def fit_embed(e: Embed, budget: int = TOTAL_MAX) -> Embed:
+    """An embed within every per-field limit and `budget` characters in total."""
+    fields = tuple(Field(clip(f.name, FIELD_NAME_MAX) or "\u200b", clip(f.value, FIELD_VALUE_MAX) or "\u200b",
+                         f.inline) for f in e.fields[:FIELDS_MAX])
+    e = Embed(clip(e.title, TITLE_MAX), clip(e.description, DESC_MAX),
+              safe_link(e.url), fields, clip(e.footer, FOOTER_MAX), e.color)
+    while embed_size(e) > budget and e.fields:
+        e = Embed(e.title, e.description, e.url, e.fields[:-1], e.footer, e.color)
+    if embed_size(e) > budget:
+        room = budget - len(e.title) - len(e.footer)
+        e = Embed(e.title, clip(e.description, max(0, room)), e.url, (), e.footer, e.color)
+    return e
+
+
+def fit_reply(r: Reply) -> Reply:
+    """The whole message within Discord's limits: content, at most 10 embeds, 6000 in total."""
+    embeds: list[Embed] = []
+    budget = TOTAL_MAX
+    for e in r.embeds[:EMBEDS_MAX]:
+        if budget < 50:
+            break
+        fitted = fit_embed(e, budget)
+        embeds.append(fitted)
+        budget -= embed_size(fitted)
+    return Reply(clip(strip_control(r.content), CONTENT_MAX), tuple(embeds), r.ephemeral, r.pager, r.files)

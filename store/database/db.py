@@ -1,0 +1,106 @@
+"""Opening the database: one place for the file, pragmas and schema."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from mapwatch.store.database import bulk_load, schema
+from mapwatch.store.database.db_check import check_database, check_file
+from mapwatch.store.database.replica import replica_url
+from mapwatch.store.environment import current
+from mapwatch.store.errors import NoDatabase
+
+
+def default_db_path() -> str:
+    """$MAPWATCH_DB, else ./mapwatch.db (store.environment)."""
+    return current().database()
+
+
+def busy_timeout_ms() -> int:
+    """How long a command waits for another process's write lock (store.environment)."""
+    return current().busy_timeout_ms()
+
+
+def require_db(path: str | Path | None) -> str:
+    """The database path, if that file exists and is a mapwatch database; else `NoDatabase`
+    or `NotMapwatchDatabase` naming it (store/database/db_check.py). Nothing is written."""
+    target = str(path) if path is not None else default_db_path()
+    if target != ":memory:":
+        if not Path(target).is_file():
+            raise NoDatabase(target)
+        check_file(target)
+    return target
+
+
+def open_db(path: str | Path | None = None, *, migrate: bool = True, create: bool = True) -> Database:
+    """Open the mapwatch database: WAL, foreign keys, schema applied. With `create` (ingest,
+    refresh, run) a missing or empty file and its folders are made into one; without, a
+    missing file raises `NoDatabase` and nothing is created (README, "Usage"). A file that is
+    not a mapwatch database (another program's, empty without `create`, or of a newer schema)
+    raises `NotMapwatchDatabase` before anything is written to it."""
+    target = str(path) if path is not None else default_db_path()
+    # check_same_thread=False: the bot hands the connection to worker threads
+    # (asyncio.to_thread); callers that share one connection serialise its use.
+    if target == ":memory:" or create:
+        if target != ":memory:":
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(target, check_same_thread=False)
+    else:
+        require_db(target)
+        # mode=rw: SQLite itself refuses to create the file (no race with the check above).
+        uri = "file:" + urllib.parse.quote(os.path.abspath(target)) + "?mode=rw"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.OperationalError:
+            if not Path(target).is_file():
+                raise NoDatabase(target) from None
+            raise
+    db = MapDatabase(conn, execute_plugins=False)
+    db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+    try:  # before anything is written: another program's file, or a newer schema, stays untouched
+        check_database(db.conn, target, create=create or target == ":memory:")
+    except BaseException:
+        conn.close()
+        raise
+    if target != ":memory:":
+        db.conn.execute("PRAGMA journal_mode = WAL")
+        db.conn.execute("PRAGMA synchronous = NORMAL")
+        if replica_url():
+            # Litestream checkpoints the WAL itself once it has copied it (docs/operations.md,
+            # "Replication"): a checkpoint of ours could restart the WAL before it did.
+            db.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    db.conn.execute("PRAGMA foreign_keys = ON")
+    if migrate:
+        schema.apply(db)
+        bulk_load.finish_interrupted(db)  # the index builds of a killed bulk load (README, "mapwatch ingest")
+    return db
+
+
+
+class MapDatabase(Database):
+    """sqlite-utils' Database whose transactions begin IMMEDIATE: every `atomic()` here reads
+    and then writes, so it takes the write lock first and waits (busy_timeout) while another
+    process writes. A deferred BEGIN would fail at once ("database is locked") if that process
+    committed between this transaction's reads and its first write. Nested: a savepoint."""
+
+    @contextmanager
+    def atomic(self) -> Iterator[MapDatabase]:
+        if self.conn.in_transaction:
+            with super().atomic():
+                yield self
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+            raise
+        self.conn.commit()

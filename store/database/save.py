@@ -1,0 +1,329 @@
+"""Writing parsed pages: one transaction per batch, diffed against what is stored.
+
+History rules (docs/design.md, "History rules"): both sides of an edge are evidence; papers seen only
+in lists become stubs; an older snapshot changes nothing; an identical page writes
+nothing; every new edge and every growth of a stated count is an event with a growing id.
+"Older" is judged against a stored date that can be true: one an older version stored from a
+page of the future (or from before arXiv) is ignored, so it cannot freeze its paper
+(store/pages/page_dates.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from itertools import chain
+
+from sqlite_utils import Database
+
+from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.pages.page_dates import possible_iso
+from mapwatch.store.pages.page_hash import HASH_PREFIX
+
+
+@dataclass(frozen=True)
+class Rejection:
+    location: str
+    line: int
+    reason: str
+    sha256: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.location}:{self.line}" if self.line else self.location
+        return f"{where}: {self.reason}"
+
+
+@dataclass
+class SaveResult:
+    stored: list[str] = field(default_factory=list)  # paper ids whose page was written
+    unchanged: int = 0
+    stale: int = 0  # older than what is stored: ignored
+    new_citations: int = 0
+    new_papers: int = 0
+
+    def add(self, other: SaveResult) -> None:
+        self.stored += other.stored
+        self.unchanged += other.unchanged
+        self.stale += other.stale
+        self.new_citations += other.new_citations
+        self.new_papers += other.new_papers
+
+
+def _iso(ts: datetime) -> str:
+    return ts.isoformat(timespec="seconds")
+
+
+def save_pages(db: Database, pages: Sequence[tuple[MapPage, SourceInfo]], now: datetime) -> SaveResult:
+    """Store a batch of parsed pages in one transaction.
+
+    The result is exactly that of saving the pages one after the other (same rows, same
+    event ids and order); the work is done per batch, a few statements for all its pages.
+    """
+    return save_prepared(db, [prepare(page, src) for page, src in pages], now)
+
+
+def save_prepared(db: Database, pages: Sequence[Prepared], now: datetime) -> SaveResult:
+    """`save_pages` for pages already turned into rows (`store.database.prepared.prepare`)."""
+    result = SaveResult()
+    ts = _iso(now)
+    with db.atomic():
+        for group in _distinct_groups(pages):
+            _save_group(db.conn, group, ts, now.date(), result)
+    return result
+
+
+def _distinct_groups(pages: Sequence[Prepared]) -> list[list[Prepared]]:
+    """Consecutive runs in which no paper appears twice (a repeat starts a new run)."""
+    groups: list[list[Prepared]] = [[]]
+    seen: set[str] = set()
+    for item in pages:
+        if item.id in seen:
+            groups.append([])
+            seen = set()
+        seen.add(item.id)
+        groups[-1].append(item)
+    return [g for g in groups if g]
+
+
+ROWS_PER_STATEMENT = 64  # rows an INSERT writes at once (its VALUES list); see _insert
+
+
+def _insert(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence], tail: str = "") -> None:
+    """`head VALUES row tail` for every row in order, `ROWS_PER_STATEMENT` rows a statement:
+    the same rows as one statement per row (the VALUES rows are inserted in their order, each
+    upsert seeing the rows before it), without running the statement's fixed work once per
+    row (SQLite's start and end of a statement: for an AUTOINCREMENT table, a read and a
+    write of sqlite_sequence)."""
+    n = ROWS_PER_STATEMENT
+    whole = len(rows) - len(rows) % n
+    if whole:
+        conn.executemany(f"{head} VALUES {','.join([row] * n)} {tail}",
+                         (list(chain.from_iterable(rows[i:i + n])) for i in range(0, whole, n)))
+    if whole < len(rows):
+        conn.executemany(f"{head} VALUES {row} {tail}", rows[whole:])
+
+
+def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    _insert(conn, "INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified, checked_at)",
+            "(?, ?, ?, ?, ?, ?, ?, ?)", rows,
+            "ON CONFLICT(location) DO UPDATE SET"
+            " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
+            " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
+            " checked_at=excluded.checked_at")
+    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [r[0] for r in rows])
+
+
+def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple]:
+    """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks; its rows."""
+    rows: list[tuple] = []
+    for i in range(0, len(keys), size):
+        chunk = keys[i:i + size]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
+
+
+def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today: date,
+                result: SaveResult) -> None:
+    """Save pages of distinct papers, with the outcome of saving them one by one."""
+    stored = {row[0]: row[1:] for row in _chunked_query(
+        conn,
+        "SELECT p.id, p.has_page, p.data_through, p.cited_by,"
+        " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1)"
+        " FROM papers p WHERE p.id IN ({})", [p.id for p in group])}
+
+    # Decide page by page, as a sequential save would.
+    accepted: list[Prepared] = []
+    upgraded: list[tuple[str, str, str]] = []  # (new hash, paper, legacy hash): same content
+    kept: list[Prepared] = []  # unchanged or stale: validators only
+    order: list[tuple[bool, Prepared]] = []  # (accepted?, page) in page order
+    for p in group:
+        had_page, stored_through, _old, last_hash = stored.get(p.id, (0, None, None, None))
+        if last_hash == p.hash:
+            result.unchanged += 1
+        elif last_hash and not last_hash.startswith(HASH_PREFIX) and last_hash == p.legacy:
+            # Stored before HASH_FORMAT, same content: unchanged; its hash is rewritten once.
+            result.unchanged += 1
+            upgraded.append((p.hash, p.id, last_hash))
+        elif (had_page and stored_through and p.through and p.through < stored_through
+              and possible_iso(stored_through, today)):  # an impossible stored date is no reference
+            result.stale += 1
+        else:
+            order.append((True, p))
+            accepted.append(p)
+            continue
+        order.append((False, p))
+        kept.append(p)
+
+    if upgraded:
+        conn.executemany("UPDATE snapshots SET content_hash = ? WHERE paper_id = ? AND content_hash = ?",
+                         upgraded)
+    if accepted:
+        _write_accepted(conn, accepted, stored, now, result)
+
+    # Sources, in page order: every stored page's, and the new validators of the others.
+    kept_known = {row[0]: row[1:] for row in _chunked_query(
+        conn, "SELECT location, sha256, size, mtime_ns, etag, last_modified FROM sources"
+              " WHERE location IN ({})", list(dict.fromkeys(p.source.location for p in kept)))}
+    source_rows: list[tuple] = []
+    for was_accepted, p in order:
+        location, *validators = p.source
+        if not was_accepted and kept_known.get(location) == tuple(validators):
+            continue
+        kept_known[location] = tuple(validators)
+        source_rows.append((location, p.id, *validators, now))
+    if source_rows:
+        _save_source_rows(conn, source_rows)
+
+
+def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: dict[str, tuple], now: str,
+                    result: SaveResult) -> None:
+    page_ids = {p.id for p in accepted}
+
+    # Papers seen only in lists: the first listing of a paper with no row yet makes its stub
+    # (INSERT OR IGNORE one page after the other). Stubs of papers whose page is in this group
+    # are folded into the page's row below instead of written and then overwritten.
+    listed: dict[str, Listed] = {}
+    first_listed: dict[str, int] = {}  # paper -> the position in the group of the page first listing it
+    for i, p in enumerate(accepted):
+        for it in p.listed:
+            if it[0] not in listed:
+                listed[it[0]] = it
+                first_listed[it[0]] = i
+
+    paper_rows = []
+    stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
+    for i, p in enumerate(accepted):
+        year, url = p.year, p.url
+        if p.id not in stored and first_listed.get(p.id, i) < i:
+            stub = listed[p.id]  # what the stub would have held: coalesce as the upsert does
+            stubbed_before.add(p.id)
+            year = year if year is not None else stub[2]
+            url = url if url is not None else stub[3]
+        title, arxiv_url, abstract, posted, cited_by, refs_in_map, refs_total = p.row
+        paper_rows.append((p.id, title, year, url, arxiv_url, abstract, posted, cited_by, refs_in_map,
+                           refs_total, p.through, now, now))
+    _insert(conn, "INSERT INTO papers (id, title, year, url, arxiv_url, abstract, first_posted, cited_by,"
+            " refs_in_map, refs_total, data_through, has_page, first_seen, updated)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)", paper_rows,
+            "ON CONFLICT(id) DO UPDATE SET title=excluded.title, year=coalesce(excluded.year, year),"
+            " url=coalesce(excluded.url, url), arxiv_url=excluded.arxiv_url, abstract=excluded.abstract,"
+            " first_posted=excluded.first_posted, cited_by=excluded.cited_by,"
+            " refs_in_map=excluded.refs_in_map, refs_total=excluded.refs_total,"
+            " data_through=excluded.data_through, has_page=1, updated=excluded.updated")
+    result.new_papers += sum(1 for p in accepted if p.id not in stored and p.id not in stubbed_before)
+
+    snapshot_ids = _insert_snapshots(conn, accepted, now)
+
+    # Directions: each page's placements overwrite the direction's fields; a stated count
+    # is kept until another is stated. Merged here into one upsert per direction.
+    directions: dict[str, list] = {}
+    placement_rows = []
+    for p in accepted:
+        for i, (slug, name, area, breadcrumb, durl) in enumerate(p.placements):
+            count = p.direction_count if i == 0 else None
+            previous = directions.get(slug)
+            if count is None and previous is not None:
+                count = previous[5]
+            directions[slug] = [slug, name, area, breadcrumb, durl, count]
+            placement_rows.append((p.id, slug, i + 1))
+    conn.executemany(
+        "INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(slug) DO UPDATE SET name=excluded.name,"
+        " area=excluded.area, breadcrumb=excluded.breadcrumb, url=excluded.url,"
+        " direction_count=coalesce(excluded.direction_count, direction_count)",
+        list(directions.values()),
+    )
+    # The page's current placements replace the stored ones (a new paper has none to delete).
+    _chunked_query(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
+    _insert(conn, "INSERT OR IGNORE INTO placements (paper_id, direction_slug, position)", "(?, ?, ?)",
+            placement_rows)
+
+    _insert(conn, "INSERT OR IGNORE INTO papers (id, title, year, url, has_page, first_seen, updated)",
+            "(?, ?, ?, ?, 0, ?, ?)",
+            [(*it, now, now) for pid, it in listed.items() if pid not in page_ids])  # a stored paper: ignored
+
+    # Edges from both lists, in page order (most cited first); the first page to show an
+    # edge not stored yet reveals it. Only papers stored before this group can have edges.
+    # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
+    known = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
+    citation_rows = []
+    event_rows: list[tuple] = []
+    for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
+        pid = p.id
+        new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
+        known.update(new_edges)
+        named = sum(1 for e in new_edges if e[1] == pid)
+        citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
+        event_rows += [(cited_id, citing, snapshot_id, now) for citing, cited_id in new_edges]
+        result.new_citations += len(new_edges)
+        # Growth of the stated count, with how much of it the page does not list by name.
+        had_page, _through, old_count, _hash = stored.get(pid, (0, None, None, None))
+        if had_page and old_count is not None and p.cited_by is not None and p.cited_by > old_count:
+            unlisted = max(0, p.cited_by - old_count - named)
+            event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
+        result.stored.append(pid)
+    citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
+    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id)", "(?, ?, ?, ?)",
+            citation_rows)
+    _insert_events(conn, event_rows)
+
+
+def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]], size: int = 400) -> set[tuple[str, str]]:
+    """The given (citing, cited) edges that citations holds, looked up by its primary key."""
+    found: set[tuple[str, str]] = set()
+    for i in range(0, len(edges), size):
+        chunk = edges[i:i + size]
+        values = ",".join(["(?, ?)"] * len(chunk))
+        found.update(conn.execute(
+            f"SELECT c.citing_id, c.cited_id FROM (VALUES {values}) AS v"
+            " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
+            [key for edge in chunk for key in edge]).fetchall())
+    return found
+
+
+def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: str) -> list[int]:
+    """One snapshot per page, in page order; their ids (one statement for the batch: the ids
+    an AUTOINCREMENT table gives rows inserted together in one transaction follow each other)."""
+    rows = [(p.id, p.through, p.cited_by, p.row[5], p.row[6], p.citers_listed, p.refs_listed, p.hash,
+             p.source.location, now) for p in accepted]
+    first = (conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'").fetchone() or (0,))[0]
+    top = conn.execute("SELECT max(id) FROM snapshots").fetchone()[0] or 0
+    start = max(first, top) + 1
+    _insert(conn, "INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
+            " citers_listed, refs_listed, content_hash, source, ingested_at)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(start + i, *row) for i, row in enumerate(rows)])
+    return [start + i for i in range(len(rows))]
+
+
+def _insert_events(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Insert events in order: runs of citation events (4-tuples) and count events (7-tuples)."""
+    start = 0
+    while start < len(rows):
+        kind = len(rows[start])
+        end = start
+        while end < len(rows) and len(rows[end]) == kind:
+            end += 1
+        if kind == 4:
+            _insert(conn, "INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)",
+                    "('citation', ?, ?, ?, ?)", rows[start:end])
+        else:
+            conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
+                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)", [r[:6] for r in rows[start:end]])
+        start = end
+
+
+def record_rejections(db: Database, rejections: Sequence[Rejection], now: datetime) -> None:
+    """Remember rejected pages (for stats and /stats). Touches nothing else."""
+    if not rejections:
+        return
+    ts = _iso(now)
+    with db.atomic():
+        db.conn.executemany(
+            "INSERT INTO ingest_errors (location, line, reason, sha256, first_seen, last_seen)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET line=excluded.line,"
+            " reason=excluded.reason, sha256=excluded.sha256, last_seen=excluded.last_seen",
+            [(r.location, r.line, r.reason, r.sha256, ts, ts) for r in rejections],
+        )

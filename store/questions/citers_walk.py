@@ -1,0 +1,48 @@
+"""A paper's most cited citers, found by walking papers from the most cited down.
+
+store/questions/queries.py's `citers(sort="cited")` uses this for papers with many citers, where
+sorting every citer by its count would read them all (tests/test_citers_walk.py checks
+page for page that both give the same answer)."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+WALK_MAX_ROWS = 20_000  # papers looked at before falling back to sorting every citer
+
+
+def most_cited_citers_by_walk(db: Database, paper_id: str, offset: int,
+                              limit: int) -> list[tuple[str, str]] | None:
+    """The (citing_id, first_seen) of `citers(sort="cited")`'s page, found by walking papers
+    from the most cited down (index papers_cited_by) and keeping those that cite
+    `paper_id`: for a paper with thousands of citers the top ten are reached after a few
+    hundred papers, where sorting every citer reads them all. Same order as the sort: the
+    stated count, then the map's listing order (first event), then id. None when the walk
+    would be long (few of the most cited papers cite it, or the page reaches its citers
+    without a stated count): the caller sorts instead."""
+    need = offset + limit
+    cur = db.conn.execute(
+        "SELECT p.id, p.cited_by FROM papers p INDEXED BY papers_cited_by WHERE p.cited_by IS NOT NULL"
+        " AND EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = p.id AND c.cited_id = ?)"
+        " ORDER BY p.cited_by DESC", (paper_id,))
+    picked: list[tuple[str, int]] = []
+    for looked, (pid, count) in enumerate(cur, 1):
+        if len(picked) >= need and count < picked[-1][1]:
+            break  # past the page and past any tie with its last paper
+        if looked > WALK_MAX_ROWS:
+            return None
+        picked.append((pid, count))
+    else:
+        if len(picked) < need:
+            return None  # the page reaches citers without a stated count
+    marks = ",".join("?" * len(picked))
+    first = dict(db.conn.execute(
+        f"SELECT citing_id, min(id) FROM events WHERE paper_id = ? AND citing_id IN ({marks})"
+        " GROUP BY citing_id", (paper_id, *(p for p, _ in picked))).fetchall())
+    picked.sort(key=lambda r: (-r[1], first.get(r[0], 1e18), r[0]))
+    page = [p for p, _ in picked[offset:need]]
+    seen = dict(db.conn.execute(
+        "SELECT citing_id, first_seen FROM citations WHERE cited_id = ? AND citing_id IN"
+        f" ({','.join('?' * len(page))})",
+        (paper_id, *page)).fetchall()) if page else {}
+    return [(p, seen[p]) for p in page]

@@ -1,0 +1,288 @@
+"""Read side for feeds and alerts: who newly cites what, and when it was first seen.
+
+Plain frozen dataclasses out; timestamps are the stored ISO 8601 UTC strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from sqlite_utils import Database
+
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
+
+
+@dataclass(frozen=True)
+class CountGrowth:
+    """A page's stated cited-by count grew; `unlisted` of the new citers are not named on it."""
+
+    event_id: int
+    old_count: int
+    new_count: int
+    unlisted: int
+    seen_at: str
+
+
+def _ref(row: tuple) -> PaperRef:
+    pid, title, year, url, arxiv = row
+    return PaperRef(pid, title, year, url, arxiv or arxiv_url(pid))
+
+
+def directions(db: Database) -> list[Direction]:
+    """Every direction, with its paper count as of the feed index's last update (store/database/feed_index.py)."""
+    rows = db.conn.execute(
+        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url, coalesce(st.papers, 0),"
+        " coalesce(st.since, '1970-01-01T00:00:00+00:00')"
+        " FROM directions d LEFT JOIN feed_direction_stats st ON st.direction_slug = d.slug"
+        " ORDER BY d.area, d.name, d.slug").fetchall()
+    return [Direction(*r) for r in rows]
+
+
+_PAPER_COLS = "p.id, p.title, p.year, p.url, p.arxiv_url"
+
+
+def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter]:
+    """Papers seen citing a paper placed in `slug`, newest first (the first import included), as of
+    the feed index's last update (store/database/feed_index.py; publish updates it first)."""
+    rows = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, dc.first_seen, dc.first_event_id FROM feed_direction_citers dc"
+        " JOIN papers p ON p.id = dc.citing_id WHERE dc.direction_slug = ?"
+        " ORDER BY dc.first_seen DESC, dc.first_event_id ASC LIMIT ?", (slug, limit)).fetchall()
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    cited: dict[str, list[PaperRef]] = {}
+    marks = ",".join("?" * len(ids))
+    for row in db.conn.execute(
+            # CROSS JOIN: from the listed citers' citations (bounded), never from every placement of the direction
+            f"SELECT c.citing_id, {_PAPER_COLS} FROM citations c"
+            " CROSS JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
+            f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
+            " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
+        cited.setdefault(row[0], []).append(_ref(row[1:]))
+    return [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows]
+
+
+def paper(db: Database, paper_id: str) -> PaperRef | None:
+    row = db.conn.execute(f"SELECT {_PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    return _ref(row) if row else None
+
+
+def paper_first_seen(db: Database, paper_id: str) -> str:
+    row = db.conn.execute("SELECT first_seen FROM papers WHERE id = ?", (paper_id,)).fetchone()
+    return row[0] if row else "1970-01-01T00:00:00+00:00"
+
+
+def followed_papers(db: Database) -> list[str]:
+    """Papers that get a feed of their own: those with a page or with a citer."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT id FROM papers WHERE has_page = 1"
+        " UNION SELECT DISTINCT paper_id FROM events WHERE kind = 'citation' ORDER BY 1")]
+
+
+def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter]:
+    me = paper(db, paper_id)
+    rows = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, e.seen_at, e.id FROM events e JOIN papers p ON p.id = e.citing_id"
+        " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
+        (paper_id, limit)).fetchall()
+    return [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else ()) for r in rows]
+
+
+def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[CountGrowth]:
+    rows = db.conn.execute(
+        "SELECT id, old_count, new_count, unlisted, seen_at FROM events"
+        " WHERE kind = 'count' AND paper_id = ? AND unlisted > 0 ORDER BY id DESC LIMIT ?",
+        (paper_id, limit)).fetchall()
+    return [CountGrowth(*r) for r in rows]
+
+
+def last_event_id(db: Database) -> int:
+    return db.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+
+def papers_with_pages(db: Database, limit: int = 100) -> list[str]:
+    """Ids of papers that have a page, most cited first."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT id FROM papers WHERE has_page = 1 ORDER BY cited_by DESC, id LIMIT ?", (limit,))]
+
+
+def last_snapshot_id(db: Database) -> int:
+    return db.conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0]
+
+
+def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
+    """Papers whose own feed and page differ since those cursors: they gained events, or their
+    page was stored again. As with the ETag of a paper built on demand (feeds/ondemand.py), a
+    citer's title corrected on the citer's own page shows at the paper's next change (README:
+    Feeds), so a 2% change rebuilds about 2% of the papers, not every paper they cite."""
+    rows = db.conn.execute(
+        "SELECT paper_id FROM events WHERE id > :e UNION SELECT paper_id FROM snapshots WHERE id > :s",
+        {"e": last_event_id, "s": last_snapshot_id})
+    return {r[0] for r in rows}
+
+
+# ---------------------------------------------------------------------------- web pages
+
+
+@dataclass(frozen=True)
+class DirectionActivity:
+    """How many papers newly cite a direction's papers since two instants, and the newest."""
+
+    slug: str
+    recent: int  # first seen at or after the first instant (e.g. 7 days ago)
+    month: int  # first seen at or after the second (e.g. 30 days ago)
+    newest: str | None  # first_seen of the newest citer; None: no citer yet
+
+
+def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
+    """Per direction slug, counted as its feed counts entries (a citer once, at its first event), from
+    the feed index: whole days from its per-day counts, the day each instant falls in from a range
+    of its newest-first index (bounded by a month of days and one day's citers, not by the map).
+    The instants are ISO 8601 UTC strings, compared with the stored `seen_at`."""
+    recent, month = _SINCE.format(at=":r", day=":rd", next=":rn"), _SINCE.format(at=":m", day=":md", next=":mn")
+    rows = db.conn.execute(
+        f"SELECT slug, {recent}, {month},"
+        " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug)"
+        " FROM (SELECT slug FROM directions)",
+        {"r": recent_since, "rd": recent_since[:10], "rn": _next_day(recent_since),
+         "m": month_since, "md": month_since[:10], "mn": _next_day(month_since)})
+    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows if n is not None}
+
+
+# Citers first seen at or after {at}: the days after its own, plus its own day's from {at} on.
+_SINCE = ("(SELECT coalesce(sum(citers), 0) FROM feed_direction_days WHERE direction_slug = slug AND day > {day})"
+          " + (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug"
+          " AND first_seen >= {at} AND first_seen < {next})")
+
+
+def _next_day(iso: str) -> str:
+    """The date after the one `iso` starts with (every timestamp of that day sorts below it)."""
+    return (date.fromisoformat(iso[:10]) + timedelta(days=1)).isoformat()
+
+
+@dataclass(frozen=True)
+class LeadPaper:
+    paper: PaperRef
+    cited_by: int | None  # the count its page states; None without a page
+    rank: int | None = None  # PageRank rank within the direction (1 = highest), when listed by it
+
+
+_LARGE_DIRECTION = 2000  # papers placed: walk the most cited papers of the map, not the direction's own
+
+
+def direction_leaders(db: Database, slug: str, top: int = 10,
+                      placed: int = 0) -> tuple[tuple[LeadPaper, ...], tuple[LeadPaper, ...]]:
+    """A direction's most cited papers, and its papers by stored PageRank (empty until computed).
+    `placed` (its paper count) picks the plan: a large direction finds its most cited papers
+    early in the map's most cited ones; a small one sorts its own."""
+    cited: list = []
+    if placed >= _LARGE_DIRECTION:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM papers p INDEXED BY papers_cited_by"
+            " CROSS JOIN placements pl ON pl.paper_id = p.id AND pl.direction_slug = ?"
+            " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC, p.id LIMIT ?", (slug, top)).fetchall()
+    if len(cited) < top:
+        cited = db.conn.execute(
+            f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+            " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
+            (slug, top)).fetchall()
+    ranked = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, p.cited_by, r.rank FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
+        " WHERE r.direction_slug = ? ORDER BY r.rank, p.id LIMIT ?", (slug, top)).fetchall()
+    return (tuple(LeadPaper(_ref(r[:5]), r[5]) for r in cited),
+            tuple(LeadPaper(_ref(r[:5]), r[5], r[6]) for r in ranked))
+
+
+@dataclass(frozen=True)
+class PaperFacts:
+    paper: PaperRef
+    has_page: bool
+    cited_by: int | None
+    data_through: str | None  # ISO date its page states its data is through
+    refs_in_map: int | None
+    refs_total: int | None
+    first_posted: str | None
+    directions: tuple[tuple[str, str], ...]  # (slug, name), main direction first
+
+
+def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
+    row = db.conn.execute(
+        f"SELECT {_PAPER_COLS}, p.has_page, p.cited_by, p.data_through, p.refs_in_map, p.refs_total,"
+        " p.first_posted FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if row is None:
+        return None
+    dirs = tuple((s, n) for s, n in db.conn.execute(
+        "SELECT d.slug, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
+        " WHERE pl.paper_id = ? ORDER BY pl.position, d.slug", (paper_id,)))
+    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs)
+
+
+def papers_with_history(db: Database) -> list[str]:
+    """Papers whose page was stored with two data-through dates or more (they get a count chart)."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT paper_id FROM snapshots WHERE data_through IS NOT NULL AND cited_by IS NOT NULL GROUP BY paper_id"
+        " HAVING count(DISTINCT data_through) >= 2 ORDER BY paper_id")]
+
+
+# ---------------------------------------------------------------------------- paper feeds on demand
+
+
+@dataclass(frozen=True)
+class PaperMark:
+    """What a paper's own feed and page are built from, as of now: its newest event and
+    its newest stored page (0: none). Read from one indexed row (README: Feeds)."""
+
+    paper_id: str
+    last_event_id: int
+    last_snapshot_id: int
+
+
+def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
+    """The paper's mark if it has a feed of its own (a page, or a citer), else None."""
+    row = db.conn.execute(
+        "SELECT p.has_page, (SELECT max(id) FROM events WHERE paper_id = p.id),"
+        " (SELECT max(id) FROM snapshots WHERE paper_id = p.id),"
+        " EXISTS (SELECT 1 FROM events WHERE paper_id = p.id AND kind = 'citation')"
+        " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if row is None or not (row[0] or row[3]):
+        return None
+    return PaperMark(paper_id, row[1] or 0, row[2] or 0)
+
+
+def has_feed(db: Database, paper_id: str) -> bool:
+    """True for a paper that gets a feed and a page of its own (as `followed_papers` lists)."""
+    return db.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM papers WHERE id = ? AND has_page = 1)"
+        " OR EXISTS (SELECT 1 FROM events WHERE paper_id = ? AND kind = 'citation')",
+        (paper_id, paper_id)).fetchone()[0] == 1
+
+
+def _first_column_in(db: Database, sql: str, ids: set[str]) -> set[str]:
+    """`sql`'s first column over `ids`, 500 at a time (`{marks}` in it: the placeholders)."""
+    found: set[str] = set()
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 500):
+        chunk = ordered[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk))
+    return found
+
+
+def have_feeds(db: Database, paper_ids: set[str]) -> set[str]:
+    """Of these papers, those `has_feed` is true for: one query per 500 ids, not one per id."""
+    return _first_column_in(db, "SELECT p.id FROM papers p WHERE p.id IN ({marks}) AND (p.has_page = 1"
+                                " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))",
+                            paper_ids)
+
+
+def tracked_papers(db: Database) -> list[str]:
+    """Papers some channel tracks (/track) that have a feed: their files are published to disk."""
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks ORDER BY 1")
+            if has_feed(db, r[0])]
+
+
+def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
+    """The directions these papers are placed in (their feeds and pages may have changed)."""
+    return _first_column_in(db, "SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({marks})", paper_ids)

@@ -1,0 +1,346 @@
+"""Read side: questions about the map, answered as plain frozen dataclasses.
+
+No discord, no feedgen here: the bot, the feeds, `mapwatch ask` and the benchmarks all
+use these functions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store.ids import arxiv_url, normalize_id
+from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
+from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
+from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
+from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
+
+
+@dataclass(frozen=True)
+class MapStats:
+    papers: int
+    papers_with_page: int
+    citations: int
+    directions: int
+    events: int
+    newest_data_through: str | None
+    last_ingest_at: str | None
+    last_ingest_source: str | None
+    pages_rejected_now: int
+
+
+def map_stats(db: Database) -> MapStats:
+    c = db.conn
+    papers, with_page, newest = c.execute(
+        "SELECT count(*), coalesce(sum(has_page), 0), max(data_through) FROM papers").fetchone()
+    last = c.execute("SELECT finished_at, source FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+    return MapStats(
+        papers=papers,
+        papers_with_page=with_page,
+        citations=c.execute("SELECT count(*) FROM citations").fetchone()[0],
+        directions=c.execute("SELECT count(*) FROM directions").fetchone()[0],
+        events=c.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0],
+        newest_data_through=newest,
+        last_ingest_at=last[0] if last else None,
+        last_ingest_source=last[1] if last else None,
+        pages_rejected_now=c.execute("SELECT count(*) FROM ingest_errors").fetchone()[0],
+    )
+
+
+# ---------------------------------------------------------------------------
+# Papers and directions: lookups for the bot, `mapwatch ask` and the benchmarks.
+# Every query is index-backed (primary keys, citations_cited, events_paper,
+# papers_title_nocase, placements_direction, the FTS index): no full scans.
+# ---------------------------------------------------------------------------
+
+CHOICE_MAX = 100  # Discord: choice names and values are at most 100 characters
+SORTS = ("cited", "newest")
+WALK_MIN_CITERS = 500  # from this many citers, the first pages come from walking papers by count
+_MAP_DIRECTION_URL = re.compile(r"^https?://[^/\s]+/(?P<slug>[^?#\s]+?)/?(?:[?#].*)?$")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    data_through: str | None
+    cited_by: int | None
+    ingested_at: str
+
+
+@dataclass(frozen=True)
+class PaperView:
+    paper: PaperRow
+    abstract: str | None
+    first_posted: str | None
+    data_through: str | None
+    refs_in_map: int | None
+    refs_total: int | None
+    citers_stored: int
+    refs_stored: int
+    directions: tuple[Direction, ...]
+    top_citers: tuple[CitationRow, ...]
+    top_refs: tuple[CitationRow, ...]
+    snapshots: tuple[Snapshot, ...]
+
+
+@dataclass(frozen=True)
+class PaperPage:
+    """One page of a longer list: `items` from `offset`, out of `total`."""
+
+    items: tuple[CitationRow, ...]
+    offset: int
+    limit: int
+    total: int
+
+
+@dataclass(frozen=True)
+class DirectionView:
+    direction: Direction
+    top_papers: tuple[PaperRow, ...]
+    newest_citers: tuple[CitationRow, ...]
+
+
+@dataclass(frozen=True)
+class AreaDirections:
+    area: str
+    directions: tuple[Direction, ...]
+
+
+def clip(text: str, limit: int = CHOICE_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def paper_row(r: tuple) -> PaperRow:
+    pid, title, year, url, cited_by, has_page = r[:6]
+    return PaperRow(pid, title, year, url, arxiv_url(pid), cited_by, bool(has_page))
+
+
+PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+
+
+def nocase_prefix_bounds(prefix: str) -> tuple[str, str]:
+    return prefix, prefix + "\U0010ffff"
+
+
+def get_paper(db: Database, paper_id: str) -> PaperRow | None:
+    r = db.conn.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    return paper_row(r) if r else None
+
+
+def suggest_titles(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
+    q = fts_any(text)
+    if not q:
+        return ()
+    rows = db.conn.execute(
+        "SELECT p.title, p.id FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+        " WHERE papers_fts MATCH ? ORDER BY rank LIMIT ?", (q, limit)).fetchall()
+    return tuple(f"{t} ({i})" for t, i in rows)
+
+
+def resolve_paper(db: Database, ref: str) -> PaperRow:
+    """An arXiv id, arXiv or map URL, or a title -> the paper. Raises PaperNotFound."""
+    text = " ".join(ref.split())
+    if not text:
+        raise PaperNotFound(ref)
+    pid = normalize_id(text) if len(text) <= 300 else None
+    if pid:
+        found = get_paper(db, pid)
+        if found:
+            return found
+        raise PaperNotFound(pid, suggest_titles(db, text))
+    title = text[:1000]
+    rows = db.conn.execute(
+        f"SELECT {PAPER_COLS} FROM papers p WHERE p.title = ? COLLATE NOCASE"
+        " ORDER BY p.has_page DESC, p.cited_by DESC LIMIT 1", (title,)).fetchall()
+    if rows:
+        return paper_row(rows[0])
+    # "Title (id)" as autocomplete shows it, when a client sends the name instead of the value.
+    m = re.search(r"\(([^()]+)\)\s*$", title)
+    if m and (pid := normalize_id(m.group(1))) and (found := get_paper(db, pid)):
+        return found
+    q = fts_query(title)
+    if q:
+        rows = db.conn.execute(
+            f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+            " WHERE papers_title_fts MATCH ? LIMIT 2", (q,)).fetchall()
+        if len(rows) == 1:
+            return paper_row(rows[0])
+    raise PaperNotFound(clip(text, 200), suggest_titles(db, title))
+
+
+def listed_paper(r: tuple, directions: dict[str, tuple[str, ...]]) -> CitationRow:
+    base = paper_row(r)
+    return CitationRow(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
+
+
+def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    out: dict[str, list[str]] = {}
+    for pid, name in db.conn.execute(
+            f"SELECT pl.paper_id, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
+            f" WHERE pl.paper_id IN ({marks}) ORDER BY pl.paper_id, pl.position", ids):
+        out.setdefault(pid, []).append(name)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple]:
+    """Full rows (paper columns + first_seen) for (id, first_seen) pairs, in their order:
+    the sort runs on narrow indexes, and only the page shown reads whole rows."""
+    if not keys:
+        return []
+    marks = ",".join("?" * len(keys))
+    found = {r[0]: r for r in db.conn.execute(
+        f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
+    return [(*found[k], seen) for k, seen in keys if k in found]
+
+
+def check_page(offset: int, limit: int) -> None:
+    if offset < 0 or not 1 <= limit <= 100:
+        raise BadOption("page out of range")
+
+
+def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str | None = None,
+           offset: int = 0, limit: int = 10) -> PaperPage:
+    """The papers citing `paper_id`: `cited` = most cited first (stated count, then the
+    order the map lists them), `newest` = most recently first seen first."""
+    if sort not in SORTS:
+        raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+    check_page(offset, limit)
+    where = "c.cited_id = :pid"
+    if direction:
+        where += (" AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = c.citing_id"
+                  " AND pl.direction_slug = :dir)")
+    # The map's listing order: the first event of each edge (pages list most cited first).
+    pos = ("coalesce((SELECT min(e.id) FROM events e WHERE e.paper_id = c.cited_id"
+           " AND e.citing_id = c.citing_id), 1e18)")
+    order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
+             else f"c.first_seen DESC, {pos}, c.citing_id")
+    params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
+    total = db.conn.execute(f"SELECT count(*) FROM citations c WHERE {where}", params).fetchone()[0]
+    keys = None
+    if sort == "cited" and not direction and total >= WALK_MIN_CITERS:
+        keys = most_cited_citers_by_walk(db, paper_id, offset, limit)
+    if keys is None:
+        # Sort on narrow indexes first, then read the rows of the one page shown.
+        keys = db.conn.execute(
+            f"SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
+            f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall()
+    rows = _rows_in_order(db, keys)
+    dirs = directions_of(db, [r[0] for r in rows])
+    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
+
+
+def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> PaperPage:
+    """The papers `paper_id` cites, most cited first (as its page lists them)."""
+    check_page(offset, limit)
+    params = {"pid": paper_id, "lim": limit, "off": offset}
+    rows = _rows_in_order(db, db.conn.execute(
+        "SELECT c.cited_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.cited_id"
+        " WHERE c.citing_id = :pid ORDER BY (p.cited_by IS NULL), p.cited_by DESC,"
+        " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
+        " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
+    total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
+    dirs = directions_of(db, [r[0] for r in rows])
+    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
+
+
+def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
+    r = db.conn.execute(
+        f"SELECT {PAPER_COLS}, p.abstract, p.first_posted, p.data_through, p.refs_in_map, p.refs_total"
+        " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    if not r:
+        raise PaperNotFound(paper_id)
+    cit = citers(db, paper_id, limit=top)
+    ref = refs(db, paper_id, limit=top)
+    dirs = tuple(Direction(*d) for d in db.conn.execute(
+        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url FROM placements pl"
+        " JOIN directions d ON d.slug = pl.direction_slug WHERE pl.paper_id = ? ORDER BY pl.position",
+        (paper_id,)))
+    snaps = tuple(Snapshot(*s) for s in db.conn.execute(
+        "SELECT data_through, cited_by, ingested_at FROM snapshots WHERE paper_id = ? ORDER BY id",
+        (paper_id,)))
+    return PaperView(paper_row(r), r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
+                     cit.items, ref.items, snaps)
+
+
+def _direction_row(r: tuple) -> Direction:
+    return Direction(*r)
+
+
+DIR_COLS = "d.slug, d.name, d.area, d.breadcrumb, d.url"
+
+
+def resolve_direction(db: Database, ref: str) -> Direction:
+    """A direction's slug, map URL or name -> the direction. Raises DirectionNotFound."""
+    text = " ".join(ref.split())[:500]
+    if not text:
+        raise DirectionNotFound(ref)
+    candidates = [text.strip("/")]
+    m = _MAP_DIRECTION_URL.match(text)
+    if m:
+        candidates.append(m.group("slug").strip("/"))
+    for slug in candidates:
+        r = db.conn.execute(f"SELECT {DIR_COLS} FROM directions d WHERE d.slug = ?", (slug,)).fetchone()
+        if r:
+            return _direction_row(r)
+    r = db.conn.execute(
+        f"SELECT {DIR_COLS} FROM directions d WHERE d.name = ? COLLATE NOCASE LIMIT 1", (text,)).fetchone()
+    if r:
+        return _direction_row(r)
+    lo, hi = nocase_prefix_bounds(text)
+    rows = db.conn.execute(f"SELECT {DIR_COLS} FROM directions d WHERE d.name >= ? COLLATE NOCASE"
+                           " AND d.name < ? COLLATE NOCASE LIMIT 2", (lo, hi)).fetchall()
+    if len(rows) == 1:
+        return _direction_row(rows[0])
+    words = [w.lower() for w in WORD.findall(text) if len(w) >= 3]
+    names = [n for (n,) in db.conn.execute("SELECT name FROM directions ORDER BY name LIMIT 2000")]
+    containing = [n for n in names if text.lower() in n.lower()]
+    if len(containing) == 1:
+        return resolve_direction(db, containing[0])
+    close = difflib.get_close_matches(text, names, n=5, cutoff=0.4)
+    if not close and words:
+        close = [n for n in names if any(w in n.lower() for w in words)][:5]
+    raise DirectionNotFound(clip(text, 200), tuple(close))
+
+
+def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> DirectionView:
+    r = db.conn.execute(
+        f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements WHERE direction_slug = d.slug)"
+        " FROM directions d WHERE d.slug = ?", (slug,)).fetchone()
+    if not r:
+        raise DirectionNotFound(slug)
+    papers = tuple(paper_row(p) for p in db.conn.execute(
+        f"SELECT {PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+        " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
+        (slug, top)))
+    # Walk the event log backwards (ids only grow) until enough distinct citers are found.
+    rows: list[tuple] = []
+    seen: set[str] = set()
+    for ev in db.conn.execute(
+            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            " WHERE e.kind = 'citation' AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = e.paper_id"
+            " AND pl.direction_slug = ?) ORDER BY e.id DESC LIMIT 2000", (slug,)):
+        if ev[0] not in seen:
+            seen.add(ev[0])
+            rows.append(ev)
+            if len(rows) >= newest:
+                break
+    dirs = directions_of(db, [x[0] for x in rows])
+    return DirectionView(_direction_row(r), papers, tuple(listed_paper(x, dirs) for x in rows))
+
+
+def directions_by_area(db: Database) -> tuple[AreaDirections, ...]:
+    rows = db.conn.execute(
+        f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements pl WHERE pl.direction_slug = d.slug)"
+        " FROM directions d ORDER BY d.area COLLATE NOCASE, d.name COLLATE NOCASE").fetchall()
+    areas: dict[str, list[Direction]] = {}
+    for r in rows:
+        areas.setdefault(r[2], []).append(_direction_row(r))
+    return tuple(AreaDirections(a, tuple(ds)) for a, ds in areas.items())
+
+

@@ -1,0 +1,191 @@
+"""What one tick of the HTTP crawl sets out to fetch, read from the database (store.sources.refresh
+hands it to store.sources.http_source).
+
+- tracked papers (the `priority` given, and every paper an enabled track follows): every tick;
+- pages due for a re-check (`sources.next_check_at` passed, or never scheduled), the most
+  overdue first; papers with a page never checked over HTTP count as due;
+- unseen papers (listed on a page, or found on a direction page, never fetched), the newest
+  ids first: `unseen_share` of the budget is kept for them, whatever else is due;
+- direction pages due (`crawl_resources`), the followed directions' every tick.
+
+Everything else is not due: it is not requested this tick (store.sources.crawl_schedule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+from mapwatch.store.ids import normalize_id
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.crawl_schedule import newest_first
+from mapwatch.store.sources.files import SEEDS_DIR
+
+UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
+DEFAULT_TEMPLATE = "{base}/paper/{id}/"
+
+
+def page_url(template: str, base: str, paper_id: str) -> str:
+    return template.format(base=base.rstrip("/"), id=paper_id)
+
+
+def split_source(source: str) -> tuple[str, str]:
+    """(base, template) for a source URL: a URL holding `{id}` is the template itself."""
+    if "{id}" in source:
+        parts = urlsplit(source.replace("{id}", "x"))
+        return f"{parts.scheme}://{parts.netloc}", source
+    return source.rstrip("/"), DEFAULT_TEMPLATE
+
+
+@dataclass(frozen=True)
+class Validators:
+    etag: str | None
+    last_modified: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Resource:
+    """robots.txt, a sitemap or a direction page, as last read (a `crawl_resources` row)."""
+
+    location: str
+    kind: str  # robots | sitemap | direction
+    etag: str | None = None
+    last_modified: str | None = None
+    sha256: str | None = None
+    body: bytes | None = None  # robots.txt and sitemaps: what a 304 stands for
+    changed_at: str | None = None
+    next_check_at: str | None = None
+    interval_s: int | None = None
+
+
+def conditional_headers(known: Resource | None, keep_body: bool) -> dict[str, str]:
+    """The headers asking whether a resource changed since it was `known` (only when what a
+    304 stands for is known: for robots.txt and sitemaps, `keep_body`, its kept body)."""
+    headers: dict[str, str] = {}
+    if known is not None and (known.body is not None or not keep_body):
+        if known.etag:
+            headers["If-None-Match"] = known.etag
+        if known.last_modified:
+            headers["If-Modified-Since"] = known.last_modified
+    return headers
+
+
+@dataclass
+class CrawlPlan:
+    now: datetime  # the tick's start: every scheduling decision is against it
+    tracked: list[str] = field(default_factory=list)
+    due: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)  # newest first
+    unseen_share: int = 0
+    not_due: int = 0  # pages known but not due this tick
+    known: set[str] = field(default_factory=set)  # paper ids the database has a row for
+    checked: dict[str, str] = field(default_factory=dict)  # location -> checked_at
+    validators: dict[str, Validators] = field(default_factory=dict)
+    alternates: dict[str, str] = field(default_factory=dict)
+    resources: dict[str, Resource] = field(default_factory=dict)
+    directions: list[str] = field(default_factory=list)  # direction pages to poll, followed first
+    followed: set[str] = field(default_factory=set)  # polled every tick
+    counts: dict[str, int | None] = field(default_factory=dict)  # tracked papers' stored cited-by
+
+    def direction_due(self, url: str) -> bool:
+        r = self.resources.get(url)
+        return url in self.followed or r is None or not r.next_check_at or r.next_check_at <= iso(self.now)
+
+    def unlisted_growth(self, page: MapPage) -> int:
+        """How many citers a tracked paper gained that its page does not list (its cited-by
+        count grew past what it lists), 0 if none; the paper's count is updated. Those new
+        citers are not named on its page, so the crawl looks for them: its directions' pages,
+        whether due or not, and the newest unseen papers ahead of the re-checks."""
+        if page.id not in self.counts or page.cited_by is None:
+            return 0
+        before = self.counts[page.id]
+        self.counts[page.id] = page.cited_by
+        listed = len(page.built_on_by.items) if page.built_on_by else 0
+        if before is None or page.cited_by <= before or listed >= page.cited_by:
+            return 0
+        return page.cited_by - before
+
+def tracked_ids(db: Database) -> list[str]:
+    """Papers some enabled track follows."""
+    from mapwatch.store.subscriptions.tracking import tracked_paper_ids
+
+    return tracked_paper_ids(db)
+
+
+def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:
+    """The tick's plan for `source` at `now` (see the module's docstring)."""
+    base, template = split_source(source)
+    host = urlsplit(base).netloc.lower()
+    now_s = iso(now)
+    plan = CrawlPlan(now=now)
+    plan.tracked = list(dict.fromkeys([*priority, *tracked_ids(db)]))
+    tracked = set(plan.tracked)
+    rows: dict[str, tuple[str | None, str | None, str | None]] = {}
+    frontier: list[str] = []
+    for loc, pid, etag, lm, sha, text_url, checked_at, next_at in db.conn.execute(
+            "SELECT location, paper_id, etag, last_modified, sha256, text_url, checked_at, next_check_at"
+            " FROM sources WHERE location LIKE 'http%'"):
+        plan.validators[loc] = Validators(etag, lm, sha)
+        if text_url:
+            plan.alternates[loc] = text_url
+        if checked_at:
+            plan.checked[loc] = checked_at
+        rows[loc] = (pid, checked_at, next_at)
+        if pid and not checked_at:
+            frontier.append(pid)
+    has_page = dict(db.conn.execute("SELECT id, has_page FROM papers"))
+    if not has_page:  # an empty database: start from the bundled seeds' papers
+        has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
+    else:
+        plan.known = set(has_page)
+    due: list[tuple[str, str]] = []
+    unseen: list[str] = []
+    for pid, page in has_page.items():
+        if pid in tracked:
+            continue
+        pid_row = rows.get(page_url(template, base, pid))
+        if pid_row is not None and pid_row[1]:
+            _pid, checked_at, next_at = pid_row
+            if not next_at or next_at <= now_s:
+                due.append((next_at or checked_at or "", pid))
+            else:
+                plan.not_due += 1
+        elif page:
+            due.append(("", pid))
+        else:
+            unseen.append(pid)
+    for pid in frontier:
+        if pid not in has_page and pid not in tracked and page_url(template, base, pid) in rows:
+            unseen.append(pid)
+            plan.known.add(pid)
+    due.sort()
+    plan.due = [pid for _key, pid in due]
+    plan.unseen = newest_first(list(dict.fromkeys(unseen)))
+    plan.unseen_share = budget // UNSEEN_SHARE
+    if plan.tracked:
+        marks = ",".join("?" * len(plan.tracked))
+        plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
+    _plan_directions(db, plan, host)
+    return plan
+
+
+def _plan_directions(db: Database, plan: CrawlPlan, host: str) -> None:
+    for loc, kind, etag, lm, sha, body, changed_at, next_at, interval in db.conn.execute(
+            "SELECT location, kind, etag, last_modified, sha256, body, changed_at, next_check_at, interval_s"
+            " FROM crawl_resources"):
+        if urlsplit(loc).netloc.lower() == host:
+            plan.resources[loc] = Resource(loc, kind, etag, lm, sha, body, changed_at, next_at, interval)
+    urls = [u for (u,) in db.conn.execute("SELECT url FROM directions WHERE url IS NOT NULL")
+            if urlsplit(u).netloc.lower() == host]
+    plan.followed = {u for (u,) in db.conn.execute(
+        "SELECT DISTINCT d.url FROM follows f JOIN directions d ON d.slug = f.direction_slug"
+        " WHERE f.disabled_reason IS NULL AND d.url IS NOT NULL") if urlsplit(u).netloc.lower() == host}
+    due = sorted((r.next_check_at or "" if (r := plan.resources.get(u)) else "", u)
+                 for u in urls if u not in plan.followed and plan.direction_due(u))
+    plan.directions = sorted(plan.followed) + [u for _key, u in due]

@@ -1,0 +1,173 @@
+"""The HTTP refresh's batches (store.database.batch_saver): crawl outcomes in, one batch stored at a time.
+
+Pages, rejections, validators, `checked_at` and the next check (store.sources.crawl_schedule) of every
+location tried, papers found (kept to fetch later), and what robots.txt, the sitemaps and the
+direction pages said. `take` runs where the crawl does (the event loop) and touches only the
+current batch and the report's counts; `store` runs in the refresh's writer (the one thread that
+uses the database) and touches only the batch it is given and the report's saved totals, so
+the two may run at once. Keeps nothing once a batch is stored (the report holds counts and at
+most MAX_LISTED failures and rejections). Schedules count from the tick's start (`plan.now`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import Clock, iso
+from mapwatch.store.database.save import Rejection, SourceInfo, record_rejections, save_pages
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.crawl_outcomes import Discovered, Fetched, Missing, NotModified, Outcome, ResourceSeen
+from mapwatch.store.sources.crawl_plan import CrawlPlan
+from mapwatch.store.sources.crawl_schedule import DIRECTION_BOUNDS, MISSING_BOUNDS, PAGE_BOUNDS, after_check, spread
+
+if TYPE_CHECKING:
+    from mapwatch.store.sources.refresh import RefreshReport
+
+MAX_LISTED = 100  # failures and rejections a report lists (all are counted; rejections are stored)
+
+
+@dataclass
+class CrawlBatch:
+    pages: list[tuple[MapPage, SourceInfo]] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    same: list[SourceInfo] = field(default_factory=list)
+    touched: list[tuple[str, str, str]] = field(default_factory=list)  # (location, paper id, what the check found)
+    texts: list[tuple[str | None, str]] = field(default_factory=list)
+    found: list[tuple[str, str]] = field(default_factory=list)
+    resources: list[ResourceSeen] = field(default_factory=list)
+
+
+class CrawlSaver:
+    def __init__(self, db: Database, report: RefreshReport, clock: Clock, plan: CrawlPlan) -> None:
+        self.db, self.report, self.clock, self.now = db, report, clock, plan.now
+        self.batch = CrawlBatch()
+
+    @property
+    def pending(self) -> int:
+        return len(self.batch.touched)
+
+    def cut(self) -> CrawlBatch:
+        batch, self.batch = self.batch, CrawlBatch()
+        return batch
+
+    def take(self, out: Outcome | Discovered | ResourceSeen) -> bool:
+        """Take an outcome; True for a page's (progress counts those)."""
+        report, b = self.report, self.batch
+        if isinstance(out, Discovered):
+            b.found.append((out.url, out.paper_id))
+            return False
+        if isinstance(out, ResourceSeen):
+            b.resources.append(out)
+            return False
+        found = "same"
+        if isinstance(out, Fetched):
+            report.pages_read += 1
+            info = SourceInfo(out.url, out.sha256, size=out.size, etag=out.etag,
+                              last_modified=out.last_modified)
+            b.texts.append((out.alternate, out.url))
+            if out.error is not None:
+                b.rejected.append(Rejection(out.url, out.error.line, out.error.reason, out.sha256 or None))
+            elif out.page is not None:
+                b.pages.append((out.page, info))
+                found = "page"  # changed if the save stores it
+            else:  # identical bytes: keep the new validators
+                report.skipped += 1
+                b.same.append(info)
+        elif isinstance(out, NotModified):
+            report.pages_read += 1
+            report.skipped += 1
+        elif isinstance(out, Missing):
+            report.missing += 1
+            found = "missing"
+        else:
+            report.failed_total += 1
+            if len(report.failed) < MAX_LISTED:
+                report.failed.append(out)
+            if not out.requested:  # not checked: it stays first in line
+                return True
+            found = "failed"
+        b.touched.append((out.url, out.paper_id, found))
+        return True
+
+    def store(self, b: CrawlBatch) -> None:
+        db, report = self.db, self.report
+        stored: set[str] = set()
+        if b.pages:
+            saved = save_pages(db, b.pages, self.clock())
+            stored = set(saved.stored)
+            report.saved.add(saved)
+        if b.rejected:
+            record_rejections(db, b.rejected, self.clock())
+            report.rejected_total += len(b.rejected)
+            report.rejected.extend(b.rejected[:max(0, MAX_LISTED - len(report.rejected))])
+        now = iso(self.clock())
+        with db.atomic():
+            db.conn.executemany("INSERT INTO sources (location, paper_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                b.found)
+            db.conn.executemany("UPDATE sources SET etag = ?, last_modified = ? WHERE location = ?",
+                                [(i.etag, i.last_modified, i.location) for i in b.same])
+            db.conn.executemany(
+                "INSERT INTO sources (location, paper_id, checked_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at",
+                [(url, pid, now) for url, pid, _found in b.touched])
+            db.conn.executemany("UPDATE sources SET text_url = ? WHERE location = ?", b.texts)
+            self._schedule(b.touched, stored)
+            self._remember_resources(b.resources, now)
+
+    def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str]) -> None:
+        """Each location checked: its next check, sooner when it changed (a new page stored),
+        later when not; a failure is tried again after the shortest interval."""
+        if not touched:
+            return
+        conn = self.db.conn
+        known: dict[str, tuple[int | None, str | None]] = {}
+        locations = [url for url, _pid, _f in touched]
+        for i in range(0, len(locations), 500):
+            chunk = locations[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            known.update((loc, (interval, changed_at)) for loc, interval, changed_at in conn.execute(
+                f"SELECT location, interval_s, changed_at FROM sources WHERE location IN ({marks})", chunk))
+        rows = []
+        for url, pid, found in touched:
+            interval, changed_at = known.get(url, (None, None))
+            if found == "failed":
+                rows.append((interval, iso(self.now + timedelta(seconds=PAGE_BOUNDS.low)), changed_at, url))
+                continue
+            bounds = MISSING_BOUNDS if found == "missing" else PAGE_BOUNDS
+            s = after_check(self.now, interval, found == "page" and pid in stored, changed_at, bounds,
+                            early=spread(url))
+            rows.append((s.interval_s, s.next_check_at, s.changed_at, url))
+        conn.executemany("UPDATE sources SET interval_s = ?, next_check_at = ?, changed_at = ? WHERE location = ?",
+                         rows)
+
+    def _remember_resources(self, resources: list[ResourceSeen], now: str) -> None:
+        """robots.txt, sitemaps, direction pages: validators (and body) after a 200, the
+        time of the check, and a direction page's next poll."""
+        for r in resources:
+            prev = r.previous
+            interval, next_at, changed_at = None, None, prev.changed_at if prev else None
+            if r.kind == "direction":
+                s = after_check(self.now, prev.interval_s if prev else None, r.changed, changed_at,
+                                DIRECTION_BOUNDS)
+                interval, next_at, changed_at = s.interval_s, s.next_check_at, s.changed_at
+            elif r.changed:
+                changed_at = now
+            if r.not_modified:  # a 304 (or a direction page that could not be read): the schedule only
+                self.db.conn.execute(
+                    "INSERT INTO crawl_resources (location, kind, checked_at, changed_at, next_check_at, interval_s)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at,"
+                    " changed_at = excluded.changed_at, next_check_at = excluded.next_check_at,"
+                    " interval_s = excluded.interval_s", (r.location, r.kind, now, changed_at, next_at, interval))
+                continue
+            self.db.conn.execute(
+                "INSERT INTO crawl_resources (location, kind, etag, last_modified, sha256, body, checked_at,"
+                " changed_at, next_check_at, interval_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(location) DO UPDATE SET kind = excluded.kind, etag = excluded.etag,"
+                " last_modified = excluded.last_modified, sha256 = excluded.sha256, body = excluded.body,"
+                " checked_at = excluded.checked_at, changed_at = excluded.changed_at,"
+                " next_check_at = excluded.next_check_at, interval_s = excluded.interval_s",
+                (r.location, r.kind, r.etag, r.last_modified, r.sha256, r.body, now, changed_at, next_at, interval))

@@ -1,0 +1,178 @@
+"""One refresh tick: read a source (a folder or the map over HTTP), store what changed.
+
+A folder is ingested (files unchanged since the last tick are not read). An HTTP source is
+crawled politely (store.sources.http_source) as store.sources.crawl_plan plans it: robots.txt first, the
+direction pages due, tracked papers (those given and those the database's tracks follow),
+papers found during the tick, pages the sitemaps say changed, a share for unseen papers
+(newest first), then the pages due for a re-check, within a page budget; what is not due is
+not requested. Pages are saved in batches as they arrive (store.sources.refresh_pipeline: the crawl on
+the event loop, one writer for the database, store.sources.crawl_saver's batches); each batch also records when its
+locations were checked and when each is due again (store.sources.crawl_schedule: sooner for a page
+that changed, later for one that did not), so an interrupted tick keeps its stored batches
+and the next one goes on with the pages not yet checked. A failed fetch keeps what is
+stored; a response that is not a map page is rejected with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import Clock, utc_now
+from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, Progress, ingest_paths
+from mapwatch.store.questions.graph import compute_direction_ranks
+from mapwatch.store.sources.crawl_plan import plan_crawl
+from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.http_source import Failed
+from mapwatch.store.sources.refresh_pipeline import refresh_http
+
+DEFAULT_OPTIONS = HttpOptions()
+__all__ = ["DEFAULT_OPTIONS", "MAX_LISTED", "CrawlSaver", "RefreshReport", "crawl_order", "default_source",
+           "is_url", "refresh", "refresh_async", "update_ranks"]
+
+
+@dataclass
+class RefreshReport(IngestReport):
+    """An ingest report, plus what only HTTP sources have. `pages_read` counts files looked
+    at or HTTP responses received; `skipped` unchanged files, 304 answers, identical bodies."""
+
+    kind: str = "folder"  # or "http"
+    failed: list[Failed] = field(default_factory=list)  # could not be fetched (the first MAX_LISTED)
+    missing: int = 0  # HTTP 404/410: no page for that paper
+    over_budget: int = 0  # left for a later tick
+    failed_total: int = 0  # every failure, listed or not
+    rejected_total: int = 0  # HTTP: every rejection (`rejected` lists the first MAX_LISTED)
+    robots_skipped: int = 0  # pages robots.txt disallows: never requested
+    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few
+    direction_pages: int = 0  # direction pages read to discover papers
+    discovered: int = 0  # papers the database did not know, found this tick
+    not_due: int = 0  # pages known but not due for a re-check this tick: not requested
+    requests: int | None = None  # HTTP: requests sent to the site this tick (retries included)
+    statuses: dict[str, int] = field(default_factory=dict)  # HTTP: responses by status (code, or class: 4xx)
+    sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
+    sitemap_changed: int = 0  # of those, changed since their last check
+    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
+
+    @property
+    def new_citations(self) -> int:
+        return self.saved.new_citations
+
+    @property
+    def rejected_count(self) -> int:
+        return max(self.rejected_total, len(self.rejected))
+
+    def summary(self) -> str:
+        rejected = self.rejected_count
+        s = (f"Read {self.pages_read:,} pages from {self.source}: {self.stored:,} stored, "
+             f"{self.unchanged:,} unchanged, {self.saved.stale:,} older than stored, "
+             f"{rejected:,} rejected")
+        if self.kind == "http":
+            s += (f", {max(self.failed_total, len(self.failed)):,} failed (stored data kept), "
+                  f"{self.missing:,} without a page, {self.robots_skipped:,} skipped by robots.txt, "
+                  f"{self.over_budget:,} left for the next tick, {self.not_due:,} not due yet, "
+                  f"{self.requests or 0:,} requests sent")
+        return s + f". {self.new_citations:,} new citations."
+
+
+def default_source() -> str:
+    import os
+
+    return os.environ.get("MAPWATCH_SOURCE") or str(SEEDS_DIR)
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def refresh(
+    db: Database,
+    source: str | Path,
+    *,
+    clock: Clock = utc_now,
+    priority: Sequence[str] = (),
+    options: HttpOptions = DEFAULT_OPTIONS,
+    progress: Progress | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> RefreshReport:
+    """One tick from `source` (a folder/file path or an http(s) URL). Over HTTP, `priority`
+    (paper ids) is fetched first, with the papers the database's tracks follow; every
+    scheduling decision is made against `clock` (store.sources.crawl_schedule).
+
+    Synchronous, for the command line: the database is used by the calling thread only; an
+    HTTP crawl runs on an event loop of this thread (asyncio.run), its batches stored in
+    turn. From a coroutine, await `refresh_async` instead."""
+    source = str(source)
+    if is_url(source):
+        report = asyncio.run(refresh_http(db, source, clock, priority, options, progress, batch_size,
+                                          report=RefreshReport(source=source, kind="http"), writer=None))
+    else:
+        report = _refresh_folder(db, source, clock, progress)
+    update_ranks(db, report, clock)
+    return report
+
+
+async def refresh_async(
+    db: Database,
+    source: str | Path,
+    *,
+    writer: Executor | None,
+    parser: Executor | None = None,
+    clock: Clock = utc_now,
+    priority: Sequence[str] = (),
+    options: HttpOptions = DEFAULT_OPTIONS,
+    progress: Progress | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> RefreshReport:
+    """`refresh` on the running event loop (`mapwatch run`'s tick). Every use of `db` runs in
+    `writer` (one thread: the one that opened `db`; None: this thread, blocking the loop), so
+    the loop is never blocked by the database: the crawl runs on the loop, its pages are parsed
+    in `parser` (None: asyncio's default executor), and its batches are stored by the writer
+    while the crawl goes on (store.sources.refresh_pipeline)."""
+    source = str(source)
+    loop = asyncio.get_running_loop()
+    if not is_url(source):
+        def folder() -> RefreshReport:
+            report = _refresh_folder(db, source, clock, progress)
+            update_ranks(db, report, clock)
+            return report
+        return folder() if writer is None else await loop.run_in_executor(writer, folder)
+    report = await refresh_http(db, source, clock, priority, options, progress, batch_size,
+                                report=RefreshReport(source=source, kind="http"), writer=writer, parser=parser)
+    if writer is None:
+        update_ranks(db, report, clock)
+    else:
+        await loop.run_in_executor(writer, update_ranks, db, report, clock)
+    return report
+
+
+def _refresh_folder(db: Database, source: str, clock: Clock, progress: Progress | None) -> RefreshReport:
+    ingest = ingest_paths(db, [source], clock=clock, progress=progress)
+    return RefreshReport(source=source, kind="folder", pages_read=ingest.pages_read,
+                         skipped=ingest.skipped, saved=ingest.saved, rejected=ingest.rejected)
+
+
+def update_ranks(db: Database, report: RefreshReport, clock: Clock = utc_now) -> bool:
+    """Recompute the stored PageRank within each direction (store.questions.graph) after a tick that
+    stored pages, or when none is stored yet. Returns whether it ran."""
+    if not report.stored and db.conn.execute("SELECT 1 FROM direction_ranks LIMIT 1").fetchone():
+        return False
+    compute_direction_ranks(db, clock())
+    return True
+
+
+def crawl_order(db: Database, source: str, priority: Sequence[str] = (), *, clock: Clock = utc_now,
+                budget: int = DEFAULT_OPTIONS.budget) -> list[str]:
+    """Paper ids a tick would fetch at `clock()`, in order, before any is found on the way:
+    tracked papers (`priority` and the tracks'), unseen papers' share (newest first), the
+    pages due (the most overdue first), the other unseen papers. Pages not due are left out;
+    an empty database starts from the bundled seeds' papers (store.sources.crawl_plan)."""
+    plan = plan_crawl(db, source, clock(), budget, priority)
+    share = plan.unseen[:plan.unseen_share]
+    return [*plan.tracked, *share, *plan.due, *plan.unseen[plan.unseen_share:]]

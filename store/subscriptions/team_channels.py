@@ -1,0 +1,74 @@
+"""Where the team talks (docs/bot.md), additive to store.subscriptions.tracking and store.subscriptions.follows: a
+discussion thread per alert (`delivery_options`, one row per track or follow, absent meaning
+the defaults), and forum channels (`forum_channels`) with their post per citing paper
+(`forum_posts`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+
+KINDS = ("track", "follow")
+
+
+def set_threads(db: Database, kind: str, item_id: int, on: bool) -> None:
+    """Whether each alert of this track or follow opens a discussion thread."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    with db.atomic():
+        db.conn.execute(
+            "INSERT INTO delivery_options (kind, item_id, threads) VALUES (?, ?, ?)"
+            " ON CONFLICT (kind, item_id) DO UPDATE SET threads = excluded.threads", (kind, item_id, int(on)))
+
+
+def threads_on(db: Database, kind: str) -> set[int]:
+    """The ids of the tracks (or follows) whose alerts open a thread each."""
+    return {r[0] for r in db.conn.execute(
+        "SELECT item_id FROM delivery_options WHERE kind = ? AND threads = 1", (kind,))}
+
+
+def has_threads(db: Database, kind: str, item_id: int) -> bool:
+    row = db.conn.execute("SELECT threads FROM delivery_options WHERE kind = ? AND item_id = ?",
+                          (kind, item_id)).fetchone()
+    return bool(row and row[0])
+
+
+# -- forum channels -----------------------------------------------------------------------
+
+def add_forum(db: Database, guild_id: int, channel_id: int, now: datetime) -> None:
+    """Remember that a channel chosen for alerts is a forum."""
+    with db.atomic():
+        db.conn.execute("INSERT OR IGNORE INTO forum_channels (channel_id, guild_id, added_at) VALUES (?, ?, ?)",
+                        (channel_id, guild_id, iso(now)))
+
+
+def forum_channels(db: Database) -> set[int]:
+    return {r[0] for r in db.conn.execute("SELECT channel_id FROM forum_channels")}
+
+
+def forum_post(db: Database, channel_id: int, keys: Sequence[str]) -> int | None:
+    """The post (thread id) of the first of `keys` (citing papers' ids) that has one in the forum."""
+    for key in keys:
+        r = db.conn.execute("SELECT thread_id FROM forum_posts WHERE channel_id = ? AND citer_id = ?",
+                            (channel_id, key)).fetchone()
+        if r:
+            return int(r[0])
+    return None
+
+
+def record_forum_post(db: Database, channel_id: int, keys: Sequence[str], thread_id: int, now: datetime) -> None:
+    """The post `thread_id` now holds the alerts about `keys` (those without a post yet)."""
+    with db.atomic():
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO forum_posts (channel_id, citer_id, thread_id, created_at) VALUES (?, ?, ?, ?)",
+            [(channel_id, k, thread_id, iso(now)) for k in keys])
+
+
+def forget_forum_post(db: Database, thread_id: int) -> None:
+    """A post that is gone (deleted in Discord): the next alert about its papers opens a new one."""
+    with db.atomic():
+        db.conn.execute("DELETE FROM forum_posts WHERE thread_id = ?", (thread_id,))

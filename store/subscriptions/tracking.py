@@ -1,0 +1,158 @@
+"""Tracked papers and their alerts, read from the event log with a per-track cursor.
+
+A track starts at the newest event when it is created (only later citations are
+alerted). Delivery is exactly-once: the bot reads `pending_alerts`, marks the alert as
+being sent, posts, and only after Discord accepted the message records it delivered, which
+advances the cursor in one statement (store.subscriptions, the same for tracks and follows).
+A failed post leaves the cursor where it was, so the next tick retries; a restart finds
+nothing new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+from mapwatch.store.errors import BadOption
+from mapwatch.store.questions.queries import PAPER_COLS, directions_of, listed_paper, paper_row
+from mapwatch.store.questions.types import CitationRow, PaperRow
+from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions.follows import normalize_mode
+
+
+@dataclass(frozen=True)
+class Track:
+    id: int
+    guild_id: int | None
+    channel_id: int
+    user_id: int | None
+    paper_id: str
+    paper_title: str
+    created_at: str
+    created_by: int | None
+    last_event_id: int
+    last_alert_at: str | None
+    disabled_reason: str | None
+    mode: str = "instant"  # instant | daily | weekly (a digest; see store.subscriptions.digests)
+    role_id: int | None = None  # the one role its alerts mention
+    last_failure: str | None = None  # the last alert Discord refused for good, and why
+
+
+@dataclass(frozen=True)
+class Alert:
+    """What one track's next message says: events (cursor, upto_event_id]."""
+
+    track: Track
+    paper: PaperRow
+    new_citers: tuple[CitationRow, ...]  # the first `limit`, in event order
+    more: int  # new citers past the limit
+    old_count: int | None  # stated cited-by before and after, when it grew
+    new_count: int | None
+    unlisted: int  # gained citers the page does not name
+    upto_event_id: int
+    sending_since: str | None = None  # first tried at (a resend of an alert that may have been posted)
+
+
+_TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
+               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
+
+
+def _track(r: tuple) -> Track:
+    return Track(*r)
+
+
+def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list]:
+    """Tracks visible from a server (all its channels) or, in a DM, the user's own."""
+    if guild_id is not None:
+        return "t.guild_id = ?", [guild_id]
+    return "t.guild_id IS NULL AND t.user_id = ?", [user_id]
+
+
+def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
+              paper_id: str, created_by: int | None, now: datetime, mode: str | None = None,
+              role_id: int | None = None) -> tuple[Track, bool]:
+    """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
+    Returns the track and whether it is new or changed; tracking again re-enables a
+    disabled track and sets the delivery mode (default instant) and role as given."""
+    md = normalize_mode(mode)
+    if role_id is not None and guild_id is None:
+        raise BadOption("Roles exist only in servers: leave out the role in a DM.")
+    dm_user = user_id if guild_id is None else None
+    with db.atomic():
+        existing = _find(db, guild_id, channel_id, dm_user, paper_id)
+        if existing:
+            if existing.disabled_reason or (existing.mode, existing.role_id) != (md, role_id):
+                db.conn.execute(
+                    "UPDATE tracks SET mode = ?, role_id = ?, last_event_id = CASE WHEN disabled_reason IS NULL"
+                    " THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END,"
+                    " disabled_reason = NULL WHERE id = ?", (md, role_id, existing.id))
+                return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
+            return existing, False
+        db.conn.execute(
+            "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
+            " mode, role_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
+            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id))
+        track = _find(db, guild_id, channel_id, dm_user, paper_id)
+    assert track is not None
+    return track, True
+
+
+def _find(db: Database, guild_id: int | None, channel_id: int, user_id: int | None, paper_id: str) -> Track | None:
+    r = db.conn.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+        " WHERE coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ? AND t.paper_id = ?",
+        (guild_id or 0, channel_id, user_id or 0, paper_id)).fetchone()
+    return _track(r) if r else None
+
+
+def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
+                 paper_id: str) -> bool:
+    """Stop tracking in this channel (or these DMs). False if it was not tracked here."""
+    return deliveries.remove(db, deliveries.TRACKS, paper_id, guild_id=guild_id, channel_id=channel_id,
+                                dm_user=user_id if guild_id is None else None)
+
+
+def list_tracks(db: Database, *, guild_id: int | None, user_id: int | None, limit: int = 500) -> tuple[Track, ...]:
+    where, params = _scope(guild_id, user_id)
+    return tuple(_track(r) for r in db.conn.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE {where}"
+        " ORDER BY t.created_at, t.id LIMIT ?", [*params, limit]))
+
+
+def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> list[Alert]:
+    """For every enabled track whose paper has events past its cursor: the alert to send."""
+    c = db.conn
+    out: list[Alert] = []
+    tracks = [_track(r) for r in c.execute(
+        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+        " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
+        " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
+        " ORDER BY t.id LIMIT ?", (max_tracks,))]
+    caps = deliveries.markers(db, deliveries.TRACKS)
+    for t in tracks:
+        # An alert that may have reached Discord (no answer, or a crash before the cursor
+        # moved) is resent exactly as it was, with the same nonce, so Discord drops the
+        # repeat; later events go in the next alert.
+        again = deliveries.resend(caps, t.id, t.last_event_id)
+        hi = again[0] if again else 2**62
+        upto, n_citers, old_count, new_count, unlisted = c.execute(
+            "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
+            " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
+        rows = c.execute(
+            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+            " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
+            (t.paper_id, t.last_event_id, hi, limit)).fetchall()
+        dirs = directions_of(db, [r[0] for r in rows])
+        paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
+        out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
+                         old_count, new_count, unlisted, upto, again[1] if again else None))
+    return out
+
+
+def tracked_paper_ids(db: Database) -> list[str]:
+    """Papers some enabled track follows: a refresh with a page budget fetches these first."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
