@@ -13,7 +13,8 @@ from pathlib import Path
 
 def available() -> bool:
     return all(importlib.util.find_spec(m) is not None
-               for m in ("mapwatch.run", "mapwatch.bot.client", "tests.fakediscord", "mapwatch.store.subscriptions.tracking"))
+                for m in ("mapwatch.run", "mapwatch.bot.client", "tests.fakediscord",
+                          "mapwatch.store.subscriptions.tracking"))
 
 
 async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int) -> dict:

@@ -51,7 +51,8 @@ def available() -> list[str]:
             found.append("autocomplete")
     except ImportError:
         pass
-    if importlib.util.find_spec("mapwatch.store.questions.graph") and importlib.util.find_spec("mapwatch.bot.rendering.render_graph"):
+    if (importlib.util.find_spec("mapwatch.store.questions.graph")
+            and importlib.util.find_spec("mapwatch.bot.rendering.render_graph")):
         found += ["/related", "/path"]
     return found
 

@@ -9,7 +9,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from mapwatch.store.atomic import write_atomic
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
 
 DEFAULT_MAX_NODES = 40
@@ -29,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_graph(args: argparse.Namespace) -> int:
     from mapwatch.bot.rendering.plot import draw_neighbourhood
     from mapwatch.bot.rendering.render_graph import neighbourhood_caption
+    from mapwatch.store.atomic import write_atomic
     from mapwatch.store.database.db import default_db_path, open_db
     from mapwatch.store.database.db_check import output_problem
     from mapwatch.store.questions.graph import neighbourhood

@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
-from mapwatch.store.subscriptions import bot_state
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +37,7 @@ async def sync_commands(token: str, db_path: str | None) -> int:
     from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db
     from mapwatch.store.environment import current
+    from mapwatch.store.subscriptions import bot_state
 
     from_environment()
     open_db(db_path).close()  # the schema

@@ -14,8 +14,8 @@ from html import escape
 from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.questions.feed_queries import CountGrowth, Direction
-from mapwatch.store.questions.types import NewCiter, PaperRef
+from mapwatch.store.questions.feed_queries import CountGrowth
+from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
 from mapwatch.store.urls import safe_http_url as _safe_http_url
 
 # The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
@@ -121,7 +121,8 @@ def direction_feed(d: Direction, citers: Sequence[NewCiter], base_url: str) -> b
     for c in citers:
         _citer_entry(fg, f"{TAG}direction/{d.slug}/citer/{c.citer.id}", c, d.name)
     fg.updated(stamp(citers[0].first_seen) if citers else stamp(d.since))
-    return fg.atom_str(pretty=True)
+    atom: bytes = fg.atom_str(pretty=True)  # feedgen is untyped
+    return atom
 
 
 def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Sequence[CountGrowth],
@@ -144,7 +145,8 @@ def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Seq
             assert isinstance(item, CountGrowth)
             _growth_entry(fg, p, item)
     fg.updated(stamp(items[0][0]) if items else stamp(since))
-    return fg.atom_str(pretty=True)
+    atom: bytes = fg.atom_str(pretty=True)  # feedgen is untyped
+    return atom
 
 
 def _growth_entry(fg: Any, p: PaperRef, g: CountGrowth) -> None:

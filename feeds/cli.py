@@ -41,7 +41,7 @@ def _limit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=100, metavar="N", help="entries per feed (default: 100)")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "refresh", help="one tick: read the source, store what changed, republish the feeds",
         description="Read the source (a folder of pages, or the map's URL), store what changed with "

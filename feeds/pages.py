@@ -21,8 +21,8 @@ from html import escape
 from importlib import resources
 
 from mapwatch.feeds.build import clean, direction_feed_path, paper_feed_path, safe_http_url, safe_path, stamp
-from mapwatch.store.questions.feed_queries import CountGrowth, Direction, DirectionActivity, LeadPaper, PaperFacts
-from mapwatch.store.questions.types import NewCiter, PaperRef
+from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
+from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
 
 SITE = "mapwatch"
 STYLESHEET = "style.css"

@@ -23,7 +23,7 @@ from mapwatch.feeds.publish_changes import ALL, TRACKED, Changes, what_changed
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.questions import feed_queries
-from mapwatch.store.questions.feed_queries import Direction
+from mapwatch.store.questions.types import Direction
 
 __all__ = ["ALL", "CHART_SECONDS", "DEFAULT_LIMIT", "TRACKED", "PublishReport", "default_out_dir", "mark_generation",
            "publish", "write_if_changed"]

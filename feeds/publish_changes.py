@@ -20,7 +20,7 @@ from sqlite_utils import Database
 from mapwatch.feeds import build, pages, paper_files
 from mapwatch.store.database import feed_index
 from mapwatch.store.questions import feed_queries
-from mapwatch.store.questions.feed_queries import Direction
+from mapwatch.store.questions.types import Direction
 
 log = logging.getLogger("mapwatch.feeds.publish")
 ALL, TRACKED = "all", "tracked"

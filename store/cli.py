@@ -7,11 +7,10 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from mapwatch.store.atomic import replacing
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli."""
     p = sub.add_parser("ingest", help="store map pages from files or folders",
                        description="Parse map pages and store them with their history. "
@@ -111,6 +110,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
     disk, with no temporary file left behind."""
     import errno
 
+    from mapwatch.store.atomic import replacing
     from mapwatch.store.database.db_check import Kind, check_database, database_kind, output_problem
 
     source, target = Path(source), Path(target)

@@ -9,9 +9,9 @@ from typing import TextIO
 
 
 class CrawlProgress:
-    """`progress(done, total)` for `store.database.ingest.ingest_paths` and `store.sources.refresh.refresh`: a bar on a terminal,
-    redrawn at most every `every` seconds; silent elsewhere and for short runs. `total`
-    may grow while the crawl discovers pages."""
+    """`progress(done, total)` for `store.database.ingest.ingest_paths` and
+    `store.sources.refresh.refresh`: a bar on a terminal, redrawn at most every `every` seconds;
+    silent elsewhere and for short runs. `total` may grow while the crawl discovers pages."""
 
     def __init__(self, stream: TextIO | None = None, *, min_total: int = 200, every: float = 0.5,
                  now: Callable[[], float] = time.monotonic) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -79,10 +80,10 @@ def test_the_checks_see_imports(tmp_path: Path) -> None:
     names = {name for _, name in imported_names(ROOT / "mapwatch" / "cli.py", "mapwatch")}
     assert "mapwatch.store.errors" in names
     sample = tmp_path / "sample.py"
-    sample.write_text("from ..feeds import publish\nfrom . import render\nimport store.database.db\n"
+    sample.write_text("from ..feeds import publish\nfrom . import commands\nimport store.errors\n"
                       "importlib.import_module('bot.cli')\n")
     assert [name for _, name in imported_names(sample, "mapwatch.bot")] == [
-        "mapwatch.feeds", "mapwatch.feeds.publish", "mapwatch.bot", "mapwatch.bot.rendering.render", "store.database.db", "bot.cli"]
+        "mapwatch.feeds", "mapwatch.feeds.publish", "mapwatch.bot", "mapwatch.bot.commands", "store.errors", "bot.cli"]
     assert module_name(ROOT / "bot" / "commands" / "papers.py") == "mapwatch.bot.commands.papers"
     assert module_name(ROOT / "store" / "__init__.py") == "mapwatch.store"
 
@@ -115,17 +116,123 @@ def test_layer_rule(layer: str) -> None:
     assert bad == []
 
 
+# The layer rule inside store/ and bot/: each subpackage's __init__ docstring says what it may
+# import; these are the imports it must not make (README, "Architecture").
+STORE_SUBPACKAGES = ("pages", "sources", "database", "questions", "subscriptions")
+BOT_SUBPACKAGES = ("rendering", "sending")
+SUB_FORBIDDEN = {
+    # reading pages is pure: nothing of the database, nor of fetching, questions, subscriptions
+    "store/pages": ("mapwatch.store.database", "mapwatch.store.sources", "mapwatch.store.questions",
+                    "mapwatch.store.subscriptions", "mapwatch.store.cli", "sqlite3", "sqlite_utils"),
+    "store/database": ("mapwatch.store.questions", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
+    # questions import nothing of sources
+    "store/questions": ("mapwatch.store.sources", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
+    "store/subscriptions": ("mapwatch.store.sources", "mapwatch.store.cli"),
+    "store/sources": ("mapwatch.store.cli",),
+    # rendering is pure: no discord, no sending
+    "bot/rendering": ("discord", "mapwatch.bot.sending", "mapwatch.bot.client", "mapwatch.bot.interactions",
+                      "mapwatch.bot.run", "mapwatch.store.database", "mapwatch.store.sources"),
+    "bot/sending": ("mapwatch.bot.client", "mapwatch.bot.run", "mapwatch.bot.cli"),
+}
+# The store's top-level modules (errors, clock, ids, ...) sit below every subpackage; cli above them.
+STORE_TOP_FORBIDDEN = tuple(f"mapwatch.store.{s}" for s in STORE_SUBPACKAGES)
+
+
+@pytest.mark.parametrize("folder", sorted(SUB_FORBIDDEN))
+def test_subpackage_layer_rule(folder: str) -> None:
+    bad = []
+    for path in python_files(folder):
+        for line, name in imported_names(path, own_package(path)):
+            if any(name == f or name.startswith(f + ".") for f in SUB_FORBIDDEN[folder]):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert bad == []
+
+
+def test_the_store_top_imports_no_subpackage() -> None:
+    bad = []
+    for path in sorted((ROOT / "store").glob("*.py")):
+        if path.name == "cli.py":
+            continue
+        for line, name in imported_names(path, own_package(path)):
+            if any(name == f or name.startswith(f + ".") for f in STORE_TOP_FORBIDDEN):
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert bad == []
+
+
+def test_the_subpackage_rules_see_a_forbidden_import(tmp_path: Path) -> None:
+    """The rule above catches what it is about: a page reader that opens the database."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("from ..database import db\nfrom mapwatch.store.sources.files import page_files\n")
+    names = [name for _, name in imported_names(sample, "mapwatch.store.pages")]
+    assert [n for n in names if any(n.startswith(f) for f in SUB_FORBIDDEN["store/pages"])] == [
+        "mapwatch.store.database", "mapwatch.store.database.db", "mapwatch.store.sources.files",
+        "mapwatch.store.sources.files.page_files"]
+
+
+MAX_FOLDER_MODULES = 15
+
+
+def test_no_folder_holds_more_than_15_modules() -> None:
+    folders = {p.parent for p in python_files("mapwatch", "store", "feeds", "bot")}
+    counts = {str(f.relative_to(ROOT)): len([p for p in f.glob("*.py") if p.name != "__init__.py"])
+              for f in folders}
+    assert len(counts) >= 10, counts
+    assert {f: n for f, n in counts.items() if n > MAX_FOLDER_MODULES} == {}
+
+
+@pytest.mark.parametrize("sub", [f"store/{s}" for s in STORE_SUBPACKAGES] + [f"bot/{s}" for s in BOT_SUBPACKAGES])
+def test_each_subpackage_documents_its_job(sub: str) -> None:
+    """Its __init__ docstring says what it holds and what it may import."""
+    doc = ast.get_docstring(ast.parse((ROOT / sub / "__init__.py").read_text()))
+    assert doc and "May import" in doc and len(doc) > 120, sub
+    assert sub in SUB_FORBIDDEN
+
+
+def test_the_checkout_is_the_package() -> None:
+    """mapwatch/store -> ../store (and feeds, bot, seeds): an editor or a type checker that
+    reads the checkout as it stands follows `mapwatch.store.x` to store/x.py."""
+    for name in ("store", "feeds", "bot", "seeds"):
+        link = ROOT / "mapwatch" / name
+        assert link.is_symlink() and link.resolve() == ROOT / name, name
+
+
+# `mapwatch --help` imports only the command modules and what their options need: no
+# sqlite_utils (it loads numpy), discord, aiohttp, networkx, matplotlib (bench/RESULTS.md, "--help").
+HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.store", "mapwatch.feeds", "mapwatch.bot",
+                   "mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli", "mapwatch.bot.cli_ask",
+                   "mapwatch.bot.cli_graph", "mapwatch.bot.cli_run", "mapwatch.bot.cli_sync",
+                   "mapwatch.store.errors", "mapwatch.store.settings", "mapwatch.store.urls"}
+
+
+def test_help_imports_no_heavy_module(tmp_path: Path) -> None:
+    code = ("import json, sys\nsys.argv = ['mapwatch', '--help']\nfrom mapwatch.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.stdout.startswith("usage: mapwatch "), r.stderr
+    loaded = json.loads(r.stderr.splitlines()[-1])
+    ours = {m for m in loaded if m.split(".")[0] == "mapwatch"}
+    assert "mapwatch.bot.cli_sync" in ours  # the walk sees the command modules
+    assert ours - HELP_MAY_IMPORT == set()
+    others = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"mapwatch", "__main__"}
+    others = {m for m in others if not m.startswith(("_distutils_hack", "__editable__", "_virtualenv"))}
+    assert others == set()
+    assert {"asyncio", "sqlite_utils", "numpy", "discord", "aiohttp"} & {m.split(".")[0] for m in loaded} == set()
+
+
 def test_no_module_of_the_package_is_loaded_twice() -> None:
     """The editable install resolves mapwatch.store etc. to the repository's folders, and
     running every command module loads no top-level `store`, `feeds` or `bot`."""
-    code = ("import sys, mapwatch.cli, mapwatch.store.database.db, mapwatch.feeds.publish, mapwatch.bot.commands as c\n"
+    code = ("import sys, mapwatch.cli, mapwatch.store.database.db, mapwatch.feeds.publish\n"
+            "import mapwatch.bot.commands as c\n"
             "mapwatch.cli.build_parser(); c.commands()\n"
             "print(mapwatch.store.database.db.__file__)\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'store', 'feeds', 'bot', 'seeds'}))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     where, loaded = r.stdout.splitlines()
-    assert Path(where) == ROOT / "store" / "database" / "db.py"
+    # the editable install's finder, or the checkout's mapwatch/ and its links (mapwatch/store -> ../store)
+    assert Path(where).resolve() == ROOT / "store" / "database" / "db.py"
     assert loaded == "[]"
 
 
@@ -163,7 +270,8 @@ def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
         entry_points = z.read(top_level.replace("top_level.txt", "entry_points.txt")).decode()
     assert "mapwatch = mapwatch.cli:main" in entry_points
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"mapwatch"}
-    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/database/db.py", "mapwatch/bot/commands/papers.py",
+    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/database/db.py",
+                   "mapwatch/bot/commands/papers.py",
                    "mapwatch/seeds/2412.10400.txt", "mapwatch/seeds/2507.04136.txt",
                    "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js"):
         assert needed in names, needed

@@ -14,6 +14,7 @@ from mapwatch.bot.rendering import render_follow, text
 from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
+from mapwatch.store.questions.types import Direction
 from mapwatch.store.subscriptions import digests, follows
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
@@ -108,7 +109,7 @@ def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSetti
     return when + (f", mentioning <@&{int(role_id)}>" if role_id is not None else "")
 
 
-def shown_name(d: queries.Direction) -> str:
+def shown_name(d: Direction) -> str:
     return text.esc(text.clip(d.name, 150))
 
 

@@ -10,7 +10,7 @@ from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
 from mapwatch.bot.rendering import render
 from mapwatch.bot.rendering.replies import Ctx, Pager, Reply
 from mapwatch.store.errors import BadOption
-from mapwatch.store.questions import queries, search
+from mapwatch.store.questions import fts_text, queries, search
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 
@@ -65,7 +65,7 @@ def refs_core(db: Database, ctx: Ctx, *, paper: str, page: int | None = None) ->
 
 def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) -> Reply:
     n = _page(page)
-    words = queries.fts_query(query)
+    words = fts_text.fts_query(query)
     if words is None:
         raise BadOption("Give at least one word to search for.")
     result = search.search_papers(db, query, offset=n * PAGE_SIZE, limit=PAGE_SIZE)

@@ -59,7 +59,7 @@ def _alive(pid: int) -> bool:
 def pending(db: Database) -> int:
     """How many builds a bulk load left to do (0 before migration 0010 too)."""
     try:
-        return db.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0]
+        return int(db.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
 

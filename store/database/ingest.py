@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
@@ -167,7 +167,7 @@ def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def _known(db: Database, locations: list[str]) -> dict[str, tuple]:
+def _known(db: Database, locations: list[str]) -> dict[str, tuple[Any, ...]]:
     """The stored (size, mtime_ns) of these locations (those that have a row)."""
     marks = ",".join("?" * len(locations))
     return {loc: (size, mtime) for loc, size, mtime in db.conn.execute(

@@ -8,7 +8,7 @@ worker process (README, "mapwatch ingest").
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_hash import legacy_page_hash, page_hash
@@ -35,7 +35,7 @@ class Prepared(NamedTuple):
     through: str | None  # data_through, ISO
     year: int | None
     url: str | None  # the page's own map URL
-    row: tuple  # title, arxiv_url, abstract, first_posted, cited_by, refs_in_map, refs_total
+    row: tuple[Any, ...]  # title, arxiv_url, abstract, first_posted, cited_by, refs_in_map, refs_total
     cited_by: int | None
     direction_count: int | None
     placements: tuple[tuple[str, str, str, str, str | None], ...]  # slug, name, area, breadcrumb, url

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import chain
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -91,7 +92,7 @@ def _distinct_groups(pages: Sequence[Prepared]) -> list[list[Prepared]]:
 ROWS_PER_STATEMENT = 64  # rows an INSERT writes at once (its VALUES list); see _insert
 
 
-def _insert(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence], tail: str = "") -> None:
+def _insert(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
     """`head VALUES row tail` for every row in order, `ROWS_PER_STATEMENT` rows a statement:
     the same rows as one statement per row (the VALUES rows are inserted in their order, each
     upsert seeing the rows before it), without running the statement's fixed work once per
@@ -106,7 +107,7 @@ def _insert(conn: sqlite3.Connection, head: str, row: str, rows: Sequence[Sequen
         conn.executemany(f"{head} VALUES {row} {tail}", rows[whole:])
 
 
-def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     _insert(conn, "INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified, checked_at)",
             "(?, ?, ?, ?, ?, ?, ?, ?)", rows,
             "ON CONFLICT(location) DO UPDATE SET"
@@ -116,9 +117,9 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [r[0] for r in rows])
 
 
-def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple]:
+def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple[Any, ...]]:
     """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks; its rows."""
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     for i in range(0, len(keys), size):
         chunk = keys[i:i + size]
         rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
@@ -167,7 +168,7 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
     kept_known = {row[0]: row[1:] for row in _chunked_query(
         conn, "SELECT location, sha256, size, mtime_ns, etag, last_modified FROM sources"
               " WHERE location IN ({})", list(dict.fromkeys(p.source.location for p in kept)))}
-    source_rows: list[tuple] = []
+    source_rows: list[tuple[Any, ...]] = []
     for was_accepted, p in order:
         location, *validators = p.source
         if not was_accepted and kept_known.get(location) == tuple(validators):
@@ -178,7 +179,7 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
         _save_source_rows(conn, source_rows)
 
 
-def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: dict[str, tuple], now: str,
+def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: dict[str, tuple[Any, ...]], now: str,
                     result: SaveResult) -> None:
     page_ids = {p.id for p in accepted}
 
@@ -219,7 +220,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
 
     # Directions: each page's placements overwrite the direction's fields; a stated count
     # is kept until another is stated. Merged here into one upsert per direction.
-    directions: dict[str, list] = {}
+    directions: dict[str, list[Any]] = {}
     placement_rows = []
     for p in accepted:
         for i, (slug, name, area, breadcrumb, durl) in enumerate(p.placements):
@@ -250,7 +251,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
     known = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
     citation_rows = []
-    event_rows: list[tuple] = []
+    event_rows: list[tuple[Any, ...]] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
         new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
@@ -298,7 +299,7 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
     return [start + i for i in range(len(rows))]
 
 
-def _insert_events(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """Insert events in order: runs of citation events (4-tuples) and count events (7-tuples)."""
     start = 0
     while start < len(rows):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -30,9 +31,9 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
     """Up to 25 choices for a <paper> option: by id prefix, title prefix, then title words."""
     text = " ".join(text.split())[:200]
     limit = min(limit, AUTOCOMPLETE_LIMIT)
-    seen: dict[str, tuple] = {}
+    seen: dict[str, tuple[Any, ...]] = {}
 
-    def add(rows: list[tuple]) -> None:
+    def add(rows: list[tuple[Any, ...]]) -> None:
         for r in rows:
             if len(seen) < limit:
                 seen.setdefault(r[0], r)
@@ -65,7 +66,7 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
     return tuple(out)
 
 
-def _title_words(db: Database, text: str, limit: int) -> list[tuple]:
+def _title_words(db: Database, text: str, limit: int) -> list[tuple[Any, ...]]:
     """Papers whose titles hold the words typed, the last one as a prefix (oldest first,
     the index's order). A prefix such as "learn" would merge the index entries of every word
     it starts, most of the map for a common one; so the titles holding the whole words are
@@ -108,7 +109,7 @@ def _has_prefix(title: str, prefix: str) -> bool:
     return prefix in t and any(w.startswith(prefix) for w in WORD.findall(t))
 
 
-def _papers_by_rowid(db: Database, rowids: list[int]) -> list[tuple]:
+def _papers_by_rowid(db: Database, rowids: list[int]) -> list[tuple[Any, ...]]:
     """The papers' rows (PAPER_COLS), in the order of `rowids`."""
     rows = {r[0]: r[1:] for r in db.conn.execute(
         f"SELECT p.rowid, {PAPER_COLS} FROM papers p WHERE p.rowid IN ({','.join('?' * len(rowids))})", rowids)}

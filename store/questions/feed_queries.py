@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -25,7 +26,7 @@ class CountGrowth:
     seen_at: str
 
 
-def _ref(row: tuple) -> PaperRef:
+def _ref(row: tuple[Any, ...]) -> PaperRef:
     pid, title, year, url, arxiv = row
     return PaperRef(pid, title, year, url, arxiv or arxiv_url(pid))
 
@@ -100,7 +101,7 @@ def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[Co
 
 
 def last_event_id(db: Database) -> int:
-    return db.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+    return int(db.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
 
 
 def papers_with_pages(db: Database, limit: int = 100) -> list[str]:
@@ -110,7 +111,7 @@ def papers_with_pages(db: Database, limit: int = 100) -> list[str]:
 
 
 def last_snapshot_id(db: Database) -> int:
-    return db.conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0]
+    return int(db.conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0])
 
 
 def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
@@ -178,7 +179,7 @@ def direction_leaders(db: Database, slug: str, top: int = 10,
     """A direction's most cited papers, and its papers by stored PageRank (empty until computed).
     `placed` (its paper count) picks the plan: a large direction finds its most cited papers
     early in the map's most cited ones; a small one sorts its own."""
-    cited: list = []
+    cited: list[Any] = []
     if placed >= _LARGE_DIRECTION:
         cited = db.conn.execute(
             f"SELECT {_PAPER_COLS}, p.cited_by FROM papers p INDEXED BY papers_cited_by"
@@ -254,10 +255,10 @@ def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
 
 def has_feed(db: Database, paper_id: str) -> bool:
     """True for a paper that gets a feed and a page of its own (as `followed_papers` lists)."""
-    return db.conn.execute(
+    return bool(db.conn.execute(
         "SELECT EXISTS (SELECT 1 FROM papers WHERE id = ? AND has_page = 1)"
         " OR EXISTS (SELECT 1 FROM events WHERE paper_id = ? AND kind = 'citation')",
-        (paper_id, paper_id)).fetchone()[0] == 1
+        (paper_id, paper_id)).fetchone()[0] == 1)
 
 
 def _first_column_in(db: Database, sql: str, ids: set[str]) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -113,7 +114,7 @@ def clip(text: str, limit: int = CHOICE_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def paper_row(r: tuple) -> PaperRow:
+def paper_row(r: tuple[Any, ...]) -> PaperRow:
     pid, title, year, url, cited_by, has_page = r[:6]
     return PaperRow(pid, title, year, url, arxiv_url(pid), cited_by, bool(has_page))
 
@@ -171,7 +172,7 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
     raise PaperNotFound(clip(text, 200), suggest_titles(db, title))
 
 
-def listed_paper(r: tuple, directions: dict[str, tuple[str, ...]]) -> CitationRow:
+def listed_paper(r: tuple[Any, ...], directions: dict[str, tuple[str, ...]]) -> CitationRow:
     base = paper_row(r)
     return CitationRow(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
 
@@ -188,7 +189,7 @@ def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple]:
+def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
     """Full rows (paper columns + first_seen) for (id, first_seen) pairs, in their order:
     the sort runs on narrow indexes, and only the page shown reads whole rows."""
     if not keys:
@@ -268,7 +269,7 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
                      cit.items, ref.items, snaps)
 
 
-def _direction_row(r: tuple) -> Direction:
+def _direction_row(r: tuple[Any, ...]) -> Direction:
     return Direction(*r)
 
 
@@ -319,7 +320,7 @@ def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> D
         " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
         (slug, top)))
     # Walk the event log backwards (ids only grow) until enough distinct citers are found.
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     seen: set[str] = set()
     for ev in db.conn.execute(
             f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"

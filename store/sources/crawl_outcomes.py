@@ -92,5 +92,6 @@ class CrawlResult:
     direction_pages: int = 0  # direction pages read (a 304 included)
     discovered: int = 0  # papers the database did not know, found this tick
     requests: int = 0  # requests sent to the site (robots.txt, sitemaps, pages, retries, redirects)
-    statuses: dict[str, int] = field(default_factory=dict)  # responses by status (store.sources.http_client.status_label)
+    # responses by status (store.sources.http_client.status_label)
+    statuses: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay

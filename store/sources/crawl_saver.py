@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from sqlite_utils import Database
 
 from mapwatch.store.clock import Clock, iso
-from mapwatch.store.database.save import Rejection, SourceInfo, record_rejections, save_pages
+from mapwatch.store.database.prepared import SourceInfo
+from mapwatch.store.database.save import Rejection, record_rejections, save_pages
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_outcomes import Discovered, Fetched, Missing, NotModified, Outcome, ResourceSeen
 from mapwatch.store.sources.crawl_plan import CrawlPlan

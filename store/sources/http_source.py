@@ -1,15 +1,14 @@
 """Retrieving pages over HTTP: a polite crawler of the map's website.
 
 Pure retrieval plus link discovery, on the caller's event loop: each page's outcome (a parsed
-page, or why there is none) is handed to `emit` as soon as it is known, and nothing is kept
-after that, so the memory a crawl needs does not grow with its budget. What to fetch is planned
-by store.sources.crawl_plan; saving is store.sources.refresh_pipeline's job; the requests go through
-store.sources.http_client, robots.txt and sitemaps are read by store.sources.robots and store.sources.sitemaps.
+page, or why there is none) is handed to `emit` as soon as it is known, and nothing is kept after
+that, so a crawl's memory does not grow with its budget. Its siblings in store.sources: what to
+fetch is planned by crawl_plan; saving is refresh_pipeline's job; requests go through
+http_client; robots.txt and sitemaps are read by robots and sitemaps; a page by page_fetch.
 
-The tick's work is one priority queue (store.sources.crawl_queue, which says in what order), not a
-list handed out up front: the page budget is spent as pages are taken from it, so a paper
-found on a direction page or in a new page's links competes for what is left of it in the
-same tick. A page is read by store.sources.page_fetch.
+The tick's work is one priority queue (crawl_queue says in what order), not a list handed out up
+front: the page budget is spent as pages are taken from it, so a paper found on a direction page
+or in a new page's links competes for what is left of it in the same tick.
 
 Politeness (docs/live-map.md): robots.txt is read once per tick per host (`urllib.robotparser`),
 conditionally (its last body is kept for a 304): `Disallow` is obeyed for mapwatch's User-Agent,
@@ -32,7 +31,8 @@ from urllib.robotparser import RobotFileParser
 
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_outcomes import (
+
+from .crawl_outcomes import (
     CrawlResult,
     Discovered,
     Emit,
@@ -43,7 +43,7 @@ from mapwatch.store.sources.crawl_outcomes import (
     Outcome,
     ResourceSeen,
 )
-from mapwatch.store.sources.crawl_plan import (
+from .crawl_plan import (
     DEFAULT_TEMPLATE,
     CrawlPlan,
     Resource,
@@ -52,18 +52,9 @@ from mapwatch.store.sources.crawl_plan import (
     page_url,
     split_source,
 )
-from mapwatch.store.sources.crawl_queue import (
-    DIRECTION,
-    DUE,
-    FOLLOWED,
-    NEW,
-    SITEMAP_CHANGED,
-    TRACKED,
-    UNSEEN,
-    CrawlQueue,
-)
-from mapwatch.store.sources.crawl_schedule import id_age
-from mapwatch.store.sources.http_client import (
+from .crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
+from .crawl_schedule import id_age
+from .http_client import (
     ACCEPT,
     CrawlDelay,
     Deadline,
@@ -74,9 +65,9 @@ from mapwatch.store.sources.http_client import (
     Retry,
     user_agent,
 )
-from mapwatch.store.sources.page_fetch import fetch_from
-from mapwatch.store.sources.robots import MAX_ROBOTS_BYTES, parse_robots
-from mapwatch.store.sources.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
+from .page_fetch import fetch_from
+from .robots import MAX_ROBOTS_BYTES, parse_robots
+from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

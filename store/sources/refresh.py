@@ -24,7 +24,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from mapwatch.store.clock import Clock, utc_now
-from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, Progress, ingest_paths
+from mapwatch.store.database.batch_saver import Progress
+from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, ingest_paths
 from mapwatch.store.questions.graph import compute_direction_ranks
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver

@@ -10,8 +10,10 @@ follows). The marker keeps the time of the first try (`updated`).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from sqlite_utils import Database
+if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (tests/test_package.py)
+    from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 
@@ -97,7 +99,7 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
     stale_marker = ("key LIKE ? AND NOT EXISTS (SELECT 1 FROM {table} x"
                     " WHERE x.id = CAST(substr(bot_state.key, ?) AS INTEGER) AND x.disabled_reason IS NULL"
                     " AND x.last_event_id < CAST(bot_state.value AS INTEGER))")
-    conditions: list[tuple[str, tuple]] = [
+    conditions: list[tuple[str, tuple[Any, ...]]] = [
         ("key LIKE ? AND updated < ?", (PAGE_STATE + "%", page_cut)),
         ("key LIKE ? AND key NOT IN (SELECT key FROM bot_state WHERE key LIKE ? ORDER BY updated DESC, key"
          " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),

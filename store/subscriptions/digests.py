@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlite_utils import Database
@@ -134,7 +135,7 @@ def disable_follows_in(db: Database, place: Place, reason: str, *, mode: str | N
         for kind in (deliveries.FOLLOWS, deliveries.TRACKS):
             sql = (f"UPDATE {kind.table} SET disabled_reason = ? WHERE disabled_reason IS NULL"
                    " AND coalesce(guild_id, 0) = ? AND channel_id = ? AND coalesce(user_id, 0) = ?")
-            params: list = [reason[:300], place.guild_id or 0, place.channel_id, place.user_id or 0]
+            params: list[Any] = [reason[:300], place.guild_id or 0, place.channel_id, place.user_id or 0]
             if mode is not None:
                 sql += " AND mode = ?"
                 params.append(mode)

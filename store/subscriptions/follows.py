@@ -19,6 +19,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -131,7 +132,7 @@ _FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.
 _FOLLOW_FROM = "follows f JOIN directions d ON d.slug = f.direction_slug"
 
 
-def _follow(r: tuple) -> Follow:
+def _follow(r: tuple[Any, ...]) -> Follow:
     return Follow(*r)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -60,11 +61,11 @@ _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, 
                " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
 
 
-def _track(r: tuple) -> Track:
+def _track(r: tuple[Any, ...]) -> Track:
     return Track(*r)
 
 
-def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list]:
+def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
     """Tracks visible from a server (all its channels) or, in a DM, the user's own."""
     if guild_id is not None:
         return "t.guild_id = ?", [guild_id]
