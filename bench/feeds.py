@@ -111,8 +111,8 @@ def server_load(bench: Bench, out: Path, db_path: Path) -> dict[str, Any]:
     port = free_port()
     argv = [sys.executable, "-c",
             "import asyncio, sys\n"
-            "from mapwatch.feeds.ondemand import PaperCache\n"
-            "from mapwatch.feeds.server import start_server\n"
+            "from mapwatch.feeds.serving.ondemand import PaperCache\n"
+            "from mapwatch.feeds.serving.server import start_server\n"
             "async def main():\n"
             "    papers = PaperCache(sys.argv[3], sys.argv[4])\n"
             "    await start_server(sys.argv[1], '127.0.0.1', int(sys.argv[2]), papers=papers)\n"

@@ -36,7 +36,7 @@ SYNC_HASH_KEY = "command_tree_hash"
 class MapwatchBot(discord.AutoShardedClient):
     """The bot: an AutoShardedClient, so the shard count comes from Discord's /gateway/bot
     (one shard below 2,500 servers) or from $MAPWATCH_SHARDS (`shard_count`). `metrics`
-    (feeds.metrics.Metrics): deliveries and Discord's rate-limit waits are counted there.
+    (feeds.serving.metrics.Metrics): deliveries and Discord's rate-limit waits are counted there.
     `identify_spacing`: seconds between two shards' IDENTIFYs (discord.py's 5 s: Discord's
     limit for a bot whose /gateway/bot max_concurrency is 1; tests use 0)."""
 
@@ -79,7 +79,7 @@ class MapwatchBot(discord.AutoShardedClient):
 
     async def setup_hook(self) -> None:
         if self.metrics is not None:
-            from mapwatch.feeds.metrics import RateLimitLog
+            from mapwatch.feeds.serving.metrics import RateLimitLog
 
             self._rate_log = RateLimitLog(self.metrics).install()
         self.add_dynamic_items(PageButton)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.store.errors import MapwatchError
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.health import Health
+    from mapwatch.feeds.serving.health import Health
 
 log = logging.getLogger("mapwatch.run")
 

@@ -161,11 +161,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
-    from mapwatch.feeds.connections import limits_from_env
-    from mapwatch.feeds.ondemand import PaperCache
     from mapwatch.feeds.publish import publish
     from mapwatch.feeds.run import default_base_url
-    from mapwatch.feeds.server import start_server
+    from mapwatch.feeds.serving.connections import limits_from_env
+    from mapwatch.feeds.serving.ondemand import PaperCache
+    from mapwatch.feeds.serving.server import start_server
     from mapwatch.store.database.db import open_db, require_db
 
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
@@ -174,7 +174,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
 
     async def main() -> None:
-        from mapwatch.feeds.metrics import Metrics
+        from mapwatch.feeds.serving.metrics import Metrics
 
         papers = PaperCache(require_db(args.db), "", entries)  # paper feeds and pages on demand
         runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,

@@ -18,9 +18,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from mapwatch.feeds import build, pages, paper_files
-from mapwatch.feeds.folder_table import GENERATION
 from mapwatch.feeds.publish_changes import ALL, TRACKED, Changes, what_changed
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
+from mapwatch.feeds.serving.folder_table import GENERATION
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.questions.types import Direction
@@ -65,7 +65,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     """Build and write the direction feeds and pages, feeds.opml, the index, the stylesheet
     and script, and the feeds and pages of the papers some channel tracks (`papers="all"`:
     of every paper with a feed, the whole static folder; README: Feeds). The other papers'
-    files are built on demand by the feed server (feeds/ondemand.py).
+    files are built on demand by the feed server (feeds/serving/ondemand.py).
 
     In stages: what changed since the last publish of the same kind into the same folder with
     the same base URL and limit (feeds/publish_changes.py, queries only; the first publish,
@@ -159,7 +159,7 @@ def _record(db: Database, changes: Changes, base_url: str, limit: int, clock: Cl
 
 
 def mark_generation(root: Path, report: PublishReport, paper_files_on_disk: list[str]) -> None:
-    """Tell a running feed server to reload its table (feeds/folder_table.py) when anything
+    """Tell a running feed server to reload its table (feeds/serving/folder_table.py) when anything
     was written, with the paper files kept on disk for it to hold in memory too."""
     marker = root / GENERATION
     if report.written or not marker.exists():

@@ -19,8 +19,8 @@ from mapwatch.store.environment import DEFAULT_PORT
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from mapwatch.feeds.health import Health
-    from mapwatch.feeds.metrics import Metrics
+    from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.metrics import Metrics
 
 
 @dataclass(frozen=True)
@@ -94,17 +94,17 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
                        priority: Callable[[Database], Sequence[str]] | None = None,
                        health: Health | None = None, metrics: Metrics | None = None) -> None:
     """Serve the feeds (and /healthz, /metrics) and refresh them on schedule until `stop` is set
-    (or forever). `metrics`: the process's (feeds/metrics.py); default: a new one."""
-    from mapwatch.feeds.health import Health
-    from mapwatch.feeds.ondemand import PaperCache
-    from mapwatch.feeds.server import start_server
+    (or forever). `metrics`: the process's (feeds/serving/metrics.py); default: a new one."""
+    from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.ondemand import PaperCache
+    from mapwatch.feeds.serving.server import start_server
     from mapwatch.store.database.db import require_db
 
     health = health or Health(config.db_path)
-    from mapwatch.feeds.metrics import Metrics
+    from mapwatch.feeds.serving.metrics import Metrics
 
     metrics = metrics or Metrics(config.db_path, health)
-    from mapwatch.feeds.connections import limits_from_env
+    from mapwatch.feeds.serving.connections import limits_from_env
     from mapwatch.store.sources.http_client import tick_deadline
 
     trigger = parse_schedule(config.refresh)  # a bad schedule fails before anything starts

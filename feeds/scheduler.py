@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from apscheduler.triggers.base import BaseTrigger
     from sqlite_utils import Database
 
-    from mapwatch.feeds.health import Health
-    from mapwatch.feeds.metrics import Metrics
     from mapwatch.feeds.publish import PublishReport
+    from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.metrics import Metrics
     from mapwatch.store.sources.refresh import RefreshReport
 
 log = logging.getLogger("mapwatch.scheduler")

@@ -21,8 +21,8 @@ from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_i
 from mapwatch.store.clock import utc_now
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.health import Health
-    from mapwatch.feeds.metrics import Metrics
+    from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.metrics import Metrics
 
 log = logging.getLogger("mapwatch.run")
 
@@ -56,8 +56,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
     seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
     line. The feed server and the scheduler run on throughout; only their crash ends this."""
-    from mapwatch.feeds.health import Health
     from mapwatch.feeds.scheduler import parse_schedule
+    from mapwatch.feeds.serving.health import Health
     from mapwatch.store.database.db import open_db
 
     trigger = parse_schedule(config.refresh)
@@ -66,7 +66,7 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         say("Empty database: stored the bundled seed pages.")
     stop = stop or asyncio.Event()
     health = health or Health(config.db_path)
-    from mapwatch.feeds.metrics import Metrics
+    from mapwatch.feeds.serving.metrics import Metrics
 
     metrics = metrics or Metrics(config.db_path, health, replica_lag=replica_lag)
     hooks = []

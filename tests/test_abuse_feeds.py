@@ -30,7 +30,7 @@ import feedparser
 import pytest
 
 from mapwatch.feeds.publish import publish
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.model import ListedPaper, PaperList

@@ -10,7 +10,7 @@ from pathlib import Path
 import discord
 
 from mapwatch.bot.client import MapwatchBot
-from mapwatch.feeds.metrics import Metrics
+from mapwatch.feeds.serving.metrics import Metrics
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.sources.files import SEEDS_DIR
@@ -55,7 +55,7 @@ async def test_deliveries_and_rate_limit_waits_are_counted(fake_discord: FakeDis
 
 def test_waits_are_counted_when_the_log_level_hides_warnings(caplog) -> None:
     """MAPWATCH_LOG_LEVEL=ERROR: the wait is counted, and its warning still not shown."""
-    from mapwatch.feeds.metrics import RateLimitLog
+    from mapwatch.feeds.serving.metrics import RateLimitLog
 
     caplog.set_level(logging.ERROR)
     http_log = logging.getLogger("discord.http")

@@ -13,9 +13,9 @@ from typing import Any
 import discord
 import pytest
 
-from mapwatch.feeds.health import Health
-from mapwatch.feeds.metrics import Metrics
 from mapwatch.feeds.run import RunConfig
+from mapwatch.feeds.serving.health import Health
+from mapwatch.feeds.serving.metrics import Metrics
 from mapwatch.run import run_all
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.feeds.health import FAILED_REFRESHES, Health
 from mapwatch.feeds.run import RunConfig
 from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.health import FAILED_REFRESHES, Health
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.run import run_all
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths

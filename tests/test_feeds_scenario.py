@@ -18,7 +18,7 @@ import pytest
 from mapwatch.cli import main
 from mapwatch.feeds.run import RunConfig, run_services
 from mapwatch.feeds.scheduler import TickResult
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.db import open_db
 from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import SEED_FILES, seed_page

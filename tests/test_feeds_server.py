@@ -10,9 +10,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from mapwatch.feeds.ondemand import PaperCache
 from mapwatch.feeds.publish import publish
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.ondemand import PaperCache
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.sources.files import SEEDS_DIR
 from tests.feedcheck import assert_valid_atom

@@ -22,8 +22,8 @@ import pytest
 
 from mapwatch.bot.commands import run_core
 from mapwatch.feeds import chart
-from mapwatch.feeds.ondemand import CHART, PAGE, PaperCache
 from mapwatch.feeds.publish import publish
+from mapwatch.feeds.serving.ondemand import CHART, PAGE, PaperCache
 from mapwatch.store.database import schema
 from mapwatch.store.database.db import MapDatabase, open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed, ingest_paths

@@ -1,4 +1,4 @@
-"""GET /metrics (feeds/metrics.py): the exposition parses with prometheus_client's parser and
+"""GET /metrics (feeds/serving/metrics.py): the exposition parses with prometheus_client's parser and
 its counters move with what the process does: a refresh tick over HTTP from a live map site,
 feed and page requests (304s too), on-demand builds; JSON log lines."""
 
@@ -9,9 +9,9 @@ import json
 import logging
 from pathlib import Path
 
-from mapwatch.feeds.health import Health
-from mapwatch.feeds.metrics import Metrics, request_kind
 from mapwatch.feeds.run import RunConfig, run_services
+from mapwatch.feeds.serving.health import Health
+from mapwatch.feeds.serving.metrics import Metrics, request_kind
 from mapwatch.log_format import JsonFormatter, TextFormatter
 from mapwatch.store.sources.http_client import status_label
 from tests.mapsite import MapSite, seed_texts, serve_site

@@ -123,7 +123,7 @@ def test_replica_current_then_behind_when_litestream_stops(tmp_path: Path, monke
 
 @needs_binary
 async def test_healthz_reports_the_replica(tmp_path: Path, monkeypatch) -> None:
-    from mapwatch.feeds.health import Health, report
+    from mapwatch.feeds.serving.health import Health, report
 
     db, replica = tmp_path / "m.db", tmp_path / "replica"
     open_db(db).close()

@@ -114,7 +114,7 @@ def test_a_flood_against_serve_with_128_descriptors_logs_little_and_serves(site,
 
 SCRIPT = r"""
 import asyncio, os, sys
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.server import start_server
 
 async def main():
     runner, port = await start_server(sys.argv[1], "127.0.0.1", 0)

@@ -9,11 +9,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from mapwatch.feeds.connections import Limits
-from mapwatch.feeds.folder_table import CSP, FolderTable
-from mapwatch.feeds.ondemand import PaperCache
 from mapwatch.feeds.publish import publish
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.connections import Limits
+from mapwatch.feeds.serving.folder_table import CSP, FolderTable
+from mapwatch.feeds.serving.ondemand import PaperCache
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.sources.files import SEEDS_DIR
 
@@ -122,7 +122,7 @@ async def test_an_unfinished_request_is_closed_after_the_header_timeout(publishe
 
 
 async def test_healthz_answers_while_many_unfinished_connections_are_open(published: Path) -> None:
-    from mapwatch.feeds.health import Health
+    from mapwatch.feeds.serving.health import Health
 
     health = Health(published.parent / "m.db")
     runner, port = await start_server(published, "127.0.0.1", 0, health,
@@ -151,7 +151,7 @@ async def test_at_the_cap_with_every_connection_busy_a_new_one_gets_503(publishe
         await gate.wait()
         return aiohttp.web.Response(text="done")
 
-    from mapwatch.feeds.server import FeedRunner
+    from mapwatch.feeds.serving.server import FeedRunner
 
     table = FolderTable(published)
     runner = FeedRunner(slow, table, Limits(header_timeout=60, max_connections=3))
@@ -189,7 +189,7 @@ def test_a_bad_limit_is_a_usage_error(published: Path, name: str, value: str, ca
 
 
 def test_the_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mapwatch.feeds.connections import HEADER_TIMEOUT, descriptor_cap, limits_from_env
+    from mapwatch.feeds.serving.connections import HEADER_TIMEOUT, descriptor_cap, limits_from_env
 
     assert limits_from_env() == Limits() and HEADER_TIMEOUT <= 30
     monkeypatch.setenv("MAPWATCH_HEADER_TIMEOUT", "2.5")

@@ -13,7 +13,7 @@ import pytest
 
 from mapwatch.feeds import pages
 from mapwatch.feeds.publish import publish
-from mapwatch.feeds.server import start_server
+from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.model import ListedPaper, PaperList

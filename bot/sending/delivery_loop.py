@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from discord.ext import tasks
 
 log = logging.getLogger("mapwatch.delivery")
-Count = Callable[[str, str], None]  # (kind: track, follow, digest; a Sent status): feeds.metrics.Metrics.delivery
+# (kind: track, follow, digest; a Sent status): feeds.serving.metrics.Metrics.delivery
+Count = Callable[[str, str], None]
 
 Clock = Callable[[], datetime]
 PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.subscriptions.bot_state.prune_state)

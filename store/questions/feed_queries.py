@@ -116,7 +116,7 @@ def last_snapshot_id(db: Database) -> int:
 
 def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
     """Papers whose own feed and page differ since those cursors: they gained events, or their
-    page was stored again. As with the ETag of a paper built on demand (feeds/ondemand.py), a
+    page was stored again. As with the ETag of a paper built on demand (feeds/serving/ondemand.py), a
     citer's title corrected on the citer's own page shows at the paper's next change (README:
     Feeds), so a 2% change rebuilds about 2% of the papers, not every paper they cite."""
     rows = db.conn.execute(

@@ -1,10 +1,10 @@
 """Serving the output folder over HTTP (aiohttp): GET and HEAD only, conditional GET,
 the right content types, and nothing outside the folder, ever.
 
-The folder's files are answered from memory (feeds/folder_table.py: bytes, ETag and
+The folder's files are answered from memory (feeds/serving/folder_table.py: bytes, ETag and
 Last-Modified held per URL path, reloaded when publish marks a new generation, checked at
 most once a second); a paper's feed or page that is not on disk is built on demand from the
-database (feeds/ondemand.py), and a path the table does not know is looked up on disk.
+database (feeds/serving/ondemand.py), and a path the table does not know is looked up on disk.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from mapwatch.feeds.connections import AcceptFailures, GuardedServer, Limits
-from mapwatch.feeds.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
-from mapwatch.feeds.ondemand import PaperCache, matches, route
+from mapwatch.feeds.serving.connections import AcceptFailures, GuardedServer, Limits
+from mapwatch.feeds.serving.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
+from mapwatch.feeds.serving.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.health import Health
-    from mapwatch.feeds.metrics import Metrics
+    from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,8 @@ __all__ = ["CONTENT_TYPES", "folder_redirect", "make_handler", "resolve", "start
 ALLOWED = ("GET", "HEAD")
 RELOAD_EVERY = 1.0  # seconds between checks of the generation file
 NOT_FOUND = "Not found. The feeds are listed at /\n"
-HEALTH_PATH = "/healthz"  # feeds/health.py
-METRICS_PATH = "/metrics"  # feeds/metrics.py
+HEALTH_PATH = "/healthz"  # feeds/serving/health.py
+METRICS_PATH = "/metrics"  # feeds/serving/metrics.py
 _COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
 _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
@@ -139,7 +139,7 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
             return web.Response(status=503, text=STARTING, headers=_STARTING)
         if health is not None and request.path == HEALTH_PATH:
-            from mapwatch.feeds.health import report
+            from mapwatch.feeds.serving.health import report
 
             status, body = await report(health)
             return web.json_response(body, status=status, headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
@@ -151,14 +151,14 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
 
 
 def metrics_content_type() -> str:
-    from mapwatch.feeds.metrics import CONTENT_TYPE
+    from mapwatch.feeds.serving.metrics import CONTENT_TYPE
 
     return CONTENT_TYPE
 
 
 class FeedRunner(web.ServerRunner):
     """aiohttp's low-level runner (with the header deadline and the connection cap of
-    feeds/connections.py), plus the task that reloads the table when publish marks a new
+    feeds/serving/connections.py), plus the task that reloads the table when publish marks a new
     generation of the folder (checked every RELOAD_EVERY seconds)."""
 
     def __init__(self, handler: Handler, table: FolderTable, limits: Limits | None = None) -> None:
@@ -204,8 +204,8 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
     1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
     no answer ever comes from a folder an earlier publish left (another base URL, older data).
-    `limits`: the header deadline and the connection cap (default: feeds/connections.py's).
-    `metrics`: served at /metrics, and told of every request (feeds/metrics.py)."""
+    `limits`: the header deadline and the connection cap (default: feeds/serving/connections.py's).
+    `metrics`: served at /metrics, and told of every request (feeds/serving/metrics.py)."""
     runner = FeedRunner(*make_handler(out_dir, health, papers, metrics), limits)
     await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)

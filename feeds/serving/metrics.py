@@ -23,8 +23,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.health import Health
     from mapwatch.feeds.scheduler import TickResult
+    from mapwatch.feeds.serving.health import Health
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class _StateCollector(Collector):
             return None
 
     def _bot(self) -> Iterator[Metric]:
-        from mapwatch.feeds.health import BOT_STATES
+        from mapwatch.feeds.serving.health import BOT_STATES
 
         if self.health is None:
             return

@@ -6,7 +6,7 @@ and calls no `stat` (README: Feeds, "How the feeds are served").
 it changed anything; the server checks it at most once a second and reloads the table when
 it changed (`mapwatch run` publishes in the same process and reloads at once). The paper
 subtrees (`feeds/papers/`, `papers/`) are left out except the files publish lists in the
-generation file (tracked papers): the other papers are built on demand (feeds/ondemand.py).
+generation file (tracked papers): the other papers are built on demand (feeds/serving/ondemand.py).
 """
 
 from __future__ import annotations
