@@ -100,13 +100,22 @@ def paper_feed_url(base_url: str, paper_id: str) -> str:
     return f"{base_url}/feeds/papers/{paper_id}.atom"
 
 
-def paper_card(v: PaperView, base_url: str) -> Reply:
+def card_head(v: PaperView) -> list[str]:
+    """A card's first lines: its arXiv link and first posting, and for a paper with a page its
+    stated cited-by count (the full card and the message menu's short one alike)."""
     p = v.paper
     arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
     head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
     if p.has_page:
         head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
                     f" (data through {day(v.data_through)})")
+    return head
+
+
+def paper_card(v: PaperView, base_url: str) -> Reply:
+    p = v.paper
+    head = card_head(v)
+    if p.has_page:
         if v.refs_in_map is not None:
             head.append(f"Builds on **{v.refs_in_map}** of its {v.refs_total if v.refs_total is not None else '?'}"
                         " references that are in the map")

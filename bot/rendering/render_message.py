@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.bot.rendering.render import COLOR, day
+from mapwatch.bot.rendering.render import COLOR, card_head
 from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
-from mapwatch.bot.rendering.text import clip, clip_lines, esc, fit_reply, link, safe_link
-from mapwatch.store.ids import arxiv_url
+from mapwatch.bot.rendering.text import clip, clip_lines, esc, fit_reply, link
 from mapwatch.store.questions.queries import PaperView
 
 CARDS_PER_PAGE = 4
@@ -18,12 +17,8 @@ MISSING_SHOWN = 20
 def short_card(v: PaperView) -> Embed:
     """A paper's card, short enough that four fit in one message."""
     p = v.paper
-    arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
-    head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
-    if p.has_page:
-        head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
-                    f" (data through {day(v.data_through)})")
-    else:
+    head = card_head(v)
+    if not p.has_page:
         head.append(f"No map page of its own yet ({v.citers_stored} citers known).")
     desc = "\n".join(head) + (f"\n\n{clip(esc(v.abstract), 300)}" if v.abstract else "")
     fields: tuple[Field, ...] = ()
