@@ -346,7 +346,7 @@ class _Crawl:
         except (Gone, Retry) as e:
             log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
             # Polled again when its interval (grown as for an unchanged page) is over, not every tick.
-            await self.emit(ResourceSeen(url, "direction", True, False, known))
+            await self.emit(ResourceSeen(url, "direction", True, False, known, failed=True))
             return
         self.result.direction_pages += 1
         await self.remember(url, "direction", known, resp, keep_body=False)
