@@ -177,6 +177,8 @@ def schedule_as_crawled(db_path: Path) -> int:
 def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, work: Path,
             log: Callable[[str], None] = lambda s: None, scheduled: bool = False) -> dict:
     db_path = work / f"{variant}-{crawler}{'-scheduled' if scheduled else ''}.db"
+    for stale in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):  # of a run stopped early: not this copy's
+        stale.unlink(missing_ok=True)
     shutil.copyfile(template, db_path)
     if scheduled:
         log(f"scheduled {schedule_as_crawled(db_path):,} pages as after a first check at T0 - 1 h")
