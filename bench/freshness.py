@@ -48,6 +48,7 @@ from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed
 from mapwatch.store.questions.graph import compute_direction_ranks
+from mapwatch.store.sources.crawl_schedule import PAGE_BOUNDS, after_check, spread
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
@@ -152,10 +153,35 @@ def delays_summary(truth: dict[tuple[str, str], float], seen: dict[tuple[str, st
     return out
 
 
+def schedule_as_crawled(db_path: Path) -> int:
+    """Give every page location the schedule the crawler's saver leaves after a first check
+    at T0 - 1 h that found it unchanged (`--scheduled`): its first interval and `next_check_at`
+    (store.sources.crawl_schedule). The template has none (the crawler before issue 24 kept no
+    schedule), so without this every page is due at the first tick. Returns the locations."""
+    db = open_db(db_path)
+    try:
+        locs = [r[0] for r in db.conn.execute(
+            "SELECT location FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
+        rows = []
+        for loc in locs:
+            s = after_check(SETUP, None, False, None, PAGE_BOUNDS, early=spread(loc))
+            rows.append((s.interval_s, s.next_check_at, loc))
+        with db.atomic():
+            db.conn.executemany("UPDATE sources SET interval_s = ?, next_check_at = ? WHERE location = ?", rows)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.conn.close()
+    return len(locs)
+
+
 def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, work: Path,
-            log: Callable[[str], None] = lambda s: None) -> dict:
-    db_path = work / f"{variant}-{crawler}.db"
+            log: Callable[[str], None] = lambda s: None, scheduled: bool = False) -> dict:
+    db_path = work / f"{variant}-{crawler}{'-scheduled' if scheduled else ''}.db"
+    for stale in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):  # of a run stopped early: not this copy's
+        stale.unlink(missing_ok=True)
     shutil.copyfile(template, db_path)
+    if scheduled:
+        log(f"scheduled {schedule_as_crawled(db_path):,} pages as after a first check at T0 - 1 h")
     server = Server(cfg, variant, port)
     db: Database | None = None
     try:
@@ -277,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="write every result (with its ticks) here")
     p.add_argument("--port", type=int, default=0, help="the site's loopback port (default: a free one)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--scheduled", action="store_true",
+                   help="start with each page's re-check schedule as the crawler leaves a full crawl "
+                        "(default: none, every page due at the first tick)")
     a = p.parse_args(argv)
     if a.small:
         for k, v in SMALL.items():
@@ -321,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for variant in variants:
             for crawler in crawlers:
-                results.append(run_one(cfg, variant, crawler, port, template, work, log))
+                results.append({**run_one(cfg, variant, crawler, port, template, work, log, a.scheduled),
+                                "scheduled": a.scheduled})
                 if a.json:  # as it goes: a long run stopped early keeps what it measured
                     a.json.write_text(json.dumps({"setup": setup, "results": results}, indent=1) + "\n")
         print(f"{cfg.pages:,} pages, {hours} ticks of 1 simulated hour, budget {cfg.budget:,} requests per tick, "

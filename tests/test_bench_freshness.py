@@ -123,3 +123,44 @@ def test_small_run_reports_consistent_figures(tmp_path: Path, capsys) -> None:
         assert r["requests_per_citation_found"] == round(r["requests"] / feeds["found"], 1)
         assert 0 < r["new_pages_requested"] <= r["new_papers"]
         assert r["requests_quiet"] == ticks[-1]["requests"] and r["cpu_quiet_s"] == ticks[-1]["cpu_s"]
+
+
+def test_scheduled_start_and_a_stale_wal_beside_a_run_database(tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    work, out = tmp_path / "w", tmp_path / "fresh.json"
+    args = ["--small", "--crawler", "mapwatch", "--quiet", "--work", str(work), "--json", str(out)]
+    assert freshness.main(args) == 0
+    plain = json.loads(out.read_text())["results"][0]
+    # A run stopped early leaves its WAL beside its database: the next run's fresh copy must
+    # not replay it.
+    db_path = work / "sitemap-lastmod-mapwatch.db"
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("UPDATE papers SET title = 'left by a stopped run'")
+    conn.commit()
+    shutil.copyfile(f"{db_path}-wal", tmp_path / "left.wal")
+    conn.close()
+    shutil.copyfile(tmp_path / "left.wal", f"{db_path}-wal")
+    assert freshness.main(args) == 0
+    again = json.loads(out.read_text())["results"][0]
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("SELECT count(*) FROM papers WHERE title = 'left by a stopped run'").fetchone() == (0,)
+    finally:
+        conn.close()
+    assert again["feeds"]["citations"] == plain["feeds"]["citations"]
+    # --scheduled: the pages start scheduled (due from 4.5 h on), not all due at the first tick.
+    assert freshness.main([*args, "--scheduled"]) == 0
+    scheduled = json.loads(out.read_text())["results"][0]
+    assert scheduled["scheduled"] is True and plain["scheduled"] is False
+    first, first_plain = scheduled["ticks"][0]["by_kind"], plain["ticks"][0]["by_kind"]
+    assert first.get("page_304", 0) < first_plain.get("page_304", 0)
+    conn = sqlite3.connect(work / "sitemap-lastmod-mapwatch-scheduled.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM sources WHERE location LIKE 'http%' AND next_check_at IS NULL"
+                            ).fetchone() == (0,)
+    finally:
+        conn.close()

@@ -155,7 +155,8 @@ def test_intervals_grow_for_stable_pages_shrink_for_changing_ones_and_stop_at_th
     assert next_interval(12 * HOUR, True, PAGE_BOUNDS) == 6 * HOUR
     assert next_interval(7 * DAY, True, PAGE_BOUNDS, since_change=4 * HOUR) == 2 * HOUR
     assert next_interval(HOUR, True, PAGE_BOUNDS) == HOUR  # the floor
-    assert next_interval(4 * HOUR, False, DIRECTION_BOUNDS) == 6 * HOUR  # a direction page's ceiling
+    assert next_interval(4 * HOUR, False, DIRECTION_BOUNDS) == HOUR  # a direction page: every tick
+    assert next_interval(HOUR, False, DIRECTION_BOUNDS) == HOUR
     s = after_check(T0, 12 * HOUR, True, "2026-09-15T08:00:00+00:00", PAGE_BOUNDS)
     assert (s.interval_s, s.next_check_at, s.changed_at) == (2 * HOUR, "2026-09-15T14:00:00+00:00",
                                                              "2026-09-15T12:00:00+00:00")
@@ -214,7 +215,9 @@ def test_a_quiet_tick_requests_little_of_its_budget(db) -> None:
         # The quiet ticks: robots.txt and the sitemaps (conditional), the few direction pages due.
         quiet = [n for n in sent if n <= budget * 5 // 100]
         assert len(quiet) >= 20, sent
-        assert sum(sent) < 3 * 30 + 24 * (3 + 12), sent  # each page re-checked at most 3 times in 2 days
+        # Each page re-checked at most 3 times in 2 days; robots.txt, 2 sitemaps and the 12
+        # direction pages (conditional) every tick.
+        assert sum(sent) <= 3 * 30 + 24 * (3 + 12), sent
         assert "30 not due yet" in report.summary()
         # Checks already made are not repeated: the last tick asked for what was due only.
         statuses = dict(zip(site.paths_requested(), site.statuses, strict=True))
@@ -256,30 +259,33 @@ def test_robots_txt_sitemaps_and_direction_pages_are_asked_for_conditionally(db)
         "SELECT sha256 FROM crawl_resources WHERE kind = 'robots'").fetchone()[0]
 
 
-def test_direction_pages_are_polled_less_often_while_they_do_not_change(db) -> None:
+def test_direction_pages_are_polled_every_tick_conditionally(db) -> None:
+    # Every tick, so that a paper newly placed in a direction is found in the tick after it
+    # appears (without a sitemap, the only place a tracked paper's new citer may be named);
+    # an unchanged direction page costs a 304.
     texts = corpus(12)
     first = pagegen.generate(12).v1[0]
     watched = f"/{first.placements[0].slug}/"
     clock = FakeClock(T0)
-    polls = []
+    polls, answers = [], []
     with serve_site(MapSite(pages=texts, sitemap=False)) as site:
         fill(db, site, clock, texts)
         for _ in range(30):  # hourly for 30 hours
             clock.advance(hours=1)
             site.requests.clear()
+            site.statuses.clear()
             refresh(db, site.base, clock=clock, options=FAST)
+            answered = dict(zip(site.paths_requested(), site.statuses, strict=True))
             polls.append(site.paths_requested().count(watched))
+            answers.append(answered.get(watched))
         stable = db.conn.execute("SELECT interval_s FROM crawl_resources WHERE location = ?",
                                  (site.base + watched,)).fetchone()[0]
-        # A newcomer changes the direction page: its interval shrinks.
-        clock.advance(hours=24)
+        # A newcomer is placed in the direction: its page is read in that same tick.
+        clock.advance(hours=1)
         site.swap({**texts, "2609.30001": format_page(new_paper("2609.30001", [first.id], first.placements[0]))})
         refresh(db, site.base, clock=clock, options=FAST)
-        changed = db.conn.execute("SELECT interval_s FROM crawl_resources WHERE location = ?",
-                                  (site.base + watched,)).fetchone()[0]
-    # Polled at hours 1, 3, 7 (intervals of 1, 2, 4 hours), then every 6 hours (the ceiling).
-    assert [i + 1 for i, n in enumerate(polls) if n] == [1, 3, 7, 13, 19, 25]
-    assert stable == 6 * HOUR and changed < stable
+    assert polls == [1] * 30 and answers == [304] * 30
+    assert stable == HOUR
     assert has_page(db, "2609.30001") == 1
 
 
@@ -371,8 +377,8 @@ def test_a_followed_direction_page_is_polled_every_tick(db) -> None:
             refresh(db, site.base, clock=clock, options=FAST)
             for path in polls:
                 polls[path] += site.paths_requested().count(path)
-    # The other direction page: polled when due only, at 1 hour (next at 3 hours).
-    assert polls == {f"/{followed.slug}/": 6, f"/{other.slug}/": 1}
+    # The other direction page: polled when due only, every hour (at 1 and 2 hours).
+    assert polls == {f"/{followed.slug}/": 6, f"/{other.slug}/": 2}
 
 
 def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) -> None:
@@ -388,10 +394,20 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
         assert first.requests == 1 + 2 + first.discovered + directions and first.direction_pages == 0
         clock.advance(minutes=20)
         quiet = refresh(db, srv.base, clock=clock, options=FAST)
+        rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
+                               ).fetchone()
+        # Hourly ticks: asked again at 1 hour, then not at 2 (its interval doubled: 2 hours),
+        # while a direction page that answers is asked every tick.
+        clock.advance(minutes=40)
+        again = refresh(db, srv.base, clock=clock, options=FAST)
+        clock.advance(hours=1)
+        later = refresh(db, srv.base, clock=clock, options=FAST)
     assert quiet.requests == 1 and quiet.direction_pages == 0  # robots.txt only
-    rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
-                           ).fetchone()
     assert rows == (directions, iso(start + timedelta(hours=1)))
+    assert again.requests == 1 + directions and again.direction_pages == 0
+    assert later.requests == 1, later.requests
+    assert db.conn.execute("SELECT min(interval_s) FROM crawl_resources WHERE kind = 'direction'").fetchone() == (
+        2 * HOUR,)
 
 
 def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unseen_papers_ahead() -> None:

@@ -73,6 +73,7 @@ class ResourceSeen:
     last_modified: str | None = None
     sha256: str | None = None
     body: bytes | None = None  # kept for robots.txt and sitemaps (None: not kept)
+    failed: bool = False  # a direction page that could not be read: asked for less often
 
 
 Outcome = Fetched | NotModified | Missing | Failed

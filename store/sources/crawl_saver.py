@@ -23,7 +23,14 @@ from mapwatch.store.database.save import Rejection, record_rejections, save_page
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_outcomes import Discovered, Fetched, Missing, NotModified, Outcome, ResourceSeen
 from mapwatch.store.sources.crawl_plan import CrawlPlan
-from mapwatch.store.sources.crawl_schedule import DIRECTION_BOUNDS, MISSING_BOUNDS, PAGE_BOUNDS, after_check, spread
+from mapwatch.store.sources.crawl_schedule import (
+    DIRECTION_BOUNDS,
+    DIRECTION_FAILED_BOUNDS,
+    MISSING_BOUNDS,
+    PAGE_BOUNDS,
+    after_check,
+    spread,
+)
 
 if TYPE_CHECKING:
     from mapwatch.store.sources.refresh import RefreshReport
@@ -153,7 +160,7 @@ class CrawlSaver:
             interval, next_at, changed_at = None, None, prev.changed_at if prev else None
             if r.kind == "direction":
                 s = after_check(self.now, prev.interval_s if prev else None, r.changed, changed_at,
-                                DIRECTION_BOUNDS)
+                                DIRECTION_FAILED_BOUNDS if r.failed else DIRECTION_BOUNDS)
                 interval, next_at, changed_at = s.interval_s, s.next_check_at, s.changed_at
             elif r.changed:
                 changed_at = now

@@ -37,7 +37,12 @@ class Bounds:
 
 PAGE_BOUNDS = Bounds(HOUR, 6 * HOUR, 7 * DAY)  # a paper's page
 MISSING_BOUNDS = Bounds(HOUR, DAY, 30 * DAY)  # a paper without a page (404): pages of new papers come first
-DIRECTION_BOUNDS = Bounds(HOUR, HOUR, 6 * HOUR)  # a direction page: where new papers appear
+# A direction page: where new papers appear, and without a sitemap the only place a new citer
+# of a tracked paper is named (it may be placed in any direction), so every direction page is
+# asked every tick, conditionally (a 304 is all an unchanged one costs). With a ceiling of 6 h
+# a tracked paper's alert came up to 6 ticks late (bench/RESULTS.md, "the new crawler").
+DIRECTION_BOUNDS = Bounds(HOUR, HOUR, HOUR)
+DIRECTION_FAILED_BOUNDS = Bounds(HOUR, HOUR, 6 * HOUR)  # one that cannot be read: 1, 2, 4, then 6 h
 EARLY = 0.25  # a page is due up to this fraction of its interval early (see `spread`)
 
 

@@ -85,7 +85,7 @@ class _Crawl:
     def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit,
                  parser: Executor | None = None) -> None:
         self.base, self.template = split_source(source)
-        self.host = urlsplit(self.base).netloc.lower()
+        self.host, self.pages_at = urlsplit(self.base).netloc.lower(), f"{self.base}/paper/"
         self.plan = plan
         self.today = plan.now.astimezone(UTC).date()  # the latest date a page may claim (store/pages/page_dates.py)
         self.options = options
@@ -153,9 +153,10 @@ class _Crawl:
         self.queue.push(FOLLOWED if forced or url in self.plan.followed else DIRECTION, "direction", url)
 
     def id_of(self, url: str) -> str | None:
-        """The paper id of a same-host `/paper/<id>/` URL."""
-        parts = urlsplit(url)
-        if parts.netloc.lower() != self.host or "/paper/" not in parts.path:
+        """The paper id of a same-host `/paper/<id>/` URL (the sitemaps' usual case, under
+        `pages_at`, without a urlsplit per entry)."""
+        if not url.startswith(self.pages_at) and (
+                (parts := urlsplit(url)).netloc.lower() != self.host or "/paper/" not in parts.path):
             return None
         return normalize_id(url)
 
@@ -177,8 +178,7 @@ class _Crawl:
         for pid in plan.tracked:
             self.enqueue(pid, TRACKED)
         changed = sorted(((mod or "", pid) for pid, mod in sitemap.items()
-                          if newer(mod, plan.checked.get(page_url(self.template, self.base, pid)))),
-                         reverse=True)
+                          if newer(mod, plan.checked.get(page_url(self.template, self.base, pid)))), reverse=True)
         self.result.sitemap_changed = len(changed)
         for _mod, pid in changed:
             if pid in plan.known or pid in self.seen:
@@ -346,7 +346,7 @@ class _Crawl:
         except (Gone, Retry) as e:
             log.info("direction page %s not read: %s", url, getattr(e, "reason", e))
             # Polled again when its interval (grown as for an unchanged page) is over, not every tick.
-            await self.emit(ResourceSeen(url, "direction", True, False, known))
+            await self.emit(ResourceSeen(url, "direction", True, False, known, failed=True))
             return
         self.result.direction_pages += 1
         await self.remember(url, "direction", known, resp, keep_body=False)
