@@ -46,7 +46,7 @@ from mapwatch.store.database.replica import meta_dir, replica_status
 from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
-from tests.test_discord_faults import check_exactly_once, cursors, delivered, pending
+from tests.test_discord_faults import alert_messages, check_exactly_once, cursors, delivered, pending
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -239,6 +239,7 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
     start = {tid: c for tid, (c, _) in cursors(db).items()}
     figures: dict[str, list] = {"refreshes_lost": [], "page_versions_lost": [], "restore_s": [], "refreshes": [],
                                  "txids_behind": [], "kills_mid_refresh": []}
+    lost: set[tuple[int, int]] = set()  # alerts sent for events a restore lost (within the sync interval)
     for _ in range(rounds):
         mark = _ticks(log)
         proc = _start(fake, tmp, db, replica, log)
@@ -293,7 +294,9 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         figures["refreshes_lost"].append(on_disk - restored)
         figures["page_versions_lost"].append(versions_on_disk - _progress(db)[0])  # the killed tick's batch too
         figures["refreshes"].append(on_disk)
-        check_exactly_once(fake, db, start, settled=False, restored=True)
+        restored_events = _progress(db)[2]
+        lost |= {(t, u) for t, sent in alert_messages(fake).items() for u, _ in sent if u > restored_events}
+        check_exactly_once(fake, db, start, settled=False, restored=True, lost=frozenset(lost))
         # Back up: the feeds republished from the restored database keep their ids.
         mark = _ticks(log)
         proc = _start(fake, tmp, db, replica, log)
@@ -313,12 +316,13 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
     finally:
         proc.terminate()  # litestream passes SIGTERM on to mapwatch and waits for it
         await asyncio.to_thread(proc.wait, 30)
-    check_exactly_once(fake, db, start)
+    check_exactly_once(fake, db, start, restored=True, lost=frozenset(lost))
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
     alerts = sum(len(u) for u in delivered(fake).values())
     assert alerts > 0
     assert figures["kills_mid_refresh"], "no kill landed mid-refresh"
     return {**figures, "kills_mid_refresh": len(figures["kills_mid_refresh"]), "rounds": rounds, "alerts": alerts,
+            "alerts_for_lost_events": len(lost),
             "resends_dropped_by_nonce": fake.nonce_repeats}
 
 
