@@ -89,7 +89,7 @@ async def test_every_command_with_hostile_options_over_hostile_titles(fake_disco
                                                                       tmp_path: Path, clock) -> None:
     fake = fake_discord
     alerts = fake.guild.channel("alerts")
-    bot = MapwatchBot(hostile_db, base_url="http://feeds.example", guild_ready_timeout=0.05, alert_interval=3600)
+    bot = MapwatchBot(hostile_db, base_url="http://feeds.example", guild_ready_timeout=0.05, poll=False)
     before = sqlite3.connect(hostile_db).execute("SELECT count(*) FROM papers").fetchone()
     answered = 0
     async with fake.connected(bot):

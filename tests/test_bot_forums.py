@@ -27,7 +27,7 @@ RL_TAG = forum_tag("Reinforcement learning for reasoning")
 
 
 def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, alert_interval=3600,
+    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
                        guild_ready_timeout=0.05)
 
 

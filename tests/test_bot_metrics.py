@@ -27,7 +27,7 @@ async def test_deliveries_and_rate_limit_waits_are_counted(fake_discord: FakeDis
     fake = fake_discord
     ingest_paths(open_db(db_path), [make_older_seeds(3)], clock=clock)
     metrics = Metrics(db_path)
-    bot = MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, alert_interval=3600,
+    bot = MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, poll=False,
                       clock=clock, metrics=metrics)
     alerts, general = fake.guild.channel("alerts"), fake.channel
     async with fake.connected(bot):

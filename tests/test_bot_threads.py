@@ -24,7 +24,7 @@ MANAGE = discord.Permissions(manage_channels=True)
 
 
 def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, alert_interval=3600,
+    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
                        guild_ready_timeout=0.05)
 
 

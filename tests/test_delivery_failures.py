@@ -38,7 +38,7 @@ REFUSAL = "HTTP 400, Discord error 50035: Invalid Form Body"
 
 
 def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, alert_interval=3600,
+    return MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, poll=False,
                        clock=clock)
 
 

@@ -254,7 +254,7 @@ async def test_discord_answers_alerts_and_follows_show_no_hostile_link(
     ingest_paths(db, [make_older_seeds(3)], clock=clock)
     db.close()
     alerts = fake.guild.channel("alerts")
-    bot = MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, alert_interval=3600)
+    bot = MapwatchBot(db_path, base_url="http://feeds.example", guild_ready_timeout=0.05, poll=False)
     async with fake.connected(bot):
         h = await fake.slash("track", {"paper": "2412.10400"}, channel_id=alerts.id, permissions=MANAGE)
         await h.wait_message()

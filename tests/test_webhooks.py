@@ -169,7 +169,7 @@ async def test_discord_webhooks_via_the_command_into_a_channel_and_a_forum_post(
     forum = fake.add_forum("papers")
     url = fake.add_webhook(alerts.id)
     forum_url = fake.add_webhook(forum.id)
-    bot = MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, alert_interval=3600,
+    bot = MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
                       guild_ready_timeout=0.05)
     hooks = discord.Permissions(manage_webhooks=True)
     async with fake.connected(bot):

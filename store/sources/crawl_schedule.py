@@ -16,6 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from mapwatch.store.clock import iso, parse_iso
 
@@ -73,8 +74,11 @@ class Schedule:
 
 
 def spread(location: str) -> float:
-    """A fraction in [0, 1) fixed for a location: how early within EARLY it comes due."""
-    return int.from_bytes(hashlib.sha256(location.encode()).digest()[:4], "big") / 2**32
+    """A fraction in [0, 1) fixed for a location's path (the same on any host or port the map
+    is served from): how early within EARLY it comes due."""
+    parts = urlsplit(location)
+    key = f"{parts.path}?{parts.query}" if parts.netloc else location
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") / 2**32
 
 
 def after_check(now: datetime, previous_s: float | None, changed: bool, changed_at: str | None,
