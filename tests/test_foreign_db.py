@@ -109,3 +109,31 @@ def test_a_mapwatch_database_of_an_older_schema_is_still_upgraded(tmp_path: Path
     db.write_bytes(FIXTURE_0001.read_bytes())
     r = mapwatch("stats", "--db", db)
     assert r.returncode == 0 and r.stdout.startswith("papers:"), r.stderr
+
+
+def test_a_first_migration_killed_before_its_record_is_started_again(tmp_path: Path) -> None:
+    """`kill -9` of the first ingest between the first migration's script (it commits on its own)
+    and its record leaves mapwatch's empty tables and no record: the next ingest starts again;
+    another program's file holding a table of the same name stays refused and untouched."""
+    from sqlite_utils import Database
+
+    from mapwatch.store.database import schema
+
+    db = tmp_path / "m.db"
+    conn = sqlite3.connect(db)
+    partial = Database(conn, execute_plugins=False)
+    schema.migrations.ensure_migrations_table(partial)
+    schema.migrations._migrations[0].fn(partial)  # the script ran, its record was never written
+    conn.close()
+    r = mapwatch("ingest", "--db", db, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert mapwatch("stats", "--db", db).returncode == 0
+
+    theirs = tmp_path / "theirs.db"
+    with sqlite3.connect(theirs) as c:
+        c.executescript("CREATE TABLE papers (x); INSERT INTO papers VALUES (1);")
+    c.close()
+    before = theirs.read_bytes()
+    r = mapwatch("ingest", "--db", theirs, "--quiet")
+    assert r.returncode == 2 and "not a mapwatch database" in r.stderr
+    assert theirs.read_bytes() == before

@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from mapwatch.store.database import bulk_load, schema
-from mapwatch.store.database.db_check import check_database, check_file
+from mapwatch.store.database.db_check import Kind, check_database, check_file, clear_interrupted_start
 from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
 from mapwatch.store.errors import NoDatabase
@@ -65,7 +65,8 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     try:  # before anything is written: another program's file, or a newer schema, stays untouched
-        check_database(db.conn, target, create=create or target == ":memory:")
+        if check_database(db.conn, target, create=create or target == ":memory:") is Kind.EMPTY:
+            clear_interrupted_start(db.conn)
     except BaseException:
         conn.close()
         raise

@@ -9,6 +9,7 @@ write rows its schema no longer describes (README, "Exit status").
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from enum import Enum
 from pathlib import Path
@@ -48,9 +49,50 @@ def database_kind(conn: sqlite3.Connection) -> tuple[Kind, list[str]]:
     if applied:
         unknown = [name for name in applied if name not in set(known_migrations())]
         return (Kind.NEWER, unknown) if unknown else (Kind.MAPWATCH, [])
-    if names - {MIGRATIONS_TABLE} or others:
+    leftovers = names - {MIGRATIONS_TABLE}
+    if others or (leftovers and not _interrupted_start(conn, names)):
         return Kind.FOREIGN, []
     return Kind.EMPTY, []
+
+
+def _interrupted_start(conn: sqlite3.Connection, names: set[str]) -> bool:
+    """Objects left by mapwatch's first migration killed before its record (its script commits
+    on its own): the migrations table there, only the first migration's objects beside it, and
+    no row in any of them. Another program's file never passes for this."""
+    if MIGRATIONS_TABLE not in names or not names - {MIGRATIONS_TABLE} <= first_migration_objects():
+        return False
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
+                                         "'CREATE VIRTUAL%' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")]
+    return all(conn.execute(f"SELECT 1 FROM [{t}] LIMIT 1").fetchone() is None for t in tables
+               if t != MIGRATIONS_TABLE and not t.startswith("papers_fts_"))
+
+
+@functools.cache
+def first_migration_objects() -> frozenset[str]:
+    """The tables, indexes and triggers mapwatch's first migration creates (on a scratch database)."""
+    from mapwatch.store.database import schema
+
+    scratch = sqlite3.connect(":memory:")
+    try:
+        from sqlite_utils import Database
+
+        first = schema.migrations._migrations[1].name if len(schema.migrations._migrations) > 1 else None
+        schema.migrations.apply(Database(scratch, execute_plugins=False), stop_before=first)
+        return frozenset(r[0] for r in scratch.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE "
+                                                       "'sqlite\\_%' ESCAPE '\\'")) - {MIGRATIONS_TABLE}
+    finally:
+        scratch.close()
+
+
+def clear_interrupted_start(conn: sqlite3.Connection) -> None:
+    """Drop what a first migration killed before its record left (Kind.EMPTY with objects), so
+    the migrations start again from nothing; only ever mapwatch's own, empty, objects."""
+    leftovers = [(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', "
+                                                  "'view', 'trigger') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+                 if n != MIGRATIONS_TABLE and n in first_migration_objects()]
+    for kind, name in leftovers:
+        conn.execute(f"DROP {kind.upper()} IF EXISTS [{name}]")
+    conn.commit()
 
 
 def check_database(conn: sqlite3.Connection, path: str, *, create: bool) -> Kind:
