@@ -25,7 +25,7 @@ from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.questions.types import Direction
 
-__all__ = ["ALL", "CHART_SECONDS", "DEFAULT_LIMIT", "TRACKED", "PublishReport", "default_out_dir", "mark_generation",
+__all__ = ["ALL", "CHART_SECONDS", "DEFAULT_LIMIT", "TRACKED", "PublishReport", "mark_generation",
            "publish", "write_if_changed"]
 DEFAULT_LIMIT = 100
 CHART_SECONDS = 5.0  # charts drawn per publish at most (bounded ticks and shutdowns); the next goes on
@@ -53,10 +53,6 @@ class PublishReport:
         if self.skipped:
             s += f", {len(self.skipped):,} skipped (unsafe names)"
         return s + "."
-
-
-def default_out_dir() -> str:
-    return os.environ.get("MAPWATCH_FEEDS_DIR") or "public"
 
 
 def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT,

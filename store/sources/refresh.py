@@ -29,13 +29,12 @@ from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, ingest_path
 from mapwatch.store.questions.graph import compute_direction_ranks
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.http_source import Failed
 from mapwatch.store.sources.refresh_pipeline import refresh_http
 
 DEFAULT_OPTIONS = HttpOptions()
-__all__ = ["DEFAULT_OPTIONS", "MAX_LISTED", "CrawlSaver", "RefreshReport", "crawl_order", "default_source",
+__all__ = ["DEFAULT_OPTIONS", "MAX_LISTED", "CrawlSaver", "RefreshReport", "crawl_order",
            "is_url", "refresh", "refresh_async", "update_ranks"]
 
 
@@ -80,12 +79,6 @@ class RefreshReport(IngestReport):
                   f"{self.over_budget:,} left for the next tick, {self.not_due:,} not due yet, "
                   f"{self.requests or 0:,} requests sent")
         return s + f". {self.new_citations:,} new citations."
-
-
-def default_source() -> str:
-    import os
-
-    return os.environ.get("MAPWATCH_SOURCE") or str(SEEDS_DIR)
 
 
 def is_url(source: str) -> bool:
