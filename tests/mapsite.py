@@ -255,6 +255,7 @@ class MapSite:
     crawl_delay: float | None = None
     sitemap: bool = True
     robots_status: int = 200  # another status: /robots.txt answers it (404: none; 503: down)
+    lastmod: dict[str, str] = field(default_factory=dict)  # paper id -> the sitemap's lastmod (default: its date)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # time.monotonic() of each request, as `requests`
     statuses: list[int] = field(default_factory=list)  # the status of each answer, as `requests`
@@ -374,8 +375,12 @@ class MapSite:
         self._lastmod = (pages, out)
         return out
 
+    def sitemap_lastmods(self) -> dict[str, str]:
+        """What the sitemap says of each page: `lastmod` where given, else its date."""
+        return {pid: self.lastmod.get(pid, mod) for pid, mod in self._lastmods().items()}
+
     def _sitemap_index(self) -> str:
-        newest = max(self._lastmods().values(), default="2026-01-01")
+        newest = max(self.sitemap_lastmods().values(), default="2026-01-01")
         return ('<?xml version="1.0" encoding="UTF-8"?>\n'
                 '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
                 f"<sitemap><loc>{self.base}/sitemap-papers.xml.gz</loc><lastmod>{newest}</lastmod></sitemap>\n"
@@ -383,7 +388,7 @@ class MapSite:
 
     def _sitemap(self) -> str:
         urls = "".join(f"<url><loc>{html.escape(self.page_url(pid))}</loc><lastmod>{mod}</lastmod></url>\n"
-                       for pid, mod in self._lastmods().items())
+                       for pid, mod in self.sitemap_lastmods().items())
         return ('<?xml version="1.0" encoding="UTF-8"?>\n'
                 f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n')
 

@@ -130,12 +130,14 @@ def test_scheduled_start_and_a_stale_wal_beside_a_run_database(tmp_path: Path) -
     import sqlite3
 
     work, out = tmp_path / "w", tmp_path / "fresh.json"
-    args = ["--small", "--crawler", "mapwatch", "--quiet", "--work", str(work), "--json", str(out)]
+    # A sitemap without lastmod: every page is re-checked on its own schedule.
+    args = ["--small", "--variant", "sitemap", "--crawler", "mapwatch", "--quiet", "--work", str(work),
+            "--json", str(out)]
     assert freshness.main(args) == 0
     plain = json.loads(out.read_text())["results"][0]
     # A run stopped early leaves its WAL beside its database: the next run's fresh copy must
     # not replay it.
-    db_path = work / "sitemap-lastmod-mapwatch.db"
+    db_path = work / "sitemap-mapwatch.db"
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA wal_autocheckpoint = 0")
     conn.execute("UPDATE papers SET title = 'left by a stopped run'")
@@ -158,7 +160,7 @@ def test_scheduled_start_and_a_stale_wal_beside_a_run_database(tmp_path: Path) -
     assert scheduled["scheduled"] is True and plain["scheduled"] is False
     first, first_plain = scheduled["ticks"][0]["by_kind"], plain["ticks"][0]["by_kind"]
     assert first.get("page_304", 0) < first_plain.get("page_304", 0)
-    conn = sqlite3.connect(work / "sitemap-lastmod-mapwatch-scheduled.db")
+    conn = sqlite3.connect(work / "sitemap-mapwatch-scheduled.db")
     try:
         assert conn.execute("SELECT count(*) FROM sources WHERE location LIKE 'http%' AND next_check_at IS NULL"
                             ).fetchone() == (0,)

@@ -76,8 +76,17 @@ class ResourceSeen:
     failed: bool = False  # a direction page that could not be read: asked for less often
 
 
+@dataclass(frozen=True)
+class Vouched:
+    """Pages due for a re-check that a trusted sitemap `lastmod` says did not change since their
+    last check: not requested; each is due again at the time given (store.sources.crawl_schedule
+    .vouched_until)."""
+
+    pages: list[tuple[str, str]]  # (location, next check)
+
+
 Outcome = Fetched | NotModified | Missing | Failed
-Emit = Callable[[Outcome | Discovered | ResourceSeen], Awaitable[None]]
+Emit = Callable[[Outcome | Discovered | ResourceSeen | Vouched], Awaitable[None]]
 
 
 @dataclass
@@ -90,6 +99,7 @@ class CrawlResult:
     robots_skipped_urls: list[str] = field(default_factory=list)  # the first few of them
     sitemap_pages: int = 0  # paper pages the sitemaps list
     sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
+    vouched: int = 0  # pages due (or tracked) not requested: a trusted lastmod says they did not change
     direction_pages: int = 0  # direction pages read (a 304 included)
     discovered: int = 0  # papers the database did not know, found this tick
     requests: int = 0  # requests sent to the site (robots.txt, sitemaps, pages, retries, redirects)

@@ -1,12 +1,16 @@
 """What one tick of the HTTP crawl sets out to fetch, read from the database (store.sources.refresh
 hands it to store.sources.http_source).
 
-- tracked papers (the `priority` given, and every paper an enabled track follows): every tick;
+- tracked papers (the `priority` given, and every paper an enabled track follows): every tick
+  (at least daily when a trusted sitemap vouches for their pages: store.sources.sitemap_trust);
 - pages due for a re-check (`sources.next_check_at` passed, or never scheduled), the most
   overdue first; papers with a page never checked over HTTP count as due;
 - unseen papers (listed on a page, or found on a direction page, never fetched), the newest
   ids first: `unseen_share` of the budget is kept for them, whatever else is due;
 - direction pages due (`crawl_resources`), the followed directions' every tick.
+
+The crawl reads the sitemaps before it queues any of these: a page a trusted `lastmod` vouches
+for is not requested (store.sources.sitemap_trust).
 
 Everything else is not due: it is not requested this tick (store.sources.crawl_schedule).
 """
@@ -25,6 +29,7 @@ from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_schedule import newest_first
 from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
 DEFAULT_TEMPLATE = "{base}/paper/{id}/"
@@ -62,6 +67,7 @@ class Resource:
     changed_at: str | None = None
     next_check_at: str | None = None
     interval_s: int | None = None
+    checked_at: str | None = None
 
 
 def conditional_headers(known: Resource | None, keep_body: bool) -> dict[str, str]:
@@ -92,6 +98,11 @@ class CrawlPlan:
     directions: list[str] = field(default_factory=list)  # direction pages to poll, followed first
     followed: set[str] = field(default_factory=set)  # polled every tick
     counts: dict[str, int | None] = field(default_factory=dict)  # tracked papers' stored cited-by
+    lastmod_believed: bool = True  # the host's sitemap lastmods (store.sources.sitemap_trust)
+    pages_checked: int = 0  # papers with a page that were checked over HTTP
+    # Filled by the crawl: pages requested although a lastmod said they had not changed since
+    # their last check (the evidence for or against the lastmods).
+    vouched_same: set[str] = field(default_factory=set)
 
     def direction_due(self, url: str) -> bool:
         r = self.resources.get(url)
@@ -147,9 +158,11 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     due: list[tuple[str, str]] = []
     unseen: list[str] = []
     for pid, page in has_page.items():
+        pid_row = rows.get(page_url(template, base, pid))
+        if page and pid_row is not None and pid_row[1]:
+            plan.pages_checked += 1
         if pid in tracked:
             continue
-        pid_row = rows.get(page_url(template, base, pid))
         if pid_row is not None and pid_row[1]:
             _pid, checked_at, next_at = pid_row
             if not next_at or next_at <= now_s:
@@ -171,16 +184,17 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     if plan.tracked:
         marks = ",".join("?" * len(plan.tracked))
         plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
+    plan.lastmod_believed = read_trust(db, host, now).believed
     _plan_directions(db, plan, host)
     return plan
 
 
 def _plan_directions(db: Database, plan: CrawlPlan, host: str) -> None:
-    for loc, kind, etag, lm, sha, body, changed_at, next_at, interval in db.conn.execute(
-            "SELECT location, kind, etag, last_modified, sha256, body, changed_at, next_check_at, interval_s"
-            " FROM crawl_resources"):
+    for loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at in db.conn.execute(
+            "SELECT location, kind, etag, last_modified, sha256, body, changed_at, next_check_at, interval_s,"
+            " checked_at FROM crawl_resources"):
         if urlsplit(loc).netloc.lower() == host:
-            plan.resources[loc] = Resource(loc, kind, etag, lm, sha, body, changed_at, next_at, interval)
+            plan.resources[loc] = Resource(loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at)
     urls = [u for (u,) in db.conn.execute("SELECT url FROM directions WHERE url IS NOT NULL")
             if urlsplit(u).netloc.lower() == host]
     plan.followed = {u for (u,) in db.conn.execute(

@@ -21,7 +21,15 @@ from mapwatch.store.clock import Clock, iso
 from mapwatch.store.database.prepared import SourceInfo
 from mapwatch.store.database.save import Rejection, record_rejections, save_pages
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_outcomes import Discovered, Fetched, Missing, NotModified, Outcome, ResourceSeen
+from mapwatch.store.sources.crawl_outcomes import (
+    Discovered,
+    Fetched,
+    Missing,
+    NotModified,
+    Outcome,
+    ResourceSeen,
+    Vouched,
+)
 from mapwatch.store.sources.crawl_plan import CrawlPlan
 from mapwatch.store.sources.crawl_schedule import (
     DIRECTION_BOUNDS,
@@ -47,12 +55,17 @@ class CrawlBatch:
     texts: list[tuple[str | None, str]] = field(default_factory=list)
     found: list[tuple[str, str]] = field(default_factory=list)
     resources: list[ResourceSeen] = field(default_factory=list)
+    vouched: list[tuple[str, str]] = field(default_factory=list)  # (location, next check)
 
 
 class CrawlSaver:
     def __init__(self, db: Database, report: RefreshReport, clock: Clock, plan: CrawlPlan) -> None:
         self.db, self.report, self.clock, self.now = db, report, clock, plan.now
+        self.plan = plan
         self.batch = CrawlBatch()
+        # Pages requested although a lastmod said they had not changed, and how many of those had
+        # (the tick's evidence about the lastmods: store.sources.sitemap_trust).
+        self.lastmod_compared = self.lastmod_missed = 0
 
     @property
     def pending(self) -> int:
@@ -62,7 +75,7 @@ class CrawlSaver:
         batch, self.batch = self.batch, CrawlBatch()
         return batch
 
-    def take(self, out: Outcome | Discovered | ResourceSeen) -> bool:
+    def take(self, out: Outcome | Discovered | ResourceSeen | Vouched) -> bool:
         """Take an outcome; True for a page's (progress counts those)."""
         report, b = self.report, self.batch
         if isinstance(out, Discovered):
@@ -70,6 +83,9 @@ class CrawlSaver:
             return False
         if isinstance(out, ResourceSeen):
             b.resources.append(out)
+            return False
+        if isinstance(out, Vouched):
+            b.vouched.extend(out.pages)
             return False
         found = "same"
         if isinstance(out, Fetched):
@@ -112,19 +128,31 @@ class CrawlSaver:
             record_rejections(db, b.rejected, self.clock())
             report.rejected_total += len(b.rejected)
             report.rejected.extend(b.rejected[:max(0, MAX_LISTED - len(report.rejected))])
-        now = iso(self.clock())
+        now, started = iso(self.clock()), iso(self.now)
         with db.atomic():
             db.conn.executemany("INSERT INTO sources (location, paper_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
                                 b.found)
             db.conn.executemany("UPDATE sources SET etag = ?, last_modified = ? WHERE location = ?",
                                 [(i.etag, i.last_modified, i.location) for i in b.same])
+            # A page's check counts from the tick's start, not from when its batch is stored: a
+            # sitemap lastmod later than that is then a change the check may not have seen.
             db.conn.executemany(
                 "INSERT INTO sources (location, paper_id, checked_at) VALUES (?, ?, ?)"
                 " ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at",
-                [(url, pid, now) for url, pid, _found in b.touched])
+                [(url, pid, started) for url, pid, _found in b.touched])
             db.conn.executemany("UPDATE sources SET text_url = ? WHERE location = ?", b.texts)
             self._schedule(b.touched, stored)
+            db.conn.executemany("UPDATE sources SET next_check_at = ? WHERE location = ?",
+                                [(until, url) for url, until in b.vouched])
             self._remember_resources(b.resources, now)
+        self._weigh_lastmods(b.touched, stored)
+
+    def _weigh_lastmods(self, touched: list[tuple[str, str, str]], stored: set[str]) -> None:
+        vouched = self.plan.vouched_same
+        for _url, pid, found in touched:
+            if pid in vouched and found in ("page", "same"):
+                self.lastmod_compared += 1
+                self.lastmod_missed += found == "page" and pid in stored
 
     def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str]) -> None:
         """Each location checked: its next check, sooner when it changed (a new page stored),

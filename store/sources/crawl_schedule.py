@@ -45,6 +45,15 @@ MISSING_BOUNDS = Bounds(HOUR, DAY, 30 * DAY)  # a paper without a page (404): pa
 DIRECTION_BOUNDS = Bounds(HOUR, HOUR, HOUR)
 DIRECTION_FAILED_BOUNDS = Bounds(HOUR, HOUR, 6 * HOUR)  # one that cannot be read: 1, 2, 4, then 6 h
 EARLY = 0.25  # a page is due up to this fraction of its interval early (see `spread`)
+# While a host's sitemap `lastmod`s are trusted (store.sources.sitemap_trust), a page whose
+# lastmod says it did not change since its last check is not requested: the lastmod will say
+# when it changes. Such a page is still re-checked this long after its last check (up to EARLY
+# of it early), which is what verifies the lastmods; a tracked paper's page at least daily; and
+# when the sitemap names nearly every page, direction pages (which then name nothing new) every
+# 6 hours instead of every tick.
+VOUCHED_CEILING = 35 * DAY
+VOUCHED_TRACKED = DAY
+VOUCHED_DIRECTIONS = 6 * HOUR
 
 
 def next_interval(previous: float | None, changed: bool, bounds: Bounds, *,
@@ -94,6 +103,17 @@ def after_check(now: datetime, previous_s: float | None, changed: bool, changed_
     interval = next_interval(previous_s, changed, bounds, since_change=since)
     return Schedule(round(interval), iso(now + timedelta(seconds=interval * (1 - EARLY * early))),
                     iso(now) if changed else changed_at)
+
+
+def vouched_until(checked_at: str, location: str, span: float = VOUCHED_CEILING) -> str | None:
+    """When a page checked at `checked_at`, vouched for by a trusted sitemap since, is due for a
+    re-check all the same: `span` later, up to EARLY of it early (by `spread`); None for an
+    unreadable `checked_at` (then it is due now)."""
+    try:
+        checked = parse_iso(checked_at)
+    except ValueError:
+        return None
+    return iso(checked + timedelta(seconds=span * (1 - EARLY * spread(location))))
 
 
 def is_due(next_check_at: str | None, now: datetime) -> bool:

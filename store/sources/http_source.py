@@ -42,32 +42,16 @@ from .crawl_outcomes import (
     NotModified,
     Outcome,
     ResourceSeen,
+    Vouched,
 )
-from .crawl_plan import (
-    DEFAULT_TEMPLATE,
-    CrawlPlan,
-    Resource,
-    Validators,
-    conditional_headers,
-    page_url,
-    split_source,
-)
+from .crawl_plan import DEFAULT_TEMPLATE, CrawlPlan, Resource, Validators, conditional_headers, page_url, split_source
 from .crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
-from .crawl_schedule import id_age
-from .http_client import (
-    ACCEPT,
-    CrawlDelay,
-    Deadline,
-    Gone,
-    HttpClient,
-    HttpOptions,
-    Response,
-    Retry,
-    user_agent,
-)
+from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
+from .http_client import ACCEPT, CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
+from .lastmods import Lastmods
 from .page_fetch import fetch_from
 from .robots import MAX_ROBOTS_BYTES, parse_robots
-from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, newer, sitemap_entries
+from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -173,26 +157,32 @@ class _Crawl:
         plan = self.plan
         robots_failure = await self.read_robots()
         sitemap = await self.read_sitemaps() if robots_failure is None else {}
+        lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid))
+        del sitemap
+        self.result.sitemap_changed = len(lastmods.changed)
         for url in plan.directions:
-            self.enqueue_direction(url, forced=url in plan.followed)
+            if lastmods.direction_due(url):
+                self.enqueue_direction(url, forced=url in plan.followed)
         for pid in plan.tracked:
-            self.enqueue(pid, TRACKED)
-        changed = sorted(((mod or "", pid) for pid, mod in sitemap.items()
-                          if newer(mod, plan.checked.get(page_url(self.template, self.base, pid)))), reverse=True)
-        self.result.sitemap_changed = len(changed)
-        for _mod, pid in changed:
+            if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
+                self.enqueue(pid, TRACKED)
+        for _mod, pid in lastmods.changed:
             if pid in plan.known or pid in self.seen:
                 self.enqueue(pid, SITEMAP_CHANGED)
             else:
                 await self.found(pid)
-        del sitemap, changed
         for i, pid in enumerate(plan.unseen):
             if i < plan.unseen_share:
                 self.enqueue(pid, UNSEEN)
             elif self.admit(pid):
                 self.queue.keep_unseen(pid)
         for pid in plan.due:
-            self.enqueue(pid, DUE)
+            if not lastmods.vouch(pid, VOUCHED_CEILING, due=True):
+                self.enqueue(pid, DUE)
+        self.result.vouched = lastmods.vouched
+        if lastmods.rescheduled:
+            await self.emit(Vouched(lastmods.rescheduled))
+        del lastmods
         if robots_failure is not None:  # conservative: nothing is requested from this host
             pages = self.queue.drain_pages()
             for pid in pages[:self.options.budget]:

@@ -58,6 +58,7 @@ class RefreshReport(IngestReport):
     statuses: dict[str, int] = field(default_factory=dict)  # HTTP: responses by status (code, or class: 4xx)
     sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
     sitemap_changed: int = 0  # of those, changed since their last check
+    vouched: int = 0  # HTTP: pages not requested because a believed sitemap lastmod says they did not change
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
 
     @property
@@ -76,7 +77,7 @@ class RefreshReport(IngestReport):
         if self.kind == "http":
             s += (f", {max(self.failed_total, len(self.failed)):,} failed (stored data kept), "
                   f"{self.missing:,} without a page, {self.robots_skipped:,} skipped by robots.txt, "
-                  f"{self.over_budget:,} left for the next tick, {self.not_due:,} not due yet, "
+                  f"{self.over_budget:,} left for the next tick, {self.not_due + self.vouched:,} not due yet, "
                   f"{self.requests or 0:,} requests sent")
         return s + f". {self.new_citations:,} new citations."
 

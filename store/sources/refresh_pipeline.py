@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
@@ -26,11 +27,12 @@ from mapwatch.store.clock import Clock
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import log_ingest
 from mapwatch.store.errors import FetchError
-from mapwatch.store.sources.crawl_outcomes import CrawlResult, Discovered, Outcome, ResourceSeen
-from mapwatch.store.sources.crawl_plan import plan_crawl
+from mapwatch.store.sources.crawl_outcomes import CrawlResult, Discovered, Outcome, ResourceSeen, Vouched
+from mapwatch.store.sources.crawl_plan import plan_crawl, split_source
 from mapwatch.store.sources.crawl_saver import CrawlBatch, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.http_source import crawl
+from mapwatch.store.sources.sitemap_trust import record_evidence
 
 if TYPE_CHECKING:
     from mapwatch.store.sources.refresh import RefreshReport
@@ -63,7 +65,7 @@ class _Batches:
         self.error: BaseException | None = None  # a batch that could not be stored
         self.crawl: asyncio.Task[CrawlResult] | None = None
 
-    async def emit(self, out: Outcome | Discovered | ResourceSeen) -> None:
+    async def emit(self, out: Outcome | Discovered | ResourceSeen | Vouched) -> None:
         if self.error is not None:
             return  # the crawl is being stopped
         if not self.saver.take(out):
@@ -154,7 +156,8 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     started = clock()
     plan = await write(plan_crawl, db, source, started, options.budget, priority)
     stats = CrawlResult()
-    batches = _Batches(CrawlSaver(db, report, clock, plan), write, batch_size, progress, stats)
+    saver = CrawlSaver(db, report, clock, plan)
+    batches = _Batches(saver, write, batch_size, progress, stats)
     try:
         await batches.run(crawl(source, plan, batches.emit, options=options, result=stats, parser=parser))
     except ValueError as e:
@@ -171,6 +174,10 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     report.statuses = dict(stats.statuses)
     report.sitemap_pages = stats.sitemap_pages
     report.sitemap_changed = stats.sitemap_changed
+    report.vouched = stats.vouched
     report.notes = list(stats.notes)
+    if note := await write(record_evidence, db, urlsplit(split_source(source)[0]).netloc.lower(),
+                           saver.lastmod_compared, saver.lastmod_missed, started):
+        report.notes.append(note)
     await write(log_ingest, db, report, started, clock())
     return report

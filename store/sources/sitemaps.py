@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 import zlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
 MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
 _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+# A lastmod vouches for a page only when it is at least this much older than the check: the
+# site's clock and ours may differ by that much.
+CLOCK_SKEW = timedelta(minutes=10)
 
 
 def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
@@ -45,6 +48,26 @@ def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
     if not kind:
         raise ValueError("not a sitemap (no <urlset> or <sitemapindex>)")
     return kind, out
+
+
+def says_unchanged(lastmod: str | None, checked_at: str | None, now: datetime) -> bool:
+    """Whether a sitemap `lastmod` vouches that a page did not change since its last check:
+    a full date-time (a date alone cannot say which of a day's hours), at least CLOCK_SKEW
+    before the check, and not in the future (a lastmod after `now` is a lie or a wrong clock: it vouches
+    for nothing). Pages it vouches for need no re-check while the host's lastmods are trusted
+    (store.sources.sitemap_trust)."""
+    if not lastmod or not checked_at or len(lastmod) <= 10:
+        return False
+    try:
+        when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
+        seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if seen.tzinfo is None:
+        seen = seen.replace(tzinfo=UTC)
+    return when <= seen - CLOCK_SKEW and when <= now
 
 
 def newer(lastmod: str | None, checked_at: str | None) -> bool:

@@ -1,0 +1,68 @@
+"""What one tick's sitemap `lastmod`s say, page by page (store.sources.http_source asks before it
+queues anything): which pages changed since their last check, which did not, and so which
+need not be requested while the host's lastmods are believed (store.sources.sitemap_trust).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mapwatch.store.clock import iso
+from mapwatch.store.sources.crawl_plan import CrawlPlan
+from mapwatch.store.sources.crawl_schedule import VOUCHED_DIRECTIONS, vouched_until
+from mapwatch.store.sources.sitemaps import newer, says_unchanged
+
+# A believed sitemap whose lastmods speak for at least this share of the pages checked over
+# HTTP (papers with a page) names (nearly) every page, new ones included: direction pages (which then name nothing
+# new) are read every VOUCHED_DIRECTIONS instead of every tick.
+COVERING = 0.9
+
+
+class Lastmods:
+    def __init__(self, plan: CrawlPlan, sitemap: dict[str, str | None], location: Callable[[str], str]) -> None:
+        """`sitemap`: paper id -> lastmod (or None), as the sitemaps list them; `location`: a
+        paper's page location (what `plan.checked` is keyed on)."""
+        self.plan, self.location = plan, location
+        self.now = iso(plan.now)
+        self.changed: list[tuple[str, str]] = []  # (lastmod, paper id): newer than the last check, newest first
+        self.same: set[str] = set()  # lastmod says: not changed since the last check
+        checked = plan.checked
+        for pid, mod in sitemap.items():
+            at = checked.get(location(pid))
+            if newer(mod, at):
+                self.changed.append((mod or "", pid))
+            elif says_unchanged(mod, at, plan.now):
+                self.same.add(pid)
+        self.changed.sort(reverse=True)
+        self.covering = plan.lastmod_believed and len(self.same) + len(self.changed) >= COVERING * plan.pages_checked
+        self.rescheduled: list[tuple[str, str]] = []  # (location, next check) of pages vouched for, due
+        self.vouched = 0  # pages not requested because of their lastmod
+
+    def vouch(self, pid: str, span: float, due: bool) -> bool:
+        """Whether page `pid` need not be requested: its lastmod says it did not change, the
+        host's lastmods are believed, and it was checked less than `span` ago (spread by
+        location; crawl_schedule.vouched_until); a page `due` for a re-check is then due again
+        at that time (`rescheduled`). A page requested although its lastmod said "unchanged" is
+        evidence for or against the lastmods (`plan.vouched_same`)."""
+        if pid not in self.same:
+            return False
+        url = self.location(pid)
+        until = vouched_until(self.plan.checked[url], url, span)
+        if not self.plan.lastmod_believed or until is None or until <= self.now:
+            self.plan.vouched_same.add(pid)
+            return False
+        self.vouched += 1
+        if due:  # due again when the lastmod's word runs out
+            self.rescheduled.append((url, until))
+        return True
+
+    def direction_due(self, url: str) -> bool:
+        """Whether a direction page the plan lists is read: always, unless the sitemap covers
+        the map; then when it was last read VOUCHED_DIRECTIONS ago (spread by location), or never."""
+        if not self.covering:
+            return True
+        r = self.plan.resources.get(url)
+        if r is None or not r.checked_at:
+            return True
+        until = vouched_until(r.checked_at, url, VOUCHED_DIRECTIONS)
+        return until is None or until <= self.now

@@ -1,0 +1,192 @@
+"""A sitemap's `lastmod`s, believed but verified: pages a lastmod says did not change are not
+re-checked for weeks, tracked papers' pages at least daily, direction pages every 6 hours when
+the sitemap names every page; pages re-checked all the same are the evidence, and a host whose
+lastmods missed changes is not believed for a week (store.sources.sitemap_trust). Real HTTP on
+loopback (tests/mapsite.py), real SQLite, an injected clock."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.crawl_schedule import EARLY, VOUCHED_CEILING
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.sources.sitemap_trust import read_trust
+from mapwatch.store.sources.sitemaps import says_unchanged
+from mapwatch.store.subscriptions.tracking import add_track
+from tests import pagegen
+from tests.conftest import FakeClock
+from tests.mapsite import MapSite, serve_site
+
+FAST = HttpOptions(concurrency=2, timeout=2, retries=1, backoff=0.01, budget=500)
+T0 = datetime(2026, 9, 15, 12, tzinfo=UTC)
+
+
+def stamped(texts: dict[str, str], at: datetime) -> dict[str, str]:
+    """Every page's lastmod: a date-time (what lets a lastmod vouch for a page)."""
+    return {pid: at.isoformat(timespec="seconds") for pid in texts}
+
+
+def grown(page: MapPage) -> MapPage:
+    """The page a day later: one more citer counted."""
+    return dataclasses.replace(page, cited_by=(page.cited_by or 0) + 1)
+
+
+def pages_asked(site: MapSite) -> list[str]:
+    return [p for p in site.paths_requested() if p.startswith("/paper/")]
+
+
+def tick(db, site: MapSite, clock: FakeClock, hours: float = 1):
+    clock.advance(hours=hours)
+    site.requests.clear()
+    site.statuses.clear()
+    return refresh(db, site.base, clock=clock, options=FAST)
+
+
+def test_what_a_lastmod_vouches_for() -> None:
+    now = datetime(2026, 9, 15, 12, tzinfo=UTC)
+    checked = "2026-09-15T11:00:00+00:00"
+    assert says_unchanged("2026-09-14T08:00:00Z", checked, now)
+    assert says_unchanged("2026-09-15T10:50:00+00:00", checked, now)  # 10 minutes before the check
+    assert not says_unchanged("2026-09-15T10:55:00+00:00", checked, now)  # clocks may differ that much
+    assert not says_unchanged("2026-09-14", checked, now)  # a date: which hour?
+    assert not says_unchanged("2026-09-15T11:30:00Z", checked, now)  # changed since
+    assert not says_unchanged("2027-01-01T00:00:00Z", "2027-02-01T00:00:00Z", now)  # a future lastmod
+    assert not says_unchanged("yesterday", checked, now) and not says_unchanged(None, checked, now)
+    assert not says_unchanged("2026-09-14T08:00:00Z", None, now)  # never checked
+
+
+def test_believed_lastmods_spare_the_re_checks_and_a_change_is_fetched_in_the_next_tick(db) -> None:
+    corpus = pagegen.generate(30)
+    texts = {p.id: format_page(p) for p in corpus.v1}
+    clock = FakeClock(T0)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)))
+    with serve_site(site):
+        first = refresh(db, site.base, clock=clock, options=FAST)
+        assert first.stored == 30
+        asked = []
+        for _ in range(36):  # every 2 hours for 3 days; nothing changes
+            report = tick(db, site, clock, hours=2)
+            asked += pages_asked(site)
+            assert report.stored == 0
+        # Without the lastmods each page would be re-checked at 6, 12 (and 24) hours: 90 requests.
+        assert asked == []
+        assert "30 not due yet" in report.summary()
+        due = [parse_iso(db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
+                                         (f"{site.base}/paper/{pid}/",)).fetchone()[0]) for pid in texts]
+        # Rescheduled by the lastmods: due again 26-35 days after the first check.
+        low = T0 + timedelta(seconds=VOUCHED_CEILING * (1 - EARLY))
+        assert min(due) >= low and max(due) <= T0 + timedelta(seconds=VOUCHED_CEILING)
+        # A page changes, and its lastmod says so: fetched in the next tick, alone.
+        changed = grown(corpus.v1[3])
+        site.swap({**texts, changed.id: format_page(changed)})
+        site.lastmod[changed.id] = iso(clock() + timedelta(minutes=30))
+        report = tick(db, site, clock)
+        assert pages_asked(site) == [f"/paper/{changed.id}/"] and report.stored == 1
+    trust = read_trust(db, "127.0.0.1:" + site.base.rsplit(":", 1)[1], clock())
+    assert trust.believed and trust.missed == 0
+
+
+def test_lastmods_that_miss_changes_are_found_out_and_not_believed_for_a_week(db) -> None:
+    corpus = pagegen.generate(30)
+    texts = {p.id: format_page(p) for p in corpus.v1}
+    clock = FakeClock(T0)
+    lying = stamped(texts, T0 - timedelta(days=3))
+    site = MapSite(pages=texts, lastmod=lying)
+    with serve_site(site):
+        refresh(db, site.base, clock=clock, options=FAST)
+        # Five pages change; the sitemap keeps saying they did not.
+        moved = {p.id: format_page(grown(p)) for p in corpus.v1[:5]}
+        site.swap({**texts, **moved})
+        report = tick(db, site, clock, hours=24)
+        assert pages_asked(site) == [] and report.stored == 0  # believed, for now
+        # Their re-checks come due 26-35 days after the first check: the changes are stored, and
+        # the lastmods that hid them stop being believed (3 missed of the first 3 compared).
+        host = site.base.split("//", 1)[1]
+        stored, notes = 0, []
+        while not notes and clock() < T0 + timedelta(days=36):
+            report = tick(db, site, clock, hours=6)
+            stored += report.stored
+            notes += report.notes
+        assert clock() > T0 + timedelta(days=26)
+        assert len(notes) == 1 and f"sitemap lastmod of {host} not believed until" in notes[0], notes
+        trust = read_trust(db, host, clock())
+        assert not trust.believed and trust.reason and "had changed without a newer sitemap lastmod" in trust.reason
+        assert parse_iso(trust.distrusted_until) == clock() + timedelta(days=7)
+        assert stored >= 3
+        # Not believed: every page is re-checked on its own schedule (within a day), whatever
+        # its lastmod says, and every change is stored.
+        asked = []
+        for _ in range(24):
+            stored += tick(db, site, clock).stored
+            asked += pages_asked(site)
+        assert len(set(asked)) == 30 and stored == 5
+        # A week later the lastmods are believed again (and verified again).
+        clock.advance(days=7)
+        assert read_trust(db, host, clock()).believed
+
+
+def test_a_tracked_paper_vouched_for_is_still_read_daily(db) -> None:
+    texts = {p.id: format_page(p) for p in pagegen.generate(12).v1}
+    tracked = sorted(texts)[0]
+    clock = FakeClock(T0)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)))
+    with serve_site(site):
+        refresh(db, site.base, clock=clock, options=FAST)
+        add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=tracked, created_by=None, now=clock())
+        asked = []
+        for _ in range(48):
+            tick(db, site, clock)
+            asked += pages_asked(site)
+    # Hourly for two days: without a lastmod, 48 reads of the tracked page.
+    assert asked.count(f"/paper/{tracked}/") in (1, 2) and set(asked) == {f"/paper/{tracked}/"}
+
+
+def test_direction_pages_every_six_hours_when_the_sitemap_names_every_page(db) -> None:
+    first = pagegen.generate(12).v1[0]
+    texts = {p.id: format_page(p) for p in pagegen.generate(12).v1}
+    watched = f"/{first.placements[0].slug}/"
+    clock = FakeClock(T0)
+    polls = {}
+    for name, lastmod in (("dated", stamped(texts, T0 - timedelta(days=3))), ("undated", {})):
+        site = MapSite(pages=texts, lastmod=lastmod)
+        with serve_site(site):
+            store = db if name == "dated" else _other_db(db)
+            refresh(store, site.base, clock=FakeClock(T0), options=FAST)
+            clock = FakeClock(T0)
+            n = 0
+            for _ in range(24):
+                tick(store, site, clock)
+                n += site.paths_requested().count(watched)
+            polls[name] = n
+    # Every tick without date-times in the sitemap; every 4.5-6 hours with them.
+    assert polls["undated"] == 24
+    assert 4 <= polls["dated"] <= 6, polls
+
+
+def _other_db(db):
+    from mapwatch.store.database.db import open_db
+
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    return open_db(path.replace(".db", "-other.db"))
+
+
+def test_an_upgrade_start_is_rescheduled_not_re_fetched(db) -> None:
+    # A database checked before re-check schedules existed (next_check_at NULL): every page is
+    # due at once; believed lastmods reschedule them instead of spending the budget on 304s.
+    texts = {p.id: format_page(p) for p in pagegen.generate(20).v1}
+    clock = FakeClock(T0)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)))
+    with serve_site(site):
+        refresh(db, site.base, clock=clock, options=FAST)
+        with db.atomic():
+            db.conn.execute("UPDATE sources SET next_check_at = NULL, interval_s = NULL")
+        report = tick(db, site, clock)
+        assert pages_asked(site) == [] and report.vouched == 20
+    nulls = [pid for pid in texts if db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
+                                                       (f"{site.base}/paper/{pid}/",)).fetchone()[0] is None]
+    assert nulls == []
