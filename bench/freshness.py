@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -48,7 +49,7 @@ from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed
 from mapwatch.store.questions.graph import compute_direction_ranks
-from mapwatch.store.sources.crawl_schedule import PAGE_BOUNDS, after_check, spread
+from mapwatch.store.sources.crawl_schedule import EARLY, PAGE_BOUNDS, VOUCHED_CEILING, after_check, spread
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
@@ -56,6 +57,7 @@ from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
 HOUR = 3600.0
 CRAWLERS = ("mapwatch", "naive")
 SETUP = T0 - timedelta(hours=1)
+STEADY_AGE = 60.0  # days: with --steady, when the initial map's pages last changed
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,11 @@ def free_port() -> int:
 class Server:
     """bench.livemap in a subprocess of its own."""
 
-    def __init__(self, cfg: Config, variant: str, port: int) -> None:
+    def __init__(self, cfg: Config, variant: str, port: int, initial_age: float = 1.0) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.livemap", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
-             "--variant", variant, "--rate", str(cfg.rate), "--port", str(port)],
+             "--variant", variant, "--rate", str(cfg.rate), "--port", str(port),
+             "--initial-age", str(initial_age)],
             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -174,15 +177,46 @@ def schedule_as_crawled(db_path: Path) -> int:
     return len(locs)
 
 
+def schedule_steady(db_path: Path, variant: str) -> int:
+    """Give every page location the schedule a crawl leaves after weeks on a map whose pages
+    last changed STEADY_AGE days before T0 (`--steady`; the site is started with that
+    `--initial-age`): each page's interval at its ceiling (PAGE_BOUNDS.high), and its last
+    check placed so that its next check falls due at a uniformly random time within one period:
+    with believed date-time lastmods ("sitemap-lastmod") the vouched one (VOUCHED_CEILING, up to
+    EARLY of it early), else its own (7 days). So the ticks re-check pages at the steady rate
+    (pages / period an hour), not in the rounds of a fresh start. Returns the locations."""
+    rng = random.Random(24)
+    span = VOUCHED_CEILING if variant == "sitemap-lastmod" else PAGE_BOUNDS.high
+    db = open_db(db_path)
+    try:
+        locs = [r[0] for r in db.conn.execute(
+            "SELECT location FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
+        rows = []
+        for loc in locs:
+            period = span * (1 - EARLY * spread(loc))
+            checked = T0 - timedelta(seconds=(1 - rng.random()) * period)
+            rows.append((iso(checked), round(PAGE_BOUNDS.high), iso(checked + timedelta(seconds=period)), loc))
+        with db.atomic():
+            db.conn.executemany("UPDATE sources SET checked_at = ?, interval_s = ?, next_check_at = ?"
+                                " WHERE location = ?", rows)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.conn.close()
+    return len(locs)
+
+
 def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, work: Path,
-            log: Callable[[str], None] = lambda s: None, scheduled: bool = False) -> dict:
-    db_path = work / f"{variant}-{crawler}{'-scheduled' if scheduled else ''}.db"
+            log: Callable[[str], None] = lambda s: None, scheduled: bool = False, steady: bool = False) -> dict:
+    start = "-steady" if steady else "-scheduled" if scheduled else ""
+    db_path = work / f"{variant}-{crawler}{start}.db"
     for stale in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):  # of a run stopped early: not this copy's
         stale.unlink(missing_ok=True)
     shutil.copyfile(template, db_path)
-    if scheduled:
+    if steady:
+        log(f"scheduled {schedule_steady(db_path, variant):,} pages as in a steady state")
+    elif scheduled:
         log(f"scheduled {schedule_as_crawled(db_path):,} pages as after a first check at T0 - 1 h")
-    server = Server(cfg, variant, port)
+    server = Server(cfg, variant, port, STEADY_AGE if steady else 1.0)
     db: Database | None = None
     try:
         db = open_db(db_path)
@@ -251,6 +285,7 @@ def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, 
             "cpu_busy_s": busiest["cpu_s"], "busy_new_papers": busiest["new_papers"],
             "cpu_max_s": max(t["cpu_s"] for t in busy), "cpu_p50_s": pct([t["cpu_s"] for t in busy], 0.5),
             "wall_p50_s": pct([t["wall_s"] for t in busy], 0.5), "ticks": ticks,
+            "requests_p50": pct([t["requests"] for t in busy], 0.5), "requests_max": max(t["requests"] for t in busy),
         }
     finally:
         if db is not None:
@@ -269,7 +304,8 @@ def fmt(v: object, pct_: bool = False) -> str:
 def table(results: list[dict]) -> str:
     head = ("| pages | site | crawler | new citations | feed delay p50 / p95 / max (h) | ≤1 tick | ≤24 h | ≤7 d |"
             " not found (unlisted) | tracked: citations, alerted, ≤1 tick, p95 (h) | new pages requested |"
-            " requests / citation found | quiet tick: CPU s, budget | busy tick CPU s (new papers) |")
+            " requests / citation found | quiet tick: CPU s, budget | busy tick CPU s (new papers) |"
+            " requests a tick: p50, max |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
         f, a = r["feeds"], r["alerts"]
@@ -280,7 +316,8 @@ def table(results: list[dict]) -> str:
             f"{f['not_found']:,} ({r['unlisted_citations']:,}) | "
             f"{a['citations']:,}, {a['found']:,}, {fmt(a['within_1_tick'], True)}, {fmt(a['p95_h'])} | "
             f"{r['new_pages_requested']:,} of {r['new_papers']:,} | {fmt(r['requests_per_citation_found'])} | "
-            f"{r['cpu_quiet_s']}, {fmt(r['quiet_budget_share'], True)} | {r['cpu_busy_s']} ({r['busy_new_papers']}) |")
+            f"{r['cpu_quiet_s']}, {fmt(r['quiet_budget_share'], True)} | {r['cpu_busy_s']} ({r['busy_new_papers']}) | "
+            f"{fmt(r.get('requests_p50'))}, {fmt(r.get('requests_max'))} |")
     return "\n".join(rows)
 
 
@@ -303,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="write every result (with its ticks) here")
     p.add_argument("--port", type=int, default=0, help="the site's loopback port (default: a free one)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--steady", action="store_true",
+                   help="start as after weeks of crawling a map whose pages last changed long ago: re-checks "
+                        "fall due evenly (see schedule_steady)")
     p.add_argument("--scheduled", action="store_true",
                    help="start with each page's re-check schedule as the crawler leaves a full crawl "
                         "(default: none, every page due at the first tick)")
@@ -350,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for variant in variants:
             for crawler in crawlers:
-                results.append({**run_one(cfg, variant, crawler, port, template, work, log, a.scheduled),
-                                "scheduled": a.scheduled})
+                results.append({**run_one(cfg, variant, crawler, port, template, work, log, a.scheduled, a.steady),
+                                "scheduled": a.scheduled, "steady": a.steady})
                 if a.json:  # as it goes: a long run stopped early keeps what it measured
                     a.json.write_text(json.dumps({"setup": setup, "results": results}, indent=1) + "\n")
         print(f"{cfg.pages:,} pages, {hours} ticks of 1 simulated hour, budget {cfg.budget:,} requests per tick, "

@@ -2,7 +2,7 @@
 freshness bench; the harness is bench/freshness.py).
 
 The map starts as bench/generate.py's synthetic map (snapshot 1, same seed: same pages),
-every page at version 0 changed at T0 - 1 day. Time is simulated: nothing sleeps; the
+every page at version 0 changed at T0 - 1 day (`--initial-age`). Time is simulated: nothing sleeps; the
 harness moves the site's clock with `advance`. New papers arrive as a Poisson process at
 `rate` (a share of the map per simulated day); each cites k existing papers (k lognormal,
 median 14, at most 250) drawn by preferential attachment (a paper once, plus once per
@@ -73,7 +73,7 @@ def w3c(ts: float) -> str:
 class LiveMap:
     """The site's state: pure, no HTTP (the server and the harness build the same one)."""
 
-    def __init__(self, pages: int, seed: int = 1, rate: float = DEFAULT_RATE) -> None:
+    def __init__(self, pages: int, seed: int = 1, rate: float = DEFAULT_RATE, initial_age: float = 1.0) -> None:
         m = gen.build_map(pages, seed)
         n = m.n
         self.seed, self.rate, self.n0 = seed, rate, n
@@ -88,7 +88,7 @@ class LiveMap:
         self.refs_total = m.refs_total
         self.citers: list[list[int]] = m.citers
         self.init_deg = array("i", (len(c) for c in m.citers))  # the lists' order: counts at T0
-        start = (T0 - timedelta(days=1)).timestamp()
+        start = (T0 - timedelta(days=initial_age)).timestamp()
         self.version = array("i", bytes(4 * n))
         self.changed_at = array("d", [start]) * n
         self.pool = array("i", range(n))
@@ -368,8 +368,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
     p.add_argument("--rate", type=float, default=DEFAULT_RATE)
     p.add_argument("--port", type=int, default=0)
+    p.add_argument("--initial-age", type=float, default=1.0,
+                   help="days before T0 the initial map's pages last changed (their Last-Modified and lastmod)")
     a = p.parse_args(argv)
-    live = LiveMap(a.pages, a.seed, a.rate)
+    live = LiveMap(a.pages, a.seed, a.rate, a.initial_age)
     with contextlib.suppress(KeyboardInterrupt):
         serve(live, a.variant, a.port)
     return 0

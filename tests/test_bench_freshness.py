@@ -166,3 +166,19 @@ def test_scheduled_start_and_a_stale_wal_beside_a_run_database(tmp_path: Path) -
                             ).fetchone() == (0,)
     finally:
         conn.close()
+
+
+def test_a_steady_start_spreads_the_re_checks_over_their_period(tmp_path: Path) -> None:
+    # --steady: a crawl that has run for weeks: re-checks fall due a few an hour (400 pages
+    # over 7 days: ~2.4 an hour), not all at once as after a fresh start (every page due).
+    out = tmp_path / "steady.json"
+    args = ["--small", "--variant", "sitemap", "--crawler", "mapwatch", "--quiet", "--work", str(tmp_path / "w"),
+            "--json", str(out)]
+    assert freshness.main([*args, "--steady"]) == 0
+    steady = json.loads(out.read_text())["results"][0]
+    assert steady["steady"] is True
+    rechecks = [t["by_kind"].get("page_304", 0) for t in steady["ticks"]]
+    assert 0 < sum(rechecks) and max(rechecks) <= 20, rechecks
+    assert freshness.main(args) == 0
+    fresh = json.loads(out.read_text())["results"][0]
+    assert max(t["by_kind"].get("page_304", 0) for t in fresh["ticks"]) >= 90  # (the budget: 150)
