@@ -93,7 +93,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'mtime_ns': "the file's modification time, to skip unchanged files",
             'etag': 'HTTP validator for conditional requests',
             'last_modified': 'HTTP validator for conditional requests',
-            'checked_at': 'when it was last read or checked',
+            'checked_at': 'when it was last read or checked (the start of the tick that did it)',
             'text_url': 'the text alternate an HTML page declared: later ticks read the page from there; NULL: the page itself',
             'changed_at': 'the last check that found the page changed',
             'next_check_at': 'when it is due',
@@ -112,6 +112,16 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'changed_at': '',
             'next_check_at': "direction pages' polling",
             'interval_s': "direction pages' polling",
+        }),
+    'sitemap_trust': (
+        'whether a host\'s sitemap `lastmod`s are believed (Following the live map over HTTP, "Believed lastmods, verified")',
+        {
+            'host': 'the map\'s host (and port)',
+            'compared': 'pages requested although their lastmod said they had not changed, since the last verdict (halved past 1,000)',
+            'missed': 'of those, pages that had changed all the same',
+            'distrusted_until': 'lastmods not believed before this time; NULL: believed',
+            'reason': 'why they were last not believed',
+            'updated_at': 'the last tick that added evidence',
         }),
     'delivery_options': (
         'per track or follow (`kind`, `item_id`), whether each alert opens a discussion thread (The Discord bot, "A discussion thread per alert")',

@@ -92,6 +92,9 @@ class Metrics:
                                     registry=r)
         self.sitemap_changed = Counter("mapwatch_sitemap_urls_changed",
                                        "Sitemap URLs newer than their last check, summed over ticks", registry=r)
+        self.sitemap_vouched = Counter("mapwatch_sitemap_urls_vouched",
+                                       "Pages due that a believed sitemap lastmod said had not changed: not "
+                                       "requested, summed over ticks", registry=r)
         self.requests = Counter("mapwatch_http_requests", "Requests to the feed server, by kind (feed, page, other)",
                                 ["kind"], registry=r)
         self.not_modified = Counter("mapwatch_http_not_modified",
@@ -141,6 +144,7 @@ class Metrics:
         self.source_requests.inc(r.requests or 0)
         self.sitemap_urls.inc(r.sitemap_pages)
         self.sitemap_changed.inc(r.sitemap_changed)
+        self.sitemap_vouched.inc(r.vouched)
         for code, n in r.statuses.items():
             self.source_responses.labels(code).inc(n)
 
