@@ -101,8 +101,9 @@ def crawl_stall(doc: bytes, pages: int) -> tuple[float, int]:
 
     from aiohttp import web
 
+    from mapwatch.store.sources.crawl_outcomes import Fetched, Outcome
     from mapwatch.store.sources.http_client import HttpOptions
-    from mapwatch.store.sources.http_source import Fetched, Outcome, crawl
+    from mapwatch.store.sources.http_source import crawl
 
     ids = [f"2611.{i:05d}" for i in range(pages)]
     bodies = {pid: doc.replace(b"2412.10400", pid.encode()) for pid in ids}

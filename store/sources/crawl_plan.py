@@ -32,6 +32,11 @@ from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
+# A page whose "Built on by" list still names every citer (fewer than the 30 a list shows)
+# names a new citer too: where a tracked paper's new citers, unnamed on its own full list, can be
+# found. Up to 1/SEARCH_SHARE of the budget of such pages is read when that search is needed.
+ROOM = 30
+SEARCH_SHARE = 4
 DEFAULT_TEMPLATE = "{base}/paper/{id}/"
 
 
@@ -103,6 +108,9 @@ class CrawlPlan:
     # Filled by the crawl: pages requested although a lastmod said they had not changed since
     # their last check (the evidence for or against the lastmods).
     vouched_same: set[str] = field(default_factory=set)
+    # Pages with room in their "Built on by" list, the most cited first (most likely to be
+    # cited next): read when a tracked paper's new citers are named nowhere the tick looked.
+    roomy: list[str] = field(default_factory=list)
 
     def direction_due(self, url: str) -> bool:
         r = self.resources.get(url)
@@ -112,7 +120,8 @@ class CrawlPlan:
         """How many citers a tracked paper gained that its page does not list (its cited-by
         count grew past what it lists), 0 if none; the paper's count is updated. Those new
         citers are not named on its page, so the crawl looks for them: its directions' pages,
-        whether due or not, and the newest unseen papers ahead of the re-checks."""
+        whether due or not, the newest unseen papers ahead of the re-checks, and, if no new page
+        read by then names the paper, the pages with room in their lists (`roomy`)."""
         if page.id not in self.counts or page.cited_by is None:
             return 0
         before = self.counts[page.id]
@@ -184,6 +193,9 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     if plan.tracked:
         marks = ",".join("?" * len(plan.tracked))
         plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
+        plan.roomy = [pid for (pid,) in db.conn.execute(
+            "SELECT id FROM papers WHERE has_page AND cited_by < ? ORDER BY cited_by DESC, id LIMIT ?",
+            (ROOM, budget // SEARCH_SHARE + len(plan.tracked))) if pid not in tracked][:budget // SEARCH_SHARE]
     plan.lastmod_believed = read_trust(db, host, now).believed
     _plan_directions(db, plan, host)
     return plan

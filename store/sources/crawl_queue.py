@@ -2,10 +2,12 @@
 
 Taken lowest class first: direction pages (followed ones first), tracked papers, papers found
 this tick that the database does not know (newest ids first), pages the sitemaps say changed,
-the unseen papers' share, the pages due for a re-check; then the other unseen papers (newest
-first), which a search for a tracked paper's unlisted citers (`search_credit`) moves ahead of
-the re-checks. Direction pages are taken whatever the budget; each page taken spends one.
-Used by store.sources.http_source, on its event loop (README, "Following the live map over HTTP").
+the pages a search for a tracked paper's unexplained new citers reads (`SEARCH`, queued only
+when the classes before it are done: `CiterSearch`), the unseen papers' share, the pages due
+for a re-check; then the other unseen papers (newest first), which a search for a tracked
+paper's unlisted citers (`search_credit`) moves ahead of the re-checks. Direction pages are
+taken whatever the budget; each page taken spends one. Used by store.sources.http_source, on
+its event loop (docs/live-map.md).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import heapq
 from collections import deque
 
-FOLLOWED, DIRECTION, TRACKED, NEW, SITEMAP_CHANGED, UNSEEN, DUE = range(7)
+FOLLOWED, DIRECTION, TRACKED, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE = range(8)
 MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahead, per tick
 
 
@@ -26,6 +28,7 @@ class CrawlQueue:
         self.search_credit = 0  # unseen papers to take before the due re-checks
         self.seq = 0
         self.wake = asyncio.Event()  # set when something is queued (or a worker finishes)
+        self.taken_class = DUE  # the class of what `take` gave last
 
     def push(self, cls: int, kind: str, what: str, key: tuple[int, int] = (0, 0)) -> None:
         """Queue a "page" (a paper id) or a "direction" (a URL) in class `cls`; `key` orders
@@ -45,7 +48,7 @@ class CrawlQueue:
     def take(self) -> tuple[str, str] | None:
         """The next (kind, what): direction pages whatever the budget, pages while it lasts."""
         if self.heap and self.heap[0][0] <= DIRECTION:
-            _c, _k, _s, kind, what = heapq.heappop(self.heap)
+            self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
             return kind, what
         if self.budget <= 0:
             return None
@@ -53,12 +56,29 @@ class CrawlQueue:
         if self.unseen_rest and (top is None or (top >= DUE and self.search_credit > 0)):
             self.search_credit = max(0, self.search_credit - 1)
             self.budget -= 1
+            self.taken_class = UNSEEN
             return "page", self.unseen_rest.popleft()
         if top is None:
             return None
-        _c, _k, _s, kind, what = heapq.heappop(self.heap)
+        self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
         self.budget -= 1
         return kind, what
+
+    def next_class(self) -> int | None:
+        """The class of what `take` would give next (None: nothing queued)."""
+        if self.heap and (self.heap[0][0] <= DIRECTION or not self.unseen_rest or self.heap[0][0] < DUE
+                          or self.search_credit <= 0):
+            return self.heap[0][0]
+        return UNSEEN if self.unseen_rest else None
+
+    def drop(self, cls: int) -> int:
+        """Take every page of class `cls` out of the queue (not fetched); returns how many."""
+        kept = [item for item in self.heap if item[0] != cls]
+        dropped = len(self.heap) - len(kept)
+        if dropped:
+            heapq.heapify(kept)
+            self.heap = kept
+        return dropped
 
     def pages_left(self) -> int:
         """Pages queued but not taken (left for a later tick)."""
@@ -70,3 +90,51 @@ class CrawlQueue:
         self.heap.clear()
         self.unseen_rest.clear()
         return pages
+
+
+class CiterSearch:
+    """A tracked paper whose count grew past what its full "Built on by" list names has new
+    citers named nowhere on its page. A new page read this tick that builds on it explains one
+    each; what is still unexplained once every class before SEARCH is read (and none of those
+    pages is still being fetched) sends the crawl to the pages with room in their lists, once a
+    tick, and the search is called off as soon as everything is explained."""
+
+    def __init__(self, queue: CrawlQueue) -> None:
+        self.queue = queue
+        self.unexplained: dict[str, int] = {}  # tracked paper -> new citers not named yet
+        self.started = False
+        self.early = 0  # pages being fetched from the classes before SEARCH
+
+    def grew(self, paper_id: str, gained: int) -> None:
+        self.unexplained[paper_id] = self.unexplained.get(paper_id, 0) + gained
+
+    def named(self, builds_on: list[str]) -> None:
+        """A page new to the database builds on these papers."""
+        if not self.unexplained:
+            return
+        for pid in builds_on:
+            if self.unexplained.get(pid):
+                self.unexplained[pid] -= 1
+        if not any(self.unexplained.values()):
+            self.unexplained.clear()
+            self.queue.drop(SEARCH)
+
+    def taken(self, kind: str) -> bool:
+        """Call after each `take`: whether the page taken may name a new citer (its class is
+        before SEARCH); pass that to `done` when it is handled."""
+        early = kind == "page" and self.queue.taken_class < SEARCH
+        self.early += early
+        return early
+
+    def done(self, early: bool) -> None:
+        self.early -= early
+
+    def due(self) -> bool:
+        """Whether the search starts now (then it is started: once a tick)."""
+        if self.started or not self.unexplained or self.early:
+            return False
+        nxt = self.queue.next_class()
+        if nxt is not None and nxt < SEARCH:
+            return False
+        self.started = True
+        return True

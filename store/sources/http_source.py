@@ -32,20 +32,20 @@ from urllib.robotparser import RobotFileParser
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
 
-from .crawl_outcomes import (
-    CrawlResult,
-    Discovered,
-    Emit,
-    Failed,
-    Fetched,
-    Missing,
-    NotModified,
-    Outcome,
-    ResourceSeen,
-    Vouched,
+from .crawl_outcomes import CrawlResult, Discovered, Emit, Failed, Fetched, Missing, Outcome, ResourceSeen, Vouched
+from .crawl_plan import CrawlPlan, Resource, conditional_headers, page_url, split_source
+from .crawl_queue import (
+    DIRECTION,
+    DUE,
+    FOLLOWED,
+    NEW,
+    SEARCH,
+    SITEMAP_CHANGED,
+    TRACKED,
+    UNSEEN,
+    CiterSearch,
+    CrawlQueue,
 )
-from .crawl_plan import DEFAULT_TEMPLATE, CrawlPlan, Resource, Validators, conditional_headers, page_url, split_source
-from .crawl_queue import DIRECTION, DUE, FOLLOWED, NEW, SITEMAP_CHANGED, TRACKED, UNSEEN, CrawlQueue
 from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
 from .http_client import ACCEPT, CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
 from .lastmods import Lastmods
@@ -85,6 +85,7 @@ class _Crawl:
         self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
         self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
         self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
+        self.citers = CiterSearch(self.queue)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
@@ -208,6 +209,10 @@ class _Crawl:
 
     async def worker(self) -> None:
         while True:
+            if self.citers.due():  # tracked papers' new citers named nowhere yet: the pages with room
+                self.result.searched = len(self.plan.roomy)
+                for pid in self.plan.roomy:
+                    self.enqueue(pid, SEARCH)
             item = self.queue.take()
             if item is None:
                 if self.active == 0:  # nothing queued, nothing in flight to queue more: done
@@ -218,6 +223,7 @@ class _Crawl:
                 continue
             kind, what = item
             self.active += 1
+            early = self.citers.taken(kind)
             try:
                 if kind == "page":
                     self.in_flight.add(what)
@@ -236,6 +242,7 @@ class _Crawl:
                 if task is None or not task.cancelling():  # (cancelled at the deadline: left in flight)
                     self.in_flight.discard(what)
                 self.active -= 1
+                self.citers.done(early)
                 self.queue.wake.set()
 
     async def discover(self, page: MapPage) -> None:
@@ -244,8 +251,11 @@ class _Crawl:
                 for it in lst.items:
                     if urlsplit(it.url).netloc.lower() == self.host and (pid := normalize_id(it.url)):
                         await self.found(pid)
+        if page.id not in self.plan.known and page.builds_on:
+            self.citers.named([pid for it in page.builds_on.items if (pid := normalize_id(it.url))])
         if search := self.plan.unlisted_growth(page):  # look for the new citers its page does not name
             self.queue.search(search)
+            self.citers.grew(page.id, search)
         for placement in page.placements:
             self.enqueue_direction(placement.url, forced=search > 0)
 
@@ -386,5 +396,4 @@ async def crawl(
         return await c.run()
 
 
-__all__ = ["DEFAULT_TEMPLATE", "CrawlResult", "Discovered", "Emit", "Failed", "Fetched", "Missing", "NotModified",
-           "Outcome", "ResourceSeen", "Validators", "crawl", "page_url", "split_source"]
+__all__ = ["PARSE_THREADS", "crawl"]

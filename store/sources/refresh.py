@@ -27,10 +27,10 @@ from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, ingest_paths
 from mapwatch.store.questions.graph import compute_direction_ranks
+from mapwatch.store.sources.crawl_outcomes import Failed
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
-from mapwatch.store.sources.http_source import Failed
 from mapwatch.store.sources.refresh_pipeline import refresh_http
 
 DEFAULT_OPTIONS = HttpOptions()
