@@ -98,3 +98,25 @@ def test_no_search_when_a_new_page_read_this_tick_names_the_tracked_paper(db) ->
         asked = page_requests(site)
     assert sorted(asked) == sorted([f"/paper/{tracked.id}/", f"/paper/{citer.id}/"]), asked
     assert report.stored == 2
+
+
+def test_a_citer_read_before_its_tracked_paper_explains_the_growth() -> None:
+    # Pages are fetched several at a time: the new citer's page may be parsed before the
+    # tracked paper's. Its growth is then already explained: no search.
+    import asyncio
+
+    from mapwatch.store.sources.crawl_queue import SEARCH, CiterSearch, CrawlQueue
+
+    async def run() -> tuple[bool, bool]:
+        queue = CrawlQueue(budget=10)
+        search = CiterSearch(queue)
+        search.named(["2601.00000", "2601.00005"])  # the new page, read first
+        search.grew("2601.00000", 1)  # then the tracked paper's page: one more citer
+        first = search.due()
+        search.grew("2601.00000", 1)  # a second citer nobody named
+        queue.push(SEARCH, "page", "2601.00003")
+        second = search.due()
+        search.named(["2601.00000"])  # found: the search is called off
+        return first, second and queue.pages_left() == 0
+
+    assert asyncio.run(run()) == (False, True)

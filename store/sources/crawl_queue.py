@@ -102,20 +102,25 @@ class CiterSearch:
     def __init__(self, queue: CrawlQueue) -> None:
         self.queue = queue
         self.unexplained: dict[str, int] = {}  # tracked paper -> new citers not named yet
+        self.named_early: dict[str, int] = {}  # paper -> new pages that named it before its growth was seen
         self.started = False
         self.early = 0  # pages being fetched from the classes before SEARCH
 
     def grew(self, paper_id: str, gained: int) -> None:
-        self.unexplained[paper_id] = self.unexplained.get(paper_id, 0) + gained
+        """A tracked paper gained citers its page does not name (new pages read earlier in the
+        tick that build on it explain as many)."""
+        early = min(gained, self.named_early.pop(paper_id, 0))
+        if gained > early:
+            self.unexplained[paper_id] = self.unexplained.get(paper_id, 0) + gained - early
 
     def named(self, builds_on: list[str]) -> None:
         """A page new to the database builds on these papers."""
-        if not self.unexplained:
-            return
         for pid in builds_on:
             if self.unexplained.get(pid):
                 self.unexplained[pid] -= 1
-        if not any(self.unexplained.values()):
+            else:  # (its tracked paper's page may be read later in the tick)
+                self.named_early[pid] = self.named_early.get(pid, 0) + 1
+        if self.unexplained and not any(self.unexplained.values()):
             self.unexplained.clear()
             self.queue.drop(SEARCH)
 
