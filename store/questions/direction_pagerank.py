@@ -1,0 +1,206 @@
+"""PageRank within each direction, stored in `direction_ranks`: every direction, or only those
+the pages stored since the last computation can have changed.
+
+A direction's rows are a function of its subgraph alone: its papers (placements), the
+citations among them (rank flows from citing to cited) and, to order equal PageRanks, its
+papers' stated cited-by counts. The graph is built in a canonical order (papers and citations
+sorted by id), so the same subgraph gives the same floats whenever it is computed.
+
+- `compute_direction_ranks`: every direction; the table replaced (the default; a first run).
+- `update_direction_ranks` (each refresh): what changed since the last computation is read from
+  the snapshots and citation events past `ranks_state` (a stored page writes both in the
+  transaction that stores it, whoever stores it: a refresh, `mapwatch ingest`):
+  - a direction a changed paper joined or left (its placements now against its rows in
+    `direction_ranks`), or whose papers a new citation joins: PageRank computed again, its rows
+    rewritten;
+  - another direction of a changed paper (its cited-by count may have moved, which orders
+    equal PageRanks): its stored PageRanks re-sorted with the counts now, its rows rewritten
+    only if the order moved;
+  - every other direction: its rows kept, `computed_at` included.
+  No state yet (never computed, or by a version before migration 0016): every direction.
+  The table is then the one `compute_direction_ranks` would write, but for `computed_at`:
+  when the direction's rows were last written (tests/test_direction_ranks.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlite_utils import Database
+
+_CHUNK = 500  # ids per SQL IN (...)
+Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, rank, computed_at
+
+
+@dataclass(frozen=True)
+class RanksReport:
+    directions: int    # directions whose PageRank was computed
+    papers: int        # rows written for them
+    full: bool = True  # every direction; else only what changed (update_direction_ranks)
+    resorted: int = 0  # directions whose rows were re-ordered by cited-by count, PageRank kept
+    kept: int = 0      # directions of changed papers whose rows were kept (their order had not moved)
+
+
+def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
+    """PageRank of each direction's papers over the citations among them, stored in
+    `direction_ranks`, replacing the previous computation. One direction's subgraph at a time,
+    never the whole map."""
+    conn = db.conn
+    marks = _marks(conn)  # read first: what is stored after it is read again by the next update
+    stamp = _stamp(now)
+    slugs = [r[0] for r in conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
+    rows = [row for slug in slugs for row in direction_rows(conn, slug, stamp)]
+    with db.atomic():
+        conn.execute("DELETE FROM direction_ranks")
+        _insert(conn, rows)
+        _set_marks(conn, marks)
+    return RanksReport(directions=len(slugs), papers=len(rows))
+
+
+def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
+    """The stored ranks brought up to date with the pages stored since they were computed: only
+    the directions those pages can have changed (the module's docstring), every direction when
+    that is not known. Afterwards the table is what `compute_direction_ranks` would write, but
+    for the kept directions' `computed_at`."""
+    conn = db.conn
+    marks = _marks(conn)
+    state = conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1").fetchone()
+    if state is None or state[0] > marks[0] or state[1] > marks[1]:  # never computed, or not this history's
+        return compute_direction_ranks(db, now)
+    since = (int(state[0]), int(state[1]))
+    if since == marks:
+        return RanksReport(directions=0, papers=0, full=False)
+    structural, touched = changed_directions(conn, since, marks)
+    stamp = _stamp(now)
+    rows: list[Row] = []
+    for slug in sorted(structural):
+        rows += direction_rows(conn, slug, stamp)
+    rewritten = sorted(structural)
+    resorted = 0
+    for slug in sorted(touched - structural):
+        moved = _resorted(conn, slug, stamp)
+        if moved:
+            rows += moved
+            rewritten.append(slug)
+            resorted += 1
+    with db.atomic():
+        if tuple(conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state"
+                              " WHERE id = 1").fetchone() or ()) != since:
+            # Another computation wrote meanwhile: its rows and marks stand (the next update
+            # reads on from them).
+            return RanksReport(directions=0, papers=0, full=False)
+        for chunk in _chunks(rewritten):
+            conn.execute(f"DELETE FROM direction_ranks WHERE direction_slug IN ({_qs(len(chunk))})", list(chunk))
+        _insert(conn, rows)
+        _set_marks(conn, marks)
+    return RanksReport(directions=len(structural), papers=len(rows), full=False, resorted=resorted,
+                       kept=len(touched) - len(structural) - resorted)
+
+
+def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
+                       upto: tuple[int, int]) -> tuple[set[str], set[str]]:
+    """For the snapshots and events in (since, upto] (each a (snapshot id, event id) pair):
+    the directions whose subgraph changed (a paper joined or left, a new citation joins two of
+    its papers), and every direction a changed paper is placed in now or was ranked in."""
+    papers = [r[0] for r in conn.execute(
+        "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))]
+    now_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})", papers))
+    was_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM direction_ranks WHERE paper_id IN ({})",
+                        papers))
+    structural = {slug for _, slug in now_in ^ was_in}
+    edges = conn.execute("SELECT citing_id, paper_id FROM events WHERE id > ? AND id <= ? AND kind = 'citation'",
+                         (since[1], upto[1])).fetchall()
+    placed: dict[str, set[str]] = {}
+    for pid, slug in _pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})",
+                            list({pid for edge in edges for pid in edge})):
+        placed.setdefault(pid, set()).add(slug)
+    for citing, cited in edges:
+        structural |= placed.get(citing, set()) & placed.get(cited, set())
+    return structural, structural | {slug for _, slug in now_in | was_in}
+
+
+def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
+    """One direction's rows: its papers by PageRank over the citations among them, equal
+    PageRanks (to 12 decimals) by stated cited-by count, then id."""
+    members = {pid: cited or 0 for pid, cited in conn.execute(
+        "SELECT p.id, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+        " WHERE pl.direction_slug = ?", (slug,))}
+    edges = conn.execute(
+        "SELECT c.citing_id, c.cited_id FROM placements a"
+        " JOIN citations c ON c.citing_id = a.paper_id"
+        " JOIN placements b ON b.paper_id = c.cited_id AND b.direction_slug = a.direction_slug"
+        " WHERE a.direction_slug = ?", (slug,)).fetchall()
+    pr = pagerank(sorted(members), sorted(edges))
+    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))]
+
+
+def pagerank(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """networkx's PageRank (default parameters) of the graph of `nodes` and `edges`, built
+    in their order."""
+    if not nodes:
+        return {}
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from(edges)
+    return {pid: float(v) for pid, v in nx.pagerank(g).items()}
+
+
+def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
+    return sorted(pr, key=lambda p: (-round(pr[p], 12), -cited.get(p, 0), p))
+
+
+def _resorted(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
+    """A direction's stored PageRanks in the order the cited-by counts give now; [] when that
+    is the stored order."""
+    stored = conn.execute(
+        "SELECT r.paper_id, r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
+        " WHERE r.direction_slug = ? ORDER BY r.rank", (slug,)).fetchall()
+    pr = {pid: value for pid, value, _ in stored}
+    order = _order(pr, {pid: cited or 0 for pid, _, cited in stored})
+    if order == [pid for pid, _, _ in stored]:
+        return []
+    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(order)]
+
+
+def _marks(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The newest snapshot and event ids, read in one statement (one view of the database)."""
+    s, e = conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM snapshots),"
+                        " (SELECT coalesce(max(id), 0) FROM events)").fetchone()
+    return int(s), int(e)
+
+
+def _set_marks(conn: sqlite3.Connection, marks: tuple[int, int]) -> None:
+    conn.execute("INSERT INTO ranks_state (id, last_snapshot_id, last_event_id) VALUES (1, ?, ?)"
+                 " ON CONFLICT(id) DO UPDATE SET last_snapshot_id = excluded.last_snapshot_id,"
+                 " last_event_id = excluded.last_event_id", marks)
+
+
+def _insert(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    conn.executemany("INSERT INTO direction_ranks (direction_slug, paper_id, pagerank, rank, computed_at)"
+                     " VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def _pairs(conn: sqlite3.Connection, sql: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for chunk in _chunks(ids):
+        out += conn.execute(sql.format(_qs(len(chunk))), list(chunk)).fetchall()
+    return out
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i:i + _CHUNK]
+
+
+def _qs(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _stamp(now: datetime) -> str:
+    return now.isoformat(timespec="seconds")
