@@ -32,7 +32,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from mapwatch.store.errors import RankNotConverged
+
 _CHUNK = 500  # ids per SQL IN (...)
+ALPHA, TOL, MAX_ITER = 0.85, 1.0e-6, 100  # networkx's pagerank defaults
 Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, rank, computed_at
 
 
@@ -134,21 +137,42 @@ def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]
         " JOIN citations c ON c.citing_id = a.paper_id"
         " JOIN placements b ON b.paper_id = c.cited_id AND b.direction_slug = a.direction_slug"
         " WHERE a.direction_slug = ?", (slug,)).fetchall()
-    pr = pagerank(sorted(members), sorted(edges))
+    pr = pagerank(members, edges)
     return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))]
 
 
-def pagerank(nodes: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, float]:
-    """networkx's PageRank (default parameters) of the graph of `nodes` and `edges`, built
-    in their order."""
-    if not nodes:
-        return {}
-    import networkx as nx
+def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """PageRank (damping 0.85, uniform teleport and dangling weights, tolerance 1e-6 a node, at
+    most 100 power iterations) of the graph of `nodes` and `edges` (distinct, between nodes):
+    the same floats as networkx's `pagerank` of that graph built in sorted order (nodes, then
+    edges), whatever order they are given in (tests/test_direction_ranks.py). The same steps as
+    networkx's, on a sparse matrix built from the edges' indexes at once instead of through a
+    graph of Python objects (several times faster on a direction of 20,000 papers)."""
+    import numpy as np
+    import scipy as sp
 
-    g = nx.DiGraph()
-    g.add_nodes_from(nodes)
-    g.add_edges_from(edges)
-    return {pid: float(v) for pid, v in nx.pagerank(g).items()}
+    order = sorted(nodes)
+    n = len(order)
+    if n == 0:
+        return {}
+    index = {pid: i for i, pid in enumerate(order)}
+    row = np.fromiter((index[a] for a, _ in edges), dtype=np.int64, count=len(edges))
+    col = np.fromiter((index[b] for _, b in edges), dtype=np.int64, count=len(edges))
+    by_key = np.lexsort((col, row))  # the sorted graph's edge order: by citing, then cited
+    a = sp.sparse.coo_array((np.ones(len(edges)), (row[by_key], col[by_key])), shape=(n, n),
+                            dtype=float).asformat("csr")
+    s = a.sum(axis=1)
+    s[s != 0] = 1.0 / s[s != 0]
+    a = sp.sparse.dia_array((s.T, 0), shape=a.shape).tocsr() @ a
+    x = np.repeat(1.0 / n, n)
+    p = np.repeat(1.0 / n, n)
+    dangling = np.where(s == 0)[0]
+    for _ in range(MAX_ITER):
+        last = x
+        x = ALPHA * (x @ a + sum(x[dangling]) * p) + (1 - ALPHA) * p  # builtin sum, as networkx's
+        if np.absolute(x - last).sum() < n * TOL:
+            return dict(zip(order, map(float, x), strict=True))
+    raise RankNotConverged(f"PageRank did not converge in {MAX_ITER} iterations ({n} papers)")
 
 
 def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
