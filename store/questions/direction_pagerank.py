@@ -14,12 +14,13 @@ sorted by id), so the same subgraph gives the same floats whenever it is compute
     `direction_ranks`), or whose papers a new citation joins: PageRank computed again, its rows
     rewritten;
   - another direction of a changed paper (its cited-by count may have moved, which orders
-    equal PageRanks): its stored PageRanks re-sorted with the counts now, its rows rewritten
-    only if the order moved;
-  - every other direction: its rows kept, `computed_at` included.
+    equal PageRanks): its stored PageRanks re-sorted with the counts now, the ranks that
+    moved rewritten;
+  - every other direction: its rows kept.
   No state yet (never computed, or by a version before migration 0016): every direction.
-  The table is then the one `compute_direction_ranks` would write, but for `computed_at`:
-  when the direction's rows were last written (tests/test_direction_ranks.py).
+  The table is then the one `compute_direction_ranks` would write, but for `computed_at`: when
+  the direction's PageRank was last computed, which a direction whose papers and citations did
+  not change keeps (tests/test_direction_ranks.py).
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, ra
 @dataclass(frozen=True)
 class RanksReport:
     directions: int    # directions whose PageRank was computed
-    papers: int        # rows written for them
+    papers: int        # rows written (for those; and ranks moved in re-sorted directions)
     full: bool = True  # every direction; else only what changed (update_direction_ranks)
-    resorted: int = 0  # directions whose rows were re-ordered by cited-by count, PageRank kept
-    kept: int = 0      # directions of changed papers whose rows were kept (their order had not moved)
+    resorted: int = 0  # directions re-ordered by new cited-by counts, PageRank kept
+    kept: int = 0      # other directions of changed papers: rows kept (their order had not moved)
 
 
 def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
@@ -58,8 +59,7 @@ def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
     slugs = [r[0] for r in conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
     rows = [row for slug in slugs for row in direction_rows(conn, slug, stamp)]
     with db.atomic():
-        conn.execute("DELETE FROM direction_ranks")
-        _insert(conn, rows)
+        _write(conn, None, rows)
         _set_marks(conn, marks)
     return RanksReport(directions=len(slugs), papers=len(rows))
 
@@ -68,7 +68,7 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
     """The stored ranks brought up to date with the pages stored since they were computed: only
     the directions those pages can have changed (the module's docstring), every direction when
     that is not known. Afterwards the table is what `compute_direction_ranks` would write, but
-    for the kept directions' `computed_at`."""
+    for `computed_at` where a direction's subgraph did not change (the module's docstring)."""
     conn = db.conn
     marks = _marks(conn)
     state = conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1").fetchone()
@@ -82,26 +82,23 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
     rows: list[Row] = []
     for slug in sorted(structural):
         rows += direction_rows(conn, slug, stamp)
-    rewritten = sorted(structural)
+    moves: list[tuple[int, str, str]] = []
     resorted = 0
     for slug in sorted(touched - structural):
-        moved = _resorted(conn, slug, stamp)
-        if moved:
-            rows += moved
-            rewritten.append(slug)
-            resorted += 1
+        moved = _resorted(conn, slug)
+        moves += moved
+        resorted += bool(moved)
     with db.atomic():
         if tuple(conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state"
                               " WHERE id = 1").fetchone() or ()) != since:
             # Another computation wrote meanwhile: its rows and marks stand (the next update
             # reads on from them).
             return RanksReport(directions=0, papers=0, full=False)
-        for chunk in _chunks(rewritten):
-            conn.execute(f"DELETE FROM direction_ranks WHERE direction_slug IN ({_qs(len(chunk))})", list(chunk))
-        _insert(conn, rows)
+        _write(conn, sorted(structural), rows)
+        conn.executemany("UPDATE direction_ranks SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
         _set_marks(conn, marks)
-    return RanksReport(directions=len(structural), papers=len(rows), full=False, resorted=resorted,
-                       kept=len(touched) - len(structural) - resorted)
+    return RanksReport(directions=len(structural), papers=len(rows) + len(moves), full=False,
+                       resorted=resorted, kept=len(touched) - len(structural) - resorted)
 
 
 def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
@@ -129,14 +126,12 @@ def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
 def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
     """One direction's rows: its papers by PageRank over the citations among them, equal
     PageRanks (to 12 decimals) by stated cited-by count, then id."""
-    members = {pid: cited or 0 for pid, cited in conn.execute(
-        "SELECT p.id, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
-        " WHERE pl.direction_slug = ?", (slug,))}
-    edges = conn.execute(
-        "SELECT c.citing_id, c.cited_id FROM placements a"
-        " JOIN citations c ON c.citing_id = a.paper_id"
-        " JOIN placements b ON b.paper_id = c.cited_id AND b.direction_slug = a.direction_slug"
-        " WHERE a.direction_slug = ?", (slug,)).fetchall()
+    papers = conn.execute(  # each paper with its references in one string (arXiv ids: no \x1f)
+        "SELECT pl.paper_id, p.cited_by, (SELECT group_concat(c.cited_id, char(31)) FROM citations c"
+        " WHERE c.citing_id = pl.paper_id) FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+        " WHERE pl.direction_slug = ?", (slug,)).fetchall()
+    members = {pid: cited or 0 for pid, cited, _ in papers}
+    edges = [(pid, ref) for pid, _, refs in papers if refs for ref in refs.split("\x1f") if ref in members]
     pr = pagerank(members, edges)
     return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))]
 
@@ -179,17 +174,14 @@ def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
     return sorted(pr, key=lambda p: (-round(pr[p], 12), -cited.get(p, 0), p))
 
 
-def _resorted(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
-    """A direction's stored PageRanks in the order the cited-by counts give now; [] when that
-    is the stored order."""
+def _resorted(conn: sqlite3.Connection, slug: str) -> list[tuple[int, str, str]]:
+    """(rank, slug, paper) for each paper of a direction whose rank moves when its stored
+    PageRanks are ordered by the cited-by counts now."""
     stored = conn.execute(
         "SELECT r.paper_id, r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
         " WHERE r.direction_slug = ? ORDER BY r.rank", (slug,)).fetchall()
-    pr = {pid: value for pid, value, _ in stored}
-    order = _order(pr, {pid: cited or 0 for pid, _, cited in stored})
-    if order == [pid for pid, _, _ in stored]:
-        return []
-    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(order)]
+    order = _order({pid: value for pid, value, _ in stored}, {pid: cited or 0 for pid, _, cited in stored})
+    return [(i + 1, slug, pid) for i, (pid, was) in enumerate(zip(order, stored, strict=True)) if pid != was[0]]
 
 
 def _marks(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -205,9 +197,23 @@ def _set_marks(conn: sqlite3.Connection, marks: tuple[int, int]) -> None:
                  " last_event_id = excluded.last_event_id", marks)
 
 
-def _insert(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence[Row]) -> None:
+    """Make `rows` the stored rows of the directions `slugs` (None: of every direction): a row
+    stored already is updated in place (the rank index changes only where a rank moved), a new
+    one inserted, a paper's row no longer among them deleted."""
+    if slugs is None:
+        stored = conn.execute("SELECT direction_slug, paper_id FROM direction_ranks").fetchall()
+    else:
+        stored = [key for chunk in _chunks(slugs) for key in conn.execute(
+            f"SELECT direction_slug, paper_id FROM direction_ranks WHERE direction_slug IN ({_qs(len(chunk))})",
+            list(chunk))]
+    keep = {(slug, pid) for slug, pid, *_ in rows}
+    conn.executemany("DELETE FROM direction_ranks WHERE direction_slug = ? AND paper_id = ?",
+                     [key for key in stored if key not in keep])
     conn.executemany("INSERT INTO direction_ranks (direction_slug, paper_id, pagerank, rank, computed_at)"
-                     " VALUES (?, ?, ?, ?, ?)", rows)
+                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
+                     " pagerank = excluded.pagerank, rank = excluded.rank, computed_at = excluded.computed_at",
+                     rows)
 
 
 def _pairs(conn: sqlite3.Connection, sql: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
