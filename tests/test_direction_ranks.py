@@ -158,6 +158,27 @@ def test_a_count_that_changes_the_order_of_equal_ranks_moves_only_their_ranks(db
     assert graph.direction_ranks(db, "eq") == after
 
 
+def test_several_counts_changed_at_once_reorder_as_a_whole_computation(db, tmp_path: Path,
+                                                                       clock: FakeClock) -> None:
+    names = ["A", "B", "C", "D", "E", "P1", "P2"]
+    counts = {"A": 9, "B": 7, "C": 7, "D": 5, "E": 3, "P1": 2, "P2": 0}  # ties on count: by id
+    cites = {"P1": ["A"]}  # A above the others by PageRank; B..P2 equal
+    store(db, [make_page(ID[n], refs=[ID[r] for r in cites.get(n, [])], directions=["eq"], cited_by=counts[n])
+               for n in names], clock())
+    compute_direction_ranks(db, clock())
+    for k, change in enumerate([{"P2": 8, "B": 1}, {"E": 7, "C": 7, "D": 0}, {"B": 7, "P2": 7, "A": 0}], 1):
+        clock.advance(hours=1)
+        counts |= change
+        store(db, [make_page(ID[n], refs=[ID[r] for r in cites.get(n, [])], directions=["eq"],
+                             cited_by=counts[n], through=date(2026, 10, 1) + timedelta(days=k)) for n in change],
+              clock())
+        report = update_direction_ranks(db, clock())
+        assert report.directions == 0
+        assert db.conn.execute(ROWS).fetchall() == whole(db, tmp_path, clock())
+    assert [r.paper.id for r in graph.direction_ranks(db, "eq").papers] == [
+        ID[n] for n in ("A", "B", "C", "E", "P2", "P1", "D")]
+
+
 def test_without_a_state_the_update_computes_every_direction(db, clock: FakeClock) -> None:
     store(db, [make_page(ID["A"], directions=["one"]), make_page(ID["B"], refs=[ID["A"]], directions=["two"])],
           clock())
@@ -182,7 +203,7 @@ def test_changed_directions_are_the_changed_papers_directions_then_and_now(db, c
         db.conn.execute("SELECT max(id) FROM events").fetchone()[0]
     structural, touched = changed_directions(db.conn, tuple(since), upto)
     assert structural == {"area/x", "area/w"}
-    assert touched == {"area/x", "area/w", "area/y"}
+    assert touched == {"area/x": {a, b}, "area/w": {a}, "area/y": {b}}
 
 
 def networkx_pagerank(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, float]:

@@ -25,6 +25,7 @@ sorted by id), so the same subgraph gives the same floats whenever it is compute
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,8 +85,8 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
         rows += direction_rows(conn, slug, stamp)
     moves: list[tuple[int, str, str]] = []
     resorted = 0
-    for slug in sorted(touched - structural):
-        moved = _resorted(conn, slug)
+    for slug in sorted(touched.keys() - structural):
+        moved = _resorted(conn, slug, touched[slug])
         moves += moved
         resorted += bool(moved)
     with db.atomic():
@@ -102,10 +103,11 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
 
 
 def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
-                       upto: tuple[int, int]) -> tuple[set[str], set[str]]:
+                       upto: tuple[int, int]) -> tuple[set[str], dict[str, set[str]]]:
     """For the snapshots and events in (since, upto] (each a (snapshot id, event id) pair):
     the directions whose subgraph changed (a paper joined or left, a new citation joins two of
-    its papers), and every direction a changed paper is placed in now or was ranked in."""
+    its papers), and every direction a changed paper is placed in now or was ranked in, with
+    those papers."""
     papers = [r[0] for r in conn.execute(
         "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))]
     now_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})", papers))
@@ -120,7 +122,10 @@ def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
         placed.setdefault(pid, set()).add(slug)
     for citing, cited in edges:
         structural |= placed.get(citing, set()) & placed.get(cited, set())
-    return structural, structural | {slug for _, slug in now_in | was_in}
+    touched: dict[str, set[str]] = {}
+    for pid, slug in now_in | was_in:
+        touched.setdefault(slug, set()).add(pid)
+    return structural, touched
 
 
 def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
@@ -170,18 +175,39 @@ def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str
     raise RankNotConverged(f"PageRank did not converge in {MAX_ITER} iterations ({n} papers)")
 
 
+def _key(pagerank: float, cited: int, pid: str) -> tuple[float, int, str]:
+    """A paper's place in its direction: PageRank to 12 decimals, then cited-by count, then id."""
+    return -round(pagerank, 12), -cited, pid
+
+
 def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
-    return sorted(pr, key=lambda p: (-round(pr[p], 12), -cited.get(p, 0), p))
+    return sorted(pr, key=lambda p: _key(pr[p], cited.get(p, 0), p))
 
 
-def _resorted(conn: sqlite3.Connection, slug: str) -> list[tuple[int, str, str]]:
+def _resorted(conn: sqlite3.Connection, slug: str, changed: set[str]) -> list[tuple[int, str, str]]:
     """(rank, slug, paper) for each paper of a direction whose rank moves when its stored
-    PageRanks are ordered by the cited-by counts now."""
-    stored = conn.execute(
-        "SELECT r.paper_id, r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
-        " WHERE r.direction_slug = ? ORDER BY r.rank", (slug,)).fetchall()
-    order = _order({pid: value for pid, value, _ in stored}, {pid: cited or 0 for pid, _, cited in stored})
-    return [(i + 1, slug, pid) for i, (pid, was) in enumerate(zip(order, stored, strict=True)) if pid != was[0]]
+    PageRanks are ordered by the cited-by counts now, where the direction's papers and
+    citations did not change and only the `changed` papers' counts can have (a count changes
+    only with its paper's page). The stored order is then that of the other papers' keys still:
+    each changed paper is taken out and put back where its key goes now, by a binary search
+    that reads only the rows it compares with, not the whole direction."""
+    stored = [pid for (pid,) in conn.execute(
+        "SELECT paper_id FROM direction_ranks WHERE direction_slug = ? ORDER BY rank", (slug,))]
+    keys: dict[str, tuple[float, int, str]] = {}
+
+    def key(pid: str) -> tuple[float, int, str]:
+        if pid not in keys:
+            value, cited = conn.execute(
+                "SELECT r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
+                " WHERE r.direction_slug = ? AND r.paper_id = ?", (slug, pid)).fetchone()
+            keys[pid] = _key(value, cited or 0, pid)
+        return keys[pid]
+
+    moving = [pid for pid in stored if pid in changed]
+    order = [pid for pid in stored if pid not in changed]
+    for pid in moving:
+        order.insert(bisect.bisect_left(order, key(pid), key=key), pid)
+    return [(i + 1, slug, pid) for i, (pid, was) in enumerate(zip(order, stored, strict=True)) if pid != was]
 
 
 def _marks(conn: sqlite3.Connection) -> tuple[int, int]:
