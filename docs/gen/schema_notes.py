@@ -276,7 +276,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'paper_id': '',
             'pagerank': '',
             'rank': '1 = highest in the direction',
-            'computed_at': "when the direction's rows were last written (a direction no stored page changed keeps its rows)",
+            'computed_at': "when the direction's PageRank was last computed (a direction whose papers and citations did not change keeps it)",
         }),
     'ranks_state': (
         'how far the stored direction ranks have read: the next update looks only at the snapshots and citation events after these (no row: it computes every direction)',

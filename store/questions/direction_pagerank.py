@@ -69,17 +69,22 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
     """The stored ranks brought up to date with the pages stored since they were computed: only
     the directions those pages can have changed (the module's docstring), every direction when
     that is not known. Afterwards the table is what `compute_direction_ranks` would write, but
-    for `computed_at` where a direction's subgraph did not change (the module's docstring)."""
+    for `computed_at` where a direction's subgraph did not change (the module's docstring).
+
+    One transaction, taken before the first read: no page is stored between what is read and
+    what is written (a re-sort compares the counts it reads with the order stored)."""
     conn = db.conn
-    marks = _marks(conn)
-    state = conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1").fetchone()
-    if state is None or state[0] > marks[0] or state[1] > marks[1]:  # never computed, or not this history's
-        return compute_direction_ranks(db, now)
-    since = (int(state[0]), int(state[1]))
-    if since == marks:
+    if _state(conn) == _marks(conn):
         return RanksReport(directions=0, papers=0, full=False)
+    with db.atomic():
+        marks, state = _marks(conn), _state(conn)
+        if state is not None and state[0] <= marks[0] and state[1] <= marks[1]:
+            return _update(conn, state, marks, _stamp(now))
+    return compute_direction_ranks(db, now)  # never computed, or the marks are not this history's
+
+
+def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, int], stamp: str) -> RanksReport:
     structural, touched = changed_directions(conn, since, marks)
-    stamp = _stamp(now)
     rows: list[Row] = []
     for slug in sorted(structural):
         rows += direction_rows(conn, slug, stamp)
@@ -89,15 +94,9 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
         moved = _resorted(conn, slug, touched[slug])
         moves += moved
         resorted += bool(moved)
-    with db.atomic():
-        if tuple(conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state"
-                              " WHERE id = 1").fetchone() or ()) != since:
-            # Another computation wrote meanwhile: its rows and marks stand (the next update
-            # reads on from them).
-            return RanksReport(directions=0, papers=0, full=False)
-        _write(conn, sorted(structural), rows)
-        conn.executemany("UPDATE direction_ranks SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
-        _set_marks(conn, marks)
+    _write(conn, sorted(structural), rows)
+    conn.executemany("UPDATE direction_ranks SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
+    _set_marks(conn, marks)
     return RanksReport(directions=len(structural), papers=len(rows) + len(moves), full=False,
                        resorted=resorted, kept=len(touched) - len(structural) - resorted)
 
@@ -215,6 +214,12 @@ def _marks(conn: sqlite3.Connection) -> tuple[int, int]:
     s, e = conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM snapshots),"
                         " (SELECT coalesce(max(id), 0) FROM events)").fetchone()
     return int(s), int(e)
+
+
+def _state(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """The marks the stored ranks were computed at; None: never computed (by this version)."""
+    row = conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1").fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
 
 
 def _set_marks(conn: sqlite3.Connection, marks: tuple[int, int]) -> None:

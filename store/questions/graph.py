@@ -249,7 +249,7 @@ class DirectionRanks:
 
 def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionRanks:
     """A direction's papers by their stored PageRank (store/questions/direction_pagerank.py);
-    `computed_at`: when its rows were last written."""
+    `computed_at`: when its PageRank was last computed (nothing it depends on changed since)."""
     slug, name = resolve_direction(db, direction)
     rows = db.conn.execute(
         "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"
