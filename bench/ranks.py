@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             before_s.append(c5 - c4)
             log(f"tick {k}: {a.new} new papers, {len(changed)} pages stored; update {c1 - c0:.3f} s CPU "
                 f"({inc.directions} directions computed, {inc.resorted} re-sorted, {inc.kept} kept of those "
-                f"touched), whole {c3 - c2:.3f} s CPU ({full.directions} directions), before {c5 - c4:.3f} s CPU; "
-                f"tables equal: {same}")
+                f"touched; {inc.papers:,} rows written), whole {c3 - c2:.3f} s CPU ({full.directions} directions, "
+                f"{full.papers:,} rows), before {c5 - c4:.3f} s CPU; tables equal: {same}")
             if not same:
                 print("the update's table differs from the whole computation's", file=sys.stderr)
                 return 1
