@@ -2,8 +2,8 @@
 
 Every function here pulls only the subgraph its question needs from SQLite (a paper's
 citers and references, a bounded k-hop neighbourhood, one direction's papers) and caps the
-work, so answers stay quick on a map of 200k papers. networkx is imported only where an
-algorithm needs it (PageRank, at refresh time); nothing here loads the whole map.
+work, so answers stay quick on a map of 200k papers. numpy and scipy are imported only where
+an algorithm needs them (PageRank, at refresh time); nothing here loads the whole map.
 
 - `related` (store/questions/related.py): papers most like a paper, by co-citation and
   bibliographic coupling.
