@@ -83,3 +83,8 @@ class PathSearchTooLarge(MapwatchError):
         super().__init__(f"The search for a chain from {a} to {b} reached its limit of {cap:,} papers "
                          f"without finding one")
         self.a, self.b, self.cap = a, b, cap
+
+
+class RankNotConverged(MapwatchError):
+    """A direction's PageRank whose power iteration did not converge (networkx's
+    PowerIterationFailedConvergence, for the same graph)."""

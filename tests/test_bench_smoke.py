@@ -211,3 +211,11 @@ def test_path_search_bench_compares_the_current_search_with_a_revision(tmp_path:
     assert ends[0] == ends[1]
     assert sum(int(part.rsplit(" ", 1)[1]) for part in ends[0].split(", ")) == 30
     assert "steps" in ends[0] and lines[-1].startswith("HEAD / current")
+
+
+def test_ranks_bench_compares_the_update_with_the_whole_computation(tmp_path: Path, capsys) -> None:
+    from bench import ranks
+
+    assert ranks.main(["--pages", "800", "--ticks", "2", "--new", "5", "--work", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "whole / update" in out.out and out.err.count("tables equal: True") == 2

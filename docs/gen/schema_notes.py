@@ -280,13 +280,20 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'updated': '',
         }),
     'direction_ranks': (
-        "a paper's PageRank within one of its directions, over the citations among that direction's papers (recomputed after each refresh)",
+        "a paper's PageRank within one of its directions, over the citations among that direction's papers (brought up to date after each refresh: the directions its pages changed, see [Graph questions](graph.md))",
         {
             'direction_slug': '',
             'paper_id': '',
             'pagerank': '',
             'rank': '1 = highest in the direction',
-            'computed_at': '',
+            'computed_at': "when the direction's PageRank was last computed (a direction whose papers and citations did not change keeps it)",
+        }),
+    'ranks_state': (
+        'how far the stored direction ranks have read: the next update looks only at the snapshots and citation events after these (no row: it computes every direction)',
+        {
+            'id': 'always 1',
+            'last_snapshot_id': '',
+            'last_event_id': '',
         }),
     'papers_fts': (
         'full-text index (FTS5, porter stemming) over `papers.title` and `papers.abstract`',

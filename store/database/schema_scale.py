@@ -260,3 +260,22 @@ def _sitemap_trust(db: Database) -> None:
         );
         """
     )
+
+
+@migrations(name="0017_ranks_state")
+def _ranks_state(db: Database) -> None:
+    """How far the stored direction ranks have read the snapshots and events, so that a refresh recomputes
+    only the directions its pages changed (store/questions/direction_pagerank.py)."""
+    db.executescript(
+        """
+        -- The newest snapshot and event the stored ranks have seen. No row: never computed by
+        -- this version, the next update computes every direction.
+        CREATE TABLE ranks_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_snapshot_id INTEGER NOT NULL,
+            last_event_id INTEGER NOT NULL
+        );
+        -- The directions a changed paper was ranked in.
+        CREATE INDEX direction_ranks_paper ON direction_ranks(paper_id);
+        """
+    )

@@ -2,8 +2,8 @@
 
 Every function here pulls only the subgraph its question needs from SQLite (a paper's
 citers and references, a bounded k-hop neighbourhood, one direction's papers) and caps the
-work, so answers stay quick on a map of 200k papers. networkx is imported only where an
-algorithm needs it (PageRank, at refresh time); nothing here loads the whole map.
+work, so answers stay quick on a map of 200k papers. numpy and scipy are imported only where
+an algorithm needs them (PageRank, at refresh time); nothing here loads the whole map.
 
 - `related` (store/questions/related.py): papers most like a paper, by co-citation and
   bibliographic coupling.
@@ -11,7 +11,8 @@ algorithm needs it (PageRank, at refresh time); nothing here loads the whole map
   papers (either direction).
 - `rising`: papers that gained the most citers in the last N days.
 - `neighbourhood`: a paper's k-hop neighbourhood, for drawing.
-- `compute_direction_ranks` / `direction_ranks`: PageRank within each direction, stored.
+- `compute_direction_ranks` / `update_direction_ranks` (store/questions/direction_pagerank.py) /
+  `direction_ranks`: PageRank within each direction, stored (every direction, or those changed).
 - `count_history`: a paper's stated cited-by count over its stored snapshots.
 """
 
@@ -27,6 +28,11 @@ from sqlite_utils import Database
 from mapwatch.store.clock import utc_now
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.questions import queries
+from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's names)
+    RanksReport,
+    compute_direction_ranks,
+    update_direction_ranks,
+)
 from mapwatch.store.questions.types import PaperRef
 
 # Caps on the work one question may do (rows read, papers visited).
@@ -241,45 +247,9 @@ class DirectionRanks:
     papers: tuple[RankedPaper, ...]
 
 
-@dataclass(frozen=True)
-class RanksReport:
-    directions: int
-    papers: int
-
-
-def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
-    """PageRank of each direction's papers over the citations among them (rank flows from
-    citing to cited), stored in `direction_ranks`, replacing the previous computation.
-    Run at refresh time: one direction's subgraph at a time, never the whole map."""
-    import networkx as nx
-
-    stamp = now.isoformat(timespec="seconds")
-    conn = db.conn
-    rows: list[tuple[str, str, float, int, str]] = []
-    slugs = [r[0] for r in conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
-    for slug in slugs:
-        members = {pid: cited or 0 for pid, cited in conn.execute(
-            "SELECT p.id, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
-            " WHERE pl.direction_slug = ?", (slug,))}
-        g = nx.DiGraph()
-        g.add_nodes_from(members)
-        g.add_edges_from(conn.execute(
-            "SELECT c.citing_id, c.cited_id FROM placements a"
-            " JOIN citations c ON c.citing_id = a.paper_id"
-            " JOIN placements b ON b.paper_id = c.cited_id AND b.direction_slug = a.direction_slug"
-            " WHERE a.direction_slug = ?", (slug,)))
-        pr = nx.pagerank(g) if g.number_of_nodes() else {}
-        order = sorted(pr, key=lambda p: (-round(pr[p], 12), -members.get(p, 0), p))
-        rows += [(slug, pid, float(pr[pid]), i + 1, stamp) for i, pid in enumerate(order)]
-    with db.atomic():
-        conn.execute("DELETE FROM direction_ranks")
-        conn.executemany("INSERT INTO direction_ranks (direction_slug, paper_id, pagerank, rank, computed_at)"
-                         " VALUES (?, ?, ?, ?, ?)", rows)
-    return RanksReport(directions=len(slugs), papers=len(rows))
-
-
 def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionRanks:
-    """A direction's papers by their stored PageRank (see compute_direction_ranks)."""
+    """A direction's papers by their stored PageRank (store/questions/direction_pagerank.py);
+    `computed_at`: when its PageRank was last computed (nothing it depends on changed since)."""
     slug, name = resolve_direction(db, direction)
     rows = db.conn.execute(
         "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"

@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, ingest_paths
-from mapwatch.store.questions.graph import compute_direction_ranks
+from mapwatch.store.questions.direction_pagerank import update_direction_ranks
 from mapwatch.store.sources.crawl_outcomes import Failed
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
@@ -154,12 +154,13 @@ def _refresh_folder(db: Database, source: str, clock: Clock, progress: Progress 
 
 
 def update_ranks(db: Database, report: RefreshReport, clock: Clock = utc_now) -> bool:
-    """Recompute the stored PageRank within each direction (store.questions.graph) after a tick that
-    stored pages, or when none is stored yet. Returns whether it ran."""
-    if not report.stored and db.conn.execute("SELECT 1 FROM direction_ranks LIMIT 1").fetchone():
-        return False
-    compute_direction_ranks(db, clock())
-    return True
+    """Bring the stored PageRank within each direction up to date after a tick
+    (store/questions/direction_pagerank.py): only the directions the pages stored since the last
+    computation changed (this tick's, and those another command stored), every direction on the
+    first run. `report` is not needed for that (kept for callers). Returns whether any
+    direction's rows were written."""
+    ranks = update_direction_ranks(db, clock())
+    return ranks.full or ranks.directions + ranks.resorted > 0
 
 
 def crawl_order(db: Database, source: str, priority: Sequence[str] = (), *, clock: Clock = utc_now,
