@@ -147,10 +147,10 @@ def test_a_tracked_paper_vouched_for_is_still_read_daily(db) -> None:
 
 
 def test_direction_pages_every_six_hours_when_the_sitemap_names_every_page(db) -> None:
-    first = pagegen.generate(12).v1[0]
-    texts = {p.id: format_page(p) for p in pagegen.generate(12).v1}
+    pages = pagegen.generate(12).v1
+    first = pages[0]
+    texts = {p.id: format_page(p) for p in pages}
     watched = f"/{first.placements[0].slug}/"
-    clock = FakeClock(T0)
     polls = {}
     for name, lastmod in (("dated", stamped(texts, T0 - timedelta(days=3))), ("undated", {})):
         site = MapSite(pages=texts, lastmod=lastmod)
@@ -159,8 +159,15 @@ def test_direction_pages_every_six_hours_when_the_sitemap_names_every_page(db) -
             refresh(store, site.base, clock=FakeClock(T0), options=FAST)
             clock = FakeClock(T0)
             n = 0
+            page = first
             for _ in range(24):
+                # A page placed in the watched direction changes every hour (and says so): it
+                # is read every tick, and names its direction page.
+                page = grown(page)
+                site.swap({**site.pages, first.id: format_page(page)})
+                site.lastmod[first.id] = iso(clock() + timedelta(minutes=30))
                 tick(store, site, clock)
+                assert f"/paper/{first.id}/" in pages_asked(site)
                 n += site.paths_requested().count(watched)
             polls[name] = n
     # Every tick without date-times in the sitemap; every 4.5-6 hours with them.

@@ -2,9 +2,8 @@
 
 Pure retrieval plus link discovery, on the caller's event loop: each page's outcome (a parsed
 page, or why there is none) is handed to `emit` as soon as it is known, and nothing is kept after
-that, so a crawl's memory does not grow with its budget. Its siblings in store.sources: what to
-fetch is planned by crawl_plan; saving is refresh_pipeline's job; requests go through
-http_client; robots.txt and sitemaps are read by robots and sitemaps; a page by page_fetch.
+that, so a crawl's memory does not grow with its budget. Its siblings: crawl_plan (what to fetch),
+lastmods (what the sitemaps vouch for), refresh_pipeline (saving), http_client, robots, page_fetch.
 
 The tick's work is one priority queue (crawl_queue says in what order), not a list handed out up
 front: the page budget is spent as pages are taken from it, so a paper found on a direction page
@@ -48,7 +47,7 @@ from .crawl_queue import (
 )
 from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
 from .http_client import ACCEPT, CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
-from .lastmods import Lastmods
+from .lastmods import Lastmods, direction_stale
 from .page_fetch import fetch_from
 from .robots import MAX_ROBOTS_BYTES, parse_robots
 from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
@@ -85,7 +84,7 @@ class _Crawl:
         self.deadline = Deadline(options.deadline)  # the tick's: what is not done by then waits for the next
         self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
         self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
-        self.citers = CiterSearch(self.queue)
+        self.citers, self.covering = CiterSearch(self.queue), False  # (covering: store.sources.lastmods)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
@@ -134,6 +133,8 @@ class _Crawl:
             return
         if not forced and not self.plan.direction_due(url):
             return
+        if self.covering and not direction_stale(self.plan, url):  # a believed sitemap names every page
+            return
         self.directions_seen.add(url)
         self.queue.push(FOLLOWED if forced or url in self.plan.followed else DIRECTION, "direction", url)
 
@@ -161,9 +162,9 @@ class _Crawl:
         lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid))
         del sitemap
         self.result.sitemap_changed = len(lastmods.changed)
+        self.covering = lastmods.covering
         for url in plan.directions:
-            if lastmods.direction_due(url):
-                self.enqueue_direction(url, forced=url in plan.followed)
+            self.enqueue_direction(url, forced=url in plan.followed)
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)

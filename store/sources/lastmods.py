@@ -57,12 +57,15 @@ class Lastmods:
         return True
 
     def direction_due(self, url: str) -> bool:
-        """Whether a direction page the plan lists is read: always, unless the sitemap covers
-        the map; then when it was last read VOUCHED_DIRECTIONS ago (spread by location), or never."""
-        if not self.covering:
-            return True
-        r = self.plan.resources.get(url)
-        if r is None or not r.checked_at:
-            return True
-        until = vouched_until(r.checked_at, url, VOUCHED_DIRECTIONS)
-        return until is None or until <= self.now
+        """Whether a direction page is read: always, unless the sitemap covers the map
+        (`covering`); then when it was last read VOUCHED_DIRECTIONS ago, or never."""
+        return not self.covering or direction_stale(self.plan, url)
+
+
+def direction_stale(plan: CrawlPlan, url: str) -> bool:
+    """A direction page last read VOUCHED_DIRECTIONS ago (spread by location), or never."""
+    r = plan.resources.get(url)
+    if r is None or not r.checked_at:
+        return True
+    until = vouched_until(r.checked_at, url, VOUCHED_DIRECTIONS)
+    return until is None or until <= iso(plan.now)
