@@ -13,8 +13,8 @@ from mapwatch.store.sources.crawl_schedule import VOUCHED_DIRECTIONS, vouched_un
 from mapwatch.store.sources.sitemaps import newer, says_unchanged
 
 # A believed sitemap whose lastmods speak for at least this share of the pages checked over
-# HTTP (papers with a page) names (nearly) every page, new ones included: direction pages (which then name nothing
-# new) are read every VOUCHED_DIRECTIONS instead of every tick.
+# HTTP (papers with a page) names (nearly) every page, new ones included: direction pages
+# (which then name nothing new) are read every VOUCHED_DIRECTIONS instead of every tick.
 COVERING = 0.9
 
 
