@@ -119,8 +119,11 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
     folder = tmp_path / "map"
     gen.write_map(gen.build_map(n, seed=5), folder, 1, check_every=0)
     db = tmp_path / "c.db"
+    # Ctrl-C's default action, as in a terminal (a test run started in the background by a
+    # non-interactive shell has SIGINT ignored, and children inherit that).
     proc = subprocess.Popen([sys.executable, "-m", "mapwatch", "ingest", str(folder), "--db", str(db), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     stored = 0
     deadline = time.monotonic() + 120
     while stored == 0 and time.monotonic() < deadline and proc.poll() is None:
