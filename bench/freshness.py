@@ -156,25 +156,32 @@ def delays_summary(truth: dict[tuple[str, str], float], seen: dict[tuple[str, st
     return out
 
 
+def reschedule(db_path: Path, columns: tuple[str, ...], values: Callable[[str], tuple]) -> int:
+    """Set `columns` of every checked page location to `values(location)`. Returns the locations."""
+    db = open_db(db_path)
+    try:
+        locs = [r[0] for r in db.conn.execute(
+            "SELECT location FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
+        sets = ", ".join(f"{c} = ?" for c in columns)
+        with db.atomic():
+            db.conn.executemany(f"UPDATE sources SET {sets} WHERE location = ?",
+                                [(*values(loc), loc) for loc in locs])
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.conn.close()
+    return len(locs)
+
+
 def schedule_as_crawled(db_path: Path) -> int:
     """Give every page location the schedule the crawler's saver leaves after a first check
     at T0 - 1 h that found it unchanged (`--scheduled`): its first interval and `next_check_at`
     (store.sources.crawl_schedule). The template has none (the crawler before issue 24 kept no
     schedule), so without this every page is due at the first tick. Returns the locations."""
-    db = open_db(db_path)
-    try:
-        locs = [r[0] for r in db.conn.execute(
-            "SELECT location FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
-        rows = []
-        for loc in locs:
-            s = after_check(SETUP, None, False, None, PAGE_BOUNDS, early=spread(loc))
-            rows.append((s.interval_s, s.next_check_at, loc))
-        with db.atomic():
-            db.conn.executemany("UPDATE sources SET interval_s = ?, next_check_at = ? WHERE location = ?", rows)
-        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        db.conn.close()
-    return len(locs)
+    def first_check(loc: str) -> tuple:
+        s = after_check(SETUP, None, False, None, PAGE_BOUNDS, early=spread(loc))
+        return s.interval_s, s.next_check_at
+
+    return reschedule(db_path, ("interval_s", "next_check_at"), first_check)
 
 
 def schedule_steady(db_path: Path, variant: str) -> int:
@@ -187,22 +194,13 @@ def schedule_steady(db_path: Path, variant: str) -> int:
     (pages / period an hour), not in the rounds of a fresh start. Returns the locations."""
     rng = random.Random(24)
     span = VOUCHED_CEILING if variant == "sitemap-lastmod" else PAGE_BOUNDS.high
-    db = open_db(db_path)
-    try:
-        locs = [r[0] for r in db.conn.execute(
-            "SELECT location FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
-        rows = []
-        for loc in locs:
-            period = span * (1 - EARLY * spread(loc))
-            checked = T0 - timedelta(seconds=(1 - rng.random()) * period)
-            rows.append((iso(checked), round(PAGE_BOUNDS.high), iso(checked + timedelta(seconds=period)), loc))
-        with db.atomic():
-            db.conn.executemany("UPDATE sources SET checked_at = ?, interval_s = ?, next_check_at = ?"
-                                " WHERE location = ?", rows)
-        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        db.conn.close()
-    return len(locs)
+
+    def weeks_in(loc: str) -> tuple:
+        period = span * (1 - EARLY * spread(loc))
+        checked = T0 - timedelta(seconds=(1 - rng.random()) * period)
+        return iso(checked), round(PAGE_BOUNDS.high), iso(checked + timedelta(seconds=period))
+
+    return reschedule(db_path, ("checked_at", "interval_s", "next_check_at"), weeks_in)
 
 
 def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, work: Path,

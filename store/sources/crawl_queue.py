@@ -52,24 +52,30 @@ class CrawlQueue:
             return kind, what
         if self.budget <= 0:
             return None
-        top = self.heap[0][0] if self.heap else None
-        if self.unseen_rest and (top is None or (top >= DUE and self.search_credit > 0)):
+        if self._unseen_next():
             self.search_credit = max(0, self.search_credit - 1)
             self.budget -= 1
             self.taken_class = UNSEEN
             return "page", self.unseen_rest.popleft()
-        if top is None:
+        if not self.heap:
             return None
         self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
         self.budget -= 1
         return kind, what
 
+    def _unseen_next(self) -> bool:
+        """Whether the next page comes from the unseen papers past their share: nothing else is
+        queued, or only re-checks are and a search moves those papers ahead of them."""
+        top = self.heap[0][0] if self.heap else None
+        return bool(self.unseen_rest) and (top is None or (top >= DUE and self.search_credit > 0))
+
     def next_class(self) -> int | None:
         """The class of what `take` would give next (None: nothing queued)."""
-        if self.heap and (self.heap[0][0] <= DIRECTION or not self.unseen_rest or self.heap[0][0] < DUE
-                          or self.search_credit <= 0):
+        if self.heap and self.heap[0][0] <= DIRECTION:
             return self.heap[0][0]
-        return UNSEEN if self.unseen_rest else None
+        if self._unseen_next():
+            return UNSEEN
+        return self.heap[0][0] if self.heap else None
 
     def drop(self, cls: int) -> int:
         """Take every page of class `cls` out of the queue (not fetched); returns how many."""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from mapwatch.store.clock import iso
 from mapwatch.store.sources.crawl_plan import CrawlPlan
 from mapwatch.store.sources.crawl_schedule import VOUCHED_DIRECTIONS, vouched_until
-from mapwatch.store.sources.sitemaps import newer, says_unchanged
+from mapwatch.store.sources.sitemaps import lastmod_says
 
 # A believed sitemap whose lastmods speak for at least this share of the pages checked over
 # HTTP (papers with a page) names (nearly) every page, new ones included: direction pages
@@ -28,10 +28,10 @@ class Lastmods:
         self.same: set[str] = set()  # lastmod says: not changed since the last check
         checked = plan.checked
         for pid, mod in sitemap.items():
-            at = checked.get(location(pid))
-            if newer(mod, at):
+            said = lastmod_says(mod, checked.get(location(pid)), plan.now)
+            if said == "changed":
                 self.changed.append((mod or "", pid))
-            elif says_unchanged(mod, at, plan.now):
+            elif said == "same":
                 self.same.add(pid)
         self.changed.sort(reverse=True)
         self.covering = plan.lastmod_believed and len(self.same) + len(self.changed) >= COVERING * plan.pages_checked

@@ -50,42 +50,44 @@ def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
     return kind, out
 
 
-def says_unchanged(lastmod: str | None, checked_at: str | None, now: datetime) -> bool:
-    """Whether a sitemap `lastmod` vouches that a page did not change since its last check:
-    a full date-time (a date alone cannot say which of a day's hours), at least CLOCK_SKEW
-    before the check, and not in the future (a lastmod after `now` is a lie or a wrong clock: it vouches
-    for nothing). Pages it vouches for need no re-check while the host's lastmods are trusted
-    (store.sources.sitemap_trust)."""
-    if not lastmod or not checked_at or len(lastmod) <= 10:
-        return False
+def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | None) -> str | None:
+    """What a sitemap `lastmod` (W3C date or date-time) says of a page last checked at
+    `checked_at` (ISO date-time, UTC), each string parsed once:
+    - "changed": later than the check (a date: later than the check's day); a page never
+      checked counts as changed;
+    - "same": it vouches that the page did not change since: a full date-time (a date alone
+      cannot say which of a day's hours), at least CLOCK_SKEW before the check, and not after
+      `now` (a lastmod in the future is a lie or a wrong clock: it vouches for nothing; with
+      `now` None nothing is vouched for). Pages it vouches for need no re-check while the
+      host's lastmods are believed (store.sources.sitemap_trust);
+    - None: neither (no lastmod, an unreadable one, or too close to the check to tell)."""
+    if not checked_at:
+        return "changed"
+    if not lastmod:
+        return None
     try:
         when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
         seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
     except ValueError:
-        return False
+        return None
+    if len(lastmod) <= 10:  # a date: changed if later than the day of the check
+        return "changed" if when.date() > seen.date() else None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     if seen.tzinfo is None:
         seen = seen.replace(tzinfo=UTC)
-    return when <= seen - CLOCK_SKEW and when <= now
+    if when > seen:
+        return "changed"
+    return "same" if now is not None and when <= seen - CLOCK_SKEW and when <= now else None
+
+
+def says_unchanged(lastmod: str | None, checked_at: str | None, now: datetime) -> bool:
+    """Whether a sitemap `lastmod` vouches that a page did not change since its last check
+    (`lastmod_says` is "same")."""
+    return lastmod_says(lastmod, checked_at, now) == "same"
 
 
 def newer(lastmod: str | None, checked_at: str | None) -> bool:
-    """A sitemap `lastmod` (W3C date or date-time) later than a page's last check (ISO
-    date-time, UTC). A page never checked counts as changed; an unreadable lastmod does not."""
-    if not checked_at:
-        return True
-    if not lastmod:
-        return False
-    try:
-        when = datetime.fromisoformat(lastmod.replace("Z", "+00:00"))
-        seen = datetime.fromisoformat(checked_at.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if len(lastmod) <= 10:  # a date: changed if later than the day of the check
-        return when.date() > seen.date()
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    if seen.tzinfo is None:
-        seen = seen.replace(tzinfo=UTC)
-    return when > seen
+    """A sitemap `lastmod` later than a page's last check (`lastmod_says` is "changed"). A page
+    never checked counts as changed; an unreadable lastmod does not."""
+    return lastmod_says(lastmod, checked_at, None) == "changed"
