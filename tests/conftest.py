@@ -44,6 +44,17 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def seeded_path(db_path: Path, clock) -> Path:
+    """A database file holding the bundled seeds."""
+    from mapwatch.store.database.ingest import ingest_paths
+
+    db = open_db(db_path)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    db.close()
+    return db_path
+
+
+@pytest.fixture
 def db(db_path: Path) -> Iterator:
     database = open_db(db_path)
     yield database

@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from datetime import timedelta
+from pathlib import Path
 
+from mapwatch.bot.client import MapwatchBot
+from mapwatch.store.database.db import open_db
 from mapwatch.store.database.save import SourceInfo, save_pages
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import ListedPaper, MapPage
@@ -25,6 +28,19 @@ def store_pages(db, pages: list[MapPage], clock: FakeClock) -> None:
         batch.append((page, SourceInfo(f"test:{page.id}", hashlib.sha256(text.encode()).hexdigest())))
     save_pages(db, batch, clock())
     clock.advance(hours=1)
+
+
+def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
+    """The bot, its deliveries driven by the test (no background poller to race them)."""
+    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
+                       guild_ready_timeout=0.05)
+
+
+def refresh(db_path: Path, clock: FakeClock, pages: list[MapPage]) -> None:
+    """A refresh from another process: its own connection to the same file."""
+    db = open_db(db_path)
+    store_pages(db, pages, clock)
+    db.close()
 
 
 def start_older(db, clock: FakeClock, drop: int = 3) -> None:

@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import discord
-import pytest
 
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands
@@ -24,14 +23,6 @@ BASE = "http://feeds.example"
 def make_bot(db_path: Path, **kw) -> MapwatchBot:
     kw.setdefault("alert_interval", 60)
     return MapwatchBot(db_path, base_url=BASE, guild_ready_timeout=0.05, **kw)
-
-
-@pytest.fixture
-def seeded_path(db_path: Path, clock) -> Path:
-    db = open_db(db_path)
-    ingest_paths(db, [SEEDS_DIR], clock=clock)
-    db.close()
-    return db_path
 
 
 async def test_commands_sync_once_and_paper_card(fake_discord: FakeDiscord, seeded_path: Path) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import discord
 
-from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.rendering.render_follow import Delivery, ForumPost, digest_post_title, forum_tag
 from mapwatch.bot.rendering.replies import Embed
 from mapwatch.bot.sending.delivery import discord_sender, marked
@@ -17,24 +16,13 @@ from mapwatch.store.subscriptions.follows import Place
 from tests import openapi_check
 from tests.conftest import FakeClock, older_snapshot, seed_page
 from tests.fakediscord import FakeDiscord
-from tests.follow_helpers import RL, SURVEY, TECH, grow, start_older, store_pages
+from tests.follow_helpers import RL, SURVEY, TECH, grow, make_bot, refresh, start_older, store_pages
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
 MANAGE = discord.Permissions(manage_channels=True)
 SHARED = ("2612.00001", "A Shared Citer of Both Surveys", 2026)
 RL_TAG = forum_tag("Reinforcement learning for reasoning")
-
-
-def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
-                       guild_ready_timeout=0.05)
-
-
-def refresh(db_path: Path, clock: FakeClock, pages) -> None:
-    db = open_db(db_path)
-    store_pages(db, pages, clock)
-    db.close()
 
 
 def test_tag_and_digest_titles_fit_discord() -> None:

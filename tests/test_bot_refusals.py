@@ -34,14 +34,6 @@ OPTIONS = {
 }
 
 
-@pytest.fixture
-def seeded_path(db_path: Path, clock) -> Path:
-    db = open_db(db_path)
-    ingest_paths(db, [SEEDS_DIR], clock=clock)
-    db.close()
-    return db_path
-
-
 def test_every_guarded_command_is_listed() -> None:
     assert {name for name, c in commands().items() if c.manage} == set(ACTIONS)
     assert len({c.refusal for c in commands().values() if c.manage}) == len(ACTIONS)

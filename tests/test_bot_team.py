@@ -14,10 +14,7 @@ from mapwatch.bot.client import MapwatchBot, build_tree_for_inspection
 from mapwatch.bot.commands import READ_ONLY, commands
 from mapwatch.bot.commands.message import MENU_NAME, in_message_core
 from mapwatch.bot.rendering.replies import Ctx
-from mapwatch.store.database.db import open_db
-from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.ids import ids_in_text
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests import openapi_check
 from tests.fakediscord import FakeDiscord
 
@@ -29,14 +26,6 @@ MESSAGE = ("Two surveys: https://arxiv.org/abs/2412.10400v2 and <https://arxiv.o
            "see also https://arxiv.org/html/2203.02155v3#S2 and arXiv:2005.14165, the map's "
            "https://mlsanity.com/paper/1707.06347/ and 2305.18290. Old: hep-th/9901001v2. "
            "Not ids: 1234.5678, version 3.14, 2413.12345.")
-
-
-@pytest.fixture
-def seeded_path(db_path: Path, clock) -> Path:
-    db = open_db(db_path)
-    ingest_paths(db, [SEEDS_DIR], clock=clock)
-    db.close()
-    return db_path
 
 
 def make_bot(db_path: Path) -> MapwatchBot:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import discord
 
-from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.rendering.render_follow import THREAD_NAME_MAX, thread_name
 from mapwatch.bot.sending.delivery import THREAD_ARCHIVE_MINUTES
 from mapwatch.store.database.db import open_db
@@ -16,16 +15,11 @@ from mapwatch.store.sources.files import SEEDS_DIR
 from tests import openapi_check
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord
-from tests.follow_helpers import RL, SURVEY, TECH, start_older, store_pages
+from tests.follow_helpers import RL, SURVEY, TECH, make_bot, start_older, store_pages
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
 MANAGE = discord.Permissions(manage_channels=True)
-
-
-def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
-                       guild_ready_timeout=0.05)
 
 
 def test_thread_names_are_the_citer_clipped_to_100() -> None:

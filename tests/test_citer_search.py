@@ -14,14 +14,7 @@ from mapwatch.store.subscriptions.tracking import add_track
 from tests import pagegen
 from tests.conftest import FakeClock
 from tests.mapsite import HOST, MapSite, serve_site
-from tests.test_crawl_schedule import FAST, T0, fill, new_paper, page_requests
-
-
-def grown(page: MapPage, by: int = 1) -> MapPage:
-    """Its count grows; its list (full, in the real map) does not name the new citer."""
-    assert page.built_on_by is not None
-    return dataclasses.replace(page, cited_by=(page.cited_by or 0) + by,
-                               built_on_by=dataclasses.replace(page.built_on_by, total=page.built_on_by.total + by))
+from tests.test_crawl_schedule import FAST, T0, fill, grown, new_paper, page_requests
 
 
 def naming(page: MapPage, citer: MapPage) -> MapPage:

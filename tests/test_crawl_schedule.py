@@ -59,6 +59,13 @@ def new_paper(pid: str, cites: list[str], direction: Placement | None, *, builds
                    abstract="New.")
 
 
+def grown(page: MapPage, by: int = 1) -> MapPage:
+    """Its count grows; its list (full, in the real map) does not name the new citer."""
+    assert page.built_on_by is not None
+    return dataclasses.replace(page, cited_by=(page.cited_by or 0) + by,
+                               built_on_by=dataclasses.replace(page.built_on_by, total=page.built_on_by.total + by))
+
+
 def fill(db, site: MapSite, clock: FakeClock, texts: dict[str, str]) -> None:
     """The first tick: every page of the map read (without a sitemap, the ids are given)."""
     report = refresh(db, site.base, clock=clock, priority=sorted(texts), options=dataclasses.replace(FAST, budget=1000))
@@ -329,10 +336,7 @@ def test_a_tracked_paper_with_unlisted_new_citers_sends_the_crawl_looking_for_th
         # A new citer, placed in the tracked paper's direction; the tracked page's count grows,
         # but its list (capped) does not name it.
         citer = new_paper("2609.30001", [tracked.id], tracked.placements[0])
-        assert tracked.built_on_by is not None
-        grown = dataclasses.replace(tracked, cited_by=(tracked.cited_by or 0) + 1, built_on_by=dataclasses.replace(
-            tracked.built_on_by, total=tracked.built_on_by.total + 1))
-        site.swap({**texts, tracked.id: format_page(grown), citer.id: format_page(citer)})
+        site.swap({**texts, tracked.id: format_page(grown(tracked)), citer.id: format_page(citer)})
         site.requests.clear()
         report = refresh(db, site.base, clock=clock, options=FAST)
         paths = site.paths_requested()

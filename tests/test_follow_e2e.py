@@ -7,28 +7,15 @@ from pathlib import Path
 
 import discord
 
-from mapwatch.bot.client import MapwatchBot
 from mapwatch.store.database.db import open_db
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord
-from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, start_older, store_pages
+from tests.follow_helpers import RL, RLHF, SURVEY, TECH, grow, make_bot, refresh, start_older
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
 MANAGE = discord.Permissions(manage_channels=True)
 ROLE = 424242
-
-
-def make_bot(db_path: Path, clock: FakeClock) -> MapwatchBot:
-    return MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
-                       guild_ready_timeout=0.05)
-
-
-def refresh(db_path: Path, clock: FakeClock, pages) -> None:
-    """A refresh from another process: its own connection to the same file."""
-    db = open_db(db_path)
-    store_pages(db, pages, clock)
-    db.close()
 
 
 def posts(fake: FakeDiscord, channel_id: int):
