@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 
 from sqlite_utils import Database
 
-from mapwatch.store.clock import iso, parse_iso
-from mapwatch.store.sources.crawl_schedule import EARLY, spread
+from mapwatch.store.clock import iso
+from mapwatch.store.sources.crawl_schedule import vouched_until
 
 MISSES = 3
 MISS_SHARE = 0.05
@@ -85,13 +85,9 @@ def restore_own_schedules(db: Database, host: str, now: datetime) -> int:
             "SELECT location, checked_at, interval_s, next_check_at FROM sources"
             " WHERE (location LIKE ? OR location LIKE ?) AND checked_at IS NOT NULL AND interval_s IS NOT NULL"
             " AND next_check_at IS NOT NULL", (f"http://{host}/%", f"https://{host}/%")):
-        try:
-            own = parse_iso(checked_at) + timedelta(seconds=interval * (1 - EARLY * spread(loc)))
-        except ValueError:
-            own = now
-        own_s = iso(max(own, now))
-        if own_s < next_at:
-            rows.append((own_s, loc))
+        own = max(vouched_until(checked_at, loc, interval) or "", iso(now))  # its own interval, spread as ever
+        if own < next_at:
+            rows.append((own, loc))
     with db.atomic():
         db.conn.executemany("UPDATE sources SET next_check_at = ? WHERE location = ?", rows)
     return len(rows)
