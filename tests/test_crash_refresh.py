@@ -215,7 +215,9 @@ def _run(corpus: tuple[Path, pagegen.Corpus], tmp_path: Path, kind: str, kills: 
         return fig
 
 
-@pytest.mark.parametrize(("kind", "kills"), [("folder", 20), ("http", 5)])
+# http: 8 kills (up to 16 until one lands in the write window): the window after the batch is
+# short since the direction ranks are updated, not recomputed, and 5 (up to 10) missed it.
+@pytest.mark.parametrize(("kind", "kills"), [("folder", 20), ("http", 8)])
 def test_refresh_killed_at_random_moments(corpus, tmp_path: Path, kind: str, kills: int) -> None:
     started = time.monotonic()
     fig = _run(corpus, tmp_path, kind, kills, int(os.environ.get("REFRESH_SEED", "3")))
