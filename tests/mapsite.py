@@ -256,6 +256,7 @@ class MapSite:
     sitemap: bool = True
     robots_status: int = 200  # another status: /robots.txt answers it (404: none; 503: down)
     lastmod: dict[str, str] = field(default_factory=dict)  # paper id -> the sitemap's lastmod (default: its date)
+    extra: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (body, type) served as is, first
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # time.monotonic() of each request, as `requests`
     statuses: list[int] = field(default_factory=list)  # the status of each answer, as `requests`
@@ -332,6 +333,9 @@ class MapSite:
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         base = self._base()
+        if path in self.extra:
+            body, content_type = self.extra[path]
+            return self._respond(request, body, content_type, charset=None)
         if path == "/robots.txt" and self.robots_status != 200:
             return web.Response(status=self.robots_status, text="robots.txt unavailable")
         if path == "/robots.txt":

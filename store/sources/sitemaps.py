@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 import zlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
 MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
+MAX_SITEMAP_ENTRIES = 50_000  # the protocol's limit of <url> (or <sitemap>) entries per file
+# Elements a sitemap may hold: each entry's loc, lastmod, changefreq and priority with room for
+# extensions (images, alternates); a sitemap past it is rejected before it costs more.
+MAX_SITEMAP_ELEMENTS = 20 * MAX_SITEMAP_ENTRIES
+MAX_SITEMAP_DEPTH = 16  # a urlset, its url, an extension's element and theirs nest 4 or 5 deep
+MAX_ENTRY_ELEMENTS = 1_000  # elements inside one entry (kept until the entry ends)
+MAX_LOC_CHARS = 2_048  # the protocol's limit of a <loc>; longer ones are left out
 _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 # A lastmod vouches for a page only when it is at least this much older than the check: the
 # site's clock and ours may differ by that much.
@@ -16,38 +24,79 @@ CLOCK_SKEW = timedelta(minutes=10)
 
 def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
     """("index" | "urlset", [(loc, lastmod or None)]) of a sitemap document (gzipped or not).
-    Raises ValueError for a document that is not a sitemap."""
-    if data[:2] == b"\x1f\x8b":
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = d.decompress(data, MAX_SITEMAP_BYTES + 1)
-        if len(data) > MAX_SITEMAP_BYTES:
-            raise ValueError("sitemap over 50 MB uncompressed")
-    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
+    Raises ValueError for a document that is not a sitemap, or one past the protocol's bounds:
+    more than MAX_SITEMAP_ENTRIES `<url>`/`<sitemap>` entries, more than MAX_SITEMAP_ELEMENTS
+    elements, or nested deeper than MAX_SITEMAP_DEPTH. Every element is freed once its end tag
+    is read, so memory stays at the entries kept, whatever else the document holds."""
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     kind = ""
     out: list[tuple[str, str | None]] = []
+    stack: list[ET.Element] = []  # the open elements
+    elements = in_entry = 0  # elements read; those of the root's open child
     try:
-        for start in range(0, len(data), 1 << 16):
-            parser.feed(data[start:start + (1 << 16)])
-            for event in parser.read_events():
-                el = event[-1]
-                if not isinstance(el, ET.Element):  # only "end" events are asked for: elements
+        for chunk in _chunks(data):
+            parser.feed(chunk)
+            for event, el in parser.read_events():
+                if not isinstance(el, ET.Element):  # only "start" and "end" are asked for
                     continue
+                if event == "start":
+                    elements += 1
+                    stack.append(el)
+                    if len(stack) > 2:
+                        in_entry += 1
+                        if in_entry > MAX_ENTRY_ELEMENTS:
+                            raise ValueError(f"a sitemap entry holds more than {MAX_ENTRY_ELEMENTS} elements")
+                        if len(stack) > MAX_SITEMAP_DEPTH:
+                            raise ValueError(f"sitemap nested deeper than {MAX_SITEMAP_DEPTH} elements")
+                    continue
+                stack.pop()
                 tag = el.tag.removeprefix(_SITEMAP_NS)
-                if tag in ("url", "sitemap"):
+                if tag in ("url", "sitemap") and len(stack) == 1:
                     kind = kind or ("index" if tag == "sitemap" else "urlset")
                     loc = (el.findtext(f"{_SITEMAP_NS}loc") or el.findtext("loc") or "").strip()
                     mod = (el.findtext(f"{_SITEMAP_NS}lastmod") or el.findtext("lastmod") or "").strip()
-                    if loc:
+                    if loc and len(loc) <= MAX_LOC_CHARS:
                         out.append((loc, mod or None))
-                    el.clear()
-                elif tag in ("urlset", "sitemapindex"):
+                        if len(out) > MAX_SITEMAP_ENTRIES:
+                            raise ValueError(f"sitemap lists more than {MAX_SITEMAP_ENTRIES:,} entries")
+                elif tag in ("urlset", "sitemapindex") and not stack:
                     kind = kind or ("index" if tag == "sitemapindex" else "urlset")
+                if len(stack) == 1:
+                    stack[0].clear()  # a finished child of the root: nothing of it is kept
+                    in_entry = 0
+                elif not stack:
+                    el.clear()
+            if elements > MAX_SITEMAP_ELEMENTS:
+                raise ValueError(f"sitemap has more than {MAX_SITEMAP_ELEMENTS:,} elements")
         parser.close()
     except ET.ParseError as e:
         raise ValueError(f"not a sitemap ({e})") from None
     if not kind:
         raise ValueError("not a sitemap (no <urlset> or <sitemapindex>)")
     return kind, out
+
+
+def _chunks(data: bytes, size: int = 1 << 16) -> Iterator[bytes]:
+    """The document in pieces of `size` bytes, decompressed as it goes when gzipped (never
+    whole: a small gzip may hold 50 MB); ValueError past MAX_SITEMAP_BYTES uncompressed."""
+    if data[:2] != b"\x1f\x8b":
+        for start in range(0, len(data), size):
+            yield data[start:start + size]
+        return
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    total = 0
+    for start in range(0, len(data), size):
+        piece = d.decompress(data[start:start + size], size)
+        while piece:
+            total += len(piece)
+            if total > MAX_SITEMAP_BYTES:
+                raise ValueError("sitemap over 50 MB uncompressed")
+            yield piece
+            piece = d.decompress(d.unconsumed_tail, size) if d.unconsumed_tail else b""
+    if not d.eof:  # a truncated gzip: what it held is parsed, and the end tag will be missing
+        piece = d.flush()
+        if piece:
+            yield piece
 
 
 def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | None) -> str | None:
