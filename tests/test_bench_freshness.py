@@ -181,4 +181,5 @@ def test_a_steady_start_spreads_the_re_checks_over_their_period(tmp_path: Path) 
     assert sum(rechecks) > 0 and max(rechecks) <= 20, rechecks
     assert freshness.main(args) == 0
     fresh = json.loads(out.read_text())["results"][0]
-    assert max(t["by_kind"].get("page_304", 0) for t in fresh["ticks"]) >= 90  # (the budget: 150)
+    # (the budget: 150, the small map's 60 direction pages in it, read first)
+    assert max(t["by_kind"].get("page_304", 0) for t in fresh["ticks"]) >= 40

@@ -97,7 +97,8 @@ def test_new_papers_found_on_a_direction_page_and_in_a_new_page_are_fetched_in_t
         n2 = new_paper("2609.30002", [first.id], None)
         site.swap({**texts, n1.id: format_page(n1), n2.id: format_page(n2)})
         site.requests.clear()
-        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=10))
+        budget = 10 + len(site.directions())  # (direction pages spend the budget too: 10 besides them)
+        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=budget))
         pages = page_requests(site)
     direction = "/" + first.placements[0].slug + "/"
     paths = [p for p, _h in site.requests]
@@ -118,7 +119,8 @@ def test_a_paper_found_but_not_fetched_is_kept_and_fetched_next_tick(db) -> None
         fill(db, site, clock, texts)
         clock.advance(hours=1)
         site.swap({**texts, **{p.id: format_page(p) for p in newcomers}})
-        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=2))
+        budget = 2 + len(site.directions())  # two pages besides the direction pages
+        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=budget))
         assert report.discovered == 3 and report.over_budget == 1
         # The newest two came first; the third is kept in the database, due.
         assert [has_page(db, p.id) for p in newcomers] == [None, 1, 1]
@@ -414,10 +416,11 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
         2 * HOUR,)
 
 
-def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unseen_papers_ahead() -> None:
-    from mapwatch.store.sources.crawl_queue import DIRECTION, DUE, NEW, UNSEEN, CrawlQueue
+def test_the_queue_takes_tracked_papers_first_every_take_spends_the_budget_and_a_search_moves_unseen_papers_ahead(
+) -> None:
+    from mapwatch.store.sources.crawl_queue import DIRECTION, DUE, NEW, TRACKED, UNSEEN, CrawlQueue
 
-    q = CrawlQueue(budget=4)
+    q = CrawlQueue(budget=6)
     q.push(DUE, "page", "2601.00001")
     q.push(DUE, "page", "2601.00002")
     q.push(UNSEEN, "page", "2609.00001")
@@ -426,12 +429,13 @@ def test_the_queue_takes_directions_whatever_the_budget_and_a_search_moves_unsee
     q.push(NEW, "page", "2609.00010", (-202609, -10))
     q.push(NEW, "page", "2610.00001", (-202610, -1))  # newer: first among the new
     q.push(DIRECTION, "direction", "http://map.test/d/")
-    assert q.take() == ("direction", "http://map.test/d/")
+    q.push(TRACKED, "page", "2412.10400")  # queued last, taken first: before any direction page
+    assert [q.take(), q.take()] == [("page", "2412.10400"), ("direction", "http://map.test/d/")]
     assert [q.take(), q.take(), q.take()] == [("page", "2610.00001"), ("page", "2609.00010"),
                                                ("page", "2609.00001")]
     q.search(1)  # a tracked paper's new citers are not on its page: unseen papers before the re-checks
     assert q.take() == ("page", "2609.00002") and q.budget == 0
     assert q.take() is None and q.pages_left() == 3  # the two re-checks and an unseen paper wait
     q.push(DIRECTION, "direction", "http://map.test/e/")
-    assert q.take() == ("direction", "http://map.test/e/")  # not a page: the budget does not apply
+    assert q.take() is None  # a direction page spends the budget too: none is left
     assert q.drain_pages() == ["2601.00001", "2601.00002", "2609.00003"] and q.pages_left() == 0

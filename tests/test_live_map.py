@@ -228,7 +228,8 @@ def test_sitemap_lastmod_puts_changed_pages_first(db, tmp_path: Path) -> None:
         assert changed.data_through > clock().date()
         site.swap({**texts, changed.id: format_page(changed)})
         site.requests.clear()
-        report = refresh(db, site.base, clock=clock, options=HttpOptions(budget=1))
+        report = refresh(db, site.base, clock=clock,  # one page besides the direction pages
+                             options=HttpOptions(budget=1 + len(site.directions())))
         pages = [p for p in site.paths_requested() if p.startswith("/paper/")]
         assert pages == [f"/paper/{changed.id}/"] and report.stored == 1
     assert newer("2026-10-01", "2026-09-15T12:00:00+00:00") and not newer("2026-09-15", "2026-09-15T12:00:00+00:00")

@@ -91,7 +91,7 @@ def test_finished_elements_are_freed_whatever_their_name() -> None:
 
 def test_deep_nesting_is_rejected_at_the_depth_bound() -> None:
     bomb = b"<urlset>" + b"<x>" * 3_000_000 + b"</x>" * 3_000_000 + b"</urlset>"
-    outcome, took, peak = parse_measured(bomb)
+    outcome, _took, peak = parse_measured(bomb)
     assert outcome == f"rejected: sitemap nested deeper than {MAX_SITEMAP_DEPTH} elements"
     assert peak < len(bomb) + 5_000_000, peak
 

@@ -250,7 +250,10 @@ class PreparedSaver:
 
     def store(self, batch: list[Prepared]) -> None:
         if batch:
-            self.report.saved.add(save_prepared(self.db, batch, self.clock()))
+            saved = save_prepared(self.db, batch, self.clock())
+            self.report.rejected += saved.rejected  # (recorded with the others once the ingest ends)
+            saved.rejected = []
+            self.report.saved.add(saved)
 
 
 def _save_batches(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import chain
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
@@ -37,6 +38,12 @@ class Rejection:
         return f"{where}: {self.reason}"
 
 
+# Directions a host's pages may create. A real map has a few hundred (the seeds' area has 17);
+# past this, a page that would place its paper in a direction not stored yet is rejected, so
+# pages cannot flood the database, the feeds and the published files with directions.
+MAX_DIRECTIONS_PER_HOST = 2_000
+
+
 @dataclass
 class SaveResult:
     stored: list[str] = field(default_factory=list)  # paper ids whose page was written
@@ -44,9 +51,11 @@ class SaveResult:
     stale: int = 0  # older than what is stored: ignored
     new_citations: int = 0
     new_papers: int = 0
+    rejected: list[Rejection] = field(default_factory=list)  # pages refused while saving (nothing stored)
 
     def add(self, other: SaveResult) -> None:
         self.stored += other.stored
+        self.rejected += other.rejected
         self.unchanged += other.unchanged
         self.stale += other.stale
         self.new_citations += other.new_citations
@@ -135,6 +144,7 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
         " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1)"
         " FROM papers p WHERE p.id IN ({})", [p.id for p in group])}
 
+    room = _DirectionRoom(conn, group)
     # Decide page by page, as a sequential save would.
     accepted: list[Prepared] = []
     upgraded: list[tuple[str, str, str]] = []  # (new hash, paper, legacy hash): same content
@@ -151,6 +161,9 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
         elif (had_page and stored_through and p.through and p.through < stored_through
               and possible_iso(stored_through, today)):  # an impossible stored date is no reference
             result.stale += 1
+        elif (over := room.take(p)) is not None:
+            result.rejected.append(Rejection(p.source.location, 0, over, p.source.sha256 or None))
+            continue  # (nothing of it is stored, its validators neither: it is read again)
         else:
             order.append((True, p))
             accepted.append(p)
@@ -177,6 +190,46 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
         source_rows.append((location, p.id, *validators, now))
     if source_rows:
         _save_source_rows(conn, source_rows)
+
+
+class _DirectionRoom:
+    """How many more directions each host's pages may create (MAX_DIRECTIONS_PER_HOST). The
+    stored directions are counted only when a page of the group names one not stored yet."""
+
+    def __init__(self, conn: sqlite3.Connection, group: list[Prepared]) -> None:
+        self.conn = conn
+        slugs = list({pl[0] for p in group for pl in p.placements})
+        self.known = {r[0] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
+        self.per_host: dict[str, int] | None = None
+
+    def take(self, p: Prepared) -> str | None:
+        """Why `p` may not be stored (its new directions are over its host's bound), or None;
+        the directions of a page that may be stored count from then on."""
+        new = {pl[0]: _host(pl[4]) for pl in p.placements if pl[0] not in self.known}
+        if not new:
+            return None
+        if self.per_host is None:
+            self.per_host = {}
+            for (url,) in self.conn.execute("SELECT url FROM directions"):
+                host = _host(url)
+                self.per_host[host] = self.per_host.get(host, 0) + 1
+        for host in set(new.values()):
+            adding = sum(1 for h in new.values() if h == host)
+            if self.per_host.get(host, 0) + adding > MAX_DIRECTIONS_PER_HOST:
+                return (f"would place its paper in {adding} new direction{'s' * (adding != 1)}: "
+                        f"{host or 'its host'} already has {self.per_host.get(host, 0):,} "
+                        f"(at most {MAX_DIRECTIONS_PER_HOST:,} a host)")
+        for host in new.values():
+            self.per_host[host] = self.per_host.get(host, 0) + 1
+        self.known.update(new)
+        return None
+
+
+def _host(url: str | None) -> str:
+    try:
+        return (urlsplit(url).hostname or "") if url else ""
+    except ValueError:
+        return ""
 
 
 def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: dict[str, tuple[Any, ...]], now: str,

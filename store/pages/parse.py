@@ -24,6 +24,9 @@ MAX_PAGE_BYTES = 2 * 1024 * 1024
 # A title (the page's, or a listed paper's) longer than this is rejected: arXiv titles run to a
 # few hundred characters; a longer one is not a title (README, "mapwatch ingest").
 MAX_TITLE_CHARS = 1_000
+# Directions a page may place its paper in: a real page has one to three. Past this the page is
+# rejected (each placement becomes a direction with its own feed and files).
+MAX_PLACEMENTS = 20
 
 _NUM = r"\d[\d,]*"
 _CITED_BY = re.compile(
@@ -294,6 +297,8 @@ class _Parser:
     def _placements(self, sec: _Section, first_area: str | None) -> tuple[Placement, ...]:
         out: list[Placement] = []
         for n, s in self._bullets(sec):
+            if len(out) == MAX_PLACEMENTS:
+                raise ParseError(f"placed in more than {MAX_PLACEMENTS} directions", n)
             m = _PLACEMENT.match(s)
             if not m:
                 raise ParseError("placement is not '<area> / ... / [<direction>](<url>)'", n)

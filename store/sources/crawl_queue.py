@@ -1,12 +1,13 @@
 """One tick's work, in order: a priority queue of pages and direction pages, and the page budget.
 
-Taken lowest class first: direction pages (followed ones first), tracked papers, papers found
+Taken lowest class first: tracked papers, direction pages (followed ones first), papers found
 this tick that the database does not know (newest ids first), pages the sitemaps say changed,
 the pages a search for a tracked paper's unexplained new citers reads (`SEARCH`, queued only
 when the classes before it are done: `CiterSearch`), the unseen papers' share, the pages due
 for a re-check; then the other unseen papers (newest first), which a search for a tracked
-paper's unlisted citers (`search_credit`) moves ahead of the re-checks. Direction pages are
-taken whatever the budget; each page taken spends one. Used by store.sources.http_source, on
+paper's unlisted citers (`search_credit`) moves ahead of the re-checks. Each page taken, a
+direction page too, spends one of the budget (a site that answers with a thousand direction
+pages cannot keep the tracked papers from being read). Used by store.sources.http_source, on
 its event loop (docs/live-map.md).
 """
 
@@ -16,7 +17,7 @@ import asyncio
 import heapq
 from collections import deque
 
-FOLLOWED, DIRECTION, TRACKED, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE = range(8)
+TRACKED, FOLLOWED, DIRECTION, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE = range(8)
 MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahead, per tick
 
 
@@ -46,10 +47,7 @@ class CrawlQueue:
         self.search_credit = min(MAX_SEARCH, self.search_credit + 4 * gained)
 
     def take(self) -> tuple[str, str] | None:
-        """The next (kind, what): direction pages whatever the budget, pages while it lasts."""
-        if self.heap and self.heap[0][0] <= DIRECTION:
-            self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
-            return kind, what
+        """The next (kind, what) while the budget lasts."""
         if self.budget <= 0:
             return None
         if self._unseen_next():
@@ -71,8 +69,6 @@ class CrawlQueue:
 
     def next_class(self) -> int | None:
         """The class of what `take` would give next (None: nothing queued)."""
-        if self.heap and self.heap[0][0] <= DIRECTION:
-            return self.heap[0][0]
         if self._unseen_next():
             return UNSEEN
         return self.heap[0][0] if self.heap else None

@@ -123,6 +123,8 @@ class CrawlSaver:
         if b.pages:
             saved = save_pages(db, b.pages, self.clock())
             stored = set(saved.stored)
+            b.rejected += saved.rejected
+            saved.rejected = []
             report.saved.add(saved)
         if b.rejected:
             record_rejections(db, b.rejected, self.clock())
