@@ -118,7 +118,7 @@ def test_layer_rule(layer: str) -> None:
 
 # The layer rule inside store/ and bot/: each subpackage's __init__ docstring says what it may
 # import; these are the imports it must not make (README, "Architecture").
-STORE_SUBPACKAGES = ("pages", "sources", "database", "questions", "subscriptions")
+STORE_SUBPACKAGES = ("pages", "sources", "database", "questions", "subscriptions", "scholarly")
 BOT_SUBPACKAGES = ("rendering", "sending")
 SUB_FORBIDDEN = {
     # reading pages is pure: nothing of the database, nor of fetching, questions, subscriptions
@@ -129,6 +129,8 @@ SUB_FORBIDDEN = {
     "store/questions": ("mapwatch.store.sources", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
     "store/subscriptions": ("mapwatch.store.sources", "mapwatch.store.cli"),
     "store/sources": ("mapwatch.store.cli",),
+    # the scholarly sources' records and their storage: nothing of the map's crawl or the bot's subscriptions
+    "store/scholarly": ("mapwatch.store.sources", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
     # rendering is pure: no discord, no sending
     "bot/rendering": ("discord", "mapwatch.bot.sending", "mapwatch.bot.client", "mapwatch.bot.interactions",
                       "mapwatch.bot.run", "mapwatch.store.database", "mapwatch.store.sources"),

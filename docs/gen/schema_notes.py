@@ -113,6 +113,74 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'next_check_at': "direction pages' polling",
             'interval_s': "direction pages' polling",
         }),
+    'enrichment_fetches': (
+        'when each open source (arXiv, OpenAlex, Semantic Scholar) was last asked about a paper, and when it is asked again (Enrichment)',
+        {
+            'paper_id': '',
+            'source': '`arxiv`, `openalex` or `s2`',
+            'fetched_at': '',
+            'status': '`ok`, `not_found` or `failed`',
+            'reason': 'why it failed, one line',
+            'next_fetch_at': 'asked again from then on: 30 days after `ok`, 7 after `not_found`, 1 hour after `failed`',
+        }),
+    'arxiv_records': (
+        "arXiv's record of a paper, from its API",
+        {
+            'paper_id': '',
+            'title': '',
+            'primary_category': 'e.g. `cs.LG`',
+            'categories': 'space-separated, the primary first',
+            'published': 'the first version, ISO date-time',
+            'updated': 'the latest version',
+            'doi': 'the journal DOI the authors gave',
+            'journal_ref': '',
+            'comments': "the authors' comment, e.g. pages and venue",
+            'fetched_at': '',
+        }),
+    'openalex_works': (
+        "OpenAlex's work for a paper",
+        {
+            'paper_id': '',
+            'work_id': 'e.g. `W2741809807`',
+            'venue': "its primary location's source, e.g. a journal or conference",
+            'doi': '',
+            'fetched_at': '',
+        }),
+    'paper_authors': (
+        "a paper's authors in order: arXiv's names, or OpenAlex's list with its people's ids",
+        {
+            'paper_id': '',
+            'position': '1 = the first author',
+            'name': '',
+            'author_id': 'OpenAlex author id, e.g. `A5023888391`',
+            'orcid': 'e.g. `0000-0002-1825-0097`',
+            'source': '`arxiv` or `openalex`: whose list it is',
+        }),
+    'institutions': (
+        'institutions named by OpenAlex',
+        {
+            'id': 'OpenAlex institution id, else `name:` and the name',
+            'name': '',
+            'ror': 'its ROR id',
+            'country': 'ISO 3166-1 alpha-2 code',
+        }),
+    'paper_author_institutions': (
+        'the institutions an author gave on a paper',
+        {
+            'paper_id': '',
+            'position': "the author's, as in `paper_authors`",
+            'institution_id': '',
+        }),
+    'citation_contexts': (
+        "Semantic Scholar's view of a citation: the sentences that cite, intents, influence",
+        {
+            'citing_id': '',
+            'cited_id': '',
+            'contexts': 'JSON list of citing sentences, clipped',
+            'intents': 'JSON list, e.g. `["methodology"]`',
+            'is_influential': '1 when Semantic Scholar counts it as influential',
+            'fetched_at': '',
+        }),
     'sitemap_trust': (
         'whether a host\'s sitemap `lastmod`s are believed (Following the live map over HTTP, "Believed lastmods, verified")',
         {

@@ -80,3 +80,42 @@ class CitationRow(PaperRow):
 
     first_seen: str = ""
     directions: tuple[str, ...] = ()  # names of its directions (papers with pages only)
+
+
+@dataclass(frozen=True)
+class Author:
+    """An author of a paper, as the open sources name them (store/scholarly)."""
+
+    name: str
+    author_id: str | None = None  # OpenAlex author id
+    orcid: str | None = None
+    institutions: tuple[str, ...] = ()  # names
+
+
+@dataclass(frozen=True)
+class Byline:
+    """A paper's authors in order, and what the sources add: where it was published."""
+
+    paper_id: str
+    authors: tuple[Author, ...]
+    venue: str | None = None
+    journal_ref: str | None = None
+
+    def short(self, limit: int = 3) -> str:
+        """"A. Vaswani, N. Shazeer, … (Google Brain)": the first `limit` names, then an
+        ellipsis, and the first author's first institution."""
+        names = [a.name for a in self.authors[:limit]]
+        text = ", ".join(names) + (", …" if len(self.authors) > limit else "")
+        first = self.authors[0].institutions[:1] if self.authors else ()
+        return f"{text} ({first[0]})" if first else text
+
+    def people(self) -> frozenset[str]:
+        """Keys that identify its authors: OpenAlex ids and ORCIDs where known, else names."""
+        return frozenset(k for a in self.authors for k in author_keys(a))
+
+
+def author_keys(a: Author) -> tuple[str, ...]:
+    """How a person is recognised across papers: by OpenAlex id and ORCID, or (without
+    either) by the name folded to lower case."""
+    keys = tuple(k for k in (a.author_id and f"id:{a.author_id}", a.orcid and f"orcid:{a.orcid}") if k)
+    return keys or (f"name:{' '.join(a.name.lower().split())}",)

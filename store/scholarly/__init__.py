@@ -1,0 +1,8 @@
+"""What the open scholarly sources say of the map's papers: arXiv (authors in order,
+categories, versions, DOI, journal reference), OpenAlex (author ids, ORCIDs, institutions,
+venue) and Semantic Scholar (the sentences that cite a paper, intents, influence). Their
+answers are parsed into bounded records (pure: `records`), fetched politely, stored with when
+they were fetched, and an enrichment round ties those together (docs/enrichment.md).
+
+May import: the store's top, pages, database, questions. Nothing of sources or
+subscriptions (tests/test_package.py)."""

@@ -1,0 +1,154 @@
+"""What a scholarly source says of a paper, as bounded, cleaned records (pure).
+
+Every string comes from a source that is not trusted more than a map page: names and titles are
+stripped of control characters and clipped, lists are cut to a bound, ids must have the shape
+their registry gives them, so nothing a source says can flood the database or a message.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_AUTHORS = 100  # authors kept per paper (a consortium paper may list thousands)
+MAX_NAME_CHARS = 200  # an author's or an institution's name
+MAX_INSTITUTIONS = 5  # per author on a paper
+MAX_TEXT_CHARS = 1_000  # a comment, a journal reference, a venue's name
+MAX_CONTEXTS = 5  # citing sentences kept per citation
+MAX_CONTEXT_CHARS = 1_000
+MAX_CATEGORIES = 20
+
+_ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$")
+_OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d{1,15})$", re.I)
+_OPENALEX_WORK = re.compile(r"^(?:https?://openalex\.org/)?(W\d{1,15})$", re.I)
+_OPENALEX_INSTITUTION = re.compile(r"^(?:https?://openalex\.org/)?(I\d{1,15})$", re.I)
+_ROR = re.compile(r"^(?:https?://ror\.org/)?(0[a-z0-9]{6}\d{2})$")
+_COUNTRY = re.compile(r"^[A-Z]{2}$")
+_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S{1,200})$", re.I)
+_CATEGORY = re.compile(r"^[A-Za-z-]{1,20}(?:\.[A-Za-z-]{1,20})?$")
+_SPACE = re.compile(r"\s+")
+
+
+def clean(text: object, limit: int = MAX_NAME_CHARS) -> str:
+    """`text` as one line of printable characters (controls and format characters such as bidi
+    overrides turned into spaces), at most `limit` characters. (Mentions are the senders'
+    concern: every message from stored text is sent with no mention allowed.)"""
+    if not isinstance(text, str):
+        return ""
+    kept = "".join(c if unicodedata.category(c)[0] != "C" else " " for c in text)
+    kept = _SPACE.sub(" ", kept).strip()
+    if len(kept) > limit:
+        kept = kept[:limit - 1].rstrip() + "…"
+    return kept
+
+
+def orcid(value: object) -> str | None:
+    """An ORCID iD (0000-0002-1825-0097) from its URL or bare form, checksum verified; None otherwise."""
+    m = _ORCID.match(value.strip()) if isinstance(value, str) else None
+    if not m:
+        return None
+    digits = m.group(1).replace("-", "")
+    total = 0
+    for d in digits[:-1]:
+        total = (total + int(d)) * 2
+    check = (12 - total % 11) % 11
+    return m.group(1) if digits[-1] == ("X" if check == 10 else str(check)) else None
+
+
+def _match(pattern: re.Pattern[str], value: object, upper: bool = True) -> str | None:
+    m = pattern.match(value.strip()) if isinstance(value, str) else None
+    if not m:
+        return None
+    return m.group(1).upper() if upper else m.group(1).lower()
+
+
+def openalex_author(value: object) -> str | None:
+    """An OpenAlex author id (A5023888391), from its URL or bare form."""
+    return _match(_OPENALEX_AUTHOR, value)
+
+
+def openalex_work(value: object) -> str | None:
+    return _match(_OPENALEX_WORK, value)
+
+
+def openalex_institution(value: object) -> str | None:
+    return _match(_OPENALEX_INSTITUTION, value)
+
+
+def ror(value: object) -> str | None:
+    return _match(_ROR, value, upper=False)
+
+
+def country(value: object) -> str | None:
+    return value if isinstance(value, str) and _COUNTRY.match(value) else None
+
+
+def doi(value: object) -> str | None:
+    """A DOI in lower case (DOIs are case-insensitive), from its URL or bare form."""
+    return _match(_DOI, value, upper=False)
+
+
+def category(value: object) -> str | None:
+    return value if isinstance(value, str) and _CATEGORY.match(value) else None
+
+
+@dataclass(frozen=True)
+class Institution:
+    name: str
+    id: str | None = None  # OpenAlex institution id (I136199984)
+    ror: str | None = None  # 03vek6s52
+    country: str | None = None  # ISO 3166-1 alpha-2
+
+
+@dataclass(frozen=True)
+class AuthorRecord:
+    """An author of a paper, in the paper's order."""
+
+    name: str
+    author_id: str | None = None  # OpenAlex author id
+    orcid: str | None = None
+    institutions: tuple[Institution, ...] = ()
+
+
+@dataclass(frozen=True)
+class ArxivRecord:
+    """arXiv's record of a paper (its API's Atom entry)."""
+
+    paper_id: str
+    title: str
+    authors: tuple[AuthorRecord, ...]
+    primary_category: str | None
+    categories: tuple[str, ...]
+    published: str | None  # the first version's date-time (ISO)
+    updated: str | None  # the latest version's
+    doi: str | None
+    journal_ref: str | None
+    comments: str | None
+
+
+@dataclass(frozen=True)
+class OpenAlexWork:
+    """OpenAlex's work for an arXiv paper: its id, authors with ids and institutions, venue."""
+
+    paper_id: str
+    work_id: str
+    authors: tuple[AuthorRecord, ...]
+    venue: str | None
+    doi: str | None
+
+
+@dataclass(frozen=True)
+class CitationContext:
+    """What Semantic Scholar says of one citation: the sentences, intents, influence."""
+
+    citing_id: str
+    cited_id: str
+    contexts: tuple[str, ...]
+    intents: tuple[str, ...]
+    is_influential: bool
+
+
+def authors(items: list[AuthorRecord]) -> tuple[AuthorRecord, ...]:
+    """The first MAX_AUTHORS authors with a name."""
+    return tuple(a for a in items if a.name)[:MAX_AUTHORS]

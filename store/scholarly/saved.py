@@ -1,0 +1,119 @@
+"""Storing what the scholarly sources said (`save_*`, each one transaction), and what is due
+to be asked (`due_papers`). A record replaces what the same source said before; the map's own
+tables are never written here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
+
+Source = Literal["arxiv", "openalex", "s2"]
+Status = Literal["ok", "not_found", "failed"]
+
+# When a paper is asked again: a record found is refreshed monthly (new versions, new ORCID
+# links), one not found weekly (OpenAlex lists an arXiv paper days after it appears), a failure
+# the next round after an hour.
+REFETCH = {"ok": timedelta(days=30), "not_found": timedelta(days=7), "failed": timedelta(hours=1)}
+
+
+def _write_authors(db: Database, paper_id: str, authors: Sequence[AuthorRecord], source: str) -> None:
+    conn = db.conn
+    conn.execute("DELETE FROM paper_author_institutions WHERE paper_id = ?", [paper_id])
+    conn.execute("DELETE FROM paper_authors WHERE paper_id = ?", [paper_id])
+    conn.executemany(
+        "INSERT INTO paper_authors (paper_id, position, name, author_id, orcid, source) VALUES (?, ?, ?, ?, ?, ?)",
+        [(paper_id, i, a.name, a.author_id, a.orcid, source) for i, a in enumerate(authors, 1)])
+    for i, a in enumerate(authors, 1):
+        for inst in a.institutions:
+            key = inst.id or f"name:{inst.name}"
+            conn.execute("INSERT INTO institutions (id, name, ror, country) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO"
+                         " UPDATE SET name=excluded.name, ror=coalesce(excluded.ror, ror),"
+                         " country=coalesce(excluded.country, country)", [key, inst.name, inst.ror, inst.country])
+            conn.execute("INSERT OR IGNORE INTO paper_author_institutions (paper_id, position, institution_id)"
+                         " VALUES (?, ?, ?)", [paper_id, i, key])
+
+
+def mark_fetched(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,
+                 reason: str | None = None) -> None:
+    """Record that `source` was asked about these papers, and when to ask again."""
+    due = iso(now + REFETCH[status])
+    db.conn.executemany(
+        "INSERT INTO enrichment_fetches (paper_id, source, fetched_at, status, reason, next_fetch_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(paper_id, source) DO UPDATE SET fetched_at=excluded.fetched_at,"
+        " status=excluded.status, reason=excluded.reason, next_fetch_at=excluded.next_fetch_at",
+        [(pid, source, iso(now), status, reason, due) for pid in paper_ids])
+
+
+def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str], now: datetime) -> None:
+    """arXiv's records of some of the papers `asked` for; the others are marked not found.
+    Authors from arXiv replace a paper's list only where OpenAlex has not given one."""
+    with db.atomic():
+        conn = db.conn
+        for r in records:
+            conn.execute(
+                "INSERT INTO arxiv_records (paper_id, title, primary_category, categories, published, updated, doi,"
+                " journal_ref, comments, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(paper_id) DO UPDATE SET title=excluded.title,"
+                " primary_category=excluded.primary_category, categories=excluded.categories,"
+                " published=excluded.published, updated=excluded.updated, doi=excluded.doi,"
+                " journal_ref=excluded.journal_ref, comments=excluded.comments, fetched_at=excluded.fetched_at",
+                [r.paper_id, r.title, r.primary_category, " ".join(r.categories), r.published, r.updated, r.doi,
+                 r.journal_ref, r.comments, iso(now)])
+            has_openalex = conn.execute("SELECT 1 FROM paper_authors WHERE paper_id = ? AND source = 'openalex'"
+                                        " LIMIT 1", [r.paper_id]).fetchone()
+            if not has_openalex and r.authors:
+                _write_authors(db, r.paper_id, r.authors, "arxiv")
+        found = {r.paper_id for r in records}
+        mark_fetched(db, [p for p in asked if p in found], "arxiv", "ok", now)
+        mark_fetched(db, [p for p in asked if p not in found], "arxiv", "not_found", now)
+
+
+def save_openalex(db: Database, works: Sequence[OpenAlexWork], asked: Sequence[str], now: datetime) -> None:
+    """OpenAlex's works for some of the papers `asked` for: the work, its venue, and its
+    authors with their ids, ORCIDs and institutions (replacing arXiv's names: OpenAlex's list
+    is arXiv's, matched to people)."""
+    with db.atomic():
+        for w in works:
+            db.conn.execute(
+                "INSERT INTO openalex_works (paper_id, work_id, venue, doi, fetched_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(paper_id) DO UPDATE SET work_id=excluded.work_id, venue=excluded.venue,"
+                " doi=excluded.doi, fetched_at=excluded.fetched_at",
+                [w.paper_id, w.work_id, w.venue, w.doi, iso(now)])
+            if w.authors:
+                _write_authors(db, w.paper_id, w.authors, "openalex")
+        found = {w.paper_id for w in works}
+        mark_fetched(db, [p for p in asked if p in found], "openalex", "ok", now)
+        mark_fetched(db, [p for p in asked if p not in found], "openalex", "not_found", now)
+
+
+def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContext], now: datetime) -> None:
+    """Semantic Scholar's citing sentences of `cited_id`'s citations (those of papers the map knows)."""
+    with db.atomic():
+        db.conn.executemany(
+            "INSERT INTO citation_contexts (citing_id, cited_id, contexts, intents, is_influential, fetched_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(citing_id, cited_id) DO UPDATE SET contexts=excluded.contexts,"
+            " intents=excluded.intents, is_influential=excluded.is_influential, fetched_at=excluded.fetched_at",
+            [(c.citing_id, c.cited_id, json.dumps(list(c.contexts), ensure_ascii=False),
+              json.dumps(list(c.intents)), int(c.is_influential), iso(now)) for c in contexts])
+        mark_fetched(db, [cited_id], "s2", "ok", now)
+
+
+def due_papers(db: Database, source: Source, now: datetime, limit: int) -> list[str]:
+    """Papers of the map `source` has not been asked about, or is due to be asked again:
+    never asked first (papers with pages, then the newest ids), then the most overdue."""
+    never = [r[0] for r in db.conn.execute(
+        "SELECT p.id FROM papers p WHERE NOT EXISTS (SELECT 1 FROM enrichment_fetches f"
+        " WHERE f.paper_id = p.id AND f.source = ?) ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])]
+    if len(never) >= limit:
+        return never
+    again = [r[0] for r in db.conn.execute(
+        "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND next_fetch_at <= ?"
+        " ORDER BY next_fetch_at LIMIT ?", [source, iso(now), limit - len(never)])]
+    return never + again
