@@ -36,7 +36,8 @@ def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
     try:
         for chunk in _chunks(data):
             parser.feed(chunk)
-            for event, el in parser.read_events():
+            for item in parser.read_events():
+                event, el = item[0], item[-1]
                 if not isinstance(el, ET.Element):  # only "start" and "end" are asked for
                     continue
                 if event == "start":
