@@ -114,3 +114,28 @@ def test_every_page_is_in_the_site_navigation() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for p in DOCS.glob("*.md"):
         assert f": {p.name}\n" in nav, f"docs/{p.name} is not in mkdocs.yml's nav"
+
+
+def test_the_site_check_finds_a_script_that_came_in_through_a_page(tmp_path: Path) -> None:
+    """.ci/check_site.py (run by CI on the built site) sees what broke the Reliability page: a
+    code span cut by an escaped backtick let `<script>` through as a live tag."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_site", ROOT / ".ci" / "check_site.py")
+    assert spec is not None and spec.loader is not None
+    check_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_site)
+    theme = '<!DOCTYPE html><html><head><title>x</title></head><body><p>x</p><script src="{}js/base.js"></script>' \
+            '<script>var base_url = "{}";</script></body></html>'
+    (tmp_path / "404.html").write_text(theme.format("/", "/"))
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "index.html").write_text(theme.format("../", ".."))
+    assert check_site.check(tmp_path) == []
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "index.html").write_text(theme.format("../", "..").replace(
+        "<p>x</p>", "<p><code>* _ \\`</code><script><code>, non-ASCII</p>"))
+    (tmp_path / "soup").mkdir()
+    (tmp_path / "soup" / "index.html").write_text(theme.format("../", "..").replace("<p>x</p>", "<div><p>x</p>"))
+    problems = check_site.check(tmp_path)
+    assert problems[0].startswith("bad/index.html: a <script> the theme did not put there: '<code>, non-ASCII")
+    assert problems[1].startswith("soup/index.html: not well-formed HTML5") and len(problems) == 2
