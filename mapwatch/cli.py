@@ -96,8 +96,6 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
         service.close()  # never started
         raise
     configure(level, kind)
-    if level != "DEBUG":
-        logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
     async def main() -> None:
         task = asyncio.ensure_future(service)
@@ -108,7 +106,10 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
         try:
             await task
         except asyncio.CancelledError:
-            print("mapwatch: stopped", file=sys.stderr)
+            if kind == "json":  # one JSON object per line, the last one too
+                logging.getLogger("mapwatch").warning("mapwatch: stopped")
+            else:
+                print("mapwatch: stopped", file=sys.stderr)
 
     try:
         asyncio.run(main())

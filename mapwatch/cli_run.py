@@ -31,11 +31,21 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.store.environment import current
 
     env = current()
-    # Every setting is checked here, before the database is opened or a port bound (exit 2).
+    # Every setting is checked here, before the database is opened, the seeds written or a port
+    # bound: a bad one is exit 2 with one line, and nothing is written.
     parse_schedule(env.refresh)
     env.discord_endpoints()
     env.shard_count()  # $MAPWATCH_SHARDS
-    run_config = RunConfig(db_path=args.db, source=source(args), out_dir=out_dir(args),
+    env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE
+    env.header_timeout_seconds(1.0)  # $MAPWATCH_HEADER_TIMEOUT (the default does not matter here)
+    env.connection_cap(1)  # $MAPWATCH_MAX_CONNECTIONS
+    env.replica_url()  # $MAPWATCH_REPLICA
+    env.webhook_bases()  # $MAPWATCH_SLACK_WEBHOOKS
+    env.nice_steps()  # $MAPWATCH_BACKGROUND_NICE
+    env.busy_timeout_ms()  # $MAPWATCH_BUSY_TIMEOUT
+    env.log_format_name()
+    # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
+    run_config = RunConfig(db_path=args.db or env.database(), source=source(args), out_dir=out_dir(args),
                            host=host(args), port=port(args), base_url=given_base_url(args), refresh=env.refresh)
     # A service: mapwatch.cli runs it until a signal.
     return run_all(run_config, env.token(), say=lambda s: print(s, flush=True), alert_interval=env.alert_seconds())

@@ -1,15 +1,20 @@
 """How `mapwatch serve` and `mapwatch run` log: $MAPWATCH_LOG_FORMAT is `text` (the default,
 one readable line) or `json` (one object per line for log shippers: time, level, logger,
-message, and the exception as text). Either way the Discord token never appears: a line
-that holds $DISCORD_TOKEN's value has it replaced (docs/operations.md, "JSON logs")."""
+message, and the exception as text). Either way no secret appears: a line that holds
+$DISCORD_TOKEN's value has it replaced, and so are a webhook URL's secret part, an
+interaction's token, a URL's user information ("sftp://***@host") and secret-named query
+values, whichever logger wrote them (docs/operations.md, "JSON logs")."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 
+from mapwatch.bot.redact import redact as redact_webhooks
 from mapwatch.store.environment import current
+from mapwatch.store.urls import redact_url
 
 FORMATS = ("text", "json")
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -21,9 +26,16 @@ def log_format() -> str:
     return current().log_format_name()
 
 
+# An interaction's token, as discord.py logs gateway payloads and routes at DEBUG.
+_INTERACTION_TOKEN = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+|(/interactions/\d{1,20}/)[^/\s'"]+""")
+
+
 def _hide_token(text: str) -> str:
     token = current().token() or ""
-    return text.replace(token, HIDDEN) if len(token) >= 8 else text
+    if len(token) >= 8:
+        text = text.replace(token, HIDDEN)
+    text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
+    return redact_url(redact_webhooks(text))
 
 
 class TextFormatter(logging.Formatter):
@@ -42,12 +54,12 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": _hide_token(record.getMessage()),  # (before JSON escapes its quotes)
         }
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            entry["exception"] = _hide_token(self.formatException(record.exc_info))
         elif record.exc_text:
-            entry["exception"] = record.exc_text
+            entry["exception"] = _hide_token(record.exc_text)
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
         return _hide_token(json.dumps(entry, ensure_ascii=False, default=str))
@@ -58,7 +70,13 @@ def formatter(kind: str) -> logging.Formatter:
 
 
 def configure(level: str, kind: str) -> None:
-    """The root logger: one stderr handler with the chosen format."""
+    """The root logger: one stderr handler with the chosen format; the scheduler's own
+    loggers quieter below DEBUG."""
     handler = logging.StreamHandler()
     handler.setFormatter(formatter(kind))
-    logging.basicConfig(level=level, handlers=[handler])
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    if level != "DEBUG":
+        logging.getLogger("apscheduler").setLevel(logging.WARNING)
+        # A failed tick is logged once, in one line, by the scheduler's listener
+        # (feeds/scheduler.py); the executor's traceback of the same failure only at DEBUG.
+        logging.getLogger("apscheduler.executors").setLevel(logging.CRITICAL)

@@ -184,12 +184,13 @@ class Environment:
 
     def replica_url(self) -> str | None:
         """$MAPWATCH_REPLICA (the Litestream replica's URL), or None when no replica is configured."""
-        return self.replica.strip() or None
+        return settings.replica(self.replica, "$MAPWATCH_REPLICA") if self.replica.strip() else None
 
     def webhook_bases(self) -> tuple[str, ...]:
         """Webhook URL bases accepted besides Discord's and Slack's own: the Discord-compatible
         API of $MAPWATCH_DISCORD_API and a Slack-compatible base in $MAPWATCH_SLACK_WEBHOOKS."""
-        return tuple(v for v in (self.discord_api, self.slack_webhooks) if v)
+        slack = settings.webhook_base(self.slack_webhooks, "$MAPWATCH_SLACK_WEBHOOKS") if self.slack_webhooks else ""
+        return tuple(v for v in (self.discord_api, slack) if v)
 
     def log_format_name(self) -> str:
         """$MAPWATCH_LOG_FORMAT (text or json; unset: text); anything else is a usage error."""

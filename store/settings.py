@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from mapwatch.store.errors import BadSetting
-from mapwatch.store.urls import safe_http_url
+from mapwatch.store.urls import redact_url, safe_http_url
 
 MAX_PORT = 65_535
 MAX_FEED_ENTRIES = 100_000  # --limit: entries per feed
@@ -22,7 +22,7 @@ _WS = re.compile(r"wss?://", re.ASCII | re.IGNORECASE)
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
+    text = repr(redact_url(value) if isinstance(value, str) else value)
     return text if len(text) <= 80 else text[:77] + "...'"
 
 
@@ -57,10 +57,31 @@ def base_url(value: str, name: str) -> str:
     return url.rstrip("/")
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
 def http_source(value: str, name: str) -> str:
-    """A source given as a URL (it starts with http:// or https://) must have a host."""
-    if value.lower().startswith(("http://", "https://")) and safe_http_url(value) is None:
+    """A source is a folder, or an http(s) URL with a host: any other scheme (`ftp://`) is
+    refused, not taken for a folder of that name."""
+    url = value.lower().startswith(("http://", "https://"))
+    if (url and safe_http_url(value) is None) or (not url and _SCHEME.match(value.strip())):
         raise BadSetting(f"{name} must be a folder or an http(s) address with a host, not {_shown(value)}")
+    return value
+
+
+REPLICA_SCHEMES = ("file", "s3", "gs", "abs", "sftp", "webdav", "webdavs", "nats", "oss")
+
+
+def replica(value: str, name: str) -> str:
+    """A Litestream replica URL (`file:///path`, `s3://bucket/path`, `sftp://host/path`, ...) or a
+    plain path; its credentials are never shown back."""
+    value = value.strip()
+    if "://" not in value and value:
+        return value
+    m = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*)://(.+)$", value)
+    if not m or m[1].lower() not in REPLICA_SCHEMES:
+        raise BadSetting(f"{name} must be a path or a replica URL ({', '.join(REPLICA_SCHEMES)}), "
+                         f"not {_shown(value)}")
     return value
 
 
@@ -100,3 +121,10 @@ def out_folder(value: str, name: str) -> str:
     if path.exists() and not path.is_dir():
         raise BadSetting(f"{name} {value}: not a folder")
     return value
+
+
+def webhook_base(value: str, name: str) -> str:
+    """A Slack-compatible webhook base: an http(s) URL with a host."""
+    if safe_http_url(value.strip()) is None:
+        raise BadSetting(f"{name} must be an http(s) address with a host, not {_shown(value)}")
+    return value.strip()

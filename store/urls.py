@@ -69,3 +69,19 @@ def url_problem(url: str) -> str | None:
         return None
     shown = url if len(url) <= 80 else url[:77] + "..."
     return f"not an http(s) link with a host: {shown!r}"
+
+
+# A URL's user information ("user:password@"), wherever it stands in a text, and query
+# parameters whose names say they hold a secret.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/?#@\"'<>]+)@")
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:[a-z0-9_\-]*(?:key|secret|token|password|passwd|signature|sig)"
+                           r"[a-z0-9_\-]*)=)[^&#\s\"'<>]+")
+HIDDEN = "***"
+
+
+def redact_url(text: str) -> str:
+    """`text` (a URL, or any text holding URLs) with every URL's user information and every
+    secret-named query value replaced by ***: `sftp://***@host/db`, `?key=***`. What a
+    setting like $MAPWATCH_REPLICA holds is shown this way in /healthz, logs and errors."""
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{HIDDEN}@", text)
+    return _SECRET_QUERY.sub(lambda m: f"{m[1]}{HIDDEN}", text)

@@ -28,6 +28,10 @@ PUBLISH = ["publish", "--out", "public"]
 REFRESH = ["refresh", "--source", str(SEEDS_DIR), "--out", "public"]
 ASK = ["ask", "/paper 2412.10400"]
 
+# Settings `run` used only once it had started (the seeds written), or never checked.
+RUN_ONLY = {"HEADER_TIMEOUT": "abc", "MAX_CONNECTIONS": "0", "TICK_DEADLINE": "-1", "REPLICA": "ftp://x/",
+            "SLACK_WEBHOOKS": "abc", "BACKGROUND_NICE": "99", "BUSY_TIMEOUT": "soon"}
+
 # (command, environment, the setting's name the line must give)
 CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "PORT=99999 serve": (SERVE[:-2], {"PORT": "99999"}, "$PORT"),
@@ -73,6 +77,11 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
                                     "$MAPWATCH_DISCORD_API"),
     "DISCORD_GATEWAY=nope run": (RUN, {"DISCORD_TOKEN": "x", "MAPWATCH_DISCORD_GATEWAY": "nope"},
                                  "$MAPWATCH_DISCORD_GATEWAY"),
+    # Issue 30, item 8: checked before anything is written, and the two that were not checked at all.
+    **{f"{k}={v} run": (RUN, {f"MAPWATCH_{k}": v}, f"$MAPWATCH_{k}") for k, v in RUN_ONLY.items()},
+    "SOURCE=ftp run": (["run", "--out", "public", "--port", "0"], {"MAPWATCH_SOURCE": "ftp://x/"},
+                       "$MAPWATCH_SOURCE"),
+    "--source ftp refresh": ([*REFRESH[:1], "--source", "ftp://x/", "--out", "public"], {}, "--source"),
 }
 
 
@@ -132,3 +141,23 @@ def test_good_settings_still_start_run(seeded: Path, tmp_path: Path, env: dict[s
     assert proc.returncode == 0, err[-2000:]
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.parametrize("setting", [*sorted(RUN_ONLY), "SOURCE"])
+def test_run_checks_every_setting_before_it_writes_anything(tmp_path: Path, setting: str) -> None:
+    """With no database yet, `run` used to store the seeds and only then refuse these: now
+    the database file and the feeds folder are never created (issue 30, item 8)."""
+    value = RUN_ONLY.get(setting, "ftp://x/")
+    db = tmp_path / "new.db"
+    r = mapwatch("run", "--out", "public", "--port", "0", "--db", db, cwd=tmp_path,
+                 env={"DISCORD_TOKEN": "", f"MAPWATCH_{setting}": value}, timeout=60)
+    assert r.returncode == 2, r.stderr[-2000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"$MAPWATCH_{setting}" in lines[0], r.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "something was written"
+
+
+def test_a_replica_url_is_shown_without_its_password(tmp_path: Path) -> None:
+    r = mapwatch("run", "--out", "public", "--port", "0", "--db", tmp_path / "m.db", cwd=tmp_path,
+                 env={"DISCORD_TOKEN": "", "MAPWATCH_REPLICA": "ftp://user:hunter2pw@host/db"}, timeout=60)
+    assert r.returncode == 2 and "hunter2pw" not in r.stderr and "ftp://***@host/db" in r.stderr, r.stderr

@@ -108,3 +108,38 @@ async def test_scheduled_tick_with_a_missing_source_logs_why_then_recovers(tmp_p
         scheduler.shutdown(wait=False)
     assert f"refresh tick failed: FetchError: {source}: no such file or folder" in caplog.text
     assert (tmp_path / "public/feeds/lr/reinforcement-learning-for-reasoning.atom").exists()
+
+
+async def test_a_failing_tick_is_one_line_in_the_services_log(capsys) -> None:
+    """Besides its one-line reason, a failed tick logged the scheduler's 30-line traceback
+    (issue 30, item 11): with the logging `serve` and `run` set up, it is one line."""
+    from mapwatch.log_format import configure
+    from mapwatch.store.environment import Environment, installed
+
+    second = asyncio.Event()
+    calls: list[int] = []
+
+    async def job() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("source down")
+        second.set()
+
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    with installed(Environment.read({})):
+        configure("INFO", "text")
+        try:
+            scheduler = start_scheduler(job, IntervalTrigger(seconds=0.2), run_now=True)
+            try:
+                await asyncio.wait_for(second.wait(), 15)
+            finally:
+                scheduler.shutdown(wait=False)
+        finally:
+            root.setLevel(saved[0])
+            root.handlers[:] = saved[1]
+            for name in ("apscheduler", "apscheduler.executors"):
+                logging.getLogger(name).setLevel(logging.NOTSET)
+    err = capsys.readouterr().err
+    assert "refresh tick failed: RuntimeError: source down" in err  # the failure really happened
+    assert "Traceback" not in err and len([line for line in err.splitlines() if "source down" in line]) == 1, err

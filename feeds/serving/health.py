@@ -114,7 +114,7 @@ def read_database(db_path: str | Path | None) -> dict[str, Any]:
 def read_replica(db_path: str | Path | None, now: float) -> dict[str, Any] | None:
     """The Litestream replica's part (store/database/replica.py), None when none is configured."""
     status = replica_status(Path(db_path or current().database()), replica_url(), now)
-    return asdict(status) if status else None
+    return status.shown() if status else None
 
 
 async def report(health: Health) -> tuple[int, dict[str, Any]]:

@@ -20,8 +20,10 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from mapwatch.store.urls import redact_url
 
 MAX_LAG = 60.0  # seconds: a replica further behind is not current
 LTX_NAME = re.compile(r"([0-9a-f]{16})-([0-9a-f]{16})\.ltx")
@@ -36,13 +38,17 @@ class ReplicaStatus:
     current: bool  # lag known and at most MAX_LAG
     error: str | None  # why it is not current, when it is known
 
+    def shown(self) -> dict[str, object]:
+        """What /healthz and /metrics may show: the fields, the URL's credentials hidden."""
+        return {**asdict(self), "url": redact_url(self.url), "error": self.error and redact_url(self.error)}
+
     def line(self) -> str:
-        """One line for people (`mapwatch replica`)."""
+        """One line for people (`mapwatch replica`), the URL's credentials hidden."""
         txids = f"local txid {self.local_txid or 0}, replica txid " + (
             str(self.replica_txid) if self.replica_txid is not None else "not read from here")
         if self.current:
-            return f"replica {self.url}: current (lag {self.lag_seconds:.0f} s; {txids})"
-        return f"replica {self.url}: NOT current: {self.error} ({txids})"
+            return f"replica {redact_url(self.url)}: current (lag {self.lag_seconds:.0f} s; {txids})"
+        return f"replica {redact_url(self.url)}: NOT current: {redact_url(self.error or '')} ({txids})"
 
 
 def replica_url(env: dict[str, str] | None = None) -> str | None:
