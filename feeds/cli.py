@@ -172,14 +172,21 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
     limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    admin_at = current().admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
 
     async def main() -> None:
         from mapwatch.feeds.serving.metrics import Metrics
+        from mapwatch.feeds.serving.server import METRICS_PATH, start_admin_server
 
         papers = PaperCache(require_db(args.db), "", entries)  # paper feeds and pages on demand
+        metrics = Metrics(args.db)
         runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
-                                           limits=limits, metrics=Metrics(args.db))
+                                           limits=limits, metrics=metrics, admin=admin_at is None)
+        admin = None
         try:
+            if admin_at is not None:
+                admin, admin_port = await start_admin_server(admin_at[0], admin_at[1], None, metrics)
+                print(f"Metrics: {default_base_url(admin_at[0], admin_port)}{METRICS_PATH}", flush=True)
             url = given or default_base_url(args.host, bound)
             papers.settle(url, entries)
             db = open_db(args.db, create=False)
@@ -194,6 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
+            if admin is not None:
+                await admin.cleanup()
 
     return main()  # mapwatch.cli runs it until a signal
 

@@ -97,8 +97,9 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     (or forever). `metrics`: the process's (feeds/serving/metrics.py); default: a new one."""
     from mapwatch.feeds.serving.health import Health
     from mapwatch.feeds.serving.ondemand import PaperCache
-    from mapwatch.feeds.serving.server import start_server
+    from mapwatch.feeds.serving.server import HEALTH_PATH, METRICS_PATH, start_admin_server, start_server
     from mapwatch.store.database.db import require_db
+    from mapwatch.store.environment import current
 
     health = health or Health(config.db_path)
     from mapwatch.feeds.serving.metrics import Metrics
@@ -113,9 +114,14 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
     if await asyncio.to_thread(seed_if_empty, config.db_path):
         say("Empty database: stored the bundled seed pages.")
     papers = PaperCache(require_db(config.db_path), "")  # paper feeds and pages on demand
+    admin_at = current().admin_address()  # $MAPWATCH_ADMIN_LISTEN: /healthz and /metrics there, not here
     runner, port = await start_server(config.out_dir, config.host, config.port, health, papers, ready=False,
-                                      limits=limits, metrics=metrics)
+                                      limits=limits, metrics=metrics, admin=admin_at is None)
+    admin = None
     try:
+        if admin_at is not None:
+            admin, admin_port = await start_admin_server(admin_at[0], admin_at[1], health, metrics)
+            say(f"Health and metrics: {default_base_url(admin_at[0], admin_port)}{HEALTH_PATH}, {METRICS_PATH}")
         base_url = config.base_url or default_base_url(config.host, port)
         tick = Tick(config.db_path, config.source, config.out_dir, base_url, hooks, priority=priority)
         papers.settle(base_url, tick.limit)
@@ -130,3 +136,5 @@ async def run_services(config: RunConfig, hooks: Sequence[AfterRefresh] = (), *,
             scheduler.shutdown(wait=False)
     finally:
         await runner.cleanup()
+        if admin is not None:
+            await admin.cleanup()

@@ -44,6 +44,7 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     env.nice_steps()  # $MAPWATCH_BACKGROUND_NICE
     env.busy_timeout_ms()  # $MAPWATCH_BUSY_TIMEOUT
     env.log_format_name()
+    env.admin_address()  # $MAPWATCH_ADMIN_LISTEN
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
     run_config = RunConfig(db_path=args.db or env.database(), source=source(args), out_dir=out_dir(args),
                            host=host(args), port=port(args), base_url=given_base_url(args), refresh=env.refresh)

@@ -58,6 +58,7 @@ class Environment:
     log_format: str = ""  # MAPWATCH_LOG_FORMAT
     replica: str = ""  # MAPWATCH_REPLICA
     slack_webhooks: str = ""  # MAPWATCH_SLACK_WEBHOOKS
+    admin_listen: str = ""  # MAPWATCH_ADMIN_LISTEN
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:
@@ -191,6 +192,11 @@ class Environment:
         API of $MAPWATCH_DISCORD_API and a Slack-compatible base in $MAPWATCH_SLACK_WEBHOOKS."""
         slack = settings.webhook_base(self.slack_webhooks, "$MAPWATCH_SLACK_WEBHOOKS") if self.slack_webhooks else ""
         return tuple(v for v in (self.discord_api, slack) if v)
+
+    def admin_address(self) -> tuple[str, int] | None:
+        """$MAPWATCH_ADMIN_LISTEN (HOST:PORT): where /healthz and /metrics are served instead
+        of the public port; None when unset (they are on the public port)."""
+        return settings.listen_address(self.admin_listen, "$MAPWATCH_ADMIN_LISTEN") if self.admin_listen else None
 
     def log_format_name(self) -> str:
         """$MAPWATCH_LOG_FORMAT (text or json; unset: text); anything else is a usage error."""

@@ -47,6 +47,16 @@ def listen_host(value: str, name: str) -> str:
     return value
 
 
+def listen_address(value: str, name: str) -> tuple[str, int]:
+    """HOST:PORT to listen on (`127.0.0.1:9100`, `[::1]:9100`, `:9100` for every address)."""
+    text = value.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        raise BadSetting(f"{name} must be HOST:PORT (e.g. 127.0.0.1:9100), not {_shown(value)}")
+    host = host.removeprefix("[").removesuffix("]") or "0.0.0.0"
+    return listen_host(host, name), port(port_text, name)
+
+
 def base_url(value: str, name: str) -> str:
     """The public address of the feeds: an absolute http(s) URL with a host, without a
     trailing slash (it prefixes every link in the feeds and the bot's answers)."""

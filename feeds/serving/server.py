@@ -76,7 +76,8 @@ Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 
 
 def make_handler(out_dir: str | Path, health: Health | None = None,
-                 papers: PaperCache | None = None, metrics: Metrics | None = None) -> tuple[Handler, FolderTable]:
+                 papers: PaperCache | None = None, metrics: Metrics | None = None,
+                 admin: bool = True) -> tuple[Handler, FolderTable]:
     """The feed server's one request handler over `out_dir` (no router, no middleware: each
     request is a dict lookup in the table), and the table it reads; with `papers`, paper feeds
     and pages not on disk are built on demand (a paper that does not exist: 404); with
@@ -132,13 +133,13 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
         served = table.files.get(request.path)
         if served is not None:
             return _answer(request, served)
-        if metrics is not None and request.path == METRICS_PATH:
+        if admin and metrics is not None and request.path == METRICS_PATH:
             exposition = await asyncio.to_thread(metrics.render)  # the database's size is read from disk
             return web.Response(body=exposition, headers={"Content-Type": metrics_content_type(),
                                                     "Cache-Control": "no-store", **SECURITY_HEADERS})
-        if not table.loads and request.path != HEALTH_PATH:  # publishing before the first load
+        if not table.loads and not (admin and request.path == HEALTH_PATH):  # publishing before the first load
             return web.Response(status=503, text=STARTING, headers=_STARTING)
-        if health is not None and request.path == HEALTH_PATH:
+        if admin and health is not None and request.path == HEALTH_PATH:
             from mapwatch.feeds.serving.health import report
 
             status, body = await report(health)
@@ -198,16 +199,49 @@ class FeedRunner(web.ServerRunner):
 
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
                        papers: PaperCache | None = None, *, ready: bool = True,
-                       limits: Limits | None = None, metrics: Metrics | None = None) -> tuple[FeedRunner, int]:
+                       limits: Limits | None = None, metrics: Metrics | None = None,
+                       admin: bool = True) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
     `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
     1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
     no answer ever comes from a folder an earlier publish left (another base URL, older data).
     `limits`: the header deadline and the connection cap (default: feeds/serving/connections.py's).
-    `metrics`: served at /metrics, and told of every request (feeds/serving/metrics.py)."""
-    runner = FeedRunner(*make_handler(out_dir, health, papers, metrics), limits)
+    `metrics`: served at /metrics, and told of every request (feeds/serving/metrics.py).
+    `admin=False`: /healthz and /metrics are not served here (`start_admin_server` serves them)."""
+    runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin), limits)
     await runner.start(load=ready)
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    return runner, runner.addresses[0][1]
+
+
+async def start_admin_server(host: str, port: int, health: Health | None,
+                             metrics: Metrics | None) -> tuple[web.AppRunner, int]:
+    """/healthz and /metrics on an address of their own ($MAPWATCH_ADMIN_LISTEN), for a port
+    that only the operator's monitoring reaches; everything else there is 404. Returns the
+    runner (call `cleanup()` to stop) and the bound port."""
+
+    async def healthz(_request: web.Request) -> web.StreamResponse:
+        from mapwatch.feeds.serving.health import report
+
+        if health is None:
+            raise web.HTTPNotFound()
+        status, body = await report(health)
+        return web.json_response(body, status=status, headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
+
+    async def metrics_page(_request: web.Request) -> web.StreamResponse:
+        if metrics is None:
+            raise web.HTTPNotFound()
+        exposition = await asyncio.to_thread(metrics.render)
+        return web.Response(body=exposition, headers={"Content-Type": metrics_content_type(),
+                                                      "Cache-Control": "no-store", **SECURITY_HEADERS})
+
+    app = web.Application()
+    app.router.add_get(HEALTH_PATH, healthz)
+    app.router.add_get(METRICS_PATH, metrics_page)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
     return runner, runner.addresses[0][1]
