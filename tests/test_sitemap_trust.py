@@ -74,11 +74,14 @@ def test_believed_lastmods_spare_the_re_checks_and_a_change_is_fetched_in_the_ne
             asked += pages_asked(site)
             assert report.stored == 0
         # Without the lastmods each page would be re-checked at 6, 12 (and 24) hours: 90 requests.
-        assert asked == []
-        assert "30 not due yet" in report.summary()
+        # With them: one random audit a tick (30 vouched pages / 168, rounded up), none changed.
+        assert len(asked) == 36 and len(set(asked)) > 10  # drawn at random, not the same few
+        assert "30 not due yet" in report.summary() and report.audited == 1
         due = [parse_iso(db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
-                                         (f"{site.base}/paper/{pid}/",)).fetchone()[0]) for pid in texts]
-        # Rescheduled by the lastmods: due again 26-35 days after the first check.
+                                         (f"{site.base}/paper/{pid}/",)).fetchone()[0])
+               for pid in texts if f"/paper/{pid}/" not in asked]
+        assert len(due) >= 1
+        # The pages no audit drew, rescheduled by the lastmods: due again 26-35 days after the first check.
         low = T0 + timedelta(seconds=VOUCHED_CEILING * (1 - EARLY))
         assert min(due) >= low and max(due) <= T0 + timedelta(seconds=VOUCHED_CEILING)
         # A page changes, and its lastmod says so: fetched in the next tick, alone.
@@ -86,9 +89,9 @@ def test_believed_lastmods_spare_the_re_checks_and_a_change_is_fetched_in_the_ne
         site.swap({**texts, changed.id: format_page(changed)})
         site.lastmod[changed.id] = iso(clock() + timedelta(minutes=30))
         report = tick(db, site, clock)
-        assert pages_asked(site) == [f"/paper/{changed.id}/"] and report.stored == 1
+        assert f"/paper/{changed.id}/" in pages_asked(site) and len(pages_asked(site)) <= 2 and report.stored == 1
     trust = read_trust(db, "127.0.0.1:" + site.base.rsplit(":", 1)[1], clock())
-    assert trust.believed and trust.missed == 0
+    assert trust.believed and trust.missed == 0 and trust.compared >= 36
 
 
 def test_lastmods_that_miss_changes_are_found_out_and_not_believed_for_a_week(db) -> None:
@@ -99,37 +102,64 @@ def test_lastmods_that_miss_changes_are_found_out_and_not_believed_for_a_week(db
     site = MapSite(pages=texts, lastmod=lying)
     with serve_site(site):
         refresh(db, site.base, clock=clock, options=FAST)
-        # Five pages change; the sitemap keeps saying they did not.
-        moved = {p.id: format_page(grown(p)) for p in corpus.v1[:5]}
+        # Ten pages change; the sitemap keeps saying they did not.
+        moved = {p.id: format_page(grown(p)) for p in corpus.v1[:10]}
         site.swap({**texts, **moved})
-        report = tick(db, site, clock, hours=24)
-        assert pages_asked(site) == [] and report.stored == 0  # believed, for now
-        # Their re-checks come due 26-35 days after the first check: the changes are stored, and
-        # the lastmods that hid them stop being believed (3 missed of the first 3 compared).
+        # The random audits (one page a tick) compare pages the lastmods vouch for: three of the
+        # hidden changes found, the lastmods stop being believed, within days (before the audits:
+        # at the re-checks 26-35 days after the first check).
         host = site.base.split("//", 1)[1]
         stored, notes = 0, []
-        while not notes and clock() < T0 + timedelta(days=36):
-            report = tick(db, site, clock, hours=6)
+        while not notes and clock() < T0 + timedelta(days=7):
+            report = tick(db, site, clock)
             stored += report.stored
             notes += report.notes
-        assert clock() > T0 + timedelta(days=26)
+        assert clock() < T0 + timedelta(days=7), "not found out in a week"
         assert len(notes) == 1 and f"sitemap lastmod of {host} not believed until" in notes[0], notes
         trust = read_trust(db, host, clock())
         assert not trust.believed and trust.reason and "had changed without a newer sitemap lastmod" in trust.reason
         assert parse_iso(trust.distrusted_until) == clock() + timedelta(days=7)
         assert stored >= 3
-        # Not believed: every page is re-checked on its own schedule (within a day), whatever
-        # its lastmod says, and every change is stored.
+        # Not believed: every page is re-checked on its own schedule (within two days: an audit
+        # that found a page unchanged lengthened its interval), whatever its lastmod says, and
+        # every change is stored.
         asked = []
-        for _ in range(24):
+        for _ in range(48):
             stored += tick(db, site, clock).stored
             asked += pages_asked(site)
-        assert len(set(asked)) == 30 and stored == 5
+        assert len(set(asked)) == 30 and stored == 10
         # A week later the lastmods are believed again (and verified again).
         clock.advance(days=7)
         assert read_trust(db, host, clock()).believed
 
 
+def test_a_site_that_hides_changes_where_it_expects_no_comparison_is_found_out(db) -> None:
+    """Issue 30, item 7: a site that knows which of its pages are compared (a tracked paper's,
+    read daily; the monthly re-checks, spread by location) hid changes on the others for up to
+    23.8 days and was never distrusted (58 compared, 0 caught). The audits are drawn at random:
+    it cannot know which pages they are."""
+    corpus = pagegen.generate(40)
+    texts = {p.id: format_page(p) for p in corpus.v1}
+    tracked = corpus.v1[0].id
+    clock = FakeClock(T0)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)))
+    with serve_site(site):
+        refresh(db, site.base, clock=clock, options=FAST)
+        add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=tracked, created_by=None, now=clock())
+        host = site.base.split("//", 1)[1]
+        hours, current = 0, dict(texts)
+        while read_trust(db, host, clock()).believed and hours < 7 * 24:
+            # Every 6 hours two untracked pages change; their lastmods say nothing. The tracked
+            # page changes too, and its lastmod says so (it is read daily whatever it says).
+            if hours % 6 == 0:
+                for p in corpus.v1[1 + (hours // 6) % 39:][:2]:
+                    current[p.id] = format_page(grown(p))
+                site.swap(dict(current))
+            tick(db, site, clock)
+            hours += 1
+    trust = read_trust(db, host, clock())
+    assert not trust.believed, (hours, trust)  # found out
+    assert hours < 7 * 24 and trust.reason and "had changed without a newer sitemap lastmod" in trust.reason
 def test_a_tracked_paper_vouched_for_is_still_read_daily(db) -> None:
     texts = {p.id: format_page(p) for p in pagegen.generate(12).v1}
     tracked = sorted(texts)[0]
@@ -142,8 +172,11 @@ def test_a_tracked_paper_vouched_for_is_still_read_daily(db) -> None:
         for _ in range(48):
             tick(db, site, clock)
             asked += pages_asked(site)
-    # Hourly for two days: without a lastmod, 48 reads of the tracked page.
-    assert asked.count(f"/paper/{tracked}/") in (1, 2) and set(asked) == {f"/paper/{tracked}/"}
+    # Hourly for two days: without a lastmod, 48 reads of the tracked page; with it, daily, and
+    # one random audit a tick (12 vouched pages / 168, rounded up), which may draw it too.
+    reads = asked.count(f"/paper/{tracked}/")
+    assert 1 <= reads <= 2 + 48 // 12 + 6, reads
+    assert len(asked) - reads <= 48 and len(asked) >= 48
 
 
 def test_direction_pages_every_six_hours_when_the_sitemap_names_every_page(db) -> None:
@@ -193,7 +226,7 @@ def test_an_upgrade_start_is_rescheduled_not_re_fetched(db) -> None:
         with db.atomic():
             db.conn.execute("UPDATE sources SET next_check_at = NULL, interval_s = NULL")
         report = tick(db, site, clock)
-        assert pages_asked(site) == [] and report.vouched == 20
+        assert len(pages_asked(site)) == 1 and report.audited == 1 and report.vouched == 19
     nulls = [pid for pid in texts if db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
                                                        (f"{site.base}/paper/{pid}/",)).fetchone()[0] is None]
     assert nulls == []

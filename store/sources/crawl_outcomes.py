@@ -100,6 +100,7 @@ class CrawlResult:
     sitemap_pages: int = 0  # paper pages the sitemaps list
     sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
     vouched: int = 0  # pages due (or tracked) not requested: a trusted lastmod says they did not change
+    audited: int = 0  # pages a trusted lastmod vouched for, requested all the same, drawn at random
     searched: int = 0  # pages with room queued to look for tracked papers' unnamed new citers
     direction_pages: int = 0  # direction pages read (a 304 included)
     discovered: int = 0  # papers the database did not know, found this tick

@@ -165,6 +165,8 @@ class _Crawl:
         self.covering = lastmods.covering
         for url in plan.directions:
             self.enqueue_direction(url, forced=url in plan.followed)
+        audited = lastmods.audit(self.options.budget)  # requested all the same: the lastmods' evidence
+        self.result.audited = len(audited)
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)
@@ -181,6 +183,8 @@ class _Crawl:
         for pid in plan.due:
             if not lastmods.vouch(pid, VOUCHED_CEILING, due=True):
                 self.enqueue(pid, DUE)
+        for pid in audited:
+            self.enqueue(pid, DUE)
         self.result.vouched = lastmods.vouched
         if lastmods.rescheduled:
             await self.emit(Vouched(lastmods.rescheduled))

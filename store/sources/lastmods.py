@@ -5,6 +5,8 @@ need not be requested while the host's lastmods are believed (store.sources.site
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Callable
 
 from mapwatch.store.clock import iso
@@ -16,6 +18,13 @@ from mapwatch.store.sources.sitemaps import lastmod_says
 # HTTP (papers with a page) names (nearly) every page, new ones included: direction pages
 # (which then name nothing new) are read every VOUCHED_DIRECTIONS instead of every tick.
 COVERING = 0.9
+# Audits: each tick, pages a believed lastmod vouches for are requested all the same, drawn at
+# random (the operating system's generator: a site cannot know which of its pages will be
+# compared), so lastmods that hide changes on some pages are found out within days, not at
+# the monthly re-check. As many as the vouched pages over AUDIT_TICKS ticks (each page about
+# once a week of hourly ticks), at least one, at most AUDIT_SHARE of the budget.
+AUDIT_TICKS = 168
+AUDIT_SHARE = 0.01
 
 
 class Lastmods:
@@ -37,6 +46,19 @@ class Lastmods:
         self.covering = plan.lastmod_believed and len(self.same) + len(self.changed) >= COVERING * plan.pages_checked
         self.rescheduled: list[tuple[str, str]] = []  # (location, next check) of pages vouched for, due
         self.vouched = 0  # pages not requested because of their lastmod
+
+    def audit(self, budget: int, rng: random.Random | None = None) -> list[str]:
+        """Pick this tick's audited pages (see AUDIT_TICKS) among those a believed lastmod says
+        did not change; they are requested, and their check is evidence for or against the
+        lastmods (`plan.vouched_same`). None while the lastmods are not believed (every page is
+        then requested on its own schedule)."""
+        if not self.plan.lastmod_believed or not self.same:
+            return []
+        k = min(max(1, int(budget * AUDIT_SHARE)), math.ceil(len(self.same) / AUDIT_TICKS))
+        picked = (rng or random.SystemRandom()).sample(sorted(self.same), min(k, len(self.same)))
+        self.same.difference_update(picked)
+        self.plan.vouched_same.update(picked)
+        return picked
 
     def vouch(self, pid: str, span: float, due: bool) -> bool:
         """Whether page `pid` need not be requested: its lastmod says it did not change, the

@@ -59,6 +59,7 @@ class RefreshReport(IngestReport):
     sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
     sitemap_changed: int = 0  # of those, changed since their last check
     vouched: int = 0  # HTTP: pages not requested because a believed sitemap lastmod says they did not change
+    audited: int = 0  # HTTP: pages a believed lastmod vouched for, requested all the same (random audits)
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
 
     @property

@@ -175,6 +175,7 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     report.sitemap_pages = stats.sitemap_pages
     report.sitemap_changed = stats.sitemap_changed
     report.vouched = stats.vouched
+    report.audited = stats.audited
     report.notes = list(stats.notes)
     if note := await write(record_evidence, db, urlsplit(split_source(source)[0]).netloc.lower(),
                            saver.lastmod_compared, saver.lastmod_missed, started):
