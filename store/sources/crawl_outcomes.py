@@ -85,8 +85,16 @@ class Vouched:
     pages: list[tuple[str, str]]  # (location, next check)
 
 
+@dataclass(frozen=True)
+class Forgotten:
+    """Papers only a sitemap had named, never confirmed by a page, that the host's covering
+    sitemaps list no longer: their `sources` rows are deleted (if still never checked)."""
+
+    locations: list[str]
+
+
 Outcome = Fetched | NotModified | Missing | Failed
-Emit = Callable[[Outcome | Discovered | ResourceSeen | Vouched], Awaitable[None]]
+Emit = Callable[[Outcome | Discovered | ResourceSeen | Vouched | Forgotten], Awaitable[None]]
 
 
 @dataclass
@@ -101,6 +109,8 @@ class CrawlResult:
     sitemap_changed: int = 0  # of those, changed since their last check (fetched first)
     vouched: int = 0  # pages due (or tracked) not requested: a trusted lastmod says they did not change
     audited: int = 0  # pages a trusted lastmod vouched for, requested all the same, drawn at random
+    forgotten: int = 0  # papers only a sitemap had named that it lists no longer (their rows deleted)
+    frontier_full: int = 0  # papers named by a sitemap or direction page, not kept: MAX_FRONTIER reached
     searched: int = 0  # pages with room queued to look for tracked papers' unnamed new citers
     direction_pages: int = 0  # direction pages read (a 304 included)
     discovered: int = 0  # papers the database did not know, found this tick

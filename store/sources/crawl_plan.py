@@ -32,6 +32,9 @@ from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
+# Papers a host's sitemaps and direction pages may name before a page confirms them (the
+# frontier): past it, new names are not kept (a sitemap of 500,000 made-up ids made as many rows).
+MAX_FRONTIER = 100_000
 # A page whose "Built on by" list still names every citer (fewer than the 30 a list shows)
 # names a new citer too: where a tracked paper's new citers, unnamed on its own full list, can be
 # found. Up to 1/SEARCH_SHARE of the budget of such pages is read when that search is needed.
@@ -96,6 +99,9 @@ class CrawlPlan:
     unseen_share: int = 0
     not_due: int = 0  # pages known but not due this tick
     known: set[str] = field(default_factory=set)  # paper ids the database has a row for
+    # Papers only a sitemap or a direction page named (a `sources` row, no page read, no paper
+    # row): at most MAX_FRONTIER, and forgotten when a covering sitemap stops listing them.
+    frontier: dict[str, str] = field(default_factory=dict)  # paper id -> its location
     checked: dict[str, str] = field(default_factory=dict)  # location -> checked_at
     validators: dict[str, Validators] = field(default_factory=dict)
     alternates: dict[str, str] = field(default_factory=dict)
@@ -183,9 +189,10 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
         else:
             unseen.append(pid)
     for pid in frontier:
-        if pid not in has_page and pid not in tracked and page_url(template, base, pid) in rows:
+        if pid not in has_page and pid not in tracked and (loc := page_url(template, base, pid)) in rows:
             unseen.append(pid)
             plan.known.add(pid)
+            plan.frontier[pid] = loc
     due.sort()
     plan.due = [pid for _key, pid in due]
     plan.unseen = newest_first(list(dict.fromkeys(unseen)))

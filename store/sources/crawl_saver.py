@@ -24,6 +24,7 @@ from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_outcomes import (
     Discovered,
     Fetched,
+    Forgotten,
     Missing,
     NotModified,
     Outcome,
@@ -56,6 +57,7 @@ class CrawlBatch:
     found: list[tuple[str, str]] = field(default_factory=list)
     resources: list[ResourceSeen] = field(default_factory=list)
     vouched: list[tuple[str, str]] = field(default_factory=list)  # (location, next check)
+    forgotten: list[str] = field(default_factory=list)  # locations only a sitemap had named, listed no more
 
 
 class CrawlSaver:
@@ -75,7 +77,7 @@ class CrawlSaver:
         batch, self.batch = self.batch, CrawlBatch()
         return batch
 
-    def take(self, out: Outcome | Discovered | ResourceSeen | Vouched) -> bool:
+    def take(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten) -> bool:
         """Take an outcome; True for a page's (progress counts those)."""
         report, b = self.report, self.batch
         if isinstance(out, Discovered):
@@ -86,6 +88,9 @@ class CrawlSaver:
             return False
         if isinstance(out, Vouched):
             b.vouched.extend(out.pages)
+            return False
+        if isinstance(out, Forgotten):
+            b.forgotten.extend(out.locations)
             return False
         found = "same"
         if isinstance(out, Fetched):
@@ -146,6 +151,8 @@ class CrawlSaver:
             self._schedule(b.touched, stored)
             db.conn.executemany("UPDATE sources SET next_check_at = ? WHERE location = ?",
                                 [(until, url) for url, until in b.vouched])
+            db.conn.executemany("DELETE FROM sources WHERE location = ? AND checked_at IS NULL",
+                                [(url,) for url in b.forgotten])
             self._remember_resources(b.resources, now)
         self._weigh_lastmods(b.touched, stored)
 

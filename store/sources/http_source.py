@@ -31,8 +31,19 @@ from urllib.robotparser import RobotFileParser
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
 
-from .crawl_outcomes import CrawlResult, Discovered, Emit, Failed, Fetched, Missing, Outcome, ResourceSeen, Vouched
-from .crawl_plan import CrawlPlan, Resource, conditional_headers, page_url, split_source
+from .crawl_outcomes import (
+    CrawlResult,
+    Discovered,
+    Emit,
+    Failed,
+    Fetched,
+    Forgotten,
+    Missing,
+    Outcome,
+    ResourceSeen,
+    Vouched,
+)
+from .crawl_plan import MAX_FRONTIER, CrawlPlan, Resource, conditional_headers, page_url, split_source
 from .crawl_queue import (
     DIRECTION,
     DUE,
@@ -76,6 +87,7 @@ class _Crawl:
         self.result = CrawlResult()
         self.queue = CrawlQueue(options.budget)
         self.seen: set[str] = set()
+        self.sitemaps_failed = 0  # sitemaps named but not read this tick
         self.directions_seen: set[str] = set()
         self.active = 0  # items being worked on (they may queue more)
         self.admitted = 0  # pages queued (or kept for the unseen papers' turn)
@@ -115,10 +127,17 @@ class _Crawl:
         if self.admit(paper_id):
             self.queue.push(cls, "page", paper_id)
 
-    async def found(self, paper_id: str) -> None:
-        """A paper linked from a page or a direction page: fetched this tick (budget
-        permitting) when the database does not know it."""
+    async def found(self, paper_id: str, named_only: bool = True) -> None:
+        """A paper linked from a page, a direction page or a sitemap: fetched this tick (budget
+        permitting) when the database does not know it. One only a sitemap or a direction
+        page names (`named_only`) joins the frontier, which holds at most MAX_FRONTIER."""
         if paper_id in self.plan.known or paper_id in self.seen:
+            return
+        if named_only and len(self.plan.frontier) + self.result.discovered >= MAX_FRONTIER:
+            if not self.result.frontier_full:
+                self.result.notes.append(f"{MAX_FRONTIER:,} papers named by sitemaps or direction pages are "
+                                         "waiting for their first read: papers named only there are not kept")
+            self.result.frontier_full += 1
             return
         if self.admit(paper_id):
             age = id_age(paper_id)
@@ -160,6 +179,16 @@ class _Crawl:
         robots_failure = await self.read_robots()
         sitemap = await self.read_sitemaps() if robots_failure is None else {}
         lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid))
+        if sitemap and lastmods.covering and not self.sitemaps_failed:  # every sitemap read, naming the map
+            gone = [loc for pid, loc in plan.frontier.items() if pid not in sitemap]
+            if gone:
+                self.result.forgotten = len(gone)
+                await self.emit(Forgotten(gone))
+                dropped = {pid for pid in plan.frontier if pid not in sitemap}
+                for pid in dropped:
+                    del plan.frontier[pid]
+                    plan.known.discard(pid)
+                plan.unseen = [pid for pid in plan.unseen if pid not in dropped]
         del sitemap
         self.result.sitemap_changed = len(lastmods.changed)
         self.covering = lastmods.covering
@@ -255,7 +284,7 @@ class _Crawl:
             if lst:
                 for it in lst.items:
                     if urlsplit(it.url).netloc.lower() == self.host and (pid := normalize_id(it.url)):
-                        await self.found(pid)
+                        await self.found(pid, named_only=False)  # (a page names it: stored as a stub)
         if page.id not in self.plan.known and page.builds_on:
             self.citers.named([pid for it in page.builds_on.items if (pid := normalize_id(it.url))])
         if search := self.plan.unlisted_growth(page):  # look for the new citers its page does not name
@@ -329,6 +358,7 @@ class _Crawl:
                 reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
                     f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
                 self.result.notes.append(f"sitemap {url} not read: {reason}")
+                self.sitemaps_failed += 1
                 continue
             for loc, mod in entries:
                 if kind == "index":

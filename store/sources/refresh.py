@@ -60,6 +60,8 @@ class RefreshReport(IngestReport):
     sitemap_changed: int = 0  # of those, changed since their last check
     vouched: int = 0  # HTTP: pages not requested because a believed sitemap lastmod says they did not change
     audited: int = 0  # HTTP: pages a believed lastmod vouched for, requested all the same (random audits)
+    forgotten: int = 0  # HTTP: papers only a sitemap had named that its sitemaps list no longer
+    frontier_full: int = 0  # HTTP: papers named by a sitemap or direction page not kept (too many waiting)
     notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
 
     @property

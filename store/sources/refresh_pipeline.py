@@ -27,7 +27,7 @@ from mapwatch.store.clock import Clock
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import log_ingest
 from mapwatch.store.errors import FetchError
-from mapwatch.store.sources.crawl_outcomes import CrawlResult, Discovered, Outcome, ResourceSeen, Vouched
+from mapwatch.store.sources.crawl_outcomes import CrawlResult, Discovered, Forgotten, Outcome, ResourceSeen, Vouched
 from mapwatch.store.sources.crawl_plan import plan_crawl, split_source
 from mapwatch.store.sources.crawl_saver import CrawlBatch, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
@@ -65,7 +65,7 @@ class _Batches:
         self.error: BaseException | None = None  # a batch that could not be stored
         self.crawl: asyncio.Task[CrawlResult] | None = None
 
-    async def emit(self, out: Outcome | Discovered | ResourceSeen | Vouched) -> None:
+    async def emit(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten) -> None:
         if self.error is not None:
             return  # the crawl is being stopped
         if not self.saver.take(out):
@@ -176,6 +176,8 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     report.sitemap_changed = stats.sitemap_changed
     report.vouched = stats.vouched
     report.audited = stats.audited
+    report.forgotten = stats.forgotten
+    report.frontier_full = stats.frontier_full
     report.notes = list(stats.notes)
     if note := await write(record_evidence, db, urlsplit(split_source(source)[0]).netloc.lower(),
                            saver.lastmod_compared, saver.lastmod_missed, started):
