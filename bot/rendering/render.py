@@ -8,6 +8,9 @@ from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
 from mapwatch.bot.rendering.text import (
     FIELD_VALUE_MAX,
     FIELDS_MAX,
+    SELF_MARK,
+    byline,
+    citing_context,
     clean,
     clip,
     clip_lines,
@@ -18,7 +21,7 @@ from mapwatch.bot.rendering.text import (
 )
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
-from mapwatch.store.questions.types import CitationRow, PaperRow
+from mapwatch.store.questions.types import Byline, CitationRow, PaperRow
 from mapwatch.store.subscriptions.tracking import Alert, Track
 
 COLOR = 0x3B82F6
@@ -83,13 +86,37 @@ def when(iso: str | None) -> str:
 
 
 def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
+    """A paper in a list: its linked title, year, id, count and directions; a self-citation
+    marked, and its authors on a second line, where they are known."""
     year = f" ({p.year})" if p.year else ""
     cited = f" · cited by {p.cited_by}" if p.cited_by is not None else ""
     where = ""
     if dirs and isinstance(p, CitationRow) and p.directions:
         where = " · " + ", ".join(esc(d) for d in p.directions[:2])
     prefix = f"{n}. " if n is not None else "• "
-    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}"
+    mark = f" · {SELF_MARK}" if isinstance(p, CitationRow) and p.self_citation else ""
+    by = byline(p.byline)
+    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
+        f"\n  {by}" if by else "")
+
+
+AUTHOR_LINE_MAX = 200
+
+
+def author_lines(b: Byline) -> list[str]:
+    """A card's authors, one a line with their institutions ("• Ashish Vaswani (Google Brain)")."""
+    lines = []
+    for a in b.authors:
+        inst = f" ({'; '.join(a.institutions[:2])})" if a.institutions else ""
+        lines.append(clip(f"• {esc(a.name + inst)}", AUTHOR_LINE_MAX))
+    return lines
+
+
+def authors_field(b: Byline) -> Field:
+    where = [f"Published in {esc(b.venue)}"] if b.venue else [f"Journal ref: {esc(b.journal_ref)}"] if b.journal_ref \
+        else []
+    listed = clip_lines(author_lines(b), FIELD_VALUE_MAX - sum(len(w) + 1 for w in where))
+    return Field(f"Authors ({len(b.authors)})", "\n".join([listed, *where]))
 
 
 def feed_url(base_url: str, slug: str) -> str:
@@ -125,7 +152,7 @@ def paper_card(v: PaperView, base_url: str) -> Reply:
     desc = "\n".join(head)
     if v.abstract:
         desc += "\n\n" + clip(esc(v.abstract), 900)
-    fields = []
+    fields = [authors_field(p.byline)] if p.byline and p.byline.authors else []
     if v.directions:
         fields.append(Field("Directions", clip_lines([f"• {link(d.breadcrumb, d.url)}" for d in v.directions], 1024)))
     if v.top_citers:
@@ -200,13 +227,15 @@ def alert(a: Alert) -> Reply:
     """One tracked paper's new citers since the last alert."""
     p = a.paper
     n_new = len(a.new_citers) + a.more
-    lines = [paper_line(c) for c in a.new_citers]
+    lines = ["\n".join([paper_line(c), *citing_context(c.context)]) for c in a.new_citers]
     desc = clip_lines(lines, 3200, more=a.more) if lines else ""
     notes = []
     if a.new_count is not None and a.old_count is not None:
         notes.append(f"Cited by {a.old_count} → {a.new_count}.")
     if a.unlisted:
         notes.append(f"{a.unlisted} of the gained citers are not listed by name on the map page.")
+    if a.hidden:
+        notes.append(f"{a.hidden} self-{'citation' if a.hidden == 1 else 'citations'} left out (self:hide).")
     if notes:
         desc = (desc + "\n\n" if desc else "") + " ".join(notes)
     gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)

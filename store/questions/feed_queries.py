@@ -12,8 +12,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.questions.authors import with_feed_bylines
-from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
+from mapwatch.store.questions.authors import bylines, with_feed_bylines
+from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,7 @@ class PaperFacts:
     refs_total: int | None
     first_posted: str | None
     directions: tuple[tuple[str, str], ...]  # (slug, name), main direction first
+    byline: Byline | None = None  # its authors, when a source named them
 
 
 def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
@@ -219,7 +220,8 @@ def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
     dirs = tuple((s, n) for s, n in db.conn.execute(
         "SELECT d.slug, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
         " WHERE pl.paper_id = ? ORDER BY pl.position, d.slug", (paper_id,)))
-    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs)
+    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs,
+                      bylines(db, [paper_id]).get(paper_id))
 
 
 def papers_with_history(db: Database) -> list[str]:
