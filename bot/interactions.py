@@ -160,6 +160,16 @@ class Runner:
         found = await self.call(autocomplete.autocomplete_directions, current or "")
         return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
+    async def author_autocomplete(self, interaction: discord.Interaction,
+                                  current: str) -> list[app_commands.Choice[str]]:
+        found = await self.call(autocomplete.autocomplete_authors, current or "")
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
+
+    async def author_name_autocomplete(self, interaction: discord.Interaction,
+                                       current: str) -> list[app_commands.Choice[str]]:
+        found = await self.call(autocomplete.autocomplete_authors, current or "", by_name=True)
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
+
     async def tracked_autocomplete(self, interaction: discord.Interaction,
                                    current: str) -> list[app_commands.Choice[str]]:
         tracks = await self.call(lambda db: tracking.list_tracks(db, guild_id=interaction.guild_id,

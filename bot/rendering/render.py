@@ -17,9 +17,11 @@ from mapwatch.bot.rendering.text import (
     esc,
     fit_reply,
     link,
+    plural,
     safe_link,
 )
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.authors import AuthorView, Person
 from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
 from mapwatch.store.questions.types import Byline, CitationRow, PaperRow
 from mapwatch.store.subscriptions.tracking import Alert, Track
@@ -245,3 +247,46 @@ def alert(a: Alert) -> Reply:
     embed = Embed(title, desc, safe_link(p.url) or safe_link(p.arxiv_url), (),
                   f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))
+
+
+# --- People -----------------------------------------------------------------------------
+
+def person_ids(p: Person) -> str:
+    """How to name exactly this person to /author: their OpenAlex id and ORCID, or, known by
+    name only, `name:<name>`."""
+    ids = [f"`{clean(x)}`" for x in (p.author_id, p.orcid) if x]
+    return " · ".join(ids) if ids else f"`name:{clean(p.name)}` (no id known)"
+
+
+def people_choice(asked: str, people: Sequence[Person]) -> Reply:
+    """Several people fit a name: each with the ids that pick them, never a guess."""
+    lines = [f"• **{esc(p.name)}** · {person_ids(p)} · {plural(p.papers, 'paper')}"
+             + (f" · {esc(clip(', '.join(p.institutions[:2]), 120))}" if p.institutions else "") for p in people]
+    head = (f"{len(people)} people fit “{esc(clip(' '.join(asked.split()), 100))}”. Run /author again with one"
+            " of their ids:")
+    return fit_reply(Reply(embeds=(Embed("Which author?", head + "\n" + clip_lines(lines, 3800), None, (),
+                                         "People are told apart by OpenAlex id and ORCID", COLOR),),
+                           ephemeral=True))
+
+
+def author_card(v: AuthorView) -> Reply:
+    """A person's papers in the map, newest first, and the papers citing them, newest first."""
+    p = v.person
+    desc = [person_ids(p)]
+    if p.institutions:
+        desc.append(esc(clip("; ".join(p.institutions), 300)))
+    desc.append(f"Named on {plural(v.total_papers, 'paper')} of the map; {plural(v.total_citers, 'citation')} of"
+                " them known.")
+    fields = []
+    if v.papers:
+        fields.append(Field(f"Papers, newest first ({len(v.papers)} of {v.total_papers})",
+                            clip_lines([paper_line(x, dirs=False) for x in v.papers], FIELD_VALUE_MAX,
+                                       more=v.total_papers - len(v.papers))))
+    if v.citers:
+        lines = [paper_line(c.citer, dirs=False) + "\n  cites "
+                 + link(c.cited.title, c.cited.url or c.cited.arxiv_url, 80) for c in v.citers]
+        fields.append(Field(f"Newest citers ({len(v.citers)} of {v.total_citers})",
+                            clip_lines(lines, FIELD_VALUE_MAX, more=v.total_citers - len(v.citers))))
+    return fit_reply(Reply(embeds=(Embed(esc(clip(p.name, 200)), "\n".join(desc), None, tuple(fields),
+                                         f"{SELF_MARK}: the citing paper shares an author with the cited one",
+                                         COLOR),)))
