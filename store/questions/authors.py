@@ -254,7 +254,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     marks = ",".join("?" * len(ids))
     mine = [paper_row(r) for r in db.conn.execute(
         f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
-        " ORDER BY coalesce(p.first_posted, p.year) DESC, p.id DESC", ids)] if ids else []
+        " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC", ids)] if ids else []
     total_citers = 0
     rows: list[tuple[Any, ...]] = []
     if ids:
