@@ -25,9 +25,9 @@ MANAGE_WEBHOOKS = discord.Permissions(manage_webhooks=True)
 
 
 def python_name(option: str) -> str:
-    """A Python identifier for an option name (`from` -> `from_`; `-` -> `_`)."""
+    """A Python identifier for an option name (`from` -> `from_`, `self` -> `self_`; `-` -> `_`)."""
     name = option.replace("-", "_")
-    return name + "_" if keyword.iskeyword(name) else name
+    return name + "_" if keyword.iskeyword(name) or name == "self" else name
 
 
 def annotation(o: Opt) -> Any:

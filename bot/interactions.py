@@ -85,7 +85,7 @@ class Runner:
         raise app_commands.CheckFailure("manage_webhooks")
 
     # -- commands -----------------------------------------------------------------------
-    async def run(self, interaction: discord.Interaction, name: str, **options: Any) -> None:
+    async def run(self, interaction: discord.Interaction, name: str, /, **options: Any) -> None:
         ctx = self.ctx(interaction)
         await self.answer(interaction, name, ctx, options, edit=False)
 
@@ -158,6 +158,16 @@ class Runner:
     async def direction_autocomplete(self, interaction: discord.Interaction,
                                      current: str) -> list[app_commands.Choice[str]]:
         found = await self.call(autocomplete.autocomplete_directions, current or "")
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
+
+    async def author_autocomplete(self, interaction: discord.Interaction,
+                                  current: str) -> list[app_commands.Choice[str]]:
+        found = await self.call(autocomplete.autocomplete_authors, current or "")
+        return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
+
+    async def author_name_autocomplete(self, interaction: discord.Interaction,
+                                       current: str) -> list[app_commands.Choice[str]]:
+        found = await self.call(autocomplete.autocomplete_authors, current or "", by_name=True)
         return [app_commands.Choice(name=text.clip(text.clean(c.name), text.CHOICE_MAX), value=c.value) for c in found]
 
     async def tracked_autocomplete(self, interaction: discord.Interaction,

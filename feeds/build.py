@@ -90,10 +90,44 @@ def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate:
     return fg
 
 
+ENTRY_AUTHORS_MAX = 10  # <author> elements per entry; the content names how many more there are
+AUTHOR_NAME_MAX = 200  # as the records bound them (store/scholarly/records.py)
+SELF_CITATION = "self-citation"  # the category term of an entry whose citer shares an author with what it cites
+
+
+def _name(text: str) -> str:
+    t = " ".join(clean(text).split())
+    return t if len(t) <= AUTHOR_NAME_MAX else t[:AUTHOR_NAME_MAX - 1] + "…"
+
+
+def _byline_html(c: NewCiter) -> str:
+    """"By A, B and 3 more (Institution)." and, for a self-citation, which cited papers share an author."""
+    out = ""
+    b = c.byline
+    if b and b.authors:
+        names = [_name(a.name) for a in b.authors[:ENTRY_AUTHORS_MAX]]
+        more = len(b.authors) - len(names)
+        text = ", ".join(names) + (f" and {more} more" if more else "")
+        inst = b.authors[0].institutions[:1]
+        out += f"<p>By {escape(text)}" + (f" ({escape(_name(inst[0]))})" if inst else "") + ".</p>"
+    if c.self_cites:
+        same = [x for x in c.cites if x.id in c.self_cites]
+        out += ("<p>Self-citation: it shares an author with "
+                + ", ".join(_paper_line(x) for x in same) + ".</p>")
+    return out
+
+
 def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     fe = fg.add_entry(order="append")
     p = c.citer
     fe.id(entry_id)
+    # The citing paper's authors, so feed readers show them (the feed's own author stays the
+    # fallback for entries whose authors are not known).
+    for a in c.byline.authors[:ENTRY_AUTHORS_MAX] if c.byline else ():
+        if name := _name(a.name):
+            fe.author({"name": name, **({"uri": f"https://orcid.org/{a.orcid}"} if a.orcid else {})})
+    if c.self_cites:
+        fe.category({"term": SELF_CITATION, "label": "Self-citation"})
     fe.title(clean(f"{p.title} ({p.year})" if p.year else p.title))
     when = stamp(c.first_seen)
     fe.updated(when)
@@ -105,7 +139,7 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
     html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">arXiv</a>) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
-            f"<p>First seen on {when.date().isoformat()}.</p>")
+            f"{_byline_html(c)}<p>First seen on {when.date().isoformat()}.</p>")
     fe.content(html, type="html")
 
 

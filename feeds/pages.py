@@ -188,9 +188,30 @@ def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_
         cites = ('<p class="cites">Cites ' + ", ".join(_paper_link(here, x, has_page) + _year(x) for x in c.cites)
                  + "</p>")
     own = f' · {here.a(f"papers/{p.id}/", "its page")}' if has_page(p.id) else ""
+    by = f'<p class="byline">{_t(c.byline.short())}</p>' if c.byline and c.byline.authors else ""
+    mark = ""
+    if c.self_cites:
+        same = ", ".join(_t(x.title or x.id) for x in c.cites if x.id in c.self_cites)
+        mark = (f' <span class="self-citation" title="It shares an author with {same}">self-citation</span>'
+                if show_cites else ' <span class="self-citation">self-citation</span>')
     return (f'<li class="entry" data-id="{_t(p.id)}" data-first-seen="{escape(c.first_seen)}">'
-            f'<p class="head">{title}{_year(p)}</p>{cites}'
+            f'<p class="head">{title}{_year(p)}{mark}</p>{by}{cites}'
             f'<p class="meta">{arxiv}{own} · first seen {_when(c.first_seen)}</p></li>')
+
+
+def _authors(f: PaperFacts) -> str:
+    """The Authors fact of a paper's page: each name with their institutions, and its venue."""
+    b = f.byline
+    if b is None or not b.authors:
+        return ""
+    names = []
+    for a in b.authors:
+        inst = f' <span class="inst">({_t("; ".join(a.institutions[:2]))})</span>' if a.institutions else ""
+        names.append(f"{_t(a.name)}{inst}")
+    out = f"<dt>Authors</dt><dd>{', '.join(names)}</dd>"
+    if b.venue or b.journal_ref:
+        out += f"\n<dt>Published in</dt><dd>{_t(b.venue or b.journal_ref)}</dd>"
+    return out
 
 
 def _growth_item(p: PaperRef, g: CountGrowth) -> str:
@@ -269,6 +290,8 @@ def paper_page(f: PaperFacts, citers: Sequence[NewCiter], growths: Sequence[Coun
     here = _here_of(paper_page_path(p.id))
     feed = _join(base_url, paper_feed_path(p.id))
     facts = [f"<dt>arXiv</dt><dd>{_a(p.arxiv_url, p.id)}</dd>"]
+    if authors := _authors(f):
+        facts.append(authors)
     facts.append(f"<dt>On the map</dt><dd>{_a(p.url, 'its map page') if external_href(p.url) else 'no page yet'}</dd>")
     if p.year:
         facts.append(f"<dt>Year</dt><dd>{p.year}</dd>")

@@ -209,7 +209,7 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
                                         "digest-time", "digest-preview", "related", "path", "rising", "graph",
-                                        "webhook"}
+                                        "webhook", "author"}
     for c in tree.get_commands():
         if c.name in menus:
             continue
@@ -225,7 +225,8 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
             assert sent["type"] == OPTION_TYPES[o.kind], (c.name, o.name)
             assert [(ch["name"], ch["value"]) for ch in sent.get("choices", [])] == list(o.named_choices())
             assert (sent.get("min_value"), sent.get("max_value")) == (o.min_value, o.max_value), (c.name, o.name)
-            assert sent.get("autocomplete", False) == (o.kind in ("paper", "direction")), (c.name, o.name)
+            assert sent.get("autocomplete", False) == (o.kind in ("paper", "direction") or bool(o.autocomplete)), (
+                c.name, o.name)
         assert (c.default_permissions is not None and c.default_permissions.manage_channels) == spec.manage
         assert (payload["default_member_permissions"] is not None) == (spec.manage or spec.webhooks)
         if spec.webhooks:  # Manage Webhooks, in a server only, enforced by a check

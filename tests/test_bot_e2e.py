@@ -84,8 +84,9 @@ SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reaso
            "sort": "cited", "exclude_direct": "no", "from": "2005.14165", "to": "2509.02547", "days": 30,
            "depth": 1, "keyword": "reasoning", "mode": "daily", "role": 4242, "hour": 8,
            "timezone": "Europe/Paris", "threads": "off",
-           "url": "https://hooks.slack.com/services/T1/B2/abc", "remove": 1}
-EPHEMERAL_ANSWERS = {"digest-preview", "webhook"}
+           "url": "https://hooks.slack.com/services/T1/B2/abc", "remove": 1, "self": "hide",
+           "author": "0000-0002-1825-0097"}
+EPHEMERAL_ANSWERS = {"digest-preview", "webhook", "author"}  # the seeds alone name no author: not found
 
 
 async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from mapwatch.bot.rendering.replies import Ctx, Reply
 
 MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
-                                             "webhooks")]
+                                             "webhooks", "people")]
 PAGE_SIZE = 10
 
 
@@ -30,7 +30,7 @@ class Opt:
     choice_names: tuple[str, ...] = ()  # what Discord shows for each value (default: the value)
     min_value: int | None = None  # bounds of an int option, enforced by Discord
     max_value: int | None = None
-    autocomplete: str = ""  # paper | direction | tracked; default: the kind's, for paper and direction
+    autocomplete: str = ""  # paper | direction | tracked | author | author_name; default: the kind's (paper, direction)
 
     def named_choices(self) -> tuple[tuple[str, str], ...]:
         """(name shown, value) of each choice."""
@@ -85,7 +85,7 @@ def refusal(name: str) -> str:
 
 
 READ_ONLY = ("paper", "citers", "refs", "search", "direction", "directions", "related", "path", "rising",
-             "graph", "feed", "stats")  # what a user-installed app offers (with the message menu)
+             "graph", "feed", "stats", "author")  # what a user-installed app offers (with the message menu)
 
 
 def commands() -> dict[str, Command]:

@@ -29,6 +29,20 @@ CHANNEL_HELP = "post there instead of here: a text channel, or a forum (a post p
 _CHANNEL = re.compile(r"^\s*(?P<forum>forum:)?(?:<#)?(?P<id>\d{1,20})>?\s*$")
 THREADS_HELP = "on: each alert opens a discussion thread (server text channels; off by default)"
 THREADS = ("on", "off")
+SELF_HELP = "hide: leave out self-citations (a citing paper sharing an author); show, the default, marks them"
+SELF = ("show", "hide")
+
+
+def parse_self(value: str | None) -> bool:
+    """`self:hide` -> True (leave self-citations out); `show` or nothing -> False."""
+    v = (value or "show").strip().lower()
+    if v not in SELF:
+        raise BadOption("self is show or hide.")
+    return v == "hide"
+
+
+def self_words(hide: bool) -> str:
+    return ", self-citations left out" if hide else ""
 _ROLE = re.compile(r"^\s*(?:<@&)?(\d{1,20})>?\s*$")
 
 
@@ -114,16 +128,17 @@ def shown_name(d: Direction) -> str:
 
 
 def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
-                role: Any = None, threads: str | None = None, channel: Any = None) -> Reply:
+                role: Any = None, threads: str | None = None, channel: Any = None, self: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
+    hide_self = parse_self(self)
     d = queries.resolve_direction(db, direction)
     here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
     if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
         raise BadOption("Threads exist only in a server's channels, not in DMs.")
     f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
-                                created_by=ctx.user_id, now=ctx.now)
-    threaded = apply_threads(db, ctx, "follow", f.id, threads, new)
+                                created_by=ctx.user_id, now=ctx.now, hide_self=hide_self)
+    threaded = apply_threads(db, ctx, "follow", f.id, threads, new) + self_words(f.hide_self)
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     name = shown_name(d)
     only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
@@ -162,7 +177,9 @@ COMMANDS = [
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
              Opt("role", ROLE_HELP, "role", required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
-             Opt("channel", CHANNEL_HELP, "channel", required=False)), follow_core, manage=True, refusal=MANAGE),
+             Opt("channel", CHANNEL_HELP, "channel", required=False),
+             Opt("self", SELF_HELP, "choice", required=False, choices=SELF)), follow_core, manage=True,
+            refusal=MANAGE),
     Command("unfollow", "Stop sending this channel a direction's new citing papers (needs Manage Channels)",
             (Opt("direction", DIRECTION_HELP, "direction"),
              Opt("channel", "the channel to stop it in (default: here)", "channel", required=False)),

@@ -75,6 +75,10 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
               if result.total > search.RANK_CANDIDATES else "")
     matched = (f"{result.total:,} or more papers match in titles and abstracts{ranked}." if capped
                else f"{result.total} papers match in titles and abstracts{ranked}.")
+    if result.by_author:
+        n = result.by_author
+        matched = (f"{n} {'paper' if n == 1 else 'papers'} by an author of that name first (newest first);"
+                   f" {result.total - n} more match in titles and abstracts{ranked}.")
     return render.paper_list(
         f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",
@@ -92,6 +96,7 @@ COMMANDS = [
             citers_core, paged=True),
     Command("refs", "The papers a paper builds on, paged", (Opt("paper", PAPER_HELP, "paper"),), refs_core,
             paged=True),
-    Command("search", "Full-text search over titles and abstracts, paged",
-            (Opt("query", "words to look for"),), search_core, paged=True),
+    Command("search", "Full-text search over titles, abstracts and author names, paged",
+            (Opt("query", "words to look for, or an author's name", autocomplete="author_name"),), search_core,
+            paged=True),
 ]

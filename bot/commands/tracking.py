@@ -10,11 +10,15 @@ from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.follow import (
     CHANNEL_HELP,
     MODE_HELP,
+    SELF,
+    SELF_HELP,
     THREADS,
     THREADS_HELP,
     apply_threads,
     delivery_words,
     parse_role,
+    parse_self,
+    self_words,
     target,
     where_words,
 )
@@ -30,19 +34,21 @@ UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a pa
 
 
 def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None,
-               threads: str | None = None, channel: Any = None) -> Reply:
+               threads: str | None = None, channel: Any = None, self: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
+    hide_self = parse_self(self)
     found = queries.resolve_paper(db, paper)
     here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
     if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
         raise BadOption("Threads exist only in a server's channels, not in DMs.")
     track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
-                                    role_id=parse_role(role))
+                                    role_id=parse_role(role), hide_self=hide_self)
     where = where_words(ctx, here_id)
     title = text.esc(text.clip(found.title, 200))
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    how = delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
+    how = (delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
+           + self_words(track.hide_self))
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
     return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
@@ -82,7 +88,8 @@ COMMANDS = [
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
                  required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
-             Opt("channel", CHANNEL_HELP, "channel", required=False)), track_core, manage=True, refusal=MANAGE),
+             Opt("channel", CHANNEL_HELP, "channel", required=False),
+             Opt("self", SELF_HELP, "choice", required=False, choices=SELF)), track_core, manage=True, refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
             (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked"),
              Opt("channel", "the channel to stop it in (default: here)", "channel", required=False)),

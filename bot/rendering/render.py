@@ -8,17 +8,22 @@ from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
 from mapwatch.bot.rendering.text import (
     FIELD_VALUE_MAX,
     FIELDS_MAX,
+    SELF_MARK,
+    byline,
+    citing_context,
     clean,
     clip,
     clip_lines,
     esc,
     fit_reply,
     link,
+    plural,
     safe_link,
 )
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.authors import AuthorView, Person
 from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
-from mapwatch.store.questions.types import CitationRow, PaperRow
+from mapwatch.store.questions.types import Byline, CitationRow, PaperRow
 from mapwatch.store.subscriptions.tracking import Alert, Track
 
 COLOR = 0x3B82F6
@@ -83,13 +88,37 @@ def when(iso: str | None) -> str:
 
 
 def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
+    """A paper in a list: its linked title, year, id, count and directions; a self-citation
+    marked, and its authors on a second line, where they are known."""
     year = f" ({p.year})" if p.year else ""
     cited = f" · cited by {p.cited_by}" if p.cited_by is not None else ""
     where = ""
     if dirs and isinstance(p, CitationRow) and p.directions:
         where = " · " + ", ".join(esc(d) for d in p.directions[:2])
     prefix = f"{n}. " if n is not None else "• "
-    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}"
+    mark = f" · {SELF_MARK}" if isinstance(p, CitationRow) and p.self_citation else ""
+    by = byline(p.byline)
+    return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
+        f"\n  {by}" if by else "")
+
+
+AUTHOR_LINE_MAX = 200
+
+
+def author_lines(b: Byline) -> list[str]:
+    """A card's authors, one a line with their institutions ("• Ashish Vaswani (Google Brain)")."""
+    lines = []
+    for a in b.authors:
+        inst = f" ({'; '.join(a.institutions[:2])})" if a.institutions else ""
+        lines.append(clip(f"• {esc(a.name + inst)}", AUTHOR_LINE_MAX))
+    return lines
+
+
+def authors_field(b: Byline) -> Field:
+    where = [f"Published in {esc(b.venue)}"] if b.venue else [f"Journal ref: {esc(b.journal_ref)}"] if b.journal_ref \
+        else []
+    listed = clip_lines(author_lines(b), FIELD_VALUE_MAX - sum(len(w) + 1 for w in where))
+    return Field(f"Authors ({len(b.authors)})", "\n".join([listed, *where]))
 
 
 def feed_url(base_url: str, slug: str) -> str:
@@ -125,7 +154,7 @@ def paper_card(v: PaperView, base_url: str) -> Reply:
     desc = "\n".join(head)
     if v.abstract:
         desc += "\n\n" + clip(esc(v.abstract), 900)
-    fields = []
+    fields = [authors_field(p.byline)] if p.byline and p.byline.authors else []
     if v.directions:
         fields.append(Field("Directions", clip_lines([f"• {link(d.breadcrumb, d.url)}" for d in v.directions], 1024)))
     if v.top_citers:
@@ -200,13 +229,15 @@ def alert(a: Alert) -> Reply:
     """One tracked paper's new citers since the last alert."""
     p = a.paper
     n_new = len(a.new_citers) + a.more
-    lines = [paper_line(c) for c in a.new_citers]
+    lines = ["\n".join([paper_line(c), *citing_context(c.context)]) for c in a.new_citers]
     desc = clip_lines(lines, 3200, more=a.more) if lines else ""
     notes = []
     if a.new_count is not None and a.old_count is not None:
         notes.append(f"Cited by {a.old_count} → {a.new_count}.")
     if a.unlisted:
         notes.append(f"{a.unlisted} of the gained citers are not listed by name on the map page.")
+    if a.hidden:
+        notes.append(f"{a.hidden} self-{'citation' if a.hidden == 1 else 'citations'} left out (self:hide).")
     if notes:
         desc = (desc + "\n\n" if desc else "") + " ".join(notes)
     gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)
@@ -216,3 +247,46 @@ def alert(a: Alert) -> Reply:
     embed = Embed(title, desc, safe_link(p.url) or safe_link(p.arxiv_url), (),
                   f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))
+
+
+# --- People -----------------------------------------------------------------------------
+
+def person_ids(p: Person) -> str:
+    """How to name exactly this person to /author: their OpenAlex id and ORCID, or, known by
+    name only, `name:<name>`."""
+    ids = [f"`{clean(x)}`" for x in (p.author_id, p.orcid) if x]
+    return " · ".join(ids) if ids else f"`name:{clean(p.name)}` (no id known)"
+
+
+def people_choice(asked: str, people: Sequence[Person]) -> Reply:
+    """Several people fit a name: each with the ids that pick them, never a guess."""
+    lines = [f"• **{esc(p.name)}** · {person_ids(p)} · {plural(p.papers, 'paper')}"
+             + (f" · {esc(clip(', '.join(p.institutions[:2]), 120))}" if p.institutions else "") for p in people]
+    head = (f"{len(people)} people fit “{esc(clip(' '.join(asked.split()), 100))}”. Run /author again with one"
+            " of their ids:")
+    return fit_reply(Reply(embeds=(Embed("Which author?", head + "\n" + clip_lines(lines, 3800), None, (),
+                                         "People are told apart by OpenAlex id and ORCID", COLOR),),
+                           ephemeral=True))
+
+
+def author_card(v: AuthorView) -> Reply:
+    """A person's papers in the map, newest first, and the papers citing them, newest first."""
+    p = v.person
+    desc = [person_ids(p)]
+    if p.institutions:
+        desc.append(esc(clip("; ".join(p.institutions), 300)))
+    desc.append(f"Named on {plural(v.total_papers, 'paper')} of the map; {plural(v.total_citers, 'citation')} of"
+                " them known.")
+    fields = []
+    if v.papers:
+        fields.append(Field(f"Papers, newest first ({len(v.papers)} of {v.total_papers})",
+                            clip_lines([paper_line(x, dirs=False) for x in v.papers], FIELD_VALUE_MAX,
+                                       more=v.total_papers - len(v.papers))))
+    if v.citers:
+        lines = [paper_line(c.citer, dirs=False) + "\n  cites "
+                 + link(c.cited.title, c.cited.url or c.cited.arxiv_url, 80) for c in v.citers]
+        fields.append(Field(f"Newest citers ({len(v.citers)} of {v.total_citers})",
+                            clip_lines(lines, FIELD_VALUE_MAX, more=v.total_citers - len(v.citers))))
+    return fit_reply(Reply(embeds=(Embed(esc(clip(p.name, 200)), "\n".join(desc), None, tuple(fields),
+                                         f"{SELF_MARK}: the citing paper shares an author with the cited one",
+                                         COLOR),)))

@@ -26,9 +26,11 @@ from mapwatch.bot.rendering.text import (
     FIELD_VALUE_MAX,
     FIELDS_MAX,
     FOOTER_MAX,
+    SELF_MARK,
     TITLE_MAX,
     TOTAL_MAX,
     and_more,
+    byline,
     clean,
     clip,
     clip_lines,
@@ -109,10 +111,14 @@ def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:
     line = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · [`{esc(c.id)}`]({c.arxiv_url}){counts}"
     if not safe_link(c.arxiv_url):
         line = f"• {link(c.title, c.url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{counts}"
+    if c.self_citation:
+        line += f" · {SELF_MARK}"
     if with_cites and c.cites:
         names = ", ".join(clip(esc(r.title), 60) for r in c.cites[:2])
         extra = f" and {len(c.cites) - 2} more" if len(c.cites) > 2 else ""
         line += f"\n  cites {names}{extra}"
+    if by := byline(c.byline):
+        line += f"\n  {by}"
     return line
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from mapwatch.bot.rendering.replies import Embed, Field, Reply
+from mapwatch.store.questions.types import Byline, CitingContext
 from mapwatch.store.urls import safe_http_url
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
@@ -151,3 +152,27 @@ def fit_reply(r: Reply) -> Reply:
         embeds.append(fitted)
         budget -= embed_size(fitted)
     return Reply(clip(strip_control(r.content), CONTENT_MAX), tuple(embeds), r.ephemeral, r.pager, r.files)
+
+
+# -- authors ------------------------------------------------------------------------------------
+
+BYLINE_MAX = 160  # a byline under a paper in a list
+SELF_MARK = "↺ self-citation"  # a citing paper sharing an author with the cited one
+CONTEXT_MAX = 300  # a citing sentence in an alert
+CONTEXTS_SHOWN = 2
+
+
+def byline(b: Byline | None, limit: int = BYLINE_MAX) -> str:
+    """"A. Vaswani, N. Shazeer, … (Google Brain)", escaped and clipped; "" without a byline."""
+    if b is None or not b.authors:
+        return ""
+    return clip(esc(b.short()), limit)
+
+
+def citing_context(c: CitingContext | None) -> list[str]:
+    """What the citing paper says where it cites: up to two sentences as quotes, clipped, then
+    where it comes from and whether Semantic Scholar counts the citation as influential."""
+    if c is None or not c.sentences:
+        return []
+    quotes = [f"> “{clip(esc(s), CONTEXT_MAX)}”" for s in c.sentences[:CONTEXTS_SHOWN]]
+    return [*quotes, "— Semantic Scholar" + (" · influential citation" if c.influential else "")]

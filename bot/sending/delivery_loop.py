@@ -137,7 +137,12 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
                                count: Count | None = None) -> int:
     """Post every tracked paper's pending alert. Returns how many messages were sent."""
     threaded = await call(team_channels.threads_on, "track")
-    alerts = await call(tracking.pending_alerts)
+    alerts = []
+    for a in await call(tracking.pending_alerts):
+        if a.quiet:  # only self-citations, left out (`self:hide`): move on without a message
+            await call(deliveries.mark_delivered, deliveries.TRACKS, a.track.id, a.upto_event_id, clock(), sent=False)
+        else:
+            alerts.append(a)
     items = [Instant(deliveries.TRACKS, f"alert for track {a.track.id}", a.track.id, a.upto_event_id,
                      Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
                      with_thread(render_follow.track_alert(a), [c.title for c in a.new_citers], a.more,

@@ -358,3 +358,15 @@ def _enrichment(db: Database) -> None:
         );
         """
     )
+
+
+@migrations(name="0019_self_citations")
+def _self_citations(db: Database) -> None:
+    """`self:hide` on /track and /follow: leave out the citing papers that share an author with
+    the paper (or every paper of the direction) they are delivered for (README: Alerts)."""
+    db.executescript(
+        """
+        ALTER TABLE tracks ADD COLUMN hide_self INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE follows ADD COLUMN hide_self INTEGER NOT NULL DEFAULT 0;
+        """
+    )

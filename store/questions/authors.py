@@ -4,11 +4,22 @@ any list of papers in one query, a person's papers, and whether a citation is a 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
-from mapwatch.store.questions.types import Author, Byline
+from mapwatch.store.questions.types import (
+    AlertCiter,
+    Author,
+    Byline,
+    CitationRow,
+    CitingContext,
+    NewCiter,
+    PaperRow,
+)
 
 _CHUNK = 500
 
@@ -48,3 +59,233 @@ def self_citations(db: Database, pairs: Sequence[tuple[str, str]]) -> set[tuple[
     name where neither paper's author has one)."""
     known = bylines(db, [p for pair in pairs for p in pair])
     return {(a, b) for a, b in pairs if a in known and b in known and known[a].people() & known[b].people()}
+
+
+# -- bylines and self-citations on the rows an answer returns (one bylines() call per answer) --------
+
+P = TypeVar("P", bound=PaperRow)
+
+
+def with_bylines(db: Database, rows: Sequence[P], of: str | None = None) -> tuple[P, ...]:
+    """`rows` with their bylines, and, for a list about paper `of` (its citers, its references),
+    each CitationRow marked as a self-citation when it shares an author with `of`. Rows without
+    stored authors come back as they were (the same objects)."""
+    known = bylines(db, [r.id for r in rows] + ([of] if of else []))
+    if not known:
+        return tuple(rows)
+    mine = known[of].people() if of and of in known else frozenset()
+    out = []
+    for r in rows:
+        b = known.get(r.id)
+        if b is None:
+            out.append(r)
+        elif isinstance(r, CitationRow) and mine and mine & b.people():
+            out.append(replace(r, byline=b, self_citation=True))
+        else:
+            out.append(replace(r, byline=b))
+    return tuple(out)
+
+
+def _self_cites(known: dict[str, Byline], citer: str, cited: Sequence[str]) -> tuple[str, ...]:
+    mine = known[citer].people() if citer in known else frozenset()
+    return tuple(c for c in cited if mine and c in known and mine & known[c].people()) if mine else ()
+
+
+def with_alert_bylines(db: Database, citers: Sequence[AlertCiter]) -> list[AlertCiter]:
+    """Follow and digest entries with their bylines and the cited papers each shares an author with."""
+    known = bylines(db, [c.id for c in citers] + [r.id for c in citers for r in c.cites])
+    if not known:
+        return list(citers)
+    return [replace(c, byline=known.get(c.id), self_cites=_self_cites(known, c.id, [r.id for r in c.cites]))
+            if c.id in known else c for c in citers]
+
+
+def with_feed_bylines(db: Database, citers: Sequence[NewCiter]) -> list[NewCiter]:
+    """Feed entries with their citers' bylines and the cited papers each shares an author with."""
+    known = bylines(db, [c.citer.id for c in citers] + [r.id for c in citers for r in c.cites])
+    if not known:
+        return list(citers)
+    return [replace(c, byline=known.get(c.citer.id),
+                    self_cites=_self_cites(known, c.citer.id, [r.id for r in c.cites]))
+            if c.citer.id in known else c for c in citers]
+
+
+def self_citers(db: Database, cited_id: str, citing_ids: Sequence[str]) -> set[str]:
+    """Of `citing_ids`, those sharing an author with `cited_id` (for `self:hide`)."""
+    return {a for a, _ in self_citations(db, [(c, cited_id) for c in citing_ids])}
+
+
+def contexts(db: Database, cited_id: str, citing_ids: Sequence[str]) -> dict[str, CitingContext]:
+    """citing id -> what Semantic Scholar says of its citation of `cited_id` (only those with a sentence)."""
+    ids = list(dict.fromkeys(citing_ids))
+    out: dict[str, CitingContext] = {}
+    for i in range(0, len(ids), _CHUNK):
+        chunk = ids[i:i + _CHUNK]
+        for citing, sentences, intents, influential in db.conn.execute(
+                "SELECT citing_id, contexts, intents, is_influential FROM citation_contexts WHERE cited_id = ?"
+                f" AND citing_id IN ({','.join('?' * len(chunk))})", [cited_id, *chunk]):
+            said = tuple(s for s in _json_strings(sentences) if s.strip())
+            if said:
+                out[citing] = CitingContext(said, tuple(_json_strings(intents)), bool(influential))
+    return out
+
+
+def _json_strings(text: str | None) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def with_contexts(db: Database, rows: Sequence[CitationRow], cited_id: str) -> tuple[CitationRow, ...]:
+    """A tracked paper's new citers with the sentences in which they cite it."""
+    found = contexts(db, cited_id, [r.id for r in rows])
+    return tuple(replace(r, context=found[r.id]) if r.id in found else r for r in rows)
+
+
+# -- people: /author and the author search -------------------------------------------------------------
+
+PEOPLE_MAX = 25  # people a name may match before the answer asks for more of it
+PREFIX_MIN = 4  # characters of a name before its start is matched
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone the sources name as an author: by OpenAlex id, else ORCID, else (neither known)
+    by name only; `key` is what /author takes to mean exactly them."""
+
+    key: str  # A5023888391 | 0000-0002-1825-0097 | name:<name>
+    name: str
+    author_id: str | None
+    orcid: str | None
+    papers: int  # papers of the map they are named on
+    institutions: tuple[str, ...] = ()  # on their newest paper
+
+
+@dataclass(frozen=True)
+class AuthorCitation:
+    """A paper citing one of a person's papers (`cited`), newest first seen first."""
+
+    citer: CitationRow
+    cited: PaperRow
+
+
+@dataclass(frozen=True)
+class AuthorView:
+    person: Person
+    papers: tuple[PaperRow, ...]  # newest first
+    total_papers: int
+    citers: tuple[AuthorCitation, ...]  # the newest first
+    total_citers: int
+
+
+def _person_where(key: str) -> tuple[str, list[Any]]:
+    if key.startswith("name:"):
+        return "pa.name = ? COLLATE NOCASE AND pa.author_id IS NULL AND pa.orcid IS NULL", [key[5:]]
+    if orcid_of(key):
+        return "pa.orcid = ?", [orcid_of(key)]
+    return "pa.author_id = ?", [key]
+
+
+def orcid_of(text: str) -> str | None:
+    from mapwatch.store.scholarly.records import orcid
+
+    return orcid(text)
+
+
+def _key_of(text: str) -> str | None:
+    """An ORCID, an OpenAlex author id, or `name:<name>` as typed -> the person key; None for a plain name."""
+    from mapwatch.store.scholarly.records import openalex_author
+
+    t = text.strip()
+    if t.lower().startswith("name:") and t[5:].strip():
+        return "name:" + " ".join(t[5:].split())
+    return orcid_of(t) or openalex_author(t)
+
+
+def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Person, ...]:
+    """The people an ORCID, an OpenAlex id, a `name:` key or a name (its whole, else its start)
+    names, those on most papers first."""
+    text = " ".join(text.split())[:MAX_QUERY]
+    if not text:
+        return ()
+    key = _key_of(text)
+    if key:
+        where, params = _person_where(key)
+    else:
+        where, params = "pa.name = ? COLLATE NOCASE", [text]
+        if not db.conn.execute(f"SELECT 1 FROM paper_authors pa WHERE {where} LIMIT 1", params).fetchone():
+            if len(text) < PREFIX_MIN:
+                return ()
+            where, params = "pa.name >= ? COLLATE NOCASE AND pa.name < ? COLLATE NOCASE", [text, text + "\U0010ffff"]
+    groups: dict[str, list[tuple[str, int, str, str | None, str | None]]] = {}
+    for pid, pos, name, aid, orc in db.conn.execute(
+            f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
+            " LIMIT ?", [*params, SCAN_MAX]):
+        k = aid or orc or "name:" + " ".join(name.split()).lower()
+        groups.setdefault(k, []).append((pid, pos, name, aid, orc))
+    people = []
+    for rows in groups.values():
+        names = [r[2] for r in rows]
+        name = max(set(names), key=lambda n: (names.count(n), n))
+        aid = next((r[3] for r in rows if r[3]), None)
+        orc = next((r[4] for r in rows if r[4]), None)
+        newest = max(rows, key=lambda r: r[0])
+        inst = tuple(n for (n,) in db.conn.execute(
+            "SELECT i.name FROM paper_author_institutions pai JOIN institutions i ON i.id = pai.institution_id"
+            " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", (newest[0], newest[1])))
+        people.append(Person(aid or orc or f"name:{name}", name, aid, orc, len({r[0] for r in rows}), inst))
+    people.sort(key=lambda p: (-p.papers, p.name.casefold(), p.key))
+    return tuple(people[:limit])
+
+
+MAX_QUERY = 200
+SCAN_MAX = 5000  # author rows read for one lookup
+
+
+def author_view(db: Database, person: Person, *, papers: int = 10, citers: int = 10) -> AuthorView:
+    """A person's papers in the map (newest first) and the papers newly citing them (newest first)."""
+    from mapwatch.store.questions.queries import PAPER_COLS, listed_paper, paper_row
+
+    where, params = _person_where(person.key)
+    ids = [r[0] for r in db.conn.execute(
+        f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?", [*params, SCAN_MAX])]
+    marks = ",".join("?" * len(ids))
+    mine = [paper_row(r) for r in db.conn.execute(
+        f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
+        " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC", ids)] if ids else []
+    total_citers = 0
+    rows: list[tuple[Any, ...]] = []
+    if ids:
+        total_citers = db.conn.execute(
+            f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
+        rows = db.conn.execute(
+            f"SELECT {PAPER_COLS}, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
+            f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, c.citing_id LIMIT ?",
+            [*ids, citers]).fetchall()
+    by_id = {p.id: p for p in mine}
+    shown = [*mine[:papers], *(r for r in (by_id[x[7]] for x in rows) if r not in mine[:papers])]
+    known = bylines(db, [p.id for p in shown] + [x[0] for x in rows])
+
+    def own(p: PaperRow) -> PaperRow:
+        return replace(p, byline=known[p.id]) if p.id in known else p
+
+    cites = []
+    for x in rows:
+        c = listed_paper(x[:7], {})
+        b, cited = known.get(c.id), by_id[x[7]]
+        self_cite = bool(b and cited.id in known and b.people() & known[cited.id].people())
+        cites.append(AuthorCitation(replace(c, byline=b, self_citation=self_cite) if b else c, own(cited)))
+    return AuthorView(person, tuple(own(p) for p in mine[:papers]), len(mine), tuple(cites), total_citers)
+
+
+def papers_by_name(db: Database, text: str, limit: int = 300) -> list[str]:
+    """Ids of papers with an author of this name (whole, any case), newest id first: /search's
+    author matches."""
+    name = " ".join(text.split())[:MAX_QUERY]
+    if len(name) < PREFIX_MIN:
+        return []
+    return [r[0] for r in db.conn.execute(
+        "SELECT DISTINCT paper_id FROM paper_authors WHERE name = ? COLLATE NOCASE ORDER BY paper_id DESC LIMIT ?",
+        (name, limit))]

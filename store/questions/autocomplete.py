@@ -137,3 +137,29 @@ def autocomplete_directions(db: Database, text: str, limit: int = AUTOCOMPLETE_L
             continue
         out.append(Choice(clip(f"{name} ({area})"), slug))
     return tuple(out)
+
+
+def autocomplete_authors(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT, *,
+                         by_name: bool = False) -> tuple[Choice, ...]:
+    """Up to 25 people whose name starts with `text` (from its 2nd character; on the names'
+    NOCASE index), each once: "Ashish Vaswani · A5023888391 · Google Brain". The value is the
+    person's key for /author (their OpenAlex id, ORCID or `name:<name>`), or their name for
+    /search (`by_name`)."""
+    text = " ".join(text.split())[:200]
+    limit = min(limit, AUTOCOMPLETE_LIMIT)
+    if len(text) < 2:
+        return ()
+    lo, hi = nocase_prefix_bounds(text)
+    seen: dict[str, Choice] = {}
+    for name, aid, orcid in db.conn.execute(
+            "SELECT name, author_id, orcid FROM paper_authors WHERE name >= ? COLLATE NOCASE"
+            " AND name < ? COLLATE NOCASE ORDER BY name COLLATE NOCASE LIMIT ?", (lo, hi, limit * 8)):
+        key = aid or orcid or f"name:{' '.join(name.split())}"
+        value = " ".join(name.split()) if by_name else key
+        if len(value) > CHOICE_MAX or (value if by_name else key) in seen:
+            continue
+        label = name if by_name or key.startswith("name:") else f"{name} · {key}"
+        seen[value if by_name else key] = Choice(clip(" ".join(label.split())), value)
+        if len(seen) == limit:
+            break
+    return tuple(seen.values())

@@ -12,7 +12,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
+from mapwatch.store.questions.authors import bylines, with_feed_bylines
+from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter
             f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
             " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
         cited.setdefault(row[0], []).append(_ref(row[1:]))
-    return [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows]
+    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows])
 
 
 def paper(db: Database, paper_id: str) -> PaperRef | None:
@@ -89,7 +90,7 @@ def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter
         f"SELECT {_PAPER_COLS}, e.seen_at, e.id FROM events e JOIN papers p ON p.id = e.citing_id"
         " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
         (paper_id, limit)).fetchall()
-    return [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else ()) for r in rows]
+    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else ()) for r in rows])
 
 
 def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[CountGrowth]:
@@ -207,6 +208,7 @@ class PaperFacts:
     refs_total: int | None
     first_posted: str | None
     directions: tuple[tuple[str, str], ...]  # (slug, name), main direction first
+    byline: Byline | None = None  # its authors, when a source named them
 
 
 def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
@@ -218,7 +220,8 @@ def paper_facts(db: Database, paper_id: str) -> PaperFacts | None:
     dirs = tuple((s, n) for s, n in db.conn.execute(
         "SELECT d.slug, d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
         " WHERE pl.paper_id = ? ORDER BY pl.position, d.slug", (paper_id,)))
-    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs)
+    return PaperFacts(_ref(row[:5]), bool(row[5]), row[6], row[7], row[8], row[9], row[10], dirs,
+                      bylines(db, [paper_id]).get(paper_id))
 
 
 def papers_with_history(db: Database) -> list[str]:

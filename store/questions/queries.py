@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import arxiv_url, normalize_id
+from mapwatch.store.questions.authors import with_bylines
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
@@ -95,6 +96,7 @@ class PaperPage:
     offset: int
     limit: int
     total: int
+    by_author: int = 0  # /search: how many of `total` match an author's name (they come first)
 
 
 @dataclass(frozen=True)
@@ -206,9 +208,10 @@ def check_page(offset: int, limit: int) -> None:
 
 
 def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str | None = None,
-           offset: int = 0, limit: int = 10) -> PaperPage:
+           offset: int = 0, limit: int = 10, authors: bool = True) -> PaperPage:
     """The papers citing `paper_id`: `cited` = most cited first (stated count, then the
-    order the map lists them), `newest` = most recently first seen first."""
+    order the map lists them), `newest` = most recently first seen first. With `authors`,
+    each row carries its byline and whether it is a self-citation (store/questions/authors.py)."""
     if sort not in SORTS:
         raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
     check_page(offset, limit)
@@ -233,11 +236,13 @@ def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str |
             f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall()
     rows = _rows_in_order(db, keys)
     dirs = directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
+    items = tuple(listed_paper(r, dirs) for r in rows)
+    return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)
 
 
-def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> PaperPage:
-    """The papers `paper_id` cites, most cited first (as its page lists them)."""
+def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10, authors: bool = True) -> PaperPage:
+    """The papers `paper_id` cites, most cited first (as its page lists them); with `authors`,
+    their bylines and self-citation marks as for `citers`."""
     check_page(offset, limit)
     params = {"pid": paper_id, "lim": limit, "off": offset}
     rows = _rows_in_order(db, db.conn.execute(
@@ -247,7 +252,8 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10) -> Pa
         " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
     dirs = directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, total)
+    items = tuple(listed_paper(r, dirs) for r in rows)
+    return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)
 
 
 def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
@@ -256,8 +262,8 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
         " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
     if not r:
         raise PaperNotFound(paper_id)
-    cit = citers(db, paper_id, limit=top)
-    ref = refs(db, paper_id, limit=top)
+    cit = citers(db, paper_id, limit=top, authors=False)
+    ref = refs(db, paper_id, limit=top, authors=False)
     dirs = tuple(Direction(*d) for d in db.conn.execute(
         "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url FROM placements pl"
         " JOIN directions d ON d.slug = pl.direction_slug WHERE pl.paper_id = ? ORDER BY pl.position",
@@ -265,8 +271,12 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
     snaps = tuple(Snapshot(*s) for s in db.conn.execute(
         "SELECT data_through, cited_by, ingested_at FROM snapshots WHERE paper_id = ? ORDER BY id",
         (paper_id,)))
-    return PaperView(paper_row(r), r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
-                     cit.items, ref.items, snaps)
+    # One bylines() read for the card: the paper, its top citers and its top references.
+    me, *listed = with_bylines(db, [paper_row(r), *cit.items, *ref.items], paper_id)
+    top_citers, top_refs = listed[:len(cit.items)], listed[len(cit.items):]
+    return PaperView(me, r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
+                     tuple(c for c in top_citers if isinstance(c, CitationRow)),
+                     tuple(c for c in top_refs if isinstance(c, CitationRow)), snaps)
 
 
 def _direction_row(r: tuple[Any, ...]) -> Direction:
@@ -332,7 +342,9 @@ def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> D
             if len(rows) >= newest:
                 break
     dirs = directions_of(db, [x[0] for x in rows])
-    return DirectionView(_direction_row(r), papers, tuple(listed_paper(x, dirs) for x in rows))
+    shown = with_bylines(db, [*papers, *(listed_paper(x, dirs) for x in rows)])
+    return DirectionView(_direction_row(r), shown[:len(papers)],
+                         tuple(c for c in shown[len(papers):] if isinstance(c, CitationRow)))
 
 
 def directions_by_area(db: Database) -> tuple[AreaDirections, ...]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from mapwatch.store.errors import BadOption
+from mapwatch.store.questions.authors import papers_by_name, with_bylines
 from mapwatch.store.questions.fts_text import fts_query, query_words, quote
 from mapwatch.store.questions.queries import PAPER_COLS, PaperPage, check_page, directions_of, listed_paper
 
@@ -139,13 +140,32 @@ def ranked_rowids(db: Database, text: str) -> tuple[list[int], int]:
 
 
 def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) -> PaperPage:
-    """Full-text search over titles and abstracts, best match first. User text is quoted
-    word by word, so no input can break the FTS syntax."""
+    """Full-text search over titles and abstracts, best match first; when the text is an
+    author's whole name (any case, as the open sources name them), that author's papers come
+    first, newest first (at most RANK_CANDIDATES). User text is quoted word by word, so no
+    input can break the FTS syntax."""
     check_page(offset, limit)
     ranked, total = ranked_rowids(db, text)
+    total = min(total, SEARCH_COUNT_CAP)
+    authored = _rowids(db, papers_by_name(db, text, RANK_CANDIDATES))
+    if authored:
+        first = set(authored)
+        rest = [r for r in ranked if r not in first]
+        total = len(authored) + total - (len(ranked) - len(rest))
+        ranked = authored + rest
     page = ranked[offset:offset + limit]
     found = {r[0]: r for r in db.conn.execute(
         f"SELECT p.rowid, {PAPER_COLS}, '' FROM papers p WHERE p.rowid IN ({','.join('?' * len(page))})", page)}
     rows = [found[r][1:] for r in page if r in found]
     dirs = directions_of(db, [r[0] for r in rows])
-    return PaperPage(tuple(listed_paper(r, dirs) for r in rows), offset, limit, min(total, SEARCH_COUNT_CAP))
+    items = with_bylines(db, [listed_paper(r, dirs) for r in rows])
+    return PaperPage(items, offset, limit, total, len(authored))
+
+
+def _rowids(db: Database, paper_ids: list[str]) -> list[int]:
+    """The papers' rowids, in the order given."""
+    if not paper_ids:
+        return []
+    found = dict(db.conn.execute(
+        f"SELECT id, rowid FROM papers WHERE id IN ({','.join('?' * len(paper_ids))})", paper_ids).fetchall())
+    return [found[p] for p in paper_ids if p in found]

@@ -43,6 +43,12 @@ class NewCiter:
     first_seen: str
     first_event_id: int
     cites: tuple[PaperRef, ...]  # the cited papers (of the direction, or the one paper)
+    byline: Byline | None = None  # the citer's authors, when a source named them
+    self_cites: tuple[str, ...] = ()  # ids of the cited papers it shares an author with
+
+    @property
+    def self_citation(self) -> bool:
+        return bool(self.self_cites)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,17 @@ class AlertCiter:
     event_id: int  # the event that added it
     seen_at: str
     cites: tuple[PaperRef, ...]  # the direction's papers it cites (or the tracked paper)
+    byline: Byline | None = None  # its authors, when a source named them
+    self_cites: tuple[str, ...] = ()  # ids of the cited papers it shares an author with
+
+    @property
+    def self_citation(self) -> bool:
+        return bool(self.self_cites)
+
+    @property
+    def only_self(self) -> bool:
+        """Every paper it is listed for citing shares an author with it (`self:hide` leaves it out)."""
+        return bool(self.cites) and {r.id for r in self.cites} <= set(self.self_cites)
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,7 @@ class PaperRow:
     arxiv_url: str
     cited_by: int | None  # None: no page of its own, so no stated count
     has_page: bool
+    byline: Byline | None = None  # its authors, when a source named them (store/questions/authors.py)
 
 
 @dataclass(frozen=True)
@@ -80,6 +98,18 @@ class CitationRow(PaperRow):
 
     first_seen: str = ""
     directions: tuple[str, ...] = ()  # names of its directions (papers with pages only)
+    self_citation: bool = False  # it and the paper the list is about share an author
+    context: CitingContext | None = None  # what Semantic Scholar says of the citation (alerts only)
+
+
+@dataclass(frozen=True)
+class CitingContext:
+    """The sentences in which a citing paper cites another, and whether Semantic Scholar counts
+    the citation as influential (table citation_contexts)."""
+
+    sentences: tuple[str, ...]
+    intents: tuple[str, ...] = ()
+    influential: bool = False
 
 
 @dataclass(frozen=True)

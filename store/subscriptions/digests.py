@@ -23,6 +23,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.types import AlertCiter, PaperRef
 from mapwatch.store.subscriptions import deliveries
@@ -262,16 +263,21 @@ def compose_digest(db: Database, place: Place, mode: str, period: datetime | str
             sections.append(DigestSection("direction", f.id, f.direction_slug, f.direction_name, f.direction_url,
                                           f.keyword, f.role_id, news.total, news.citers))
     tracks = db.conn.execute(
-        "SELECT t.id, t.paper_id, p.title, p.url, p.arxiv_url, t.role_id, t.last_event_id"
+        "SELECT t.id, t.paper_id, p.title, p.url, p.arxiv_url, t.role_id, t.last_event_id, t.hide_self"
         " FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.disabled_reason IS NULL AND t.mode = ?"
         " AND coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ?"
         " ORDER BY p.title COLLATE NOCASE, t.id",
         (mode, place.guild_id or 0, place.channel_id, place.user_id or 0)).fetchall()
-    for tid, pid, title, url, arxiv, role, cursor in tracks:
+    for tid, pid, title, url, arxiv, role, cursor, hide_self in tracks:
         citers, old_count, new_count, unlisted = paper_news(db, pid, cursor, top)
+        if hide_self:  # `self:hide`: the self-citations are left out, and the growth they make
+            every = authors.with_alert_bylines(db, citers)
+            citers = [c for c in every if not c.only_self]
+            if new_count is not None and old_count is not None:
+                new_count = max(old_count, new_count - (len(every) - len(citers)))
         grew = old_count is not None and new_count is not None and new_count > old_count
         if citers or grew:
-            top_citers = tuple(most_cited_first(citers)[:limit])
+            top_citers = tuple(authors.with_alert_bylines(db, most_cited_first(citers)[:limit]))
             sections.append(DigestSection("paper", tid, pid, title, url or arxiv, None, role, len(citers), top_citers,
                                           old_count if grew else None, new_count if grew else None, unlisted))
     cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks]

@@ -26,6 +26,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.types import AlertCiter, PaperRef
 from mapwatch.store.subscriptions import deliveries
@@ -63,6 +64,7 @@ class Follow:
     last_delivery_at: str | None
     disabled_reason: str | None
     last_failure: str | None = None  # the last delivery Discord refused for good, and why
+    hide_self: bool = False  # `self:hide`: leave out citers whose every citation of the direction is a self-citation
 
     @property
     def place(self) -> Place:
@@ -128,12 +130,12 @@ def dm_recipient(guild_id: int | None, user_id: int | None) -> int | None:
 
 _FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.name, d.url, f.keyword, f.mode,"
                 " f.role_id, f.created_at, f.created_by, f.last_event_id, f.last_delivery_at, f.disabled_reason,"
-                " f.last_failure")
+                " f.last_failure, f.hide_self")
 _FOLLOW_FROM = "follows f JOIN directions d ON d.slug = f.direction_slug"
 
 
 def _follow(r: tuple[Any, ...]) -> Follow:
-    return Follow(*r)
+    return replace(Follow(*r[:-1]), hide_self=bool(r[-1]))
 
 
 def _find_follow(db: Database, guild_id: int | None, channel_id: int, dm_user: int | None,
@@ -152,11 +154,11 @@ def get_follow(db: Database, follow_id: int) -> Follow | None:
 
 def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None, direction_slug: str,
                keyword: str | None = None, mode: str | None = "instant", role_id: int | None = None,
-               created_by: int | None, now: datetime) -> tuple[Follow, bool]:
+               created_by: int | None, now: datetime, hide_self: bool = False) -> tuple[Follow, bool]:
     """Follow a direction in a channel (or, guild_id None, in `user_id`'s DMs).
 
-    Returns the follow and whether it is new. Following again changes the keyword, mode
-    and role and re-enables a disabled follow (from the newest event on); its cursor
+    Returns the follow and whether it is new. Following again changes the keyword, mode,
+    role and `hide_self` and re-enables a disabled follow (from the newest event on); its cursor
     otherwise stays, so nothing pending is lost or repeated."""
     kw = normalize_keyword(keyword)
     md = normalize_mode(mode)
@@ -169,16 +171,17 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
         existing = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
         if existing:
             db.conn.execute(
-                "UPDATE follows SET keyword = ?, mode = ?, role_id = ?, disabled_reason = NULL,"
+                "UPDATE follows SET keyword = ?, mode = ?, role_id = ?, hide_self = ?, disabled_reason = NULL,"
                 " last_event_id = CASE WHEN disabled_reason IS NULL THEN last_event_id"
                 " ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END WHERE id = ?",
-                (kw, md, role_id, existing.id))
+                (kw, md, role_id, int(hide_self), existing.id))
         else:
             db.conn.execute(
                 "INSERT INTO follows (guild_id, channel_id, user_id, direction_slug, keyword, mode, role_id,"
-                " created_at, created_by, last_event_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events))",
-                (guild_id, channel_id, dm_user, direction_slug, kw, md, role_id, iso(now), created_by))
+                " created_at, created_by, last_event_id, hide_self)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?)",
+                (guild_id, channel_id, dm_user, direction_slug, kw, md, role_id, iso(now), created_by,
+                 int(hide_self)))
         follow = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
     assert follow is not None
     return follow, existing is None
@@ -239,7 +242,7 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
                 " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
             cites.setdefault(citing, []).append(PaperRef(pid, title, year))
     return [AlertCiter(r[0], r[1], r[2], r[3], r[4] or arxiv_url(r[0]), r[5], r[6], r[7],
-                     tuple(cites.get(r[0], ()))) for r in rows]
+                       tuple(cites.get(r[0], ()))) for r in rows]
 
 
 def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
@@ -253,9 +256,12 @@ def follow_news(db: Database, follow: Follow, *, upto: int | None = None, limit:
     top = last_event_id(db) if upto is None else upto
     found = [c for c in _new_citers(db, follow.direction_slug, follow.last_event_id, top)
              if keyword_matches(follow.keyword, c.title)]
+    if follow.hide_self:  # every new entry's authors are read, to leave out the self-citations
+        found = [c for c in authors.with_alert_bylines(db, found) if not c.only_self]
     if order == "cited":
         found = most_cited_first(found)
-    return FollowNews(follow, tuple(found[:limit]), len(found), max(top, follow.last_event_id))
+    shown = found[:limit] if follow.hide_self else authors.with_alert_bylines(db, found[:limit])
+    return FollowNews(follow, tuple(shown), len(found), max(top, follow.last_event_id))
 
 
 def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1000) -> list[FollowNews]:

@@ -10,7 +10,7 @@ nothing new.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
+from mapwatch.store.questions import authors
 from mapwatch.store.questions.queries import PAPER_COLS, directions_of, listed_paper, paper_row
 from mapwatch.store.questions.types import CitationRow, PaperRow
 from mapwatch.store.subscriptions import deliveries
@@ -40,6 +41,7 @@ class Track:
     mode: str = "instant"  # instant | daily | weekly (a digest; see store.subscriptions.digests)
     role_id: int | None = None  # the one role its alerts mention
     last_failure: str | None = None  # the last alert Discord refused for good, and why
+    hide_self: bool = False  # `self:hide`: self-citations are left out of its alerts
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,24 @@ class Alert:
     unlisted: int  # gained citers the page does not name
     upto_event_id: int
     sending_since: str | None = None  # first tried at (a resend of an alert that may have been posted)
+    hidden: int = 0  # self-citations left out (`self:hide`)
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing left to say once the self-citations are left out: no citer, no count growth
+        past them, none unlisted. It is skipped, its cursor moved."""
+        grew = (self.new_count - self.old_count if self.new_count is not None and self.old_count is not None
+                else 0)
+        return bool(self.hidden) and not self.new_citers and not self.more and not self.unlisted \
+            and grew <= self.hidden
 
 
 _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
-               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
+               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure, t.hide_self")
 
 
 def _track(r: tuple[Any, ...]) -> Track:
-    return Track(*r)
+    return replace(Track(*r[:-1]), hide_self=bool(r[-1]))
 
 
 def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
@@ -74,10 +86,10 @@ def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
 
 def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
               paper_id: str, created_by: int | None, now: datetime, mode: str | None = None,
-              role_id: int | None = None) -> tuple[Track, bool]:
+              role_id: int | None = None, hide_self: bool = False) -> tuple[Track, bool]:
     """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
     Returns the track and whether it is new or changed; tracking again re-enables a
-    disabled track and sets the delivery mode (default instant) and role as given."""
+    disabled track and sets the delivery mode (default instant), role and `hide_self` as given."""
     md = normalize_mode(mode)
     if role_id is not None and guild_id is None:
         raise BadOption("Roles exist only in servers: leave out the role in a DM.")
@@ -85,17 +97,19 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
     with db.atomic():
         existing = _find(db, guild_id, channel_id, dm_user, paper_id)
         if existing:
-            if existing.disabled_reason or (existing.mode, existing.role_id) != (md, role_id):
+            if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self) != (
+                    md, role_id, hide_self):
                 db.conn.execute(
-                    "UPDATE tracks SET mode = ?, role_id = ?, last_event_id = CASE WHEN disabled_reason IS NULL"
-                    " THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END,"
-                    " disabled_reason = NULL WHERE id = ?", (md, role_id, existing.id))
+                    "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
+                    " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
+                    " FROM events)) END, disabled_reason = NULL WHERE id = ?",
+                    (md, role_id, int(hide_self), existing.id))
                 return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
             return existing, False
         db.conn.execute(
             "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
-            " mode, role_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
-            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id))
+            " mode, role_id, hide_self) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?, ?)",
+            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id, int(hide_self)))
         track = _find(db, guild_id, channel_id, dm_user, paper_id)
     assert track is not None
     return track, True
@@ -142,15 +156,31 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
         upto, n_citers, old_count, new_count, unlisted = c.execute(
             "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
             " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
-        rows = c.execute(
-            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
-            " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
-            (t.paper_id, t.last_event_id, hi, limit)).fetchall()
-        dirs = directions_of(db, [r[0] for r in rows])
+        shown, hidden = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self)
         paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
-        out.append(Alert(t, paper, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
-                         old_count, new_count, unlisted, upto, again[1] if again else None))
+        out.append(Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - hidden), old_count, new_count,
+                         unlisted, upto, again[1] if again else None, hidden))
     return out
+
+
+def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int, *,
+                 hide_self: bool = False) -> tuple[tuple[CitationRow, ...], int]:
+    """A paper's new citers in events (after, upto], the first `limit` in event order, each with
+    its byline, its self-citation mark and the sentences citing the paper (store/questions/authors.py);
+    with `hide_self`, the self-citations are left out. Returns them and how many were left out."""
+    c = db.conn
+    hidden: set[str] = set()
+    if hide_self:
+        hidden = authors.self_citers(db, paper_id, [r[0] for r in c.execute(
+            "SELECT citing_id FROM events WHERE paper_id = ? AND id > ? AND id <= ? AND kind = 'citation'",
+            (paper_id, after, upto))])
+    rows = [r for r in c.execute(
+        f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+        " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
+        (paper_id, after, upto, limit + len(hidden))).fetchall() if r[0] not in hidden][:limit]
+    dirs = directions_of(db, [r[0] for r in rows])
+    shown = authors.with_bylines(db, [listed_paper(r, dirs) for r in rows], paper_id)
+    return authors.with_contexts(db, shown, paper_id), len(hidden)
 
 
 def tracked_paper_ids(db: Database) -> list[str]:

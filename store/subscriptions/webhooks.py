@@ -19,9 +19,9 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
-from mapwatch.store.questions.queries import PAPER_COLS, directions_of, listed_paper, paper_row
+from mapwatch.store.questions.queries import PAPER_COLS, paper_row
 from mapwatch.store.subscriptions import secret_box
-from mapwatch.store.subscriptions.tracking import Alert, Track
+from mapwatch.store.subscriptions.tracking import Alert, Track, alert_citers
 
 DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com")
 SLACK_HOST = "hooks.slack.com"
@@ -195,16 +195,11 @@ def _paper_alert(db: Database, hook: Webhook, hi: int, limit: int, since: str | 
         " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (hook.target, hook.last_event_id, hi)).fetchone()
     if upto is None:
         return None
-    rows = c.execute(
-        f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
-        " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
-        (hook.target, hook.last_event_id, hi, limit)).fetchall()
-    dirs = directions_of(db, [r[0] for r in rows])
+    shown, _ = alert_citers(db, hook.target, hook.last_event_id, hi, limit)
     p = paper_row(paper)
     track = Track(hook.id, None, 0, None, p.id, p.title, hook.created_at, None, hook.last_event_id,
                   hook.last_delivery_at, None)
-    return Alert(track, p, tuple(listed_paper(r, dirs) for r in rows), max(0, (n_citers or 0) - len(rows)),
-                 old_count, new_count, unlisted, hi, since)
+    return Alert(track, p, shown, max(0, (n_citers or 0) - len(shown)), old_count, new_count, unlisted, hi, since)
 
 
 # -- cursors --------------------------------------------------------------------------------
