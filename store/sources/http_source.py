@@ -19,7 +19,6 @@ a broken connection means the host is not crawled this tick (reported; stored da
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -43,7 +42,7 @@ from .crawl_outcomes import (
     ResourceSeen,
     Vouched,
 )
-from .crawl_plan import MAX_FRONTIER, CrawlPlan, Resource, conditional_headers, page_url, split_source
+from .crawl_plan import MAX_FRONTIER, CrawlPlan, conditional_headers, page_url, split_source
 from .crawl_queue import (
     DIRECTION,
     DUE,
@@ -57,11 +56,10 @@ from .crawl_queue import (
     CrawlQueue,
 )
 from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
-from .http_client import ACCEPT, CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
+from .http_client import ACCEPT, Deadline, Gone, HttpClient, HttpOptions, Retry, user_agent
 from .lastmods import Lastmods, direction_stale
 from .page_fetch import fetch_from
-from .robots import MAX_ROBOTS_BYTES, parse_robots
-from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
+from .robots import SiteFiles
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,10 +68,9 @@ MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
 # Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, README,
 # "Page formats") never blocks the crawl's event loop, and at most this many bodies are held.
 PARSE_THREADS = 2
-MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
 
 
-class _Crawl:
+class _Crawl(SiteFiles):
     """One tick's crawl of one host; see `crawl`."""
 
     def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit,
@@ -292,82 +289,6 @@ class _Crawl:
             self.citers.grew(page.id, search)
         for placement in page.placements:
             self.enqueue_direction(placement.url, forced=search > 0)
-
-    # --- robots.txt and sitemaps -------------------------------------------------------
-
-    async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
-                       keep_body: bool) -> bytes | None:
-        """Record what was read; returns the body to use (the kept one after a 304)."""
-        if resp.status == 304:
-            await self.emit(ResourceSeen(url, kind, True, False, known))
-            return known.body if known is not None else None
-        sha = hashlib.sha256(resp.data).hexdigest()
-        kept = resp.data if keep_body and len(resp.data) <= MAX_KEPT_BODY and not resp.too_big else None
-        await self.emit(ResourceSeen(url, kind, False, known is None or known.sha256 != sha, known,
-                                     resp.etag, resp.last_modified, sha, kept))
-        return resp.data
-
-    async def read_robots(self) -> str | None:
-        """Read robots.txt. Returns why it could not be read (the host is then not crawled
-        this tick), or None."""
-        url = f"{self.base}/robots.txt"
-        known = self.plan.resources.get(url)
-        headers = conditional_headers(known, keep_body=True)
-        try:
-            # Its own connection: the page requests then start together, in queue order.
-            resp = await self.http.get_with_retries(url, {"Connection": "close", **headers}, limit=MAX_ROBOTS_BYTES)
-        except Gone as g:
-            if 400 <= g.status < 500:  # no robots.txt: no restriction
-                return None
-            return f"{url} unreadable ({g.reason or f'HTTP {g.status}'}), {self.host} not crawled this tick"
-        except Retry as r:
-            return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
-        data = await self.remember(url, "robots", known, resp, keep_body=True)
-        self.robots = rp = await self.off_loop(parse_robots, url, data or b"")
-        asked = rp.crawl_delay(user_agent())
-        if asked is not None:
-            delay = float(asked)
-            if delay > self.options.max_crawl_delay:
-                self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
-                                         f"{self.options.max_crawl_delay:g} s used")
-                delay = self.options.max_crawl_delay
-            self.http.crawl_delay = CrawlDelay(delay)
-        return None
-
-    async def read_sitemaps(self) -> dict[str, str | None]:
-        """Paper id -> lastmod, from the sitemaps robots.txt names (indexes followed); each
-        read conditionally, a 304 read from the body kept last time."""
-        named = (self.robots.site_maps() or []) if self.robots is not None else []
-        pending = [u for u in named if urlsplit(u).netloc.lower() == self.host]
-        read = 0
-        found: dict[str, str | None] = {}
-        while pending and read < MAX_SITEMAPS:
-            if self.deadline.passed():
-                break  # (the pages are then left for the next tick, with a note)
-            url = pending.pop(0)
-            if not self.allowed(url):
-                continue
-            read += 1
-            known = self.plan.resources.get(url)
-            headers = conditional_headers(known, keep_body=True)
-            try:
-                resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
-                data = await self.remember(url, "sitemap", known, resp, keep_body=True)
-                kind, entries = await self.off_loop(sitemap_entries, data or b"")
-            except (Gone, Retry, ValueError) as e:
-                reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
-                    f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
-                self.result.notes.append(f"sitemap {url} not read: {reason}")
-                self.sitemaps_failed += 1
-                continue
-            for loc, mod in entries:
-                if kind == "index":
-                    if urlsplit(loc).netloc.lower() == self.host:
-                        pending.append(loc)
-                elif (pid := self.id_of(loc)) is not None:
-                    found[pid] = mod
-        self.result.sitemap_pages = len(found)
-        return found
 
     # --- pages ---------------------------------------------------------------------------
 

@@ -1,11 +1,24 @@
-"""robots.txt, read with urllib.robotparser for mapwatch's User-Agent (README, "mapwatch refresh")."""
+"""robots.txt and the sitemaps, as one tick's crawl reads them (store.sources.http_source's
+`_Crawl` takes these methods): each read conditionally, its last body kept for a 304;
+robots.txt read with urllib.robotparser for mapwatch's User-Agent (README, "mapwatch refresh")."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
+from .crawl_outcomes import CrawlResult, Emit, ResourceSeen
+from .crawl_plan import CrawlPlan, Resource, conditional_headers
+from .http_client import CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
+from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
+
 MAX_ROBOTS_BYTES = 512 * 1024
+MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
+
 
 
 def parse_robots(url: str, data: bytes) -> RobotFileParser:
@@ -27,3 +40,96 @@ def whole_delay(line: str) -> str:
         if seconds >= 0 and seconds != int(seconds):
             return f"Crawl-delay: {math.ceil(seconds)}"
     return line
+
+
+class SiteFiles:
+    """The crawl's reading of robots.txt and sitemaps (a base of `_Crawl`, which sets these)."""
+
+    base: str
+    host: str
+    plan: CrawlPlan
+    options: HttpOptions
+    emit: Emit
+    result: CrawlResult
+    http: HttpClient
+    deadline: Deadline
+    robots: RobotFileParser | None
+    sitemaps_failed: int
+    off_loop: Callable[..., Awaitable[Any]]
+    allowed: Callable[[str], bool]
+    id_of: Callable[[str], str | None]
+
+    async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
+                       keep_body: bool) -> bytes | None:
+        """Record what was read; returns the body to use (the kept one after a 304)."""
+        if resp.status == 304:
+            await self.emit(ResourceSeen(url, kind, True, False, known))
+            return known.body if known is not None else None
+        sha = hashlib.sha256(resp.data).hexdigest()
+        kept = resp.data if keep_body and len(resp.data) <= MAX_KEPT_BODY and not resp.too_big else None
+        await self.emit(ResourceSeen(url, kind, False, known is None or known.sha256 != sha, known,
+                                     resp.etag, resp.last_modified, sha, kept))
+        return resp.data
+
+    async def read_robots(self) -> str | None:
+        """Read robots.txt. Returns why it could not be read (the host is then not crawled
+        this tick), or None."""
+        url = f"{self.base}/robots.txt"
+        known = self.plan.resources.get(url)
+        headers = conditional_headers(known, keep_body=True)
+        try:
+            # Its own connection: the page requests then start together, in queue order.
+            resp = await self.http.get_with_retries(url, {"Connection": "close", **headers}, limit=MAX_ROBOTS_BYTES)
+        except Gone as g:
+            if 400 <= g.status < 500:  # no robots.txt: no restriction
+                return None
+            return f"{url} unreadable ({g.reason or f'HTTP {g.status}'}), {self.host} not crawled this tick"
+        except Retry as r:
+            return f"{url} unreadable ({r.reason}), {self.host} not crawled this tick"
+        data = await self.remember(url, "robots", known, resp, keep_body=True)
+        self.robots = rp = await self.off_loop(parse_robots, url, data or b"")
+        asked = rp.crawl_delay(user_agent())
+        if asked is not None:
+            delay = float(asked)
+            if delay > self.options.max_crawl_delay:
+                self.result.notes.append(f"robots.txt asks for a Crawl-delay of {delay:g} s; "
+                                         f"{self.options.max_crawl_delay:g} s used")
+                delay = self.options.max_crawl_delay
+            self.http.crawl_delay = CrawlDelay(delay)
+        return None
+
+    async def read_sitemaps(self) -> dict[str, str | None]:
+        """Paper id -> lastmod, from the sitemaps robots.txt names (indexes followed); each
+        read conditionally, a 304 read from the body kept last time."""
+        named = (self.robots.site_maps() or []) if self.robots is not None else []
+        pending = [u for u in named if urlsplit(u).netloc.lower() == self.host]
+        read = 0
+        found: dict[str, str | None] = {}
+        while pending and read < MAX_SITEMAPS:
+            if self.deadline.passed():
+                break  # (the pages are then left for the next tick, with a note)
+            url = pending.pop(0)
+            if not self.allowed(url):
+                continue
+            read += 1
+            known = self.plan.resources.get(url)
+            headers = conditional_headers(known, keep_body=True)
+            try:
+                resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
+                data = await self.remember(url, "sitemap", known, resp, keep_body=True)
+                kind, entries = await self.off_loop(sitemap_entries, data or b"")
+            except (Gone, Retry, ValueError) as e:
+                reason = e.reason if isinstance(e, (Gone, Retry)) and e.reason else (
+                    f"HTTP {e.status}" if isinstance(e, Gone) else str(e))
+                self.result.notes.append(f"sitemap {url} not read: {reason}")
+                self.sitemaps_failed += 1
+                continue
+            for loc, mod in entries:
+                if kind == "index":
+                    if urlsplit(loc).netloc.lower() == self.host:
+                        pending.append(loc)
+                elif (pid := self.id_of(loc)) is not None:
+                    found[pid] = mod
+        self.result.sitemap_pages = len(found)
+        return found
+
