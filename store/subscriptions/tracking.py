@@ -156,4 +156,5 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
 def tracked_paper_ids(db: Database) -> list[str]:
     """Papers some enabled track follows: a refresh with a page budget fetches these first."""
     return [r[0] for r in db.conn.execute(
-        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
+        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL AND paper_id IS NOT NULL"
+        " ORDER BY paper_id")]
