@@ -380,14 +380,15 @@ def _rebuild(db: Database, table: str, edits: list[tuple[str, str]], extra: str 
     columns = ", ".join(f"[{r[1]}]" for r in conn.execute(f"PRAGMA table_info([{table}])"))
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone() \
         if "AUTOINCREMENT" in sql.upper() else None
-    conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}")
-    conn.execute(f"INSERT INTO [{table}_rebuilt] ({columns}) SELECT {columns} FROM [{table}]")
-    conn.execute(f"DROP TABLE [{table}]")
-    conn.execute(f"ALTER TABLE [{table}_rebuilt] RENAME TO [{table}]")
-    for index in indexes:
-        conn.execute(index)
-    if seq is not None:
-        conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq[0], table))
+    with db.atomic():  # the migration's transaction (a savepoint in it), or one of its own
+        conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}")
+        conn.execute(f"INSERT INTO [{table}_rebuilt] ({columns}) SELECT {columns} FROM [{table}]")
+        conn.execute(f"DROP TABLE [{table}]")
+        conn.execute(f"ALTER TABLE [{table}_rebuilt] RENAME TO [{table}]")
+        for index in indexes:
+            conn.execute(index)
+        if seq is not None:
+            conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq[0], table))
 
 
 @migrations(name="0020_teams")
