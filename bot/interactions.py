@@ -86,7 +86,7 @@ class Runner:
         raise app_commands.CheckFailure("manage_webhooks")
 
     # -- commands -----------------------------------------------------------------------
-    async def run(self, interaction: discord.Interaction, name: str, **options: Any) -> None:
+    async def run(self, interaction: discord.Interaction, name: str, /, **options: Any) -> None:
         ctx = self.ctx(interaction)
         await self.answer(interaction, name, ctx, options, edit=False)
 
