@@ -220,3 +220,70 @@ def test_a_team_webhook_gets_the_grouped_alert(db_path: Path, clock: FakeClock) 
     assert openapi_check.request_errors("POST", "/webhooks/1/tok", body) == []
     webhooks.mark_delivered(db, w.id, p.upto, clock())
     assert webhooks.pending_webhooks(db) == []
+
+
+# -- feeds and pages ---------------------------------------------------------------------------
+
+async def test_team_and_author_feeds_and_pages_on_demand(db_path: Path, clock: FakeClock, tmp_path: Path) -> None:
+    import aiohttp
+
+    from mapwatch.feeds.serving.ondemand import PaperCache
+    from mapwatch.feeds.serving.server import start_server
+    from tests.feedcheck import assert_valid_atom
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    team, _ = teams.ensure_team(db, 7, "Lab", 1, clock())
+    teams.add_member(db, team, "author", "A100", "Ada Lovelace", 1, clock())
+    db.close()
+    refresh(db_path, clock, [grow(seed_page(SURVEY), [SHARED]), grow(seed_page(TECH), [SHARED, ONLY_TECH])])
+    out = tmp_path / "public"
+    out.mkdir()
+    cache = PaperCache(db_path, "http://feeds.example")
+    runner, port = await start_server(out, "127.0.0.1", 0, papers=cache)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            async def get(path: str, etag: str | None = None) -> tuple[int, str, bytes, str]:
+                async with session.get(base + path, headers={"If-None-Match": etag} if etag else {}) as r:
+                    return r.status, r.headers.get("ETag", ""), await r.read(), r.headers.get("Content-Type", "")
+
+            status, tag, body, kind = await get(f"/feeds/teams/{team.feed_slug}.atom")
+            assert status == 200 and kind == "application/atom+xml" and tag
+            feed = assert_valid_atom(body)
+            titles = [e.title for e in feed.entries]
+            assert titles.count("A Shared Citer of Both Surveys (2026)") == 1 and len(titles) >= 2
+            assert (await get(f"/feeds/teams/{team.feed_slug}.atom", tag))[0] == 304
+            status, _, body, _ = await get(f"/feeds/authors/{ADA}.atom")
+            assert status == 200 and len(assert_valid_atom(body).entries) == len(titles)
+            status, _, html, kind = await get(f"/teams/{team.feed_slug}/")
+            assert status == 200 and kind.startswith("text/html") and b"A Shared Citer of Both Surveys" in html
+            assert b"/feeds/teams/" + team.feed_slug.encode() + b".atom" in html
+            assert (await get("/authors/A100/"))[0] == 200
+            for missing in ("/feeds/teams/lab.atom", "/feeds/authors/A999.atom", "/feeds/authors/nobody.atom",
+                            "/teams/../etc/", f"/feeds/authors/{ADA[:-1]}8.atom"):
+                assert (await get(missing))[0] == 404, missing
+            # a new citer of one of the team's papers: a new ETag
+            refresh(db_path, clock, [grow(grow(seed_page(TECH), [SHARED, ONLY_TECH]), [("2612.00003", "Third", 2026)])])
+            status, tag2, body, _ = await get(f"/feeds/teams/{team.feed_slug}.atom", tag)
+            assert status == 200 and tag2 != tag and len(assert_valid_atom(body).entries) == len(titles) + 1
+    finally:
+        await runner.cleanup()
+
+
+def test_the_documented_examples_run(seeded, db_path: Path, capsys) -> None:
+    import re
+    import shlex
+
+    from mapwatch.cli import main
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "bot.md").read_text(encoding="utf-8")
+    section = page[page.index("## Following people and teams"):page.index("## Following and digests")]
+    examples = re.findall(r"^mapwatch (ask .+)$", section, flags=re.M)
+    assert len(examples) == 4
+    seeded.close()
+    for line in examples:
+        code = main([*shlex.split(line), "--db", str(db_path)])
+        out = capsys.readouterr().out
+        assert code == 0, (line, out)
+    assert "Tracking **A5023888391**" in out and "none is known yet" in out
