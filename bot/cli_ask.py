@@ -33,6 +33,8 @@ def parse_slash(text: str) -> tuple[str, dict[str, Any]]:
         raise AskError("give a command, e.g. \"/paper 2412.10400\"")
     name = tokens[0].lstrip("/").lower()
     cmds = commands()
+    if name not in cmds and len(tokens) > 1 and f"{name} {tokens[1].lower()}" in cmds:  # a subcommand
+        name, tokens = f"{name} {tokens[1].lower()}", tokens[1:]
     if name not in cmds:
         raise AskError(f"unknown command /{name}; commands: " + ", ".join(f"/{c}" for c in cmds))
     cmd = cmds[name]
@@ -115,7 +117,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              base_url=current().local_base_url())
+              can_manage_guild=True, base_url=current().local_base_url())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED

@@ -16,7 +16,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from mapwatch.bot.commands import Command, Opt, commands, error_reply, refusal
+from mapwatch.bot.commands import Command, Opt, commands, error_reply, groups, refusal
 from mapwatch.bot.interactions import Runner
 from mapwatch.store.errors import NotAllowed
 
@@ -141,7 +141,7 @@ def build_menu(cmd: Command, runner: Runner) -> app_commands.ContextMenu:
 
 def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
     command: app_commands.Command[Any, ..., None] = app_commands.Command(
-        name=cmd.name, description=cmd.description, callback=callback_for(cmd, runner))
+        name=cmd.name.rsplit(" ", 1)[-1], description=cmd.description, callback=callback_for(cmd, runner))
     command.allowed_installs, command.allowed_contexts = installs(cmd)
     if cmd.manage:
         command.default_permissions = MANAGE
@@ -155,5 +155,16 @@ def build(cmd: Command, runner: Runner) -> app_commands.Command[Any, ..., None]:
 
 def install_commands(tree: app_commands.CommandTree, runner: Runner) -> None:
     """Add every command of the specs to `tree`: slash commands, and message context menus."""
+    made: dict[str, app_commands.Group] = {}
     for cmd in commands().values():
+        if cmd.slash and " " in cmd.name:  # "team add": subcommand `add` of the group `/team`
+            group_name = cmd.name.split(" ", 1)[0]
+            if group_name not in made:
+                made[group_name] = app_commands.Group(
+                    name=group_name, description=groups()[group_name],
+                    allowed_installs=app_commands.AppInstallationType(guild=True),
+                    allowed_contexts=app_commands.AppCommandContext(guild=True))
+                tree.add_command(made[group_name])
+            made[group_name].add_command(build(cmd, runner))
+            continue
         tree.add_command(build(cmd, runner) if cmd.slash else build_menu(cmd, runner))

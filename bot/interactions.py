@@ -68,7 +68,8 @@ class Runner:
         return Ctx(guild_id=interaction.guild_id, channel_id=interaction.channel_id or 0,
                    user_id=interaction.user.id, now=self.clock(),
                    can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url,
-                   can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks))
+                   can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks),
+                   can_manage_guild=in_guild and bool(perms and perms.manage_guild))
 
     def manage_check(self, interaction: discord.Interaction) -> bool:
         """Enforced for /track and /untrack: Manage Channels in a server (any DM is fine)."""

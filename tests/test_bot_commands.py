@@ -39,7 +39,7 @@ def text_of(r: Reply) -> str:
     return render.to_text(r)
 
 
-def ask(db, name: str, c=None, **options):
+def ask(db, name: str, c=None, /, **options):
     reply, ok = run_core(db, c or ctx(), name, options)
     assert_within_limits(reply)
     return reply, ok
@@ -199,7 +199,10 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     tree = build_tree_for_inspection()
     specs = {name: spec for name, spec in commands().items() if spec.slash}
     menus = {spec.menu: spec for spec in commands().values() if not spec.slash}
-    names = [c.name for c in tree.get_commands() if c.name not in menus]
+    # A group's subcommands (`/team add`) stand for the specs named "<group> <sub>".
+    every = [s for c in tree.get_commands() for s in (c.commands if isinstance(c, discord.app_commands.Group)
+                                                       else [c])]
+    names = [c.qualified_name for c in every if c.name not in menus]
     assert len(names) == len(set(names)) == len(specs)
     # Each message context menu: declared once, under its name, and documented in the command table.
     assert set(menus) == {c.name for c in tree.get_commands(type=discord.AppCommandType.message)} == {
@@ -209,12 +212,13 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
                                         "digest-time", "digest-preview", "related", "path", "rising", "graph",
-                                        "webhook", "author"}
-    for c in tree.get_commands():
+                                        "webhook", "author", "team add", "team remove", "team list"}
+    for c in every:
         if c.name in menus:
             continue
-        spec = specs[c.name]
-        payload = c.to_dict(tree)  # what `sync` sends Discord
+        spec = specs[c.qualified_name]
+        top = c.root_parent or c
+        payload = {**top.to_dict(tree), **c.to_dict(tree)}  # what `sync` sends Discord (a group's, for a subcommand)
         assert c.description and len(c.description) <= 100
         assert payload["description"] == c.description == spec.description
         options = payload.get("options", [])
@@ -235,8 +239,9 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
         if spec.manage:
             assert c.checks, f"/{c.name} must enforce Manage Channels with a check"
         # docs/bot.md documents the same options, required ones as <name> and optional ones as [name].
-        usage = " ".join([f"/{c.name}"] + [f"<{o.name}>" if o.required else f"[{o.name}]" for o in spec.options])
-        row = readme_row(c.name)
+        usage = " ".join([f"/{c.qualified_name}"] + [f"<{o.name}>" if o.required else f"[{o.name}]"
+                                                     for o in spec.options])
+        row = readme_row(c.qualified_name)
         assert row.startswith(f"| `{usage}` |"), (row[:80], usage)
         assert ("needs Manage Channels" in row or "as for `/track`" in row) == spec.manage, c.name
         for o in spec.options:

@@ -16,7 +16,7 @@ from typing import Any
 from mapwatch.bot.rendering.replies import Ctx, Reply
 
 MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
-                                             "webhooks", "people")]
+                                             "webhooks", "people", "team")]
 PAGE_SIZE = 10
 
 
@@ -88,6 +88,15 @@ READ_ONLY = ("paper", "citers", "refs", "search", "direction", "directions", "re
              "graph", "feed", "stats", "author")  # what a user-installed app offers (with the message menu)
 
 
+def groups() -> dict[str, str]:
+    """Slash commands with subcommands (`/team add`): the group's name -> its description. A
+    spec named "<group> <sub>" is that group's subcommand."""
+    out: dict[str, str] = {}
+    for name in MODULES:
+        out.update(getattr(importlib.import_module(name), "GROUPS", {}))
+    return out
+
+
 def commands() -> dict[str, Command]:
     """Every command, by name, in the order the modules declare them."""
     out: dict[str, Command] = {}
@@ -116,6 +125,15 @@ def error_reply(exc: Exception) -> Reply:
                             exc.suggestions)
     if isinstance(exc, NotAllowed | BadOption):
         return render.error(str(exc))
+    from mapwatch.store.questions.teams import PersonChoice, PersonNotFound
+
+    if isinstance(exc, PersonChoice):  # a name that fits several people: the choice, never a guess
+        from mapwatch.bot.rendering.render_people import person_choice
+
+        return person_choice(exc.ref, exc.people, exc.more, "/track")
+    if isinstance(exc, PersonNotFound):
+        return render.error(f"No author in the map is named “{text.clip(exc.ref, 200)}”. Try their ORCID or "
+                            "OpenAlex author id.", exc.suggestions)
     if isinstance(exc, MapwatchError):
         return render.error(f"That did not work: {exc}")
     return render.error("Something went wrong on our side; it has been logged. Please try again later.")

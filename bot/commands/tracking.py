@@ -23,20 +23,30 @@ from mapwatch.bot.commands.follow import (
     where_words,
 )
 from mapwatch.bot.commands.papers import PAPER_HELP
-from mapwatch.bot.rendering import render, render_follow, text
+from mapwatch.bot.commands.team import AUTHOR_HELP, TEAM_HELP, track_subject, untrack_subject
+from mapwatch.bot.rendering import render, render_follow, render_people, text
 from mapwatch.bot.rendering.replies import Ctx, Embed, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
-from mapwatch.store.subscriptions import digests, follows, tracking
+from mapwatch.store.subscriptions import digests, follows, people_tracks, tracking
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
 
 
-def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, role: Any = None,
+def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str | None = None,
+               team: str | None = None, mode: str | None = None, role: Any = None,
                threads: str | None = None, channel: Any = None, self: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
     hide_self = parse_self(self)
+    if author or team:  # a person or a team (bot/commands/team.py)
+        if hide_self:
+            raise BadOption("self:hide is for paper tracks and follows; a person's or a team's track shows "
+                            "self-citations marked.")
+        return track_subject(db, ctx, paper=paper, author=author, team=team, mode=mode, role=role, threads=threads,
+                             channel=channel)
+    if not paper or not paper.strip():
+        raise BadOption("Give a paper, an author or a team to track.")
     found = queries.resolve_paper(db, paper)
     here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
     if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
@@ -55,15 +65,37 @@ def track_core(db: Database, ctx: Ctx, *, paper: str, mode: str | None = None, r
                                           f"gains citers, {how}. /untrack to stop."))
 
 
-def untrack_core(db: Database, ctx: Ctx, *, paper: str, channel: Any = None) -> Reply:
+def untrack_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str | None = None,
+                 team: str | None = None, channel: Any = None) -> Reply:
     check_manage(ctx, UNTRACK_REFUSAL)
     ctx = target(db, ctx, channel, None)
+    if author or team:
+        if paper:
+            raise BadOption("Untrack one thing at a time: a paper, an author or a team.")
+        return untrack_subject(db, ctx, author=author, team=team)
+    if not paper or not paper.strip():
+        raise BadOption("Give the paper, author or team to stop tracking.")
     p = queries.resolve_paper(db, paper)
     return stop_reply(tracking.remove_track(db, **here(ctx), paper_id=p.id), f"{text.esc(text.clip(p.title, 200))}"
                       f" (`{p.id}`)", "{} is not tracked here.", "Stopped tracking {} here.")
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
+    reply = _tracked_papers(db, ctx)
+    subjects = people_tracks.list_subject_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
+    if not subjects:
+        return reply
+    block = "People and teams:\n" + render_people.subject_lines(subjects)
+    if not reply.embeds:
+        title = "Tracked in your DMs" if ctx.guild_id is None else "Tracked in this server"
+        return text.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(subjects)} tracked", render.COLOR),)))
+    first = reply.embeds[0]
+    desc = text.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
+    return text.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, first.footer, first.color),
+                                        *reply.embeds[1:])))
+
+
+def _tracked_papers(db: Database, ctx: Ctx) -> Reply:
     tracks = tracking.list_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     followed = follows.list_follows(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     in_dm = ctx.guild_id is None
@@ -82,8 +114,9 @@ def tracked_core(db: Database, ctx: Ctx) -> Reply:
 
 
 COMMANDS = [
-    Command("track", "Alert this channel when a paper gains citers (needs Manage Channels)",
-            (Opt("paper", PAPER_HELP, "paper"),
+    Command("track", "Alert this channel when a paper, a person's or a team's, gains citers (needs Manage Channels)",
+            (Opt("paper", PAPER_HELP, "paper", required=False),
+             Opt("author", AUTHOR_HELP, required=False), Opt("team", TEAM_HELP, required=False),
              Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
                  required=False),
@@ -91,7 +124,9 @@ COMMANDS = [
              Opt("channel", CHANNEL_HELP, "channel", required=False),
              Opt("self", SELF_HELP, "choice", required=False, choices=SELF)), track_core, manage=True, refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
-            (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked"),
+            (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked", required=False),
+             Opt("author", "the person to stop tracking (their id or name)", required=False),
+             Opt("team", "the team to stop tracking", required=False),
              Opt("channel", "the channel to stop it in (default: here)", "channel", required=False)),
             untrack_core, manage=True, refusal=UNTRACK_REFUSAL),
     Command("tracked", "This server's tracked papers and followed directions: where, mode, since, last delivery",

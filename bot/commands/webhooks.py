@@ -45,8 +45,22 @@ def listing(hooks: list[webhooks.Webhook]) -> str:
     return "Webhooks of this server:\n" + "\n".join(lines) + "\n`/webhook remove:<id>` removes one."
 
 
+def subject_target(db: Database, ctx: Ctx, author: str | None, team: str | None) -> tuple[str, str, str]:
+    """(target_kind, target, name shown) of a person's or a team's alerts."""
+    from mapwatch.store.questions import teams as people
+
+    if author and author.strip():
+        p = people.resolve_person(db, author)
+        return "author", p.key, f"the alerts of **{text.esc(text.clip(p.name, 100))}**'s papers"
+    found = people.find_team(db, ctx.guild_id or 0, team or "")
+    if found is None:
+        raise BadOption("No such team in this server (/team list).")
+    return "team", found.slug, f"the alerts of team **{text.esc(text.clip(found.name, 100))}**"
+
+
 def webhook_core(db: Database, ctx: Ctx, *, url: str | None = None, paper: str | None = None,
-                 direction: str | None = None, remove: int | None = None) -> Reply:
+                 direction: str | None = None, remove: int | None = None, author: str | None = None,
+                 team: str | None = None) -> Reply:
     if ctx.guild_id is None:
         raise BadOption("Webhooks are added in a server (or with `mapwatch webhook add` on the host).")
     if not ctx.can_manage_webhooks:
@@ -59,7 +73,9 @@ def webhook_core(db: Database, ctx: Ctx, *, url: str | None = None, paper: str |
         return text.fit_reply(Reply(content=listing(webhooks.list_webhooks(db, guild_id=ctx.guild_id)),
                                     ephemeral=True))
     hook = webhooks.parse_url(url, extra_bases=extra_bases())
-    kind, target, shown = target_of(db, paper, direction)
+    if (author or team) and (paper or direction or (author and team)):
+        raise BadOption("Give one of a paper, a direction, an author or a team.")
+    kind, target, shown = subject_target(db, ctx, author, team) if author or team else target_of(db, paper, direction)
     w, new = webhooks.add_webhook(db, kind, target, hook, guild_id=ctx.guild_id, created_by=ctx.user_id, now=ctx.now)
     said = (f"Webhook `{w.id}` ({hook.kind}, {text.esc(w.url_hint)}) now receives {shown}, from now on."
             if new else f"Webhook `{w.id}` ({text.esc(w.url_hint)}) already receives {shown}.")
@@ -72,6 +88,8 @@ COMMANDS = [
                  required=False),
              Opt("paper", PAPER_HELP, "paper", required=False),
              Opt("direction", DIRECTION_HELP, "direction", required=False),
-             Opt("remove", "the id of a webhook to remove (no url: the list)", "int", required=False, min_value=1)),
+             Opt("remove", "the id of a webhook to remove (no url: the list)", "int", required=False, min_value=1),
+             Opt("author", "or a person's alerts: an ORCID, an OpenAlex author id or a name", required=False),
+             Opt("team", "or one of this server's teams' alerts", required=False)),
             webhook_core, refusal=REFUSAL, webhooks=True),
 ]

@@ -154,7 +154,7 @@ def follow_alert(news: FollowNews) -> Delivery:
 # -- digests ------------------------------------------------------------------------------------
 
 def _section_name(s: DigestSection) -> str:
-    what = "Direction" if s.kind == "direction" else "Paper"
+    what = {"direction": "Direction", "author": "Person", "team": "Team"}.get(s.kind, "Paper")
     gained = plural(s.total, "new citer")
     if s.kind == "paper" and s.old_count is not None and s.new_count is not None and s.new_count > s.old_count:
         gained += f", cited by {s.old_count} → {s.new_count}"
@@ -171,7 +171,7 @@ def _section_value(s: DigestSection, lines: int) -> str:
         head.append(f"titles matching “{clip(esc(s.keyword), 60)}”")
     if s.unlisted:
         head.append(f"{s.unlisted} not named on its page")
-    body = [citer_line(c, with_cites=False) for c in s.citers[:lines]]
+    body = [citer_line(c, with_cites=s.kind in ("author", "team")) for c in s.citers[:lines]]
     more = s.total - len(body)
     text = clip_lines(head + body, FIELD_VALUE_MAX, more=more) if (head or body or more) else ""
     return text or "\u200b"
@@ -183,6 +183,8 @@ def digest_summary(d: Digest) -> str:
         parts.append(plural(d.directions, "followed direction"))
     if d.papers:
         parts.append(plural(d.papers, "tracked paper"))
+    if d.people:
+        parts.append(f"{d.people} tracked {'person or team' if d.people == 1 else 'people and teams'}")
     what = " and ".join(parts) or "nothing"
     return f"{plural(d.citers, 'new citing paper')} across {what}"
 

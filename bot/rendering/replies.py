@@ -62,3 +62,4 @@ class Ctx:
     can_manage: bool = False  # the user has Manage Channels here (always True in a DM)
     base_url: str = ""  # where the feeds are served, without a trailing slash
     can_manage_webhooks: bool = False  # the user has Manage Webhooks here
+    can_manage_guild: bool = False  # the user has Manage Server here (/team add, /team remove)

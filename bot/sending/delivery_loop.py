@@ -149,10 +149,13 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
                                  a.track.id in threaded and a.track.guild_id is not None),
                      f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
              for a in alerts]
-    items = await in_forums(call, items, {
-        a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
-                     next((d for c in a.new_citers for d in c.directions), ""),
-                     tuple(c.id for c in a.new_citers) or (f"paper:{a.paper.id}",)) for a in alerts})
+    posts = {a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
+                          next((d for c in a.new_citers for d in c.directions), ""),
+                          tuple(c.id for c in a.new_citers) or (f"paper:{a.paper.id}",)) for a in alerts}
+    from mapwatch.bot.sending.delivery_people import subject_instants  # tracks on people and teams
+
+    more_items, more_posts = await subject_instants(call, clock, threaded)
+    items = await in_forums(call, items + more_items, {**posts, **more_posts})
     return await _deliver_instant(call, send, find, pacer, clock, items, per_channel_limit, count)
 
 

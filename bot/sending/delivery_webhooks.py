@@ -105,6 +105,10 @@ def _first_line(text: str) -> str:
 
 
 def message_of(p: webhooks.Pending) -> Delivery:
+    if p.people is not None:  # a person's or a team's alerts
+        from mapwatch.bot.rendering.render_people import subject_alert
+
+        return subject_alert(p.people)  # type: ignore[arg-type]
     if p.alert is not None:
         return render_follow.track_alert(p.alert)
     return render_follow.follow_alert(p.news)  # type: ignore[arg-type]

@@ -18,13 +18,14 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from mapwatch.feeds import paper_files
+from mapwatch.feeds import paper_files, people_feeds
 from mapwatch.feeds.build import safe_path
 from mapwatch.store.questions import feed_queries
 
 DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
 FEED, PAGE, CHART = "feed", "page", "chart"
-CONTENT_TYPES = {FEED: "application/atom+xml", PAGE: "text/html; charset=utf-8", CHART: "image/png"}
+CONTENT_TYPES = {FEED: "application/atom+xml", PAGE: "text/html; charset=utf-8", CHART: "image/png",
+                 **people_feeds.CONTENT_TYPES}
 _MAX_ID = 64
 
 
@@ -40,7 +41,9 @@ class Wanted:
 def route(path: str) -> Wanted | None:
     """`/feeds/papers/<id>.atom`, `/papers/<id>/` (or `index.html`, or no slash: a redirect),
     `/papers/<id>/cited-by.png` -> what they ask for; anything else None. Old-style ids keep
-    their slash (`hep-th/9901001`)."""
+    their slash (`hep-th/9901001`). A person's and a team's feed and page too (feeds/people_feeds.py)."""
+    if (person := people_feeds.route(path)) is not None:
+        return Wanted(*person)
     if path.startswith("/feeds/papers/") and path.endswith(".atom"):
         wanted = Wanted(FEED, path[len("/feeds/papers/"):-len(".atom")])
     elif path.startswith("/papers/"):
@@ -101,6 +104,10 @@ class PaperCache:
 
     def etag(self, kind: str, paper_id: str) -> str | None:
         """The file's ETag as of now, or None when the paper has no such file."""
+        if kind in people_feeds.KINDS:  # a person's or a team's (the "paper id" is its key)
+            s = people_feeds.subject(self._db(), kind, paper_id)
+            return None if s is None else (f'"s{people_feeds.FORMAT_VERSION}-{kind}-{people_feeds.mark(self._db(), s)}'
+                                           f'-{self._settings}"')
         mark = feed_queries.paper_mark(self._db(), paper_id)
         if mark is None or (kind == CHART and not mark.last_snapshot_id):
             return None
@@ -138,6 +145,8 @@ class PaperCache:
 
     def _build(self, kind: str, paper_id: str) -> bytes | None:
         db = self._db()
+        if kind in people_feeds.KINDS:
+            return people_feeds.build_file(db, kind, paper_id, self.base_url, self.limit)
         if kind == CHART:
             return paper_files.paper_chart(paper_files.chart_history(db, paper_id), paper_id)
         data = paper_files.paper_data(db, paper_id, self.limit)

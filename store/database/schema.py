@@ -311,4 +311,7 @@ def apply(db: Database) -> None:
 
 
 # Migrations 0008 on, registered on the same `migrations` in the order they apply.
-from mapwatch.store.database import schema_scale as _schema_scale  # noqa: E402,F401
+import importlib  # noqa: E402
+
+for _module in ("schema_scale", "schema_people"):  # in this order: 0008-0019, then 0020 on
+    importlib.import_module(f"mapwatch.store.database.{_module}")

@@ -283,7 +283,7 @@ def have_feeds(db: Database, paper_ids: set[str]) -> set[str]:
 
 def tracked_papers(db: Database) -> list[str]:
     """Papers some channel tracks (/track) that have a feed: their files are published to disk."""
-    return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks ORDER BY 1")
+    return [r[0] for r in db.conn.execute("SELECT DISTINCT paper_id FROM tracks WHERE paper_id IS NOT NULL ORDER BY 1")
             if has_feed(db, r[0])]
 
 

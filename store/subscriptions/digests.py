@@ -26,7 +26,7 @@ from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.types import AlertCiter, PaperRef
-from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions import deliveries, people_tracks
 from mapwatch.store.subscriptions.follows import (
     Place,
     clean_text,
@@ -37,6 +37,7 @@ from mapwatch.store.subscriptions.follows import (
 )
 
 DIGEST_MODES = ("daily", "weekly")
+TRACK_SECTIONS = ("paper", "author", "team")  # the digest sections of tracks (a paper, a person, a team)
 DEFAULT_HOUR = 9
 DEFAULT_TIMEZONE = "UTC"
 WEEKLY_WEEKDAY = 0  # weekly digests go out on Mondays
@@ -64,10 +65,10 @@ class DueDigest:
 class DigestSection:
     """One tracked paper or followed direction with something new, in a digest."""
 
-    kind: str  # "direction" | "paper"
+    kind: str  # "direction" | "paper" | "author" | "team"
     item_id: int  # the follow's (or track's) id
-    key: str  # direction slug, or paper id
-    title: str  # direction name, or paper title
+    key: str  # direction slug, paper id, author key or team slug
+    title: str  # direction name, paper title, the person's or the team's name
     url: str | None
     keyword: str | None
     role_id: int | None
@@ -104,6 +105,11 @@ class Digest:
     @property
     def papers(self) -> int:
         return sum(1 for s in self.sections if s.kind == "paper")
+
+    @property
+    def people(self) -> int:
+        """Sections about a tracked person or team."""
+        return sum(1 for s in self.sections if s.kind in ("author", "team"))
 
     @property
     def directions(self) -> int:
@@ -280,10 +286,14 @@ def compose_digest(db: Database, place: Place, mode: str, period: datetime | str
             top_citers = tuple(authors.with_alert_bylines(db, most_cited_first(citers)[:limit]))
             sections.append(DigestSection("paper", tid, pid, title, url or arxiv, None, role, len(citers), top_citers,
                                           old_count if grew else None, new_count if grew else None, unlisted))
-    cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks]
+    busy, subject_tracks = people_tracks.digest_sections(db, place, mode, top, limit)
+    for st, a in busy:  # people and teams (store.subscriptions.people_tracks)
+        sections.append(DigestSection(st.kind, st.id, st.subject, st.name, None, None, st.role_id, a.news.total,
+                                      a.news.citers, unlisted=sum(g.unlisted for g in a.news.growth)))
+    cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks] + [t.last_event_id for t in subject_tracks]
     period_text = period if isinstance(period, str) else iso(period)
     return Digest(place, mode, period_text, min(cursors, default=top), max([top, *cursors]), tuple(sections),
-                  tuple(f.id for f in follows), tuple(t[0] for t in tracks))
+                  tuple(f.id for f in follows), tuple(t[0] for t in tracks) + tuple(t.id for t in subject_tracks))
 
 
 def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list[AlertCiter], int | None, int | None,
@@ -334,9 +344,9 @@ def record_digest(db: Database, digest: Digest, now: datetime, *, message_id: in
             return True
         # Every follow and track of the digest moves its cursor past the period; those it
         # listed also record the delivery.
-        for table, stamp, kind, ids in (("follows", "last_delivery_at", "direction", digest.follow_ids),
-                                        ("tracks", "last_alert_at", "paper", digest.track_ids)):
-            listed = {s.item_id for s in digest.sections if s.kind == kind}
+        for table, stamp, kinds, ids in (("follows", "last_delivery_at", ("direction",), digest.follow_ids),
+                                         ("tracks", "last_alert_at", TRACK_SECTIONS, digest.track_ids)):
+            listed = {s.item_id for s in digest.sections if s.kind in kinds}
             for item_id in ids:
                 db.conn.execute(
                     f"UPDATE {table} SET last_event_id = max(last_event_id, ?),"

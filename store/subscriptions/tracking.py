@@ -186,4 +186,5 @@ def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int,
 def tracked_paper_ids(db: Database) -> list[str]:
     """Papers some enabled track follows: a refresh with a page budget fetches these first."""
     return [r[0] for r in db.conn.execute(
-        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL ORDER BY paper_id")]
+        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL AND paper_id IS NOT NULL"
+        " ORDER BY paper_id")]

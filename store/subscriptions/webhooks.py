@@ -11,7 +11,7 @@ as `url_hint` (host and webhook id, never the token). No function here puts a UR
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import parse_qs, urlsplit
 
@@ -99,8 +99,8 @@ def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *
                 created_by: int | None, now: datetime) -> tuple[Webhook, bool]:
     """Deliver `target`'s alerts (a paper) or follows (a direction) to the webhook from now on.
     (webhook, new): the same URL and target again changes nothing."""
-    if target_kind not in ("paper", "direction"):
-        raise BadOption("a webhook receives a paper's alerts or a direction's follows")
+    if target_kind not in ("paper", "direction", "author", "team"):
+        raise BadOption("a webhook receives a paper's, a person's or a team's alerts, or a direction's follows")
     key = secret_box.load_key(_db_file(db), create=True)
     url_id = secret_box.fingerprint(key, hook.url)
     with db.atomic():
@@ -148,6 +148,7 @@ class Pending:
     news: object | None  # a direction's webhook: store.subscriptions.follows.FollowNews
     upto: int
     sending_since: str | None
+    people: object | None = None  # a person's or team's webhook: store.subscriptions.people_tracks.SubjectAlert
 
 
 def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
@@ -169,6 +170,19 @@ def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
             alert = _paper_alert(db, hook, upto, limit, since)
             if alert is not None:
                 out.append(Pending(hook, alert, None, alert.upto_event_id, since))
+            else:
+                mark_delivered(db, hook.id, upto, None)
+        elif hook.target_kind in ("author", "team"):
+            from mapwatch.store.subscriptions import people_tracks
+
+            st = people_tracks.SubjectTrack(
+                hook.id, hook.guild_id, 0, None, hook.target if hook.target_kind == "author" else None,
+                hook.target if hook.target_kind == "team" else None, hook.created_at, None, hook.last_event_id,
+                hook.last_delivery_at, None, "instant", None, None)
+            sa = people_tracks.subject_alert(db, replace(st, name=people_tracks.subject_name(db, st)), upto,
+                                             limit=limit, sending_since=since)
+            if not sa.quiet:
+                out.append(Pending(hook, None, None, sa.upto_event_id, since, sa))
             else:
                 mark_delivered(db, hook.id, upto, None)
         else:

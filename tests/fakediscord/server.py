@@ -884,15 +884,21 @@ class FakeDiscord:
         """
         guild, channel, user = self._resolve_where(guild_id, channel_id, user_id)
         perms = getattr(permissions, "value", permissions)
+        name, _, sub = name.partition(" ")  # "team add": the subcommand `add` of /team
         command = self._find_command(name, guild.id if guild else None)
         if command is None and self.strict_commands:
             raise LookupError(f"/{name} was not synced (global or guild)")
-        opts = self._build_options(command, dict(options or {}), _focused)
+        schema = command
+        if sub and command is not None:
+            schema = next((o for o in command.get("options", []) if o["name"] == sub and int(o["type"]) == 1), None)
+            if schema is None:
+                raise LookupError(f"/{name} has no subcommand {sub}")
+        opts = self._build_options(schema, dict(options or {}), _focused)
         data: dict[str, Any] = {
             "id": command["id"] if command else str(snowflake()),
             "name": name,
             "type": 1,
-            "options": opts,
+            "options": [{"type": 1, "name": sub, "options": opts}] if sub else opts,
         }
         if command and command.get("guild_id"):
             data["guild_id"] = command["guild_id"]

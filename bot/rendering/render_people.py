@@ -1,0 +1,136 @@
+"""Pure rendering for people and teams: a person's or team's alert ("X cites 3 of your papers"),
+the choice a name that fits several people gets, a server's teams, and their lines in /tracked.
+Within Discord's limits, text from the sources escaped (it can neither format nor ping)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mapwatch.bot.rendering.render import COLOR, day
+from mapwatch.bot.rendering.render_follow import Delivery, _mentions
+from mapwatch.bot.rendering.replies import Embed, Reply
+from mapwatch.bot.rendering.text import (
+    CONTENT_MAX,
+    DESC_MAX,
+    FOOTER_MAX,
+    TITLE_MAX,
+    clean,
+    clip,
+    clip_lines,
+    esc,
+    fit_reply,
+    link,
+    plural,
+    safe_link,
+)
+from mapwatch.store.questions.teams import Person, Team
+from mapwatch.store.questions.types import AlertCiter
+from mapwatch.store.subscriptions.people_tracks import SubjectAlert, SubjectTrack
+
+TITLE_LINK_MAX = 160
+
+
+def whose(t: SubjectTrack) -> str:
+    """Whose papers an alert is about: a team's are "your papers"; a person's, theirs by name."""
+    return "your papers" if t.kind == "team" else f"{clip(esc(t.name), 80)}'s papers"
+
+
+def cites_words(n: int, t: SubjectTrack) -> str:
+    """"cites 3 of your papers", "cites one of Ada Lovelace's papers"."""
+    return f"cites {'one' if n == 1 else n} of {whose(t)}"
+
+
+def citer_entry(c: AlertCiter, t: SubjectTrack) -> str:
+    year = f" ({c.year})" if c.year else ""
+    head = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`"
+    names = "; ".join(clip(esc(r.title), 70) for r in c.cites[:3])
+    extra = f"; and {len(c.cites) - 3} more" if len(c.cites) > 3 else ""
+    return f"{head}\n  {cites_words(len(c.cites), t)}: {names}{extra}"
+
+
+def subject_label(t: SubjectTrack) -> str:
+    return f"team **{clip(esc(t.name), 80)}**" if t.kind == "team" else f"**{clip(esc(t.name), 80)}**"
+
+
+def subject_alert(a: SubjectAlert, base_url: str = "") -> Delivery:
+    """One message per track and tick: each new citing paper once, with the subject's papers it
+    cites; the growth of their stated counts; the one role chosen on /track."""
+    t, n = a.track, a.news
+    if len(n.citers) == 1 and n.total == 1:
+        c = n.citers[0]
+        title = clip(f"{esc(clean(c.title))}", TITLE_MAX - 40) + f" {cites_words(len(c.cites), t)}"
+    elif n.total:
+        title = f"{plural(n.total, 'new paper')} {'cites' if n.total == 1 else 'cite'} {whose(t)}"
+    else:
+        title = f"Citations of {whose(t)} grew"
+    lines = [citer_entry(c, t) for c in n.citers]
+    desc = clip_lines(lines, DESC_MAX - 600, more=n.total - len(n.citers)) if lines else ""
+    if n.growth:
+        grew = "; ".join(f"{clip(esc(g.paper.title), 60)} {g.old_count} → {g.new_count}"
+                         + (f" ({g.unlisted} not named on its page)" if g.unlisted else "") for g in n.growth[:5])
+        more = f"; and {len(n.growth) - 5} more" if len(n.growth) > 5 else ""
+        desc = (desc + "\n\n" if desc else "") + clip(f"Cited by: {grew}{more}.", 550)
+    url = f"{base_url.rstrip('/')}/{a.feed_url.replace('feeds/', '', 1).removesuffix('.atom')}/" \
+        if base_url and a.feed_url else None
+    stop = "/untrack team:" + clip(t.subject, 60) if t.kind == "team" else "/untrack author:" + clip(t.subject, 60)
+    embed = Embed(title=clip(title, TITLE_MAX), description=desc, url=safe_link(url),
+                  footer=clip(f"{stop} to stop", FOOTER_MAX), color=COLOR)
+    roles = (t.role_id,) if t.role_id is not None else ()
+    content = f"{_mentions(roles)} New for {subject_label(t)}".strip()
+    return Delivery(clip(content, CONTENT_MAX), (embed,), roles)
+
+
+def person_line(p: Person) -> str:
+    ids = " · ".join(x for x in (p.author_id and f"OpenAlex `{p.author_id}`", p.orcid and f"ORCID `{p.orcid}`") if x)
+    ex = f" · e.g. {link(p.example.title, p.example.url or p.example.arxiv_url, 90)} (`{p.example.id}`)" \
+        if p.example else ""
+    return f"• **{esc(clip(p.name, 80))}** · {ids or 'no id'} · {plural(p.papers, 'paper')} in the map{ex}"
+
+
+def person_choice(ref: str, people: Sequence[Person], more: int, command: str) -> Reply:
+    """A name that fits several people: the choice, only to the asker; never a guess."""
+    lines = [person_line(p) for p in people]
+    key = people[0].key if people else "A…"
+    head = (f"“{esc(clip(ref, 100))}” fits {len(people) + more} people in the map. Choose one by its id, "
+            f"e.g. `{command} author:{key}`:")
+    return fit_reply(Reply(content=clip(head + "\n" + clip_lines(lines, CONTENT_MAX - len(head) - 10, more=more),
+                                        CONTENT_MAX), ephemeral=True))
+
+
+def team_list(teams: Sequence[Team], base_url: str) -> Reply:
+    if not teams:
+        return Reply(content="No teams in this server yet: `/team add name:<team> author:<ORCID, OpenAlex id or "
+                             "name>` (or `paper:`) starts one.", ephemeral=True)
+    embeds = []
+    for team in teams[:10]:
+        people = [m for m in team.members if m.kind == "author"]
+        papers = [m for m in team.members if m.kind == "paper"]
+        lines = [f"• {esc(clip(m.label, 80))} · `{esc(m.value)}`" for m in people]
+        lines += [f"• 📄 {esc(clip(m.label, 100))} · `{esc(m.value)}`" for m in papers]
+        feed = f"{base_url.rstrip('/')}/feeds/teams/{team.feed_slug}.atom" if base_url else ""
+        desc = clip_lines(lines, 3500) if lines else "Nobody yet."
+        if feed:
+            desc += f"\nFeed: <{feed}>"
+        embeds.append(Embed(title=clip(f"{esc(team.name)} ({team.slug})", TITLE_MAX), description=desc,
+                            footer=f"{plural(len(people), 'person', )} · {plural(len(papers), 'paper')}"
+                            .replace("persons", "people"), color=COLOR))
+    more = f" (the first 10 of {len(teams)})" if len(teams) > 10 else ""
+    return fit_reply(Reply(content=f"Teams of this server{more}: `/track team:<name>` follows one.",
+                           embeds=tuple(embeds)))
+
+
+def subject_lines(tracks: Sequence[SubjectTrack]) -> str:
+    """/tracked: one line per track on a person or a team."""
+    lines = []
+    for t in tracks:
+        where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
+        what = f"team {esc(clip(t.name, 80))}" if t.kind == "team" else f"{esc(clip(t.name, 80))} (`{t.subject}`)"
+        how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
+        line = (f"• {what} · {where} · {how} · since {day(t.created_at)} · last alert: "
+                f"{day(t.last_alert_at) if t.last_alert_at else 'no alert yet'}")
+        if t.disabled_reason:
+            line += f" · **disabled**: {clean(t.disabled_reason)}"
+        if t.last_failure:
+            line += f" · last failed delivery: {clean(clip(t.last_failure, 200))}"
+        lines.append(line)
+    return clip_lines(lines, 1900)

@@ -1,0 +1,130 @@
+"""A person's and a team's feed and web page, built from the database when asked (README:
+Feeds; docs/feeds.md, "People and teams"): each entry a paper newly citing one of their papers,
+once, with the papers of theirs it cites, newest first.
+
+- `/feeds/authors/<id>.atom` and `/authors/<id>/`: a person by OpenAlex author id (`A…`) or ORCID.
+- `/feeds/teams/<feed_slug>.atom` and `/teams/<feed_slug>/`: a team, by its feed slug (its slug
+  and a random suffix, store.subscriptions.teams): unique across servers, not guessable.
+
+Their ETag (feeds/serving/ondemand.py) is their mark: the newest event of their papers and a
+fingerprint of which papers those are (a person credited with a paper, a team gaining a member).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from mapwatch.feeds import build, pages
+from mapwatch.store.questions import teams as people
+
+FORMAT_VERSION = 1
+TEAM_FEED, TEAM_PAGE, AUTHOR_FEED, AUTHOR_PAGE = "team-feed", "team-page", "author-feed", "author-page"
+KINDS = (TEAM_FEED, TEAM_PAGE, AUTHOR_FEED, AUTHOR_PAGE)
+CONTENT_TYPES = {TEAM_FEED: "application/atom+xml", AUTHOR_FEED: "application/atom+xml",
+                 TEAM_PAGE: "text/html; charset=utf-8", AUTHOR_PAGE: "text/html; charset=utf-8"}
+_FEED_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
+
+
+def route(path: str) -> tuple[str, str] | None:
+    """(kind, key) of a person's or team's file, from its URL path; None for any other path."""
+    for prefix, feed_kind, page_kind, valid in (("teams", TEAM_FEED, TEAM_PAGE, _FEED_SLUG.match),
+                                                ("authors", AUTHOR_FEED, AUTHOR_PAGE, _author_id)):
+        if path.startswith(f"/feeds/{prefix}/") and path.endswith(".atom"):
+            kind, key = feed_kind, path[len(f"/feeds/{prefix}/"):-len(".atom")]
+        elif path.startswith(f"/{prefix}/") and path.endswith(("/", "/index.html")):
+            kind, key = page_kind, path[len(f"/{prefix}/"):].removesuffix("index.html").removesuffix("/")
+        else:
+            continue
+        return (kind, key) if valid(key) else None
+    return None
+
+
+def _author_id(key: str) -> bool:
+    return bool(key) and people.key_of(key) == key
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: str  # team | author
+    key: str  # feed slug, or author key
+    name: str
+    papers: frozenset[str]
+
+    @property
+    def feed_path(self) -> str:
+        return f"feeds/{self.kind}s/{self.key}.atom"
+
+    @property
+    def page_path(self) -> str:
+        return f"{self.kind}s/{self.key}/index.html"
+
+
+def subject(db: Database, kind: str, key: str) -> Subject | None:
+    """The team or person a file is about; None: no such team, or nobody known by that id."""
+    if kind in (TEAM_FEED, TEAM_PAGE):
+        team = people.team_by_feed(db, key)
+        return Subject("team", key, team.name, frozenset(people.team_papers(db, team))) if team else None
+    person = people.person(db, key)
+    return Subject("author", key, person.name, frozenset(people.person_papers(db, key))) if person.papers else None
+
+
+def mark(db: Database, s: Subject) -> str:
+    """What the file's bytes depend on: the newest event of its papers, and which papers."""
+    which = hashlib.blake2b("\n".join(sorted(s.papers)).encode(), digest_size=4).hexdigest()
+    return f"{people.newest_event(db, set(s.papers))}-{which}"
+
+
+def _what(s: Subject) -> str:
+    return f"the team {s.name}" if s.kind == "team" else s.name
+
+
+def feed(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
+    citers = people.newest_citers(db, set(s.papers), limit)
+    fg = build._new_feed(f"{build.TAG}{s.kind}/{s.key}", f"{_what(s)}: new citing papers",
+                         f"Papers newly citing a paper of {_what(s)} in the citation map.",
+                         f"{base_url.rstrip('/')}/{s.feed_path}",
+                         f"{base_url.rstrip('/')}/{s.page_path.removesuffix('index.html')}")
+    for c in citers:
+        build._citer_entry(fg, f"{build.TAG}{s.kind}/{s.key}/citer/{c.citer.id}", c, _what(s))
+    fg.updated(build.stamp(citers[0].first_seen) if citers else build.stamp("2026-01-01T00:00:00+00:00"))
+    atom: bytes = fg.atom_str(pretty=True)  # feedgen is untyped
+    return atom
+
+
+def page(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
+    """Their page: how to subscribe, their papers in the map, the newest citing papers by day."""
+    from mapwatch.feeds.paper_files import FeedLookup
+
+    here = pages._here_of(s.page_path)
+    lookup = FeedLookup(db)
+    citers = people.newest_citers(db, set(s.papers), limit)
+    lookup.prime({p.id for c in citers for p in (c.citer, *c.cites)})
+    feed_url = f"{base_url.rstrip('/')}/{s.feed_path}"
+    refs = sorted(people._refs(db, s.papers).values(), key=lambda p: (p.title or "").casefold())
+    listed = "".join(f"<li>{pages._paper_link(here, p, lookup)}{pages._year(p)}</li>\n" for p in refs[:200])
+    newest = pages._by_day([(c.first_seen, pages._citer_item(here, c, lookup, True)) for c in citers],
+                           "No citing paper seen yet.")
+    body = (pages._breadcrumb(here, [], s.name)
+            + f"<h1>{pages._t(s.name)}</h1>\n"
+            + f'<p class="lede">{"A team" if s.kind == "team" else "An author"} · {len(s.papers):,} '
+            + f'{"paper" if len(s.papers) == 1 else "papers"} in the map</p>\n'
+            + pages._subscribe(here, feed_url, f"{base_url.rstrip('/')}/feeds.opml",
+                               f"the papers newly citing {_what(s)}")
+            + '<section aria-labelledby="newest">\n<h2 id="newest">Newest citing papers</h2>\n' + newest
+            + "</section>\n"
+            + f'<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n<ol class="papers">\n{listed}'
+            + "</ol>\n</section>\n")
+    return pages._page(f"{s.name} · {pages.SITE}", here, body,
+                       alternates=[(f"{_what(s)}: new citing papers", feed_url)],
+                       description=f"Papers newly citing {_what(s)}, newest first.")
+
+
+def build_file(db: Database, kind: str, key: str, base_url: str, limit: int) -> bytes | None:
+    s = subject(db, kind, key)
+    if s is None:
+        return None
+    return feed(db, s, base_url, limit) if kind in (TEAM_FEED, AUTHOR_FEED) else page(db, s, base_url, limit)

@@ -1,0 +1,84 @@
+"""Migrations for following people and teams (docs/bot.md, "Following people and teams"),
+registered on `store.database.schema.migrations` after those of schema_scale."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+from mapwatch.store.database.schema import migrations
+
+
+def _rebuild(db: Database, table: str, edits: list[tuple[str, str]], extra: str = "") -> None:
+    """Rebuild `table` with its stored CREATE statement edited (SQLite cannot drop a NOT NULL or
+    change a CHECK in place): every column another migration added is kept, its rows, indexes
+    and AUTOINCREMENT sequence too. `extra` (columns, then table constraints) goes at its end."""
+    conn = db.conn
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+    for old, new in edits:
+        if old not in sql:
+            raise RuntimeError(f"{table}: the schema does not hold {old!r}")
+        sql = sql.replace(old, new, 1)
+    if extra:
+        end = sql.rindex(")")
+        sql = f"{sql[:end]}\n, {extra}\n)"  # a newline first: the last line may end in a comment
+    head = sql.index("(")
+    indexes = [r[0] for r in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
+        (table,))]
+    columns = ", ".join(f"[{r[1]}]" for r in conn.execute(f"PRAGMA table_info([{table}])"))
+    seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone() \
+        if "AUTOINCREMENT" in sql.upper() else None
+    with db.atomic():  # the migration's transaction (a savepoint in it), or one of its own
+        conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}")
+        conn.execute(f"INSERT INTO [{table}_rebuilt] ({columns}) SELECT {columns} FROM [{table}]")
+        conn.execute(f"DROP TABLE [{table}]")
+        conn.execute(f"ALTER TABLE [{table}_rebuilt] RENAME TO [{table}]")
+        for index in indexes:
+            conn.execute(index)
+        if seq is not None:
+            conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq[0], table))
+
+
+@migrations(name="0020_teams")
+def _teams(db: Database) -> None:
+    """Following people (docs/bot.md, "Following people and teams"): a server's named teams of
+    people and papers, and tracks (and webhooks) on a person or a team instead of one paper."""
+    db.executescript(
+        """
+        -- A server's named set of people and papers (/team); `/track team:<slug>` follows all of it.
+        CREATE TABLE teams (
+            guild_id INTEGER NOT NULL,
+            slug TEXT NOT NULL,                   -- unique in its server, from the name
+            name TEXT NOT NULL,
+            feed_slug TEXT NOT NULL UNIQUE,       -- its feed's address: /feeds/teams/<feed_slug>.atom
+            created_at TEXT NOT NULL,
+            created_by INTEGER,
+            PRIMARY KEY (guild_id, slug)
+        );
+        -- Who and what a team holds: a person (by author key) or one paper.
+        CREATE TABLE team_members (
+            guild_id INTEGER NOT NULL,
+            team_slug TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('author', 'paper')),
+            value TEXT NOT NULL,                  -- author key (A…, an ORCID, name:<name>) or a paper id
+            label TEXT NOT NULL,                  -- what lists show: the person's name, the paper's title
+            added_at TEXT NOT NULL,
+            added_by INTEGER,
+            PRIMARY KEY (guild_id, team_slug, kind, value),
+            FOREIGN KEY (guild_id, team_slug) REFERENCES teams(guild_id, slug) ON DELETE CASCADE
+        );
+        """
+    )
+    # A track follows one paper, one person or one team: exactly one of the three is set.
+    _rebuild(db, "tracks", [("paper_id TEXT NOT NULL REFERENCES papers(id)", "paper_id TEXT REFERENCES papers(id)")],
+             "author_key TEXT, team_slug TEXT, "
+             "CHECK ((paper_id IS NOT NULL) + (author_key IS NOT NULL) + (team_slug IS NOT NULL) = 1)")
+    db.executescript(
+        """
+        CREATE UNIQUE INDEX tracks_place_person
+            ON tracks(coalesce(guild_id, 0), channel_id, coalesce(user_id, 0), coalesce(author_key, ''),
+                      coalesce(team_slug, '')) WHERE paper_id IS NULL;
+        """
+    )
+    _rebuild(db, "webhooks", [("CHECK (target_kind IN ('paper', 'direction'))",
+                               "CHECK (target_kind IN ('paper', 'direction', 'author', 'team'))")])

@@ -1,0 +1,380 @@
+"""People and teams as subjects of tracks and feeds (docs/bot.md, "Following people and teams"):
+who a person is (an ORCID, an OpenAlex author id, or a name that fits exactly one person),
+which of the map's papers are theirs, which papers a team holds, and the papers newly citing
+any of a set of papers, grouped per citing paper.
+
+A person is named by an author key: an OpenAlex author id (`A5023888391`), an ORCID
+(`0000-0002-1825-0097`), or, for someone no source has given either, `name:<name>`. Their papers
+are the `paper_authors` rows with that id or ORCID (and with the other identifier those rows
+pair it with), or, for a name key, the rows of that name (any case) that carry neither. A name
+that fits several people (different ids) is never guessed: `PersonChoice` lists them.
+
+No discord here: plain frozen dataclasses out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from mapwatch.store.errors import MapwatchError
+from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.types import AlertCiter, NewCiter, PaperRef
+from mapwatch.store.scholarly.records import clean, openalex_author, orcid
+
+NAME_KEY = "name:"
+CHOICES_MAX = 10  # people a choice lists
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone the sources name as an author of papers in the map."""
+
+    key: str  # the author key: A…, an ORCID, or name:<name>
+    name: str  # as most of their papers give it
+    author_id: str | None = None
+    orcid: str | None = None
+    papers: int = 0  # how many papers in the map are theirs
+    example: PaperRef | None = None  # their most cited paper in the map
+
+    @property
+    def has_feed(self) -> bool:
+        """Only a person known by an id has a feed address (/feeds/authors/<id>.atom)."""
+        return not self.key.startswith(NAME_KEY)
+
+
+class PersonNotFound(MapwatchError):
+    def __init__(self, ref: str, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(f"No author in the map matches “{ref}”")
+        self.ref = ref
+        self.suggestions = suggestions
+
+
+class PersonChoice(MapwatchError):
+    """A name that fits several people: the caller answers with the choice, never a guess."""
+
+    def __init__(self, ref: str, people: tuple[Person, ...], more: int = 0) -> None:
+        super().__init__(f"“{ref}” fits {len(people) + more} people: give an ORCID or OpenAlex id")
+        self.ref = ref
+        self.people = people
+        self.more = more
+
+
+def key_of(ref: str) -> str | None:
+    """The author key an ORCID or OpenAlex author id (bare or as a URL) stands for; None otherwise."""
+    return orcid(ref) or openalex_author(ref)
+
+
+def is_orcid(key: str) -> bool:
+    return orcid(key) == key
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i:i + _CHUNK]
+
+
+def _identifiers(db: Database, key: str) -> tuple[set[str], set[str]]:
+    """(OpenAlex ids, ORCIDs) that stand for the person of `key`: the key, and the other
+    identifier the rows carrying it pair it with."""
+    c = db.conn
+    if is_orcid(key):
+        ids = {r[0] for r in c.execute("SELECT DISTINCT author_id FROM paper_authors WHERE orcid = ?"
+                                       " AND author_id IS NOT NULL", (key,))}
+        return ids, {key}
+    orcids = {r[0] for r in c.execute("SELECT DISTINCT orcid FROM paper_authors WHERE author_id = ?"
+                                      " AND orcid IS NOT NULL", (key,))}
+    return {key}, orcids
+
+
+def person_papers(db: Database, key: str) -> set[str]:
+    """The ids of the map's papers the person of `key` wrote."""
+    c = db.conn
+    if key.startswith(NAME_KEY):
+        return {r[0] for r in c.execute(
+            "SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+            " WHERE pa.name = ? COLLATE NOCASE AND pa.author_id IS NULL AND pa.orcid IS NULL",
+            (key[len(NAME_KEY):],))}
+    ids, orcids = _identifiers(db, key)
+    out: set[str] = set()
+    for col, values in (("author_id", sorted(ids)), ("orcid", sorted(orcids))):
+        for chunk in _chunks(values):
+            marks = ",".join("?" * len(chunk))
+            out |= {r[0] for r in c.execute(
+                f"SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+                f" WHERE pa.{col} IN ({marks})", list(chunk))}
+    return out
+
+
+def _example(db: Database, papers: set[str]) -> PaperRef | None:
+    best: tuple[Any, ...] | None = None
+    for chunk in _chunks(sorted(papers)):
+        marks = ",".join("?" * len(chunk))
+        row = db.conn.execute(f"SELECT id, title, year, url, arxiv_url, coalesce(cited_by, -1) FROM papers"
+                              f" WHERE id IN ({marks}) ORDER BY cited_by DESC, id LIMIT 1", list(chunk)).fetchone()
+        if row and (best is None or row[5] > best[5]):
+            best = row
+    return PaperRef(best[0], best[1], best[2], best[3], best[4] or arxiv_url(best[0])) if best else None
+
+
+def person(db: Database, key: str) -> Person:
+    """What is known of the person of `key` (their name as most rows give it, their papers)."""
+    papers = person_papers(db, key)
+    if key.startswith(NAME_KEY):
+        where, params, aid, oid = "name = ? COLLATE NOCASE", [key[len(NAME_KEY):]], None, None
+    else:
+        ids, orcids = _identifiers(db, key)
+        aid = key if not is_orcid(key) else (min(ids) if ids else None)
+        oid = key if is_orcid(key) else (min(orcids) if orcids else None)
+        where = "author_id = ? OR orcid = ?"
+        params = [aid or "", oid or ""]
+    row = db.conn.execute(f"SELECT name FROM paper_authors WHERE {where} GROUP BY name"
+                          " ORDER BY count(*) DESC, name LIMIT 1", params).fetchone()
+    name = row[0] if row else (key[len(NAME_KEY):] if key.startswith(NAME_KEY) else key)
+    return Person(key, name, aid, oid, len(papers), _example(db, papers))
+
+
+def resolve_person(db: Database, ref: str) -> Person:
+    """An ORCID or OpenAlex author id (bare or a URL; taken even before any paper of theirs is
+    known), or a name matched against the papers' authors in any case. A name that fits
+    several people raises PersonChoice; one that fits nobody PersonNotFound."""
+    text = clean(ref, 200)
+    if not text:
+        raise PersonNotFound(ref)
+    key = key_of(text)
+    if key:
+        return person(db, key)
+    groups: list[tuple[set[str], set[str]]] = []  # one per person: (OpenAlex ids, ORCIDs)
+    nameless = False
+    for aid, oid in db.conn.execute("SELECT DISTINCT author_id, orcid FROM paper_authors"
+                                    " WHERE name = ? COLLATE NOCASE", (text,)):
+        if aid is None and oid is None:
+            nameless = True
+            continue
+        joined = [g for g in groups if (aid and aid in g[0]) or (oid and oid in g[1])]
+        merged: tuple[set[str], set[str]] = ({aid} if aid else set(), {oid} if oid else set())
+        for g in joined:
+            merged[0].update(g[0])
+            merged[1].update(g[1])
+            groups.remove(g)
+        groups.append(merged)
+    if len(groups) == 1:
+        ids, orcids = groups[0]
+        return person(db, min(ids) if ids else min(orcids))
+    if len(groups) > 1:
+        people = sorted((person(db, min(ids) if ids else min(orcids)) for ids, orcids in groups),
+                        key=lambda p: (-p.papers, p.key))
+        raise PersonChoice(text, tuple(people[:CHOICES_MAX]), max(0, len(people) - CHOICES_MAX))
+    if nameless:
+        row = db.conn.execute("SELECT name FROM paper_authors WHERE name = ? COLLATE NOCASE LIMIT 1",
+                              (text,)).fetchone()
+        return person(db, NAME_KEY + row[0])
+    raise PersonNotFound(text, suggest_names(db, text))
+
+
+def suggest_names(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
+    """Authors' names holding the last word typed (a surname, usually)."""
+    words = text.split()
+    if not words:
+        return ()
+    last = words[-1].replace("%", "").replace("_", "")
+    if len(last) < 2:
+        return ()
+    return tuple(r[0] for r in db.conn.execute(
+        "SELECT name FROM paper_authors WHERE name LIKE ? GROUP BY name ORDER BY count(*) DESC, name LIMIT ?",
+        (f"%{last}%", limit)))
+
+
+# -- teams ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Member:
+    kind: str  # author | paper
+    value: str  # author key, or paper id
+    label: str
+
+
+@dataclass(frozen=True)
+class Team:
+    guild_id: int
+    slug: str
+    name: str
+    feed_slug: str  # /feeds/teams/<feed_slug>.atom
+    created_at: str
+    created_by: int | None
+    members: tuple[Member, ...] = ()
+
+
+_TEAM_COLS = "guild_id, slug, name, feed_slug, created_at, created_by"
+
+
+def _team(db: Database, row: tuple[Any, ...] | None) -> Team | None:
+    if row is None:
+        return None
+    members = tuple(Member(*r) for r in db.conn.execute(
+        "SELECT kind, value, label FROM team_members WHERE guild_id = ? AND team_slug = ?"
+        " ORDER BY kind, label COLLATE NOCASE, value", (row[0], row[1])))
+    gid, slug, name, feed_slug, created_at, created_by = row
+    return Team(gid, slug, name, feed_slug, created_at, created_by, members)
+
+
+def get_team(db: Database, guild_id: int, slug: str) -> Team | None:
+    return _team(db, db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND slug = ?",
+                                     (guild_id, slug)).fetchone())
+
+
+def find_team(db: Database, guild_id: int, ref: str) -> Team | None:
+    """A server's team by slug or by name (any case)."""
+    return _team(db, db.conn.execute(
+        f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND (slug = ? OR name = ? COLLATE NOCASE)"
+        " ORDER BY slug = ? DESC LIMIT 1", (guild_id, ref.strip().lower(), ref.strip(), ref.strip().lower())
+    ).fetchone())
+
+
+def team_by_feed(db: Database, feed_slug: str) -> Team | None:
+    return _team(db, db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE feed_slug = ?",
+                                     (feed_slug,)).fetchone())
+
+
+def list_teams(db: Database, guild_id: int) -> list[Team]:
+    rows = db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? ORDER BY name COLLATE NOCASE",
+                           (guild_id,)).fetchall()
+    return [t for t in (_team(db, r) for r in rows) if t is not None]
+
+
+def team_papers(db: Database, team: Team) -> set[str]:
+    """The papers a team holds: its papers, and every paper of its people."""
+    out = {m.value for m in team.members if m.kind == "paper"}
+    for m in team.members:
+        if m.kind == "author":
+            out |= person_papers(db, m.value)
+    return out
+
+
+def subject_papers(db: Database, *, guild_id: int | None, author_key: str | None,
+                   team_slug: str | None) -> set[str]:
+    """The papers a track on a person or a team covers, as of now."""
+    if author_key:
+        return person_papers(db, author_key)
+    team = get_team(db, guild_id, team_slug) if guild_id is not None and team_slug else None
+    return team_papers(db, team) if team else set()
+
+
+# -- their new citers -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Growth:
+    """A subject's paper whose stated cited-by count grew in a window."""
+
+    paper: PaperRef
+    old_count: int
+    new_count: int
+    unlisted: int
+
+
+@dataclass(frozen=True)
+class News:
+    """What a window of events (after, upto] brought a set of papers: each new citing paper
+    once (event order), with the set's papers it newly cites; the count growth."""
+
+    citers: tuple[AlertCiter, ...]
+    total: int
+    growth: tuple[Growth, ...]
+    upto_event_id: int  # the newest event of the window that concerns the set (0: none)
+    first_direction: str = ""  # of the first citer, when the map places it (a forum tag)
+
+
+def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
+    out: dict[str, PaperRef] = {}
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ",".join("?" * len(chunk))
+        for pid, title, year, url, arx in db.conn.execute(
+                f"SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({marks})", list(chunk)):
+            out[pid] = PaperRef(pid, title, year, url, arx or arxiv_url(pid))
+    return out
+
+
+def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 10,
+         order: str = "event") -> News:
+    """The set's events in (after, upto], grouped per citing paper (most cited first with
+    order="cited")."""
+    c = db.conn
+    events: list[tuple[int, str, str, str | None, int | None, int | None, int | None, str]] = []
+    for chunk in _chunks(sorted(papers)):
+        marks = ",".join("?" * len(chunk))
+        events += c.execute(
+            "SELECT e.id, e.kind, e.paper_id, e.citing_id, e.old_count, e.new_count, e.unlisted, e.seen_at"
+            f" FROM events e WHERE e.paper_id IN ({marks}) AND e.id > ? AND e.id <= ?",
+            [*chunk, after, upto]).fetchall()
+    events.sort()
+    grouped: dict[str, tuple[int, str, list[str]]] = {}
+    counts: dict[str, list[int]] = {}
+    for eid, kind, pid, citing, old, new, unlisted, seen in events:
+        if kind == "citation" and citing:
+            first = grouped.setdefault(citing, (eid, seen, []))
+            if pid not in first[2]:
+                first[2].append(pid)
+        elif kind == "count" and old is not None and new is not None:
+            g = counts.setdefault(pid, [old, new, 0])
+            g[0], g[1], g[2] = min(g[0], old), max(g[1], new), g[2] + (unlisted or 0)
+    refs = _refs(db, [*grouped, *(p for _, _, ps in grouped.values() for p in ps), *counts])
+    cited_by = {pid: by for pid, by in _cited_by(db, list(grouped))}
+    citers = [AlertCiter(cid, refs[cid].title, refs[cid].year, refs[cid].url, refs[cid].arxiv_url or arxiv_url(cid),
+                         cited_by.get(cid), eid, seen, tuple(refs[p] for p in cited if p in refs))
+              for cid, (eid, seen, cited) in grouped.items() if cid in refs]
+    citers.sort(key=(lambda a: (-(a.cited_by or 0), a.event_id)) if order == "cited" else (lambda a: a.event_id))
+    growth = tuple(Growth(refs[p], o, n, u) for p, (o, n, u) in sorted(counts.items()) if n > o and p in refs)
+    shown = tuple(citers[:limit])
+    first_direction = ""
+    if shown:
+        row = c.execute("SELECT d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
+                        " WHERE pl.paper_id = ? ORDER BY pl.position LIMIT 1", (shown[0].id,)).fetchone()
+        first_direction = row[0] if row else ""
+    return News(shown, len(citers), growth, max((e[0] for e in events), default=0), first_direction)
+
+
+def _cited_by(db: Database, ids: list[str]) -> list[tuple[str, int | None]]:
+    out: list[tuple[str, int | None]] = []
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        out += db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", list(chunk)).fetchall()
+    return out
+
+
+def newest_citers(db: Database, papers: set[str], limit: int = 100) -> list[NewCiter]:
+    """The feed entries of a set of papers: each paper citing one of them, once, at the first
+    event that made it so, newest first; with the set's papers it cites."""
+    first: dict[str, tuple[str, int]] = {}
+    for chunk in _chunks(sorted(papers)):
+        marks = ",".join("?" * len(chunk))
+        for citing, eid, seen in db.conn.execute(
+                "SELECT e.citing_id, min(e.id), min(e.seen_at) FROM events e"
+                f" WHERE e.kind = 'citation' AND e.paper_id IN ({marks}) GROUP BY e.citing_id", list(chunk)):
+            if citing not in first or eid < first[citing][1]:
+                first[citing] = (seen, eid)
+    chosen = sorted(first.items(), key=lambda kv: (kv[1][0], -kv[1][1]), reverse=True)[:limit]
+    cites: dict[str, list[str]] = {}
+    ids = [cid for cid, _ in chosen]
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        for citing, cited in db.conn.execute(
+                f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks})", list(chunk)):
+            if cited in papers:
+                cites.setdefault(citing, []).append(cited)
+    refs = _refs(db, [*ids, *(p for ps in cites.values() for p in ps)])
+    return [NewCiter(refs[cid], seen, eid, tuple(refs[p] for p in sorted(cites.get(cid, ())) if p in refs))
+            for cid, (seen, eid) in chosen if cid in refs]
+
+
+def newest_event(db: Database, papers: set[str]) -> int:
+    """The newest event of a set of papers (a feed's mark)."""
+    top = 0
+    for chunk in _chunks(sorted(papers)):
+        marks = ",".join("?" * len(chunk))
+        row = db.conn.execute(f"SELECT max(id) FROM events WHERE paper_id IN ({marks})", list(chunk)).fetchone()
+        top = max(top, row[0] or 0)
+    return top
