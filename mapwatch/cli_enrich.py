@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "author ids, ORCIDs, institutions and venue; Semantic Scholar's citing sentences of the "
                     "tracked papers' new citers. Each source at its published rate, with $MAPWATCH_CONTACT "
                     "in the User-Agent. Sources: $MAPWATCH_ENRICH (default arxiv,openalex,s2). Exit 0: every "
-                    "source answered; 1: a source was unavailable (what the others said is stored); "
+                    "source answered; 1: a source was unavailable or answered badly (what the others said is "
+                    "stored); "
                     "2: usage error.")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="papers asked about per source (default: 10,000)")
@@ -62,8 +63,6 @@ def cmd_enrich(args: argparse.Namespace) -> int:
         progress.close()
     for r in report.sources.values():
         print(f"Enriched from {r.summary()}.")
-        for problem in r.problems:
-            print(f"  failed: {problem}", file=sys.stderr)
-    for line in report.down_lines():
+    for line in report.trouble_lines():
         print(line, file=sys.stderr)
-    return EXIT_REJECTED if report.down() else EXIT_OK
+    return EXIT_REJECTED if report.troubles() else EXIT_OK

@@ -13,7 +13,7 @@
 
 `fault[source]`: None, "down" (503), "slow" (answers after `slow_seconds`), "429" (429 with
 Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-date" (an
-HTTP-date 1 s ahead, then normal), "malformed" (a body that is not the format), "huge"
+HTTP-date 2 s ahead, then normal), "malformed" (a body that is not the format), "huge"
 (an endless body), "refuse" (the connection closed). Every request is recorded (`requests`).
 """
 
@@ -23,7 +23,7 @@ import asyncio
 import email.utils
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +42,7 @@ class Seen:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
-    at: float  # time.monotonic() on arrival
+    at: float  # `ScholarlyFakes.clock()` on arrival
 
 
 @dataclass
@@ -70,6 +70,7 @@ class ScholarlyFakes:
     arxiv_error_entries: bool = False
     requests: list[Seen] = field(default_factory=list)
     base: str = ""
+    clock: Callable[[], float] = time.monotonic  # what `Seen.at` reads (a test's virtual clock)
 
     # -- where the client is pointed -------------------------------------------------------
 
@@ -90,7 +91,7 @@ class ScholarlyFakes:
     # -- faults ------------------------------------------------------------------------------
 
     async def _fault(self, source: str, request: web.Request) -> web.StreamResponse | None:
-        self.requests.append(Seen(source, request.path, dict(request.query), dict(request.headers), time.monotonic()))
+        self.requests.append(Seen(source, request.path, dict(request.query), dict(request.headers), self.clock()))
         how = self.fault.get(source)
         if how == "down":
             return web.Response(status=503, text="Service Unavailable")
@@ -102,7 +103,7 @@ class ScholarlyFakes:
             return web.Response(status=429, headers={"Retry-After": self.retry_after})
         if how == "429-date":
             self.fault[source] = None
-            when = email.utils.formatdate(time.time() + 1, usegmt=True)
+            when = email.utils.formatdate(time.time() + 2, usegmt=True)
             return web.Response(status=429, headers={"Retry-After": when})
         if how == "429-long":
             return web.Response(status=429, headers={"Retry-After": "3600"})

@@ -104,13 +104,28 @@ class RoundReport:
     seconds: float = 0.0
 
     def down(self) -> dict[str, str]:
-        """source -> why it was down this round."""
+        """source -> why it was left for the next round."""
         return {s: r.down for s, r in self.sources.items() if r.down}
 
-    def down_lines(self) -> list[str]:
-        """One line per source that was down: what `run` logs once a round."""
-        return [f"enrichment: {s} is unavailable this round ({why}); the map, feeds and alerts go on, "
-                "enrichment resumes next round" for s, why in self.down().items()]
+    def troubles(self) -> dict[str, str]:
+        """source -> what went wrong with it this round: why it was down, else its first bad
+        answer and how many papers it failed."""
+        out = dict(self.down())
+        for s, r in self.sources.items():
+            if s not in out and r.problems:
+                out[s] = f"{r.problems[0]}; {r.failed:,} papers failed, asked again in an hour"
+        return out
+
+    def trouble_lines(self) -> list[str]:
+        """One line per source that was down or answered badly: what `run` logs once a round."""
+        lines = []
+        for s, why in self.troubles().items():
+            if s in self.down():
+                lines.append(f"enrichment: {s} is unavailable this round ({why}); the map, feeds and alerts "
+                             "go on, enrichment resumes next round")
+            else:
+                lines.append(f"enrichment: {s} answered badly ({why})")
+        return lines
 
     def summary(self) -> str:
         return "; ".join(r.summary() for r in self.sources.values()) or "no source asked"
@@ -119,12 +134,12 @@ class RoundReport:
 class _Round:
     """The shared parts of one round: its database thread and connection, clock, progress."""
 
-    def __init__(self, db_path: str | Path | None, settings: EnrichSettings, session: Any, clock: Clock,
+    def __init__(self, db_path: str | Path | None, settings: EnrichSettings, sessions: Mapping[str, Any], clock: Clock,
                  progress: Callable[[int, int], None] | None, deadline: float | None,
                  monotonic: Callable[[], float], sleep: Callable[[float], Awaitable[object]]) -> None:
         self.db_path = db_path
         self.settings = settings
-        self.session = session
+        self.sessions = sessions
         self.clock = clock
         self.progress = progress
         self.deadline = deadline
@@ -142,7 +157,7 @@ class _Round:
     def client(self, source: str) -> PoliteClient:
         s = self.settings
         key = s.s2_key if source == "s2" else None
-        return PoliteClient(self.session, source, s.politeness[source], s.contact,
+        return PoliteClient(self.sessions[source], source, s.politeness[source], s.contact,
                             headers={"x-api-key": key} if key else {}, secrets=(key,) if key else (),
                             deadline=self.deadline, monotonic=self.monotonic, sleep=self.sleep)
 
@@ -308,11 +323,10 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     report = RoundReport({s: SourceReport(s) for s in settings.sources})
     if not settings.sources:
         return report
-    own = session is None
-    if own:
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit_per_host=1, ttl_dns_cache=300),
-                                        trust_env=False)
-    rnd = _Round(db_path, settings, session, clock, progress, None if seconds is None else started + seconds,
+    # A session per source (one connection each: one request at a time), unless one is given.
+    sessions = {s: session or aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1, ttl_dns_cache=300),
+                                                    trust_env=False) for s in settings.sources}
+    rnd = _Round(db_path, settings, sessions, clock, progress, None if seconds is None else started + seconds,
                  monotonic, sleep)
     loop = asyncio.get_running_loop()
     try:
@@ -332,7 +346,8 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         if rnd.db is not None:
             await asyncio.shield(loop.run_in_executor(rnd.writer, rnd.db.close))
         rnd.writer.shutdown(wait=False)
-        if own:
-            await session.close()
+        if session is None:
+            for own in sessions.values():
+                await own.close()
     report.seconds = monotonic() - started
     return report
