@@ -173,3 +173,12 @@ def test_refetch_schedule(fakes: ScholarlyFakes, seeded_path: Path, clock) -> No
         assert db.conn.execute(sql).fetchone()[0] == 1
     finally:
         db.close()
+
+
+def test_the_enrichment_bench_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/enrich.py cannot rot (its figures are in bench/RESULTS.md; no timing asserted)."""
+    from bench import enrich as bench_enrich
+
+    assert bench_enrich.main(["--papers", "300", "--sizes", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "database growth" in out and "| 1,000 | 10 |" in out
