@@ -14,7 +14,7 @@
 `fault[source]`: None, "down" (503), "slow" (answers after `slow_seconds`), "429" (429 with
 Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-date" (an
 HTTP-date 2 s ahead, then normal), "malformed" (a body that is not the format), "huge"
-(an endless body), "refuse" (the connection closed). Every request is recorded (`requests`).
+(an endless body), "refuse" (the connection closed), "moved" (a 301 elsewhere). Every request is recorded (`requests`).
 """
 
 from __future__ import annotations
@@ -119,6 +119,8 @@ class ScholarlyFakes:
                 await resp.write(b" " * (1024 * 1024))
             await resp.write_eof()
             return resp
+        if how == "moved":
+            raise web.HTTPMovedPermanently("http://127.0.0.1:9/elsewhere")
         if how == "refuse":
             assert request.transport is not None
             request.transport.close()

@@ -64,7 +64,7 @@ def statuses(db_path: Path) -> dict[str, int]:
         db.close()
 
 
-FAULTS = ["down", "slow", "429-long", "malformed", "huge", "refuse"]
+FAULTS = ["down", "slow", "429-long", "malformed", "huge", "refuse", "moved"]
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -189,3 +189,11 @@ def test_a_round_stops_at_its_deadline(fakes: ScholarlyFakes, seeded_path: Path,
     assert a.requests == 4 and a.found == 40 and a.out_of_time and not r.troubles()  # at 0, 3, 6, 9 s
     assert "the rest next round" in a.summary()
     assert statuses(seeded_path) == {"arxiv:ok": 40}  # the rest never asked: due next round
+
+
+def test_a_redirect_is_not_followed_with_the_key(fakes: ScholarlyFakes, seeded_path: Path, clock) -> None:
+    fakes.fault["s2"] = "moved"
+    r = round_(fakes, seeded_path, clock, sources=("s2",))
+    assert r.sources["s2"].down == ("HTTP 301, redirected to 'http://127.0.0.1:9/elsewhere': point its API "
+                                    "setting there")
+    assert len(fakes.seen("s2")) == 1

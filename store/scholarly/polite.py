@@ -2,7 +2,8 @@
 
 One `PoliteClient` per source and round: request starts are spaced by the source's interval
 (arXiv 3 s, OpenAlex 0.1 s, Semantic Scholar 1 s), one request at a time; every request says
-who asks (a User-Agent with the contact address); bodies are read up to `MAX_BODY_BYTES`; a
+who asks (a User-Agent with the contact address); no redirect is followed (the source is
+reported with where it points); bodies are read up to `MAX_BODY_BYTES`; a
 429 (or 503) with a Retry-After is honoured up to `max_retry_after`, beyond it the source is
 left for the next round. The clock and the sleep are injectable, so tests check the spacing
 without waiting for it.
@@ -148,9 +149,13 @@ class PoliteClient:
         headers = {"User-Agent": user_agent(self.contact), "Accept": "*/*", **self.headers}
         timeout = aiohttp.ClientTimeout(total=self.politeness.timeout)
         try:
+            # No redirect is followed: a header (the key) would go to wherever it points.
             async with self.session.get(url, params=params, headers=headers, timeout=timeout,
-                                        allow_redirects=True, max_redirects=3) as resp:
+                                        allow_redirects=False) as resp:
                 status = resp.status
+                if 300 <= status < 400:
+                    where = self.scrub(resp.headers.get("Location", "")[:200])
+                    raise SourceDown(f"HTTP {status}, redirected to {where!r}: point its API setting there")
                 if status in (429, 503) and "Retry-After" in resp.headers:
                     delay = retry_after_seconds(resp.headers.get("Retry-After"))
                     if delay is None or delay > self.politeness.max_retry_after:
@@ -175,8 +180,6 @@ class PoliteClient:
             raise SourceDown(f"no answer within {self.politeness.timeout:g} s") from None
         except aiohttp.ClientPayloadError as e:
             raise BadAnswer(self.scrub(f"answer cut off ({_short(e)})")) from None
-        except aiohttp.TooManyRedirects:
-            raise SourceDown("too many redirects") from None
         except aiohttp.ClientError as e:
             raise SourceDown(self.scrub(f"cannot connect ({_short(e)})")) from None
 
