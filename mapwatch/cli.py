@@ -23,7 +23,8 @@ from typing import Any
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 # The command modules, in the order their commands are listed by `mapwatch --help`.
-COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli_ask", "mapwatch.cli_run",
+COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.cli_enrich", "mapwatch.bot.cli_ask",
+                   "mapwatch.cli_run",
                    "mapwatch.bot.cli_sync", "mapwatch.bot.cli_graph", "mapwatch.bot.cli_webhook"]
 
 Outcome = int | Coroutine[Any, Any, None]

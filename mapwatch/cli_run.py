@@ -11,8 +11,9 @@ from mapwatch.feeds.cli import base_arg, listen_arg, out_arg, source_arg
 
 SUMMARY = "the Discord bot, the refresh schedule and the feed server in one process"
 DESCRIPTION = ("One process: the Discord bot (when DISCORD_TOKEN is set), the feed server and the refresh "
-               "schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh. On an empty "
-               "database the bundled seeds are stored first.")
+               "schedule ($MAPWATCH_REFRESH, default 1h), with alerts after each refresh, then a round of "
+               "enrichment from the open scholarly sources ($MAPWATCH_ENRICH). On an empty database the "
+               "bundled seeds are stored first.")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +30,7 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.feeds.scheduler import parse_schedule
     from mapwatch.run import run_all
     from mapwatch.store.environment import current
+    from mapwatch.store.scholarly.enrich import EnrichSettings
 
     env = current()
     # Every setting is checked here, before the database is opened, the seeds written or a port
@@ -45,10 +47,12 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     env.busy_timeout_ms()  # $MAPWATCH_BUSY_TIMEOUT
     env.log_format_name()
     env.admin_address()  # $MAPWATCH_ADMIN_LISTEN
+    enrich = EnrichSettings.from_environment(env)  # $MAPWATCH_ENRICH, the APIs, the contact
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
     run_config = RunConfig(db_path=args.db or env.database(), source=source(args), out_dir=out_dir(args),
                            host=host(args), port=port(args), base_url=given_base_url(args), refresh=env.refresh)
     # A service: mapwatch.cli runs it until a signal.
-    return run_all(run_config, env.token(), say=lambda s: print(s, flush=True), alert_interval=env.alert_seconds())
+    return run_all(run_config, env.token(), say=lambda s: print(s, flush=True), alert_interval=env.alert_seconds(),
+                   enrich=enrich)
 
 

@@ -4,7 +4,9 @@ server in one asyncio process. The one place that wires them, above the layers i
 
 The feeds side (`feeds.run.run_services`) serves and refreshes; the bot adds its
 after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
-polled from the event log, so a `mapwatch refresh` run elsewhere is alerted too.
+polled from the event log, so a `mapwatch refresh` run elsewhere is alerted too. The last
+hook starts an enrichment round (`EnrichmentStage`, docs/enrichment.md) in the background:
+no tick, and so no alert, ever waits for a scholarly source.
 """
 
 from __future__ import annotations
@@ -21,10 +23,61 @@ from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_i
 from mapwatch.store.clock import utc_now
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sqlite_utils import Database
+
     from mapwatch.feeds.serving.health import Health
     from mapwatch.feeds.serving.metrics import Metrics
+    from mapwatch.store.scholarly.enrich import EnrichSettings
 
 log = logging.getLogger("mapwatch.run")
+enrich_log = logging.getLogger("mapwatch.enrich")
+
+ROUND_SECONDS = 900.0  # no enrichment request starts later than this into its round
+
+
+class EnrichmentStage:
+    """The enrichment of `mapwatch run`: after each tick (its last after-refresh hook), one
+    round in a task of its own, bounded by `seconds`; a round still running when the next tick
+    ends is left to finish (none is started beside it). Each round logs one line per source
+    that was unavailable, and one summary line; an error in a round is logged and the next
+    tick starts the next round."""
+
+    def __init__(self, db_path: str | Path | None, settings: EnrichSettings,
+                 tracked: Callable[[Database], Any] | None = None, seconds: float = ROUND_SECONDS) -> None:
+        self.db_path = db_path
+        self.settings = settings
+        self.tracked = tracked
+        self.seconds = seconds
+        self.task: asyncio.Task[None] | None = None
+        self.rounds = 0
+
+    async def after_refresh(self, _result: Any) -> None:
+        if self.task is not None and not self.task.done():
+            enrich_log.info("enrichment: the last round is still running; this tick starts none")
+            return
+        self.task = asyncio.create_task(self._round(), name="mapwatch-enrich")
+
+    async def _round(self) -> None:
+        from mapwatch.store.scholarly.enrich import enrich_round
+
+        try:
+            report = await enrich_round(self.db_path, self.settings, tracked=self.tracked, seconds=self.seconds)
+        except Exception as e:  # a bug or the database: logged, the next tick tries again
+            enrich_log.error("enrichment round failed: %s: %s", type(e).__name__, e, exc_info=True)
+            return
+        finally:
+            self.rounds += 1
+        for line in report.trouble_lines():
+            enrich_log.warning(line)
+        enrich_log.info("enrichment: %s (%.0f s)", report.summary(), report.seconds)
+
+    async def close(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
 
 
 def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
@@ -47,10 +100,12 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
                   stop: asyncio.Event | None = None, alert_interval: float = 30.0,
                   client_kwargs: dict[str, Any] | None = None, bot_backoff: float = BOT_BACKOFF,
                   health: Health | None = None, metrics: Metrics | None = None,
-                  replica_lag: Callable[[], float | None] | None = None) -> None:
+                  replica_lag: Callable[[], float | None] | None = None,
+                  enrich: EnrichSettings | None = None) -> None:
     """Run everything until `stop` is set (or forever). Without a token, all but the bot.
     `metrics` (default: a new registry for this process) is served at /metrics; `replica_lag`,
     when given, feeds its gauge mapwatch_replica_lag_seconds (seconds, None: unknown).
+    `enrich`: the enrichment after each tick (default: as the environment says; no source: none).
 
     The bot side is supervised: a crash (an exception out of discord.py, e.g. on a malformed
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
@@ -105,6 +160,15 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
 
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
+    if enrich is None:
+        from mapwatch.store.environment import current as environment
+        from mapwatch.store.scholarly.enrich import EnrichSettings
+
+        enrich = EnrichSettings.from_environment(environment())
+    stage = EnrichmentStage(config.db_path, enrich, tracked_paper_ids) if enrich.sources else None
+    if stage is not None:
+        hooks.append(stage.after_refresh)  # last: this tick's alerts are out first
+        enrich_log.info("enrichment: from %s after each refresh ($MAPWATCH_ENRICH)", ", ".join(enrich.sources))
     services = asyncio.create_task(
         run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health,
                      metrics=metrics),
@@ -117,6 +181,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
         await services  # a crash of the services side ends the process with its error
     finally:
         stop.set()
+        if stage is not None:
+            await stage.close()
         if supervisor is not None:
             supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -30,6 +30,11 @@ DEFAULT_TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most
 DEFAULT_NICE = 10  # `mapwatch run`'s refresh thread, when $MAPWATCH_BACKGROUND_NICE is not set
 MAX_NICE = 19
 DEFAULT_ALERT_INTERVAL = 30.0
+ENRICH_SOURCES = ("arxiv", "openalex", "s2")  # the open scholarly sources, in the order a round asks them
+DEFAULT_ENRICH = "arxiv,openalex,s2"  # all three: free, and asked at their published rates (docs/enrichment.md)
+DEFAULT_ARXIV_API = "https://export.arxiv.org/api/query"
+DEFAULT_OPENALEX_API = "https://api.openalex.org"
+DEFAULT_S2_API = "https://api.semanticscholar.org/graph/v1"
 MAX_SHARDS = 4096  # far above Discord's need for any one bot (one shard per 2,500 servers)
 LOG_FORMATS = ("text", "json")
 
@@ -59,6 +64,12 @@ class Environment:
     replica: str = ""  # MAPWATCH_REPLICA
     slack_webhooks: str = ""  # MAPWATCH_SLACK_WEBHOOKS
     admin_listen: str = ""  # MAPWATCH_ADMIN_LISTEN
+    enrich: str = ""  # MAPWATCH_ENRICH
+    arxiv_api: str = ""  # MAPWATCH_ARXIV_API
+    openalex_api: str = ""  # MAPWATCH_OPENALEX_API
+    s2_api: str = ""  # MAPWATCH_S2_API
+    s2_key: str = ""  # MAPWATCH_S2_KEY
+    contact: str = ""  # MAPWATCH_CONTACT
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:
@@ -197,6 +208,45 @@ class Environment:
         """$MAPWATCH_ADMIN_LISTEN (HOST:PORT): where /healthz and /metrics are served instead
         of the public port; None when unset (they are on the public port)."""
         return settings.listen_address(self.admin_listen, "$MAPWATCH_ADMIN_LISTEN") if self.admin_listen else None
+
+    # -- the open scholarly sources (docs/enrichment.md) ------------------------------------
+
+    def enrich_sources(self) -> tuple[str, ...]:
+        """The sources enrichment asks: $MAPWATCH_ENRICH, comma-separated names of
+        `ENRICH_SOURCES` (any case, any order: asked in that order), or `off` (none);
+        unset: all three."""
+        raw = self.enrich.strip().lower() or DEFAULT_ENRICH
+        if raw in ("off", "none"):
+            return ()
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        unknown = [n for n in names if n not in ENRICH_SOURCES]
+        if unknown or not names:
+            raise BadSetting(f"$MAPWATCH_ENRICH must be off or sources from {','.join(ENRICH_SOURCES)} separated "
+                             f"by commas, not {settings.shown(self.enrich)}")
+        return tuple(n for n in ENRICH_SOURCES if n in names)
+
+    def source_apis(self) -> dict[str, str]:
+        """Each source's base URL: $MAPWATCH_ARXIV_API, $MAPWATCH_OPENALEX_API, $MAPWATCH_S2_API
+        (an http(s) address with a host; a trailing slash dropped), else the source's own."""
+        given = {"arxiv": (self.arxiv_api, "$MAPWATCH_ARXIV_API", DEFAULT_ARXIV_API),
+                 "openalex": (self.openalex_api, "$MAPWATCH_OPENALEX_API", DEFAULT_OPENALEX_API),
+                 "s2": (self.s2_api, "$MAPWATCH_S2_API", DEFAULT_S2_API)}
+        return {source: settings.api_base(value.strip(), name) if value.strip() else default
+                for source, (value, name, default) in given.items()}
+
+    def s2_api_key(self) -> str | None:
+        """The Semantic Scholar API key: only from $MAPWATCH_S2_KEY; a secret like the bot's
+        token, sent in the `x-api-key` header alone, never logged, echoed or stored."""
+        key = self.s2_key.strip()
+        if key and not key.isprintable():
+            raise BadSetting("$MAPWATCH_S2_KEY must be printable characters (the key itself is not shown)")
+        return key or None
+
+    def contact_address(self) -> str | None:
+        """$MAPWATCH_CONTACT: the e-mail address the sources' polite pools ask for (it goes
+        into the User-Agent and OpenAlex's `mailto`); None when unset."""
+        raw = self.contact.strip()
+        return settings.email(raw, "$MAPWATCH_CONTACT") if raw else None
 
     def log_format_name(self) -> str:
         """$MAPWATCH_LOG_FORMAT (text or json; unset: text); anything else is a usage error."""

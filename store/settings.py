@@ -26,6 +26,11 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "...'"
 
 
+shown = _shown  # a value as an error line shows it (repr, clipped)
+_EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$", re.ASCII)
+
+
 def port(value: int | str, name: str) -> int:
     """A TCP port to listen on: 0 (any free port) to 65535."""
     text = str(value).strip()
@@ -105,6 +110,23 @@ def endpoint_url(value: str, name: str, *, websocket: bool = False) -> str:
         kind = "a ws(s) or http(s)" if websocket else "an http(s)"
         raise BadSetting(f"{name} must be {kind} address with a host, not {_shown(value)}")
     return value.strip()
+
+
+def api_base(value: str, name: str) -> str:
+    """The base URL of a scholarly source's API: http(s) with a host, no fragment; without a
+    trailing slash (paths are appended to it)."""
+    url = safe_http_url(value.strip())
+    if url is None or "#" in url or "?" in url:
+        raise BadSetting(f"{name} must be an http(s) address with a host and no query, not {_shown(value)}")
+    return url.rstrip("/")
+
+
+def email(value: str, name: str) -> str:
+    """An e-mail address (what the polite pools of the scholarly sources ask for): one
+    `local@domain.tld`, ASCII, no spaces, no line breaks (it goes into a header)."""
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise BadSetting(f"{name} must be an e-mail address such as team@example.org, not {_shown(value)}")
+    return value
 
 
 def bounded_int(value: int, name: str, low: int, high: int) -> int:

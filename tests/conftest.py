@@ -112,3 +112,13 @@ def seeded(db, clock):
 
 
 __all__ = ["DATA", "SEED_FILES", "FakeClock", "date", "older_snapshot", "seed_page", "write_page"]
+
+
+@pytest.fixture(autouse=True)
+def _no_enrichment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests reach no scholarly source: enrichment is off (here and in the processes they start)
+    unless a test points it at the loopback fakes (tests/scholarly_fakes.py) and turns it on."""
+    monkeypatch.setenv("MAPWATCH_ENRICH", "off")
+    for name in ("MAPWATCH_ARXIV_API", "MAPWATCH_OPENALEX_API", "MAPWATCH_S2_API"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9/unreachable")
+    monkeypatch.delenv("MAPWATCH_S2_KEY", raising=False)

@@ -82,6 +82,19 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "SOURCE=ftp run": (["run", "--out", "public", "--port", "0"], {"MAPWATCH_SOURCE": "ftp://x/"},
                        "$MAPWATCH_SOURCE"),
     "--source ftp refresh": ([*REFRESH[:1], "--source", "ftp://x/", "--out", "public"], {}, "--source"),
+    "ENRICH=all run": (RUN, {"MAPWATCH_ENRICH": "all"}, "$MAPWATCH_ENRICH"),
+    "ENRICH=crossref enrich": (["enrich"], {"MAPWATCH_ENRICH": "arxiv,crossref"}, "$MAPWATCH_ENRICH"),
+    "ENRICH=, enrich": (["enrich"], {"MAPWATCH_ENRICH": ","}, "$MAPWATCH_ENRICH"),
+    "ARXIV_API=ftp enrich": (["enrich"], {"MAPWATCH_ENRICH": "arxiv", "MAPWATCH_ARXIV_API": "ftp://x.org"},
+                             "$MAPWATCH_ARXIV_API"),
+    "OPENALEX_API=javascript run": (RUN, {"MAPWATCH_ENRICH": "openalex", "MAPWATCH_OPENALEX_API": "javascript:x"},
+                                    "$MAPWATCH_OPENALEX_API"),
+    "S2_API no host enrich": (["enrich", "--source", "s2"], {"MAPWATCH_S2_API": "https://"}, "$MAPWATCH_S2_API"),
+    "CONTACT not an address run": (RUN, {"MAPWATCH_ENRICH": "arxiv", "MAPWATCH_CONTACT": "me at example"},
+                                   "$MAPWATCH_CONTACT"),
+    "CONTACT header injection enrich": (["enrich"], {"MAPWATCH_CONTACT": "a@b.org\r\nX-Evil: 1"},
+                                        "$MAPWATCH_CONTACT"),
+    "--limit 0 enrich": (["enrich", "--source", "arxiv", "--limit", "0"], {}, "--limit"),
 }
 
 

@@ -200,7 +200,8 @@ def test_the_checkout_is_the_package() -> None:
 
 # `mapwatch --help` imports only the command modules and what their options need: no
 # sqlite_utils (it loads numpy), discord, aiohttp, networkx, matplotlib (bench/RESULTS.md, "--help").
-HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli_run", "mapwatch.store", "mapwatch.feeds", "mapwatch.bot",
+HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli_run", "mapwatch.cli_enrich", "mapwatch.store",
+                   "mapwatch.feeds", "mapwatch.bot",
                    "mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli_ask", "mapwatch.bot.cli_graph",
                    "mapwatch.bot.cli_sync", "mapwatch.bot.cli_webhook", "mapwatch.store.environment",
                    "mapwatch.store.errors", "mapwatch.store.settings", "mapwatch.store.urls"}

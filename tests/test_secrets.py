@@ -133,3 +133,41 @@ async def test_the_token_appears_nowhere(fake_discord: FakeDiscord, tmp_path: Pa
     assert _scan_db(db_path, [TOKEN, REFUSED]) > 1000
     files = [f for f in out.rglob("*") if f.is_file()]
     assert files and not any(TOKEN.encode() in f.read_bytes() for f in files)
+
+
+S2_KEY = f"s2k-{secrets.token_urlsafe(24)}"
+
+
+def test_the_semantic_scholar_key_appears_nowhere(seeded_path: Path, clock) -> None:
+    """$MAPWATCH_S2_KEY goes to Semantic Scholar in its `x-api-key` header and nowhere else:
+    `mapwatch enrich` at DEBUG, with the source answering, down, hanging up and malformed, says
+    nothing of it on stdout or stderr, and no byte of the database holds it."""
+    from tests.scholarly_fakes import from_seeds, serve_scholarly
+
+    db = open_db(seeded_path)
+    tracking.add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id="2412.10400", created_by=3, now=clock())
+    tracking.add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id="2507.04136", created_by=3, now=clock())
+    data = from_seeds(db)
+    db.close()
+    said = []
+    with serve_scholarly(data) as fakes:
+        env = {**os.environ, **fakes.env(), "MAPWATCH_ENRICH": "s2", "MAPWATCH_S2_KEY": S2_KEY,
+               "MAPWATCH_LOG_LEVEL": "DEBUG", "PYTHONPATH": str(ROOT)}
+        for fault in (None, "down", "refuse", "malformed", "429-long"):
+            fakes.fault["s2"] = fault
+            if fault is not None:  # everything due again
+                with sqlite3.connect(seeded_path) as conn:
+                    conn.execute("DELETE FROM enrichment_fetches")
+                    conn.execute("DELETE FROM citation_contexts WHERE cited_id = '2507.04136'")
+            r = subprocess.run([sys.executable, "-m", "mapwatch", "enrich", "--db", str(seeded_path)], cwd=ROOT,
+                               env=env, capture_output=True, text=True, timeout=120)
+            assert r.returncode == (0 if fault is None else 1), r.stderr
+            said.append(r.stdout + r.stderr)
+    assert all(q.headers.get("x-api-key") == S2_KEY for q in fakes.seen("s2"))
+    assert len(fakes.seen("s2")) >= 6
+    text = "\n".join(said)
+    assert "s2 is unavailable this round (HTTP 503)" in text and "answered badly" in text
+    assert S2_KEY not in text and S2_KEY[4:16] not in text
+    for q in fakes.requests:
+        assert S2_KEY not in repr((q.path, q.query))
+    _scan_db(seeded_path, [S2_KEY])

@@ -117,3 +117,51 @@ def due_papers(db: Database, source: Source, now: datetime, limit: int) -> list[
         "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND next_fetch_at <= ?"
         " ORDER BY next_fetch_at LIMIT ?", [source, iso(now), limit - len(never)])]
     return never + again
+
+
+def citers_without_context(db: Database, cited_id: str) -> set[str]:
+    """The map's citers of `cited_id` whose citation Semantic Scholar has not described yet."""
+    return {r[0] for r in db.conn.execute(
+        "SELECT c.citing_id FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1 FROM citation_contexts x"
+        " WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [cited_id])}
+
+
+def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: int) -> list[str]:
+    """The tracked papers Semantic Scholar is due to be asked about: those with map citations
+    it has not described, when it was never asked, when a citer appeared since it was last
+    asked, or when it is due again (a failure after an hour, an unknown paper after a week, the
+    rest after a month). Most undescribed citations first."""
+    due: list[tuple[int, str]] = []
+    when = iso(now)
+    for pid in dict.fromkeys(tracked):
+        row = db.conn.execute("SELECT fetched_at, next_fetch_at FROM enrichment_fetches WHERE paper_id = ?"
+                              " AND source = 's2'", [pid]).fetchone()
+        missing = db.conn.execute(
+            "SELECT count(*), max(c.first_seen) FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1"
+            " FROM citation_contexts x WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [pid]).fetchone()
+        count, newest = missing
+        if not count:
+            continue
+        if row is None or row[1] <= when or newest > row[0]:
+            due.append((count, pid))
+    due.sort(key=lambda t: (-t[0], t[1]))
+    return [pid for _, pid in due[:limit]]
+
+
+def save_status(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,
+                reason: str | None = None) -> None:
+    """`source` could not say anything of these papers (`not_found`; `failed`, asked again after
+    an hour, with the reason): what is stored of them stays."""
+    with db.atomic():
+        mark_fetched(db, paper_ids, source, status, now, reason)
+
+
+def known_papers(db: Database, paper_ids: Sequence[str]) -> set[str]:
+    """Which of these ids are papers of the map."""
+    ids = list(dict.fromkeys(paper_ids))
+    found: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        found.update(r[0] for r in db.conn.execute(
+            f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    return found

@@ -1,0 +1,353 @@
+"""One enrichment round (docs/enrichment.md): ask each source about the papers due, politely,
+and store what it says, batch by batch.
+
+The sources are asked side by side (each its own host, rate and client), so a slow one
+delays only itself; the database work runs in one thread of its own (sqlite connections are
+single-thread), the parsing in worker threads, never on the loop. A source that is down, too
+slow or asks to wait too long is left for the next round with one line (`SourceReport.down`);
+the batch it was asked about is marked failed (asked again after an hour), and nothing
+stored before is touched. `fetch_*` do the I/O, `parse_*` (store/scholarly/parse.py) read,
+`save_*` (store/scholarly/saved.py) write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mapwatch.store.clock import Clock, utc_now
+from mapwatch.store.scholarly import saved
+from mapwatch.store.scholarly.parse import (
+    Malformed,
+    openalex_doi,
+    parse_arxiv,
+    parse_openalex,
+    parse_s2_citations,
+)
+from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
+from mapwatch.store.scholarly.records import CitationContext, OpenAlexWork
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from mapwatch.store.environment import Environment
+
+T = TypeVar("T")
+
+DEFAULT_LIMIT = 10_000  # papers per source and round (arXiv: 100 requests, 5 minutes)
+ARXIV_BATCH = 100  # ids per arXiv request (its `id_list`)
+OPENALEX_BATCH = 50  # DOIs per OpenAlex request (its filter takes up to 50 values OR-ed with `|`)
+OPENALEX_MAX_PAGES = 3  # per batch: one answers it unless OpenAlex holds duplicate works
+S2_PAGE = 1000  # citations per Semantic Scholar request (its most)
+S2_MAX_PAGES = 10  # per paper and round: 10,000 citers
+MAX_BAD_ANSWERS = 3  # malformed answers in a row before a source is left for the next round
+S2_FIELDS = "contexts,intents,isInfluential,externalIds"
+OPENALEX_SELECT = "id,doi,ids,authorships,primary_location,locations"
+
+
+@dataclass(frozen=True)
+class EnrichSettings:
+    """What a round asks and how: the sources (in order), their base URLs, the contact
+    address and the Semantic Scholar key (never shown: repr leaves it out), the papers per
+    source, each source's politeness."""
+
+    sources: tuple[str, ...]
+    apis: Mapping[str, str]
+    contact: str | None = None
+    s2_key: str | None = field(default=None, repr=False)
+    limit: int = DEFAULT_LIMIT
+    politeness: Mapping[str, Politeness] = field(default_factory=lambda: dict(POLITENESS))
+
+    @classmethod
+    def from_environment(cls, env: Environment) -> EnrichSettings:
+        """$MAPWATCH_ENRICH, the three API bases, $MAPWATCH_CONTACT, $MAPWATCH_S2_KEY, each
+        checked (BadSetting names a bad one)."""
+        return cls(env.enrich_sources(), env.source_apis(), env.contact_address(), env.s2_api_key())
+
+    def only(self, source: str) -> EnrichSettings:
+        return replace(self, sources=(source,))
+
+
+@dataclass
+class SourceReport:
+    """What one source gave in a round."""
+
+    source: str
+    due: int = 0  # papers due when the round began (at most the limit)
+    asked: int = 0
+    found: int = 0
+    not_found: int = 0
+    failed: int = 0
+    requests: int = 0
+    stored: int = 0  # rows of records, authors or contexts written
+    down: str | None = None  # why it was left for the next round (one line)
+    problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
+    out_of_time: bool = False
+
+    def summary(self) -> str:
+        text = (f"{self.source}: {self.asked:,} of {self.due:,} due asked in {self.requests:,} requests, "
+                f"{self.found:,} found, {self.not_found:,} not found, {self.failed:,} failed")
+        if self.out_of_time:
+            text += "; the rest next round (time up)"
+        return text
+
+
+@dataclass
+class RoundReport:
+    sources: dict[str, SourceReport] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def down(self) -> dict[str, str]:
+        """source -> why it was left for the next round."""
+        return {s: r.down for s, r in self.sources.items() if r.down}
+
+    def troubles(self) -> dict[str, str]:
+        """source -> what went wrong with it this round: why it was down, else its first bad
+        answer and how many papers it failed."""
+        out = dict(self.down())
+        for s, r in self.sources.items():
+            if s not in out and r.problems:
+                out[s] = f"{r.problems[0]}; {r.failed:,} papers failed, asked again in an hour"
+        return out
+
+    def trouble_lines(self) -> list[str]:
+        """One line per source that was down or answered badly: what `run` logs once a round."""
+        lines = []
+        for s, why in self.troubles().items():
+            if s in self.down():
+                lines.append(f"enrichment: {s} is unavailable this round ({why}); the map, feeds and alerts "
+                             "go on, enrichment resumes next round")
+            else:
+                lines.append(f"enrichment: {s} answered badly ({why})")
+        return lines
+
+    def summary(self) -> str:
+        return "; ".join(r.summary() for r in self.sources.values()) or "no source asked"
+
+
+class _Round:
+    """The shared parts of one round: its database thread and connection, clock, progress."""
+
+    def __init__(self, db_path: str | Path | None, settings: EnrichSettings, sessions: Mapping[str, Any], clock: Clock,
+                 progress: Callable[[int, int], None] | None, deadline: float | None,
+                 monotonic: Callable[[], float], sleep: Callable[[float], Awaitable[object]]) -> None:
+        self.db_path = db_path
+        self.settings = settings
+        self.sessions = sessions
+        self.clock = clock
+        self.progress = progress
+        self.deadline = deadline
+        self.monotonic = monotonic
+        self.sleep = sleep
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix="mapwatch-enrich")
+        self.db: Database | None = None
+        self.total = 0
+        self.done = 0
+
+    async def in_db(self, fn: Callable[..., T], *args: Any) -> T:
+        assert self.db is not None
+        return await asyncio.get_running_loop().run_in_executor(self.writer, functools.partial(fn, self.db, *args))
+
+    def client(self, source: str) -> PoliteClient:
+        s = self.settings
+        key = s.s2_key if source == "s2" else None
+        return PoliteClient(self.sessions[source], source, s.politeness[source], s.contact,
+                            headers={"x-api-key": key} if key else {}, secrets=(key,) if key else (),
+                            deadline=self.deadline, monotonic=self.monotonic, sleep=self.sleep)
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+async def _batches(rnd: _Round, report: SourceReport, client: PoliteClient, due: Sequence[str], size: int,
+                   ask: Callable[[Sequence[str]], Awaitable[None]]) -> None:
+    """Ask about `due` in batches of `size`; a bad answer fails its batch, a source down ends the source."""
+    bad_in_a_row = 0
+    for i in range(0, len(due), size):
+        batch = due[i:i + size]
+        try:
+            await ask(batch)
+            bad_in_a_row = 0
+        except OutOfTime:
+            report.out_of_time = True
+            return
+        except SourceDown as e:
+            report.down = client.scrub(str(e))
+            report.asked += len(batch)
+            report.failed += len(batch)
+            await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), report.down)
+            return
+        except (BadAnswer, Malformed) as e:
+            reason = client.scrub(str(e))
+            report.failed += len(batch)
+            if len(report.problems) < 5:
+                report.problems.append(reason)
+            await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), reason)
+            bad_in_a_row += 1
+            if bad_in_a_row >= MAX_BAD_ANSWERS:
+                report.down = f"{bad_in_a_row} bad answers in a row, the last: {reason}"
+                return
+        finally:
+            report.requests = client.requests
+        report.asked += len(batch)
+        rnd.advance(len(batch))
+
+
+# -- arXiv -------------------------------------------------------------------------------
+
+
+async def fetch_arxiv(client: PoliteClient, base: str, ids: Sequence[str]) -> bytes:
+    """arXiv's API answer for `ids` (one `id_list` request)."""
+    status, body = await client.get(base, {"id_list": ",".join(ids), "max_results": str(len(ids))})
+    if status != 200:
+        raise BadAnswer(f"HTTP {status}")
+    return body
+
+
+async def _arxiv(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
+    client = rnd.client("arxiv")
+    base = rnd.settings.apis["arxiv"]
+
+    async def ask(batch: Sequence[str]) -> None:
+        body = await fetch_arxiv(client, base, batch)
+        records = await asyncio.to_thread(parse_arxiv, body, batch)
+        await rnd.in_db(saved.save_arxiv, records, batch, rnd.clock())
+        report.found += len(records)
+        report.not_found += len(batch) - len(records)
+        report.stored += len(records) + sum(len(r.authors) for r in records)
+
+    await _batches(rnd, report, client, due, ARXIV_BATCH, ask)
+
+
+# -- OpenAlex ----------------------------------------------------------------------------
+
+
+async def fetch_openalex(client: PoliteClient, base: str, ids: Sequence[str], page: int = 1) -> bytes:
+    """One page of OpenAlex's `/works` filtered by the papers' arXiv DOIs."""
+    params = {"filter": "doi:" + "|".join(openalex_doi(p) for p in ids), "per-page": str(OPENALEX_BATCH),
+              "page": str(page), "select": OPENALEX_SELECT}
+    if client.contact:
+        params["mailto"] = client.contact  # the polite pool
+    status, body = await client.get(f"{base}/works", params)
+    if status != 200:
+        raise BadAnswer(f"HTTP {status}")
+    return body
+
+
+async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
+    client = rnd.client("openalex")
+    base = rnd.settings.apis["openalex"]
+
+    async def ask(batch: Sequence[str]) -> None:
+        works: list[OpenAlexWork] = []
+        for page in range(1, OPENALEX_MAX_PAGES + 1):
+            body = await fetch_openalex(client, base, batch, page)
+            got = await asyncio.to_thread(parse_openalex, body, batch)
+            works.extend(got.works)
+            if got.count <= page * OPENALEX_BATCH:
+                break
+        firsts = list({w.paper_id: w for w in reversed(works)}.values())  # the first work of each paper
+        await rnd.in_db(saved.save_openalex, firsts, batch, rnd.clock())
+        report.found += len(firsts)
+        report.not_found += len(batch) - len(firsts)
+        report.stored += len(firsts) + sum(len(w.authors) for w in firsts)
+
+    await _batches(rnd, report, client, due, OPENALEX_BATCH, ask)
+
+
+# -- Semantic Scholar --------------------------------------------------------------------
+
+
+async def fetch_s2_citations(client: PoliteClient, base: str, paper_id: str, offset: int) -> bytes | None:
+    """One page of Semantic Scholar's citations of an arXiv paper; None when it does not know the paper."""
+    status, body = await client.get(f"{base}/paper/arXiv:{paper_id}/citations",
+                                    {"fields": S2_FIELDS, "limit": str(S2_PAGE), "offset": str(offset)})
+    return body if status == 200 else None
+
+
+async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
+    client = rnd.client("s2")
+    base = rnd.settings.apis["s2"]
+
+    async def ask(batch: Sequence[str]) -> None:
+        (pid,) = batch
+        wanted = await rnd.in_db(saved.citers_without_context, pid)
+        contexts: list[CitationContext] = []
+        offset: int | None = 0
+        for _ in range(S2_MAX_PAGES):
+            assert offset is not None
+            body = await fetch_s2_citations(client, base, pid, offset)
+            if body is None:
+                await rnd.in_db(saved.save_status, [pid], "s2", "not_found", rnd.clock())
+                report.not_found += 1
+                return
+            page = await asyncio.to_thread(parse_s2_citations, body, pid)
+            contexts.extend(page.contexts)
+            offset = page.next_offset
+            if offset is None or wanted <= {c.citing_id for c in contexts}:
+                break
+        known = await rnd.in_db(saved.known_papers, [c.citing_id for c in contexts])
+        kept = [c for c in contexts if c.citing_id in known]
+        await rnd.in_db(saved.save_contexts, pid, kept, rnd.clock())
+        report.found += 1
+        report.stored += len(kept)
+
+    await _batches(rnd, report, client, due, 1, ask)
+
+
+FETCHERS = {"arxiv": _arxiv, "openalex": _openalex, "s2": _s2}
+
+
+async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
+                       tracked: Callable[[Database], Sequence[str]] | None = None, clock: Clock = utc_now,
+                       progress: Callable[[int, int], None] | None = None, seconds: float | None = None,
+                       session: Any = None, monotonic: Callable[[], float] = time.monotonic,
+                       sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> RoundReport:
+    """One round over `settings.sources`: the papers due (at most `settings.limit` per source;
+    Semantic Scholar: the `tracked` papers with citers it has not described), asked side by
+    side, stored batch by batch. `seconds`: no request starts later than that from now (the
+    rest is due next round). `session`: an aiohttp ClientSession (default: one for the round)."""
+    import aiohttp
+
+    from mapwatch.store.database.db import open_db
+
+    started = monotonic()
+    report = RoundReport({s: SourceReport(s) for s in settings.sources})
+    if not settings.sources:
+        return report
+    # A session per source (one connection each: one request at a time), unless one is given.
+    sessions = {s: session or aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1, ttl_dns_cache=300),
+                                                    trust_env=False) for s in settings.sources}
+    rnd = _Round(db_path, settings, sessions, clock, progress, None if seconds is None else started + seconds,
+                 monotonic, sleep)
+    loop = asyncio.get_running_loop()
+    try:
+        rnd.db = await loop.run_in_executor(rnd.writer, open_db, db_path)
+        due: dict[str, list[str]] = {}
+        for s in settings.sources:
+            if s == "s2":
+                ids = await rnd.in_db(tracked) if tracked is not None else []
+                due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit)
+            else:
+                due[s] = await rnd.in_db(saved.due_papers, s, clock(), settings.limit)
+            report.sources[s].due = len(due[s])
+        rnd.total = sum(len(v) for v in due.values())
+        rnd.advance(0)
+        await asyncio.gather(*(FETCHERS[s](rnd, report.sources[s], due[s]) for s in settings.sources))
+    finally:
+        if rnd.db is not None:
+            await asyncio.shield(loop.run_in_executor(rnd.writer, rnd.db.close))
+        rnd.writer.shutdown(wait=False)
+        if session is None:
+            for own in sessions.values():
+                await own.close()
+    report.seconds = monotonic() - started
+    return report

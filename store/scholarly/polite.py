@@ -1,0 +1,197 @@
+"""GET requests to one scholarly source, at its published rate (docs/enrichment.md).
+
+One `PoliteClient` per source and round: request starts are spaced by the source's interval
+(arXiv 3 s, OpenAlex 0.1 s, Semantic Scholar 1 s), one request at a time; every request says
+who asks (a User-Agent with the contact address); no redirect is followed (the source is
+reported with where it points); bodies are read up to `MAX_BODY_BYTES`; a
+429 (or 503) with a Retry-After is honoured up to `max_retry_after`, beyond it the source is
+left for the next round. The clock and the sleep are injectable, so tests check the spacing
+without waiting for it.
+
+What goes wrong is one of two errors, each with a one-line reason that never holds a secret
+(the Semantic Scholar key is sent in a header, and scrubbed from any reason that could
+echo it): `SourceDown` (the source cannot be asked this round: down, slow, refusing, or
+asking to wait too long) and `BadAnswer` (this one request failed; the next may not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+MAX_BODY_BYTES = 10 * 1024 * 1024  # an answer of 100 papers is a few hundred kB
+
+
+@dataclass(frozen=True)
+class Politeness:
+    """How one source is asked: `interval` seconds between request starts (its published
+    rate), `timeout` seconds for a whole answer, a Retry-After honoured up to `max_retry_after`
+    seconds and `retries` times a request."""
+
+    interval: float
+    timeout: float = 30.0
+    max_retry_after: float = 120.0
+    retries: int = 3
+
+
+# The sources' published rates: arXiv asks for one request every 3 seconds, one connection
+# at a time (API Terms of Use); OpenAlex allows 10 requests a second and 100,000 a day in its
+# polite pool; Semantic Scholar 1 request a second (the shared public pool, and a key's
+# introductory rate).
+POLITENESS = {"arxiv": Politeness(3.0), "openalex": Politeness(0.1), "s2": Politeness(1.0)}
+
+
+class SourceDown(Exception):
+    """The source cannot be asked again this round (one line: why)."""
+
+
+class BadAnswer(Exception):
+    """One request failed (a malformed or oversized answer, a refused query); others may not."""
+
+
+class OutOfTime(Exception):
+    """The round's deadline would pass before the next request could start."""
+
+
+@functools.cache
+def user_agent(contact: str | None) -> str:
+    """mapwatch's User-Agent, naming whom to write to (the polite pools ask for it)."""
+    try:
+        from importlib.metadata import version
+
+        ver = version("mapwatch")
+    except Exception:  # not installed (running from a checkout)
+        ver = "0"
+    return f"mapwatch/{ver} (citation map follower; mailto:{contact})" if contact else \
+        f"mapwatch/{ver} (citation map follower)"
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _short(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:200]
+
+
+@dataclass
+class PoliteClient:
+    """Requests to one source. `session`: an aiohttp ClientSession; `headers`: sent with each
+    request besides the User-Agent (the S2 key's `x-api-key`); `secrets`: strings never let
+    into a reason; `deadline`: a `monotonic()` time no request starts after."""
+
+    session: Any
+    source: str
+    politeness: Politeness
+    contact: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()
+    deadline: float | None = None
+    monotonic: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+    requests: int = 0
+    bytes_read: int = 0
+    started: list[float] = field(default_factory=list)  # when each request started (monotonic)
+    _next_start: float = field(default=float("-inf"), repr=False)
+
+    def scrub(self, text: str) -> str:
+        for s in self.secrets:
+            if s:
+                text = text.replace(s, "…")
+        return text
+
+    async def _wait_turn(self) -> None:
+        now = self.monotonic()
+        start = max(now, self._next_start)
+        if self.deadline is not None and start > self.deadline:
+            raise OutOfTime(f"{self.source}: the round's time is up")
+        if start > now:
+            await self.sleep(start - now)
+        self._next_start = start + self.politeness.interval
+
+    async def get(self, url: str, params: Mapping[str, str] | None = None) -> tuple[int, bytes]:
+        """(status, body) of a GET: 200, or 404 (the source does not know the thing asked
+        for). Any other answer raises SourceDown or BadAnswer."""
+        for attempt in range(self.politeness.retries + 1):
+            status, body, wait = await self._once(url, params)
+            if wait is None:
+                return status, body
+            if attempt == self.politeness.retries:
+                raise SourceDown(f"HTTP {status}, still after {attempt + 1} tries")
+            self._next_start = max(self._next_start, self.monotonic() + wait)
+        raise AssertionError("unreachable")
+
+    async def _once(self, url: str, params: Mapping[str, str] | None) -> tuple[int, bytes, float | None]:
+        import aiohttp
+
+        await self._wait_turn()
+        self.requests += 1
+        self.started.append(self.monotonic())
+        headers = {"User-Agent": user_agent(self.contact), "Accept": "*/*", **self.headers}
+        timeout = aiohttp.ClientTimeout(total=self.politeness.timeout)
+        try:
+            # No redirect is followed: a header (the key) would go to wherever it points.
+            async with self.session.get(url, params=params, headers=headers, timeout=timeout,
+                                        allow_redirects=False) as resp:
+                status = resp.status
+                if 300 <= status < 400:
+                    where = self.scrub(resp.headers.get("Location", "")[:200])
+                    raise SourceDown(f"HTTP {status}, redirected to {where!r}: point its API setting there")
+                if status in (429, 503) and "Retry-After" in resp.headers:
+                    delay = retry_after_seconds(resp.headers.get("Retry-After"))
+                    if delay is None or delay > self.politeness.max_retry_after:
+                        shown = "an unreadable one" if delay is None else f"{delay:,.0f} s"
+                        raise SourceDown(f"HTTP {status}, asked to wait {shown} (more than the "
+                                         f"{self.politeness.max_retry_after:g} s honoured)")
+                    return status, b"", delay
+                if status == 429:  # no Retry-After: wait ten intervals, at least 5 s
+                    return status, b"", max(5.0, 10 * self.politeness.interval)
+                if status >= 500 or status in (401, 403):
+                    raise SourceDown(f"HTTP {status}")
+                if status not in (200, 404):
+                    raise BadAnswer(f"HTTP {status}")
+                if resp.content_length is not None and resp.content_length > MAX_BODY_BYTES:
+                    raise BadAnswer(f"an answer of {resp.content_length:,} bytes (at most {MAX_BODY_BYTES:,} read)")
+                body = await _read_capped(resp, MAX_BODY_BYTES)
+                self.bytes_read += len(body)
+                if len(body) > MAX_BODY_BYTES:
+                    raise BadAnswer(f"an answer of more than {MAX_BODY_BYTES:,} bytes")
+                return status, body, None
+        except TimeoutError:
+            raise SourceDown(f"no answer within {self.politeness.timeout:g} s") from None
+        except aiohttp.ClientPayloadError as e:
+            raise BadAnswer(self.scrub(f"answer cut off ({_short(e)})")) from None
+        except aiohttp.ClientError as e:
+            raise SourceDown(self.scrub(f"cannot connect ({_short(e)})")) from None
+
+
+async def _read_capped(resp: Any, limit: int) -> bytes:
+    """The body, or its first limit+1 bytes when it is longer."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = await resp.content.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)

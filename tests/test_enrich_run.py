@@ -1,0 +1,113 @@
+"""`mapwatch run` with every scholarly source down or hanging: it serves, refreshes and alerts
+as before, and says once per round which source is down (issue 29)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from mapwatch.feeds.run import RunConfig
+from mapwatch.run import run_all
+from mapwatch.store.database.db import open_db
+from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.scholarly.enrich import EnrichSettings
+from mapwatch.store.scholarly.polite import POLITENESS, Politeness
+from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.subscriptions import tracking
+from tests.fakediscord import FakeDiscord
+from tests.scholarly_fakes import ScholarlyFakes, serve_scholarly
+
+pytest_plugins = ["tests.fakediscord.fixtures"]
+SOURCES = ("arxiv", "openalex", "s2")
+
+
+async def _wait(predicate, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+
+def _get(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.status
+
+
+@pytest.mark.parametrize("fault", ["down", "slow"])
+async def test_run_with_every_source_down_still_refreshes_and_alerts(
+        fake_discord: FakeDiscord, tmp_path: Path, make_older_seeds, clock, caplog: pytest.LogCaptureFixture,
+        fault: str) -> None:
+    caplog.set_level(logging.INFO, logger="mapwatch.enrich")
+    db_path = tmp_path / "m.db"
+    db = open_db(db_path)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    alerts = fake_discord.guild.channel("alerts")
+    tracking.add_track(db, guild_id=fake_discord.guild.id, channel_id=alerts.id, user_id=None,
+                       paper_id="2412.10400", created_by=fake_discord.user.id, now=clock())
+    db.close()
+    fakes = ScholarlyFakes(slow_seconds=60.0)
+    fakes.down(how=fault)
+    with serve_scholarly(fakes):
+        politeness = {s: Politeness(0.01, timeout=30.0 if fault == "slow" else 2.0) for s in POLITENESS}
+        enrich = EnrichSettings(SOURCES, fakes.apis(), "team@example.org", politeness=politeness)
+        said: list[str] = []
+        stop = asyncio.Event()
+        config = RunConfig(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="2s")
+        task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop,
+                                           alert_interval=0.2, client_kwargs={"guild_ready_timeout": 0.05},
+                                           enrich=enrich))
+        try:
+            # The first tick's refresh stores the newer seeds and the alert goes out, sources or not.
+            msgs = await fake_discord.wait_channel_messages(alerts.id, 1, timeout=30)
+            assert "3 new citers" in msgs[0].embed["title"]
+            index = next(s for s in said if s.startswith("Feeds: ")).split()[1]
+            assert await asyncio.to_thread(_get, index + "feeds/papers/2412.10400.atom") == 200
+            if fault == "down":
+                # Rounds end at once: one line per source and round, then a summary.
+                await _wait(lambda: sum(r.getMessage().startswith("enrichment: arxiv:") for r in caplog.records) >= 2)
+            else:
+                await _wait(lambda: len(fakes.requests) >= 3)  # every source asked, none answering
+                await asyncio.sleep(2.5)  # another tick: it starts no round beside the hanging one
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 15)  # the hanging round is cancelled, not awaited
+    messages = [r.getMessage() for r in caplog.records if r.name == "mapwatch.enrich"]
+    rounds: list[list[str]] = [[]]  # the lines of each round, which ends with its summary
+    for m in messages:
+        rounds[-1].append(m)
+        if m.startswith("enrichment: arxiv:"):
+            rounds.append([])
+    if fault == "down":
+        assert len(rounds) >= 3, messages
+        for lines in rounds:  # a source down is said once a round, not once a paper or batch
+            for s in SOURCES:
+                assert sum(m.startswith(f"enrichment: {s} is unavailable this round") for m in lines) <= 1, lines
+        first = rounds[0]
+        for s in SOURCES:
+            assert f"enrichment: {s} is unavailable this round (HTTP 503); the map, feeds and alerts go on, " \
+                   "enrichment resumes next round" in first
+        # The second round asks only what the first did not reach (the failed are asked after an hour).
+        assert [m for m in rounds[1] if "unavailable" in m] == [
+            "enrichment: openalex is unavailable this round (HTTP 503); the map, feeds and alerts go on, "
+            "enrichment resumes next round"]
+    else:
+        assert not any("unavailable" in m for m in messages)  # still waiting when the process stopped
+        assert any("the last round is still running" in m for m in messages), messages
+        assert len(fakes.requests) == 3  # one request each: the hanging round was the only one
+    assert len(fake_discord.requests_to("POST", f"/channels/{alerts.id}/messages")) == 1
+
+
+async def test_run_with_enrichment_off_adds_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mapwatch.enrich")
+    stop = asyncio.Event()
+    said: list[str] = []
+    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
+    task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))  # MAPWATCH_ENRICH=off (conftest)
+    await _wait(lambda: any(s.startswith("Refreshing from") for s in said))
+    await asyncio.sleep(0.5)
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert not [r for r in caplog.records if r.name == "mapwatch.enrich"]
