@@ -31,9 +31,13 @@ _INTERACTION_TOKEN = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+|(/interacti
 
 
 def _hide_token(text: str) -> str:
-    token = current().token() or ""
+    env = current()
+    token = env.token() or ""
     if len(token) >= 8:
         text = text.replace(token, HIDDEN)
+    key = env.s2_key.strip()  # $MAPWATCH_S2_KEY, a secret like the token
+    if len(key) >= 8:
+        text = text.replace(key, "[MAPWATCH_S2_KEY]")
     text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
     return redact_url(redact_webhooks(text))
 
