@@ -1,6 +1,7 @@
 """The model html_bounds scans with: the HTML tree builder's stack of open elements, kept
 conservatively (store/pages/html_bounds.py says how, and why) so that the depth and element count it
-finds are at least those of the tree the parser builds."""
+finds are at least those of the tree the parser builds; and the attributes the parser reads (on
+each tag, and in all: those it copies onto re-created formatting elements included)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import re
 
 MAX_HTML_DEPTH = 512  # elements open at once (Blink: kMaximumHTMLParserDOMTreeDepth)
 MAX_HTML_NODES = 60_000  # elements and comments, re-created formatting elements included
+# Attributes: on one element (or end tag), and on the page (end tags' and copies' included).
+MAX_HTML_ATTRIBUTES = 64
+MAX_HTML_PAGE_ATTRIBUTES = 200_000
 
 _VOID = frozenset(b"area base basefont bgsound br col embed frame hr image img input keygen link meta "
                   b"param source track wbr".split())
@@ -56,8 +60,46 @@ _HTML_ENCODING = re.compile(rb"encoding[\t\n\f\r ]*=[\t\n\f\r ]*[\"']?(?:text/ht
                             rb"[\"'\t\n\f\r ]", re.I)
 
 
+# One attribute as the tokenizer splits them (its name, its value if any, the separators after it):
+# the grammar of html_bounds' attribute strings, so matches follow each other without a gap.
+_ATTRIBUTE = re.compile(
+    rb"[^\t\n\f\r />][^\t\n\f\r />=]*+(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+(?>\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >]++)?)?"
+    rb"[\t\n\f\r /]*+")
+_PLAIN_NAME = re.compile(rb"[a-z][a-z0-9-]{0,31}")  # a tag name a message may quote
+
+
 class Reject(Exception):
-    pass
+    """The page is out of bounds: the reason, and the byte offset of the token at fault (-1:
+    the page as a whole)."""
+
+    def __init__(self, reason: str, at: int = -1) -> None:
+        super().__init__(reason)
+        self.at = at
+
+
+def count_attributes(attrs: bytes, most: int = MAX_HTML_ATTRIBUTES) -> int:
+    """The attributes in a tag's attribute string (html_bounds' group), as the tokenizer splits
+    them (duplicates included), counted up to `most + 1` at most. A name takes a byte and is
+    preceded by one (a separator, or a value's closing quote): a string holds at most half its
+    length in attributes, so a short one is counted at once, a long one only as far as needed."""
+    if len(attrs) < 2:
+        return 0
+    if len(attrs) <= 2 * (most + 1):
+        return len(_ATTRIBUTE.findall(attrs))
+    n = 0
+    for _ in _ATTRIBUTE.finditer(attrs):
+        n += 1
+        if n > most:
+            break
+    return n
+
+
+def _tag(name: bytes, end: bool = False) -> str:
+    """How a message names a tag: `<div>`, `</div>`, or only "element" for a name it should not
+    quote (long, or not plain ASCII)."""
+    if not _PLAIN_NAME.fullmatch(name):
+        return "end tag" if end else "element"
+    return f"end tag </{name.decode()}>" if end else f"element <{name.decode()}>"
 
 
 def _attr_names(attrs: bytes) -> set[bytes]:
@@ -88,6 +130,10 @@ class OpenElements:
         self.deepest = 0
         self.in_head = True  # before the body: a <noscript> there closes at the first body tag
         self.head_noscript = False
+        self.offset = 0  # where the token being read starts (html_bounds sets it): a rejection's place
+        self.attributes = 0  # on the page: in tags, and copied onto re-created formatting elements
+        self.merged: dict[bytes, int] = {}  # attributes of every <html> (and <body>) start tag
+        self.key_attributes: dict[bytes, int] = {}  # formatting element key -> its attributes
 
     @property
     def foreign(self) -> bool:
@@ -166,6 +212,39 @@ class OpenElements:
         if self.nodes > MAX_HTML_NODES:
             raise Reject(f"HTML page with more than {MAX_HTML_NODES:,} elements and comments")
 
+    # --- attributes ----------------------------------------------------------------------
+
+    def tag_attributes(self, name: bytes, attrs: bytes, end: bool = False) -> None:
+        """A start or end tag's attributes (the tokenizer reads an end tag's too), at most
+        MAX_HTML_ATTRIBUTES: the parser checks each new one against those before it, so one
+        element's cost grows with their square. The attributes of later <html> and <body>
+        start tags are added to the first's element: theirs are counted together."""
+        n = count_attributes(attrs)
+        if not n:
+            return
+        on_element = n
+        if not end and name in (b"html", b"body"):
+            self.merged[name] = on_element = self.merged.get(name, 0) + n
+        if on_element > MAX_HTML_ATTRIBUTES:
+            together = " (its start tags together)" if on_element > n else ""
+            raise Reject(f"HTML {_tag(name, end)} with more than {MAX_HTML_ATTRIBUTES} attributes{together}",
+                         self.offset)
+        self.add_attributes(n)
+
+    def add_attributes(self, n: int) -> None:
+        self.attributes += n
+        if self.attributes > MAX_HTML_PAGE_ATTRIBUTES:
+            raise Reject(f"HTML page with more than {MAX_HTML_PAGE_ATTRIBUTES:,} attributes", self.offset)
+
+    def copied(self, key: bytes, times: int = 1) -> None:
+        """A formatting element (`key`: its name and attributes) copied `times` times by the
+        parser, its attributes with it."""
+        n = self.key_attributes.get(key)
+        if n is None:
+            n = self.key_attributes[key] = count_attributes(key.partition(b" ")[2])
+        if n:
+            self.add_attributes(n * times)
+
     # --- what the tokens do --------------------------------------------------------------
 
     def head_text(self, blank: bool) -> None:
@@ -186,6 +265,7 @@ class OpenElements:
             keys, self.dangling = self.dangling, []
             for key in keys:
                 self.push(key.split(b" ", 1)[0], HTML, key)
+                self.copied(key)
 
     def start(self, name: bytes, attrs: bytes, self_closing: bool) -> None:
         if self.in_head:
@@ -337,6 +417,7 @@ class OpenElements:
             if pos >= 0 and self.last(self.special) > pos:
                 if name in _FORMATTING:
                     self.count(8)  # the adoption agency re-parents it into clones
+                    self.copied(self.keys[pos], 8)
                 return
             if pos < 0 and name in _FORMATTING:  # a formatting element left open: its end tag drops it
                 for i in range(len(self.dangling) - 1, -1, -1):
