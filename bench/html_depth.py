@@ -1,4 +1,5 @@
-"""How long one hostile HTML page under the 2 MB cap costs: parsed or rejected (issue 21, item 3).
+"""How long one hostile HTML page under the 2 MB cap costs: parsed or rejected (issue 21, item 3;
+issue 30, item 2: attributes).
 
     .venv/bin/python -m bench.html_depth [--repeat 3]
 
@@ -45,16 +46,47 @@ def seed_html() -> tuple[str, str]:
     return "".join(out[:-1]), "</ul></article><footer>f</footer></body></html>"  # inside the last list
 
 
-def fill(unit: str, size: int, head: str = "", tail: str = "") -> Callable[[str, str], bytes]:
-    """A document of about `size` bytes: `head`, `unit` repeated, `tail` inside the article."""
+def fill(unit: str, size: int, head: str = "", tail: str = "", most: int | None = None) -> Callable[[str, str], bytes]:
+    """A document of about `size` bytes: `head`, `unit` repeated (at most `most` times), `tail`
+    inside the article."""
     def build(before: str, after: str) -> bytes:
         room = size - len(before) - len(after) - len(head) - len(tail)
-        return (before + head + unit * max(0, room // len(unit)) + tail + after).encode()
+        times = max(0, room // len(unit))
+        return (before + head + unit * (times if most is None else min(most, times)) + tail + after).encode()
+    return build
+
+
+def names(n: int, first: int = 0, value: str = "") -> str:
+    return " ".join(f"a{i}{value}" for i in range(first, first + n))
+
+
+def one_tag(start: str, size: int, value: str = "", end: str = ">x") -> Callable[[str, str], bytes]:
+    """A document of about `size` bytes: one tag (`start`, e.g. "<div") with as many distinct
+    attributes as fit."""
+    def build(before: str, after: str) -> bytes:
+        room = size - len(before) - len(after) - len(start) - len(end)
+        n = 0
+        while room > 0:
+            room -= len(f" a{n}{value}")
+            n += 1
+        return (before + start + " " + names(max(0, n - 1), value=value) + end + after).encode()
+    return build
+
+
+def tags(unit: Callable[[int], str], size: int) -> Callable[[str, str], bytes]:
+    """A document of about `size` bytes: `unit(0)`, `unit(1)`, ... inside the article."""
+    def build(before: str, after: str) -> bytes:
+        room, out = size - len(before) - len(after), []
+        while room > len(unit(len(out))):
+            out.append(unit(len(out)))
+            room -= len(out[-1])
+        return (before + "".join(out) + after).encode()
     return build
 
 
 def shapes(size: int) -> dict[str, Callable[[str, str], bytes]]:
     deep = "<div>" * 500  # just under the nesting limit
+    ark = "".join(f"<b {names(63)} x={n}>" for n in range(490))  # alike formatting elements: compared
     return {
         "nested <div>, never closed": fill("<div>", size),
         "nested <div>, closed": fill("<div>", size // 2, tail="</div>" * (size // 12)),
@@ -76,6 +108,15 @@ def shapes(size: int) -> dict[str, Callable[[str, str], bytes]]:
         "list items (a realistic page, as large as it gets)": fill(
             '<li><a href="https://mlsanity.com/paper/2412.10400/">A title of about average length</a>'
             " (2024)</li>", size),
+        "one <div>, distinct attributes a0=x a1=x ...": one_tag("<div", size, "=x"),
+        "one end tag </div a0 a1 ...>": one_tag("</div", size),
+        "one tag cut off by the end, <div a0 a1 ...": one_tag("<div", size, end=""),
+        "<body> tags of 64 distinct attributes (added to one)": tags(lambda i: f"<body {names(64, 64 * i)}>", size),
+        "<i> of 64 attributes, as many as fit": fill(f"<i {names(64)}></i>", size),
+        "<i> of 64 attributes, at most 3,000 (192,000)": fill(f"<i {names(64)}></i>", size, most=3_000),
+        "3 open <b> of 64 attributes re-created per <p>": fill(
+            "<p>x</p>", size, head=f"<p><b {names(64)}><b {names(63)} y><b {names(63)} z></p>"),
+        "490 alike <b> of 64 attributes (Noah's Ark)": fill("x ", size, head=ark),
     }
 
 

@@ -13,6 +13,7 @@ signal stops it (`serve`, `run`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sqlite3
@@ -75,11 +76,71 @@ def os_error(e: OSError) -> str:
     return f"mapwatch: error: {e.strerror or e}{where}"
 
 
-def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
-    """Run a service until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal."""
+# After SIGINT/SIGTERM, the time a service has to stop (its tasks cancelled, its connections
+# closed, its worker threads done) before the process exits anyway.
+STOP_GRACE_SECONDS = 5.0
+
+
+class StopDeadline:
+    """The end of a service stopped by a signal: it says "mapwatch: stopped" once, and if the
+    process still runs `grace` seconds after the signal (a worker thread busy in C code, such
+    as a page parse, cannot be interrupted, and Python would wait for it at exit), it flushes
+    its output and ends the process with exit status 0. Nothing is lost: SQLite rolls an
+    unfinished transaction back, and a file being written is a temporary one (store/atomic.py)
+    until it is renamed."""
+
+    def __init__(self, grace: float = STOP_GRACE_SECONDS, json_logs: bool = False) -> None:
+        import threading
+
+        self.grace = grace
+        self.json_logs = json_logs  # $MAPWATCH_LOG_FORMAT=json: the stop line is a JSON record too
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._said = False
+
+    def start(self) -> None:
+        """A signal arrived: the countdown starts (once; a second signal does not extend it)."""
+        import threading
+
+        with self._lock:
+            if self._timer is None:
+                self._timer = threading.Timer(self.grace, self._expire)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def say_stopped(self) -> None:
+        with self._lock:
+            if not self._said:
+                self._said = True
+                if self.json_logs:
+                    import logging
+
+                    logging.getLogger("mapwatch").warning("mapwatch: stopped")
+                else:
+                    print("mapwatch: stopped", file=sys.stderr)
+
+    def _expire(self) -> None:
+        import logging
+        import threading
+
+        busy = [t.name for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon
+                and t is not threading.main_thread()]
+        logging.getLogger("mapwatch").warning("still running %.0f s after the signal (%s): exiting without waiting",
+                                              self.grace, ", ".join(busy) or "the service")
+        self.say_stopped()
+        for handler in logging.getLogger().handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(EXIT_OK)
+
+
+def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS) -> int:
+    """Run a service until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal, within
+    `grace` seconds of it whatever the service's threads are doing (StopDeadline)."""
     import asyncio
-    import contextlib
-    import logging
     import signal
 
     from mapwatch.store.environment import current
@@ -98,19 +159,23 @@ def run_until_signal(service: Coroutine[Any, Any, None]) -> int:
         raise
     configure(level, kind)
 
+    deadline = StopDeadline(grace, json_logs=kind == "json")
+
     async def main() -> None:
         task = asyncio.ensure_future(service)
         loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            deadline.start()
+            task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, task.cancel)
+                loop.add_signal_handler(sig, stop)
         try:
             await task
         except asyncio.CancelledError:
-            if kind == "json":  # one JSON object per line, the last one too
-                logging.getLogger("mapwatch").warning("mapwatch: stopped")
-            else:
-                print("mapwatch: stopped", file=sys.stderr)
+            deadline.say_stopped()
 
     try:
         asyncio.run(main())

@@ -84,8 +84,12 @@ def check(data: bytes) -> None:
     try:
         page = parse_document(data, url=url, content_type="text/html")
     except ParseError as e:
-        # Only bytes that are not text carry a line, as a text page's do (issue 21, item 9).
-        assert e.reason.strip() and (e.line == 0 or (e.reason.startswith("not ") and " text" in e.reason))
+        # Only bytes that are not text carry a line, as a text page's do (issue 21, item 9), and
+        # too many attributes, the line of their tag (issue 30, item 2: a flipped ">" makes a
+        # paragraph's words the attributes of its tag).
+        assert e.reason.strip() and (e.line == 0 or (e.reason.startswith("not ") and " text" in e.reason)
+                                     or (e.reason.endswith(" attributes") or "attributes (" in e.reason))
+        assert 0 <= e.line <= data.count(b"\n") + 1
         return
     assert isinstance(page, MapPage) and page.id and page.title
     links = [p.url for p in page.placements]

@@ -12,7 +12,14 @@ and a conservative model of the tree builder's stack of open elements, and rejec
 - nested deeper than MAX_HTML_DEPTH elements (the limit Blink's HTML parser puts on its
   tree), or
 - with more than MAX_HTML_NODES elements and comments, counting the formatting elements
-  the parser would re-create.
+  the parser would re-create, or
+- with a tag of more than MAX_HTML_ATTRIBUTES attributes (a start or an end tag, one cut off
+  by the end of the page too; the <html> and <body> start tags each counted together, as
+  the parser adds later ones' attributes to the first's element), or more than
+  MAX_HTML_PAGE_ATTRIBUTES on the page (those copied onto re-created formatting elements
+  included): the parser checks each attribute against those before it on its tag (40,000
+  attributes on one element took 5 s, 80,000 took 23 s), and compares the attributes of
+  formatting elements with each other (Noah's Ark). These rejections name the tag's line.
 
 The model is built not to close an element the parser keeps open (implied end tags are
 applied only where the parser surely applies them; other end tags close what they name only
@@ -27,9 +34,11 @@ from __future__ import annotations
 import re
 
 from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.html_attributes import MAX_HTML_ATTRIBUTES, MAX_HTML_PAGE_ATTRIBUTES
 from mapwatch.store.pages.html_tree_model import HTML, MAX_HTML_DEPTH, MAX_HTML_NODES, RAW_TEXT, OpenElements, Reject
 
-__all__ = ["MAX_HTML_DEPTH", "MAX_HTML_NODES", "check_html_bounds", "scan_html"]
+__all__ = ["MAX_HTML_ATTRIBUTES", "MAX_HTML_DEPTH", "MAX_HTML_NODES", "MAX_HTML_PAGE_ATTRIBUTES", "check_html_bounds",
+           "scan_html"]
 
 _WS = b"\t\n\f\r "
 _NEXT = re.compile(rb"<(?:[A-Za-z!?]|/)")
@@ -47,18 +56,20 @@ _SCRIPT_STATE = re.compile(rb"<!--|</script[\t\n\f\r />]|<script[\t\n\f\r />]|--
 
 def check_html_bounds(data: bytes) -> None:
     """Raise ParseError when the HTML document `data` would be nested deeper than
-    MAX_HTML_DEPTH or hold more than MAX_HTML_NODES elements and comments (see the module).
+    MAX_HTML_DEPTH, hold more than MAX_HTML_NODES elements and comments, or more attributes
+    than MAX_HTML_ATTRIBUTES on a tag or MAX_HTML_PAGE_ATTRIBUTES in all (see the module).
     One pass, linear in its size."""
     scan_html(data)
 
 
 def scan_html(data: bytes) -> OpenElements:
-    """The model of `data`'s tree (its `deepest` nesting and `nodes`), or ParseError."""
+    """The model of `data`'s tree (its `deepest` nesting, `nodes` and `attributes`), or
+    ParseError (with the line of the tag at fault for the attribute bounds, else line 0)."""
     tree = OpenElements()
     try:
         _scan(data, tree)
     except Reject as e:
-        raise ParseError(str(e)) from None
+        raise ParseError(str(e), 0 if e.at < 0 else data.count(b"\n", 0, e.at) + 1) from None
     return tree
 
 
@@ -71,9 +82,11 @@ def _scan(data: bytes, tree: OpenElements) -> None:
             return  # text at the end opens nothing
         at = m.start()
         if at > pos:
+            tree.offset = pos
             if tree.in_head:
                 tree.head_text(not data[pos:at].strip(_WS))
             tree.text()
+        tree.offset = at
         c = data[at + 1:at + 2]
         if c == b"!":
             pos = _markup_declaration(data, at, tree)
@@ -89,19 +102,24 @@ def _scan(data: bytes, tree: OpenElements) -> None:
                     tree.count()
                 pos = _to_gt(data, at)
                 continue
+            name = e.group(1).lower()
+            if len(e.group(2)) > 1:
+                tree.tag_attributes(name, e.group(2), end=True)
             if data[e.end():e.end() + 1] != b">":
-                return  # a tag cut off by the end of the page is dropped
+                return  # a tag cut off by the end of the page is dropped (its attributes read)
             pos = e.end() + 1
-            tree.end(e.group(1).lower())
+            tree.end(name)
             continue
         s = _START.match(data, at)
         if s is None:  # cannot happen: _NEXT found "<" and a letter
             pos = at + 1
             continue
         end = s.end()
+        name = s.group(1).lower()
+        if len(s.group(2)) > 1:
+            tree.tag_attributes(name, s.group(2))
         if data[end:end + 1] != b">":
             return
-        name = s.group(1).lower()
         unquoted = s.group(3)
         self_closing = data[end - 1:end] == b"/" and not (unquoted and s.end(3) == end)
         tree.start(name, s.group(2), self_closing)
@@ -117,6 +135,9 @@ def _scan(data: bytes, tree: OpenElements) -> None:
                 close = re.compile(rb"</" + name + rb"[\t\n\f\r />]", re.I).search(data, pos)
                 at = close.start() if close else len(data)
             e = _END.match(data, at)
+            if e is not None and len(e.group(2)) > 1:
+                tree.offset = at
+                tree.tag_attributes(name, e.group(2), end=True)
             if e is None or data[e.end():e.end() + 1] != b">":
                 return  # the text runs to the end of the page
             tree.pop()  # its end tag closes it, in the head or the body

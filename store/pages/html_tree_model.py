@@ -1,10 +1,19 @@
 """The model html_bounds scans with: the HTML tree builder's stack of open elements, kept
 conservatively (store/pages/html_bounds.py says how, and why) so that the depth and element count it
-finds are at least those of the tree the parser builds."""
+finds are at least those of the tree the parser builds; and the attributes the parser reads (on
+each tag, and in all: those it copies onto re-created formatting elements included)."""
 
 from __future__ import annotations
 
 import re
+
+from mapwatch.store.pages.html_attributes import (
+    MAX_HTML_ATTRIBUTES,
+    MAX_HTML_PAGE_ATTRIBUTES,
+    attribute_names,
+    count_attributes,
+    tag_label,
+)
 
 MAX_HTML_DEPTH = 512  # elements open at once (Blink: kMaximumHTMLParserDOMTreeDepth)
 MAX_HTML_NODES = 60_000  # elements and comments, re-created formatting elements included
@@ -49,28 +58,17 @@ _IN_HEAD_NOSCRIPT = frozenset(b"basefont bgsound link meta noframes style".split
 HTML, SVG, MATH, SVG_POINT, MATH_TEXT, MATH_POINT = range(6)
 
 
-_ATTR_NAMES = re.compile(
-    rb"[\t\n\f\r /]++|([^\t\n\f\r />][^\t\n\f\r />=]*+)"
-    rb"(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+(?>\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >]++)?)?")
 _HTML_ENCODING = re.compile(rb"encoding[\t\n\f\r ]*=[\t\n\f\r ]*[\"']?(?:text/html|application/xhtml\+xml)"
                             rb"[\"'\t\n\f\r ]", re.I)
 
 
 class Reject(Exception):
-    pass
+    """The page is out of bounds: the reason, and the byte offset of the token at fault (-1:
+    the page as a whole)."""
 
-
-def _attr_names(attrs: bytes) -> set[bytes]:
-    names = set()
-    pos = 0
-    while pos < len(attrs):
-        m = _ATTR_NAMES.match(attrs, pos)
-        if m is None or m.end() == pos:
-            break
-        if m.group(1):
-            names.add(m.group(1).lower())
-        pos = m.end()
-    return names
+    def __init__(self, reason: str, at: int = -1) -> None:
+        super().__init__(reason)
+        self.at = at
 
 
 class OpenElements:
@@ -88,6 +86,10 @@ class OpenElements:
         self.deepest = 0
         self.in_head = True  # before the body: a <noscript> there closes at the first body tag
         self.head_noscript = False
+        self.offset = 0  # where the token being read starts (html_bounds sets it): a rejection's place
+        self.attributes = 0  # on the page: in tags, and copied onto re-created formatting elements
+        self.merged: dict[bytes, int] = {}  # attributes of every <html> (and <body>) start tag
+        self.key_attributes: dict[bytes, int] = {}  # formatting element key -> its attributes
 
     @property
     def foreign(self) -> bool:
@@ -166,6 +168,39 @@ class OpenElements:
         if self.nodes > MAX_HTML_NODES:
             raise Reject(f"HTML page with more than {MAX_HTML_NODES:,} elements and comments")
 
+    # --- attributes ----------------------------------------------------------------------
+
+    def tag_attributes(self, name: bytes, attrs: bytes, end: bool = False) -> None:
+        """A start or end tag's attributes (the tokenizer reads an end tag's too), at most
+        MAX_HTML_ATTRIBUTES: the parser checks each new one against those before it, so one
+        element's cost grows with their square. The attributes of later <html> and <body>
+        start tags are added to the first's element: theirs are counted together."""
+        n = count_attributes(attrs)
+        if not n:
+            return
+        on_element = n
+        if not end and name in (b"html", b"body"):
+            self.merged[name] = on_element = self.merged.get(name, 0) + n
+        if on_element > MAX_HTML_ATTRIBUTES:
+            together = " (its start tags together)" if on_element > n else ""
+            raise Reject(f"HTML {tag_label(name, end)} with more than {MAX_HTML_ATTRIBUTES} attributes{together}",
+                         self.offset)
+        self.add_attributes(n)
+
+    def add_attributes(self, n: int) -> None:
+        self.attributes += n
+        if self.attributes > MAX_HTML_PAGE_ATTRIBUTES:
+            raise Reject(f"HTML page with more than {MAX_HTML_PAGE_ATTRIBUTES:,} attributes", self.offset)
+
+    def copied(self, key: bytes, times: int = 1) -> None:
+        """A formatting element (`key`: its name and attributes) copied `times` times by the
+        parser, its attributes with it."""
+        n = self.key_attributes.get(key)
+        if n is None:
+            n = self.key_attributes[key] = count_attributes(key.partition(b" ")[2])
+        if n:
+            self.add_attributes(n * times)
+
     # --- what the tokens do --------------------------------------------------------------
 
     def head_text(self, blank: bool) -> None:
@@ -186,6 +221,7 @@ class OpenElements:
             keys, self.dangling = self.dangling, []
             for key in keys:
                 self.push(key.split(b" ", 1)[0], HTML, key)
+                self.copied(key)
 
     def start(self, name: bytes, attrs: bytes, self_closing: bool) -> None:
         if self.in_head:
@@ -203,7 +239,7 @@ class OpenElements:
             self._foreign(name, attrs, MATH, self_closing)
             return
         if kind in (SVG, MATH):
-            if name in _BREAKOUT or (name == b"font" and _attr_names(attrs) & {b"color", b"face", b"size"}):
+            if name in _BREAKOUT or (name == b"font" and attribute_names(attrs) & {b"color", b"face", b"size"}):
                 self.pop_foreign()  # back to HTML
             else:  # an <svg> inside <math> is a MathML element (but in annotation-xml)
                 annotation = kind == MATH and name == b"svg" and self.stack[-1][0] == b"annotation-xml"
@@ -337,6 +373,7 @@ class OpenElements:
             if pos >= 0 and self.last(self.special) > pos:
                 if name in _FORMATTING:
                     self.count(8)  # the adoption agency re-parents it into clones
+                    self.copied(self.keys[pos], 8)
                 return
             if pos < 0 and name in _FORMATTING:  # a formatting element left open: its end tag drops it
                 for i in range(len(self.dangling) - 1, -1, -1):

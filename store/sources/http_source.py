@@ -224,13 +224,15 @@ class _Crawl(SiteFiles):
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         gathered = asyncio.gather(*workers)
+        # Its outcome retrieved whenever it ends (no "exception was never retrieved" log), also
+        # when this crawl is cancelled twice (a shutdown) before the lines below read it.
+        gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             finished = await self.deadline.wait(gathered)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            _ = gathered.done() and not gathered.cancelled() and gathered.exception()  # (retrieved: no log)
         left = self.queue.pages_left()
         if not finished:
             left += len(self.in_flight)
