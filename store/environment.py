@@ -58,6 +58,7 @@ class Environment:
     log_format: str = ""  # MAPWATCH_LOG_FORMAT
     replica: str = ""  # MAPWATCH_REPLICA
     slack_webhooks: str = ""  # MAPWATCH_SLACK_WEBHOOKS
+    webhook_key: str = ""  # MAPWATCH_WEBHOOK_KEY (store.secret_box)
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:
