@@ -92,8 +92,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     db = open_db(require_db(args.db))
     try:
         hooks = webhooks.list_webhooks(db, every=True)
+        waiting = webhooks.key_state(db)
     finally:
         db.close()
+    if waiting:
+        print(waiting)
     for h in hooks:
         state = f"disabled: {h.disabled_reason}" if h.disabled_reason else "enabled"
         print(f"{h.id}\t{h.kind}\t{h.url_hint}\t{h.target_kind} {h.target}\t{state}"
