@@ -100,7 +100,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     for h in hooks:
         state = f"disabled: {h.disabled_reason}" if h.disabled_reason else "enabled"
         print(f"{h.id}\t{h.kind}\t{h.url_hint}\t{h.target_kind} {h.target}\t{state}"
-              + (f"\tlast failure: {h.last_failure}" if h.last_failure else ""))
+              + (f"\tlast failure: {h.last_failure}" if h.last_failure else "")
+              + (f"\tno answer since {h.no_answer_since}" if h.no_answer_since and not h.disabled_reason else ""))
     if not hooks:
         print("No webhooks.")
     return EXIT_OK

@@ -127,6 +127,10 @@ async def test_a_round_ends_at_its_deadline_and_a_webhook_silent_for_24_h_is_dis
         assert took < 2.5 and len(slack.received) == 1 and len(silent.requests) == 2
         rounds = {h.id: r for h, r in _no_answer_rounds(db_path)}
         assert [rounds[i] for i in ids] == [1, 1, 0]  # not counted against the one never asked
+        from mapwatch.bot.commands.webhooks import listing
+
+        shown = listing(webhooks.list_webhooks(open_db(db_path), every=True)).splitlines()
+        assert [("no answer since" in line) for line in shown[1:5]] == [True, True, False, False]
         # A receiver that never answers, round after round: disabled once 24 h have passed
         reasons = []
         for _ in range(5):
