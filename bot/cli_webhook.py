@@ -1,6 +1,7 @@
 """`mapwatch webhook add <paper|direction> <url>`, `webhook list`, `webhook remove <id>`: webhooks
 from the host (no Discord needed). The URL is read from the argument or, given as `-`, from
-standard input (keeps it out of the shell history and the process list); it is never printed."""
+standard input (keeps it out of the shell history and the process list); it is never printed.
+`mapwatch webhook key` prints the key that seals the URLs, for $MAPWATCH_WEBHOOK_KEY."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     rm = actions.add_parser("remove", help="remove a webhook by its id")
     rm.add_argument("id", type=int)
     rm.set_defaults(func=cmd_remove)
+    key = actions.add_parser("key", help="print the key that seals the webhook URLs, as MAPWATCH_WEBHOOK_KEY=…",
+                             description="Print the database's webhook key as a MAPWATCH_WEBHOOK_KEY=… line, to "
+                                         "keep where the service's secrets live: a database restored from its "
+                                         "Litestream replica then keeps its webhooks (docs/operations.md). "
+                                         "Exit 1 when there is no key.")
+    key.set_defaults(func=cmd_key)
 
 
 def _target(db: Any, target: str) -> tuple[str, str, str]:
@@ -85,12 +92,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     db = open_db(require_db(args.db))
     try:
         hooks = webhooks.list_webhooks(db, every=True)
+        waiting = webhooks.key_state(db)
     finally:
         db.close()
+    if waiting:
+        print(waiting)
     for h in hooks:
         state = f"disabled: {h.disabled_reason}" if h.disabled_reason else "enabled"
         print(f"{h.id}\t{h.kind}\t{h.url_hint}\t{h.target_kind} {h.target}\t{state}"
-              + (f"\tlast failure: {h.last_failure}" if h.last_failure else ""))
+              + (f"\tlast failure: {h.last_failure}" if h.last_failure else "")
+              + (f"\tno answer since {h.no_answer_since}" if h.no_answer_since and not h.disabled_reason else ""))
     if not hooks:
         print("No webhooks.")
     return EXIT_OK
@@ -108,4 +119,19 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if not gone:
         return _usage(f"no webhook {args.id}")
     print(f"Webhook {args.id} removed.")
+    return EXIT_OK
+
+
+def cmd_key(args: argparse.Namespace) -> int:
+    from mapwatch.store import secret_box
+    from mapwatch.store.database.db import require_db
+    from mapwatch.store.errors import EXIT_REJECTED
+
+    db_file = str(require_db(args.db))
+    try:
+        key = secret_box.load_key(db_file, create=False)
+    except secret_box.SecretUnreadable as e:
+        print(f"mapwatch webhook: {e}", file=sys.stderr)
+        return EXIT_REJECTED
+    print(f"{secret_box.KEY_ENV}={secret_box.encode_key(key)}")
     return EXIT_OK

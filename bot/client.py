@@ -58,6 +58,7 @@ class MapwatchBot(discord.AutoShardedClient):
         self.poll = poll  # False: no background delivery; the caller runs deliver_alerts() (tests)
         self.sync_mode = sync  # auto: when the command set changed; never; always
         self._alert_lock = asyncio.Lock()
+        self.webhook_rounds = delivery_loop.WebhookRounds(self.runner.call, clock)
         self.pacer = Pacer()  # shared by alerts, follows and digests: no burst across channels
         self._poller: tasks.Loop | None = None
         self.synced = False
@@ -92,6 +93,7 @@ class MapwatchBot(discord.AutoShardedClient):
     async def close(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
+        await self.webhook_rounds.close()
         if self._rate_log is not None:
             self._rate_log.uninstall()
             self._rate_log = None
@@ -118,11 +120,15 @@ class MapwatchBot(discord.AutoShardedClient):
     async def deliver_alerts(self) -> int:
         """One round of deliveries (bot.sending.delivery_loop): pending track alerts, every instant
         follow's news and every digest that is due; cursors advance only after Discord
-        accepted a message. Returns how many messages were sent."""
+        accepted a message. Returns how many messages were sent to channels. Then a round of
+        the webhooks starts beside it, outside the lock, unless one is still under way
+        (bot.sending.delivery_loop.WebhookRounds; `webhook_rounds.wait()` waits for it)."""
         async with self._alert_lock:
-            return await delivery_loop.deliver_all(self.runner.call, delivery.discord_sender(self),
+            sent = await delivery_loop.deliver_all(self.runner.call, delivery.discord_sender(self),
                                                    delivery.discord_finder(self), self.pacer, self.clock,
                                                    self.metrics.delivery if self.metrics is not None else None)
+        self.webhook_rounds.start()
+        return sent
 
     async def _prune_state(self, now: datetime) -> int:
         removed: int = await self.runner.call(bot_state.prune_state, now)

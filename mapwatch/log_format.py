@@ -35,9 +35,9 @@ def _hide_token(text: str) -> str:
     token = env.token() or ""
     if len(token) >= 8:
         text = text.replace(token, HIDDEN)
-    key = env.s2_key.strip()  # $MAPWATCH_S2_KEY, a secret like the token
-    if len(key) >= 8:
-        text = text.replace(key, "[MAPWATCH_S2_KEY]")
+    for name, secret in (("MAPWATCH_S2_KEY", env.s2_key), ("MAPWATCH_WEBHOOK_KEY", env.webhook_key)):
+        if len(secret.strip()) >= 8:  # secrets like the token
+            text = text.replace(secret.strip(), f"[{name}]")
     text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
     return redact_url(redact_webhooks(text))
 

@@ -32,7 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Copy the database with SQLite's online backup API: a consistent snapshot, "
                     "taken while the bot, the refresh or an ingest keep writing. The copy is "
                     "checked (PRAGMA integrity_check) and then moved into place, so FILE is "
-                    "never left half-written.")
+                    "never left half-written. The key that seals the webhook URLs, when the "
+                    "database has a key file, is copied beside it as FILE.webhook-key (mode 0600): "
+                    "restore both to keep the webhooks (docs/operations.md).")
     p.add_argument("file", metavar="FILE", help="where to write the copy (replaced if it exists)")
     p.set_defaults(func=cmd_backup)
 
@@ -182,7 +184,25 @@ def cmd_backup(args: argparse.Namespace) -> int:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     print(f"Backed up {source} to {args.file} ({size:,} bytes).")
+    key = backup_key(source, args.file)
+    if key:
+        print(f"Copied its webhook key to {key} (mode 0600): keep it with the backup, as private as the database.")
     return EXIT_OK
+
+
+def backup_key(source: str | Path, target: str | Path) -> Path | None:
+    """The database's webhook key file copied beside the backup (`<target>.webhook-key`, 0600,
+    atomically); None when the database has no key file (no webhooks, or the key lives in
+    $MAPWATCH_WEBHOOK_KEY)."""
+    from mapwatch.store import secret_box
+    from mapwatch.store.atomic import replacing
+
+    src, dst = secret_box.key_path(str(source)), secret_box.key_path(str(target))
+    if src is None or dst is None or not src.is_file():
+        return None
+    with replacing(dst, mode=0o600) as tmp:
+        tmp.write_bytes(src.read_bytes())
+    return dst
 
 
 def cmd_replica(args: argparse.Namespace) -> int:

@@ -70,6 +70,7 @@ class Environment:
     s2_api: str = ""  # MAPWATCH_S2_API
     s2_key: str = ""  # MAPWATCH_S2_KEY
     contact: str = ""  # MAPWATCH_CONTACT
+    webhook_key: str = ""  # MAPWATCH_WEBHOOK_KEY (store.secret_box)
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:

@@ -7,6 +7,7 @@ a limit is answered 400 `invalid_blocks`, as Slack does. `answer(status, ...)` q
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -88,3 +89,45 @@ class SlackServer:
     async def __aexit__(self, *exc: object) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+
+class SilentServer:
+    """A receiver that accepts every connection, reads the request and never answers (a
+    webhook host that hangs). `requests`: the request lines it read, one per POST; `base`
+    and `url()` as SlackServer's."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+        self._done = asyncio.Event()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/services"
+
+    def url(self, team: str = "T0001", hook: str = "B0002", token: str = "SilentToken123") -> str:
+        return f"{self.base}/{team}/{hook}/{token}"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.append(writer)
+        try:
+            line = await reader.readline()
+            if line:
+                self.requests.append(line.decode("latin-1").strip())
+            await self._done.wait()  # never an answer
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+
+    async def __aenter__(self) -> SilentServer:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._done.set()
+        for w in self._writers:
+            w.close()
+        if self._server is not None:
+            self._server.close()

@@ -82,8 +82,11 @@ def test_every_log_line_is_scrubbed_whichever_logger_wrote_it() -> None:
     }
     s2_key = "s2-planted-key-7d41c0"
     planted["s2"] = f"GET /graph/v1/paper/arXiv:1/citations x-api-key={s2_key}"
-    secrets = ["hookSECRETpart_xyz", "slackSECRETpart", "aW50ZXJhY3Rpb25TRUNSRVQ", PASSWORD, token, s2_key]
-    with installed(Environment.read({"DISCORD_TOKEN": token, "MAPWATCH_S2_KEY": s2_key})):
+    webhook_key = "d2ViaG9vay1rZXktcGxhbnRlZC0wMTIzNDU2Nzg5YWI="
+    planted["webhook key"] = f"key {webhook_key} loaded"
+    secrets = ["hookSECRETpart_xyz", "slackSECRETpart", "aW50ZXJhY3Rpb25TRUNSRVQ", PASSWORD, token, s2_key, webhook_key]
+    with installed(Environment.read({"DISCORD_TOKEN": token, "MAPWATCH_S2_KEY": s2_key,
+                                     "MAPWATCH_WEBHOOK_KEY": webhook_key})):
         for kind in ("text", "json"):
             for name, text in planted.items():
                 record = logging.LogRecord("mapwatch.bot.webhooks", logging.DEBUG, __file__, 1, "refused %s", (text,),

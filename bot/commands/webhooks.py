@@ -41,7 +41,9 @@ def listing(hooks: list[webhooks.Webhook]) -> str:
         return "No webhooks in this server. `/webhook url:<url> paper:<paper>` (or `direction:`) adds one."
     lines = [f"`{h.id}` · {h.kind} · {text.esc(h.url_hint)} · {h.target_kind} `{text.esc(h.target)}`"
              + (f" · disabled: {text.esc(h.disabled_reason)}" if h.disabled_reason else "")
-             + (f" · last failure: {text.esc(h.last_failure)}" if h.last_failure else "") for h in hooks]
+             + (f" · last failure: {text.esc(h.last_failure)}" if h.last_failure else "")
+             + (f" · no answer since {h.no_answer_since}" if h.no_answer_since and not h.disabled_reason else "")
+             for h in hooks]
     return "Webhooks of this server:\n" + "\n".join(lines) + "\n`/webhook remove:<id>` removes one."
 
 

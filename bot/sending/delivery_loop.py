@@ -16,6 +16,7 @@ is ready, and one failed tick is logged and the next one tries again.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -206,18 +207,51 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, co
 
 async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
                       count: Count | None = None) -> int:
-    """One round: track alerts, then instant follows, then the digests that are due, then the
-    webhooks."""
+    """One round of the channels: track alerts, then instant follows, then the digests that are
+    due. (Webhooks go elsewhere than Discord's API and have their own rounds: WebhookRounds.)"""
     sent = await deliver_track_alerts(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_follows(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_digests(call, send, pacer, clock, count)
-    try:  # webhooks go elsewhere than Discord's API: their trouble never stops the rest
+    return sent
+
+
+class WebhookRounds:
+    """The webhooks' deliveries, beside the channels' and never under their lock: `start()`
+    begins a round (bot.sending.delivery_webhooks.deliver_webhooks) unless one is still under
+    way, and returns at once, so a receiver that never answers delays neither a channel's alert
+    nor the tick. A round's trouble is logged; the next round tries again."""
+
+    def __init__(self, call: Call, clock: Clock) -> None:
+        self.call = call
+        self.clock = clock
+        self.task: asyncio.Task[int] | None = None
+        self.skipped = 0  # starts asked for while a round was under way
+
+    def start(self) -> asyncio.Task[int] | None:
+        if self.task is not None and not self.task.done():
+            self.skipped += 1
+            return None
+        self.task = asyncio.create_task(self._round(), name="mapwatch webhook round")
+        return self.task
+
+    async def _round(self) -> int:
         from mapwatch.bot.sending.delivery_webhooks import deliver_webhooks
 
-        sent += await deliver_webhooks(call, clock)
-    except Exception:
-        log.exception("webhook deliveries failed; retrying next tick")
-    return sent
+        try:
+            return await deliver_webhooks(self.call, self.clock)
+        except Exception:
+            log.exception("webhook deliveries failed; retrying next round")
+            return 0
+
+    async def wait(self) -> int:
+        """The round under way's count (0 when none): tests and a clean shutdown."""
+        task = self.task
+        return await task if task is not None else 0
+
+    async def close(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
 
 
 def _digest_hooks(call: Call, due: digests.DueDigest, digest: digests.Digest,

@@ -4,7 +4,7 @@ store.subscriptions.follows: the same events, the same cursor rule (it moves onl
 receiver accepted a message).
 
 A webhook URL is a secret (anyone holding it can post): it is stored sealed
-(store.subscriptions.secret_box), found again by a keyed fingerprint (`url_id`), and shown only
+(store.secret_box), found again by a keyed fingerprint (`url_id`), and shown only
 as `url_hint` (host and webhook id, never the token). No function here puts a URL in an exception's message.
 """
 
@@ -12,22 +12,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 from sqlite_utils import Database
 
-from mapwatch.store.clock import iso
+from mapwatch.store import secret_box
+from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.queries import PAPER_COLS, paper_row
-from mapwatch.store.subscriptions import secret_box
 from mapwatch.store.subscriptions.tracking import Alert, Track, alert_citers
 
-DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com")
+DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com", "ptb.discordapp.com",
+                 "canary.discordapp.com")
 SLACK_HOST = "hooks.slack.com"
+# Discord's Execute Webhook route (optionally under a versioned API) and Slack's incoming webhook
 _DISCORD_PATH = re.compile(r"^/api(?:/v\d{1,2})?/webhooks/(?P<id>\d{1,20})/(?P<token>[A-Za-z0-9_\-]{1,100})/?$")
-_SLACK_PATH = re.compile(r"^/services/(?P<team>[A-Z0-9]{1,20})/(?P<id>[A-Z0-9]{1,20})/(?P<token>[A-Za-z0-9]{1,64})$")
+_SLACK_PATH = re.compile(r"^/services/(?P<team>T[A-Z0-9]{1,20})/(?P<id>B[A-Z0-9]{1,20})/(?P<token>[A-Za-z0-9]{1,64})$")
 URL_MAX = 400
+MAX_PER_SERVER = 10  # webhooks one Discord server may have (the host's CLI is not counted)
+NOT_A_WEBHOOK = "That is not a Discord or Slack webhook URL"
+SHAPES = "https://discord.com/api/webhooks/<id>/<token> or https://hooks.slack.com/services/T…/B…/…"
 
 
 @dataclass(frozen=True)
@@ -37,31 +42,55 @@ class WebhookUrl:
     hint: str  # what may be shown: host and webhook id
 
 
+def _refuse(why: str) -> BadOption:
+    return BadOption(f"{NOT_A_WEBHOOK}: {why} ({SHAPES}).")
+
+
 def parse_url(url: str, *, extra_bases: tuple[str, ...] = ()) -> WebhookUrl:
-    """A Discord webhook URL (optionally `?thread_id=<id>`) or a Slack incoming webhook URL.
-    `extra_bases`: other accepted URL prefixes (a self-hosted or test Discord API base, whose
-    webhooks live at `<base>/webhooks/<id>/<token>`, or a Slack-compatible base ending in
-    `/services`). Raises BadOption, whose message never repeats the URL."""
+    """A Discord webhook URL (optionally `?thread_id=<id>`) or a Slack incoming webhook URL:
+    https, Discord's or Slack's host, port 443 or none, no user name, no fragment, the
+    documented path. `extra_bases`: other accepted URL prefixes (a self-hosted or test
+    Discord API base, whose webhooks live at `<base>/webhooks/<id>/<token>`, or a
+    Slack-compatible base ending in `/services`). Raises BadOption with one line that never
+    repeats the URL."""
     url = url.strip()
-    if len(url) > URL_MAX or any(c.isspace() for c in url):
-        raise BadOption("That is not a Discord or Slack webhook URL.")
-    parts = urlsplit(url)
+    if len(url) > URL_MAX or any(c.isspace() or not c.isprintable() for c in url):
+        raise _refuse(f"too long or has spaces (at most {URL_MAX} characters)")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise _refuse("its port is not a number from 1 to 65535") from None
     query = parse_qs(parts.query, keep_blank_values=True)
     for base in extra_bases:
         b = urlsplit(base.rstrip("/"))
-        if (parts.scheme, parts.netloc) == (b.scheme, b.netloc) and parts.path.startswith(b.path + "/"):
+        if (parts.scheme, parts.netloc) == (b.scheme, b.netloc) and parts.path.startswith(b.path + "/") \
+                and not parts.fragment:
             rest = parts.path[len(b.path):]
             if (m := re.fullmatch(r"/webhooks/(\d{1,20})/[A-Za-z0-9_\-]{1,100}/?", rest)):
                 return _discord(url, query, f"{parts.netloc}/webhooks/{m[1]}")
-            if (m := re.fullmatch(r"/[A-Z0-9]{1,20}/([A-Z0-9]{1,20})/[A-Za-z0-9]{1,64}", rest)):
+            if (m := re.fullmatch(r"/[A-Z0-9]{1,20}/([A-Z0-9]{1,20})/[A-Za-z0-9]{1,64}", rest)) and not parts.query:
                 return WebhookUrl("slack", url, f"{parts.netloc} {m[1]}")
-    if parts.scheme == "https" and parts.hostname in DISCORD_HOSTS and (m := _DISCORD_PATH.match(parts.path)):
-        return _discord(url, query, f"{parts.hostname}/webhooks/{m['id']}")
-    if parts.scheme == "https" and parts.hostname == SLACK_HOST and (m := _SLACK_PATH.match(parts.path)) \
-            and not parts.query:
-        return WebhookUrl("slack", url, f"{SLACK_HOST} {m['id']}")
-    raise BadOption("That is not a Discord or Slack webhook URL (https://discord.com/api/webhooks/… or "
-                    "https://hooks.slack.com/services/…).")
+    if parts.scheme != "https":
+        raise _refuse("it must start with https://")
+    host = parts.hostname or ""
+    if host not in DISCORD_HOSTS and host != SLACK_HOST:
+        raise _refuse("the host is neither Discord's nor Slack's")
+    if parts.username is not None or parts.password is not None:
+        raise _refuse("it may not carry a user name or password")
+    if port not in (None, 443):
+        raise _refuse("its port must be 443 or none")
+    if parts.fragment or "#" in url:
+        raise _refuse("it may not end with a #fragment")
+    if host in DISCORD_HOSTS:
+        if not (m := _DISCORD_PATH.match(parts.path)):
+            raise _refuse("its path is not /api/webhooks/<id>/<token>")
+        return _discord(url, query, f"{host}/webhooks/{m['id']}")
+    if not (m := _SLACK_PATH.match(parts.path)):
+        raise _refuse("its path is not /services/T…/B…/<token>")
+    if parts.query:
+        raise _refuse("a Slack webhook URL takes no ?query")
+    return WebhookUrl("slack", url, f"{SLACK_HOST} {m['id']}")
 
 
 def _discord(url: str, query: dict[str, list[str]], hint: str) -> WebhookUrl:
@@ -84,10 +113,14 @@ class Webhook:
     last_delivery_at: str | None
     disabled_reason: str | None
     last_failure: str | None
+    no_answer_since: str | None = None  # the first of the rounds in a row its receiver did not answer
 
 
 _COLS = ("id, kind, target_kind, target, url_hint, guild_id, created_at, last_event_id, last_delivery_at,"
-         " disabled_reason, last_failure")
+         " disabled_reason, last_failure, no_answer_since")
+_NCOLS = 12
+NO_ANSWER_LIMIT = timedelta(hours=24)  # a receiver silent this long (and NO_ANSWER_ROUNDS rounds) is disabled
+NO_ANSWER_ROUNDS = 3
 
 
 def _db_file(db: Database) -> str:
@@ -98,18 +131,32 @@ def _db_file(db: Database) -> str:
 def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *, guild_id: int | None,
                 created_by: int | None, now: datetime) -> tuple[Webhook, bool]:
     """Deliver `target`'s alerts (a paper) or follows (a direction) to the webhook from now on.
-    (webhook, new): the same URL and target again changes nothing."""
+    (webhook, new): the same URL and target again changes nothing. A server has at most
+    MAX_PER_SERVER webhooks. With sealed URLs in the database and no key (a restore that left
+    it behind), nothing is added: a new key would make the others unreadable for good."""
     if target_kind not in ("paper", "direction", "author", "team"):
         raise BadOption("a webhook receives a paper's, a person's or a team's alerts, or a direction's follows")
-    key = secret_box.load_key(_db_file(db), create=True)
+    sealed = db.conn.execute("SELECT count(*) FROM webhooks").fetchone()[0]
+    try:
+        key = secret_box.load_key(_db_file(db), create=not sealed)
+    except secret_box.KeyMissing as e:
+        raise BadOption(f"The webhooks' key is missing ({e}): put it back first (docs/operations.md, "
+                        "\"Webhooks and their key\").") from None
     url_id = secret_box.fingerprint(key, hook.url)
     with db.atomic():
+        known = db.conn.execute("SELECT 1 FROM webhooks WHERE url_id = ? AND target_kind = ? AND target = ?",
+                                (url_id, target_kind, target)).fetchone()
+        if guild_id is not None and not known:
+            n = db.conn.execute("SELECT count(*) FROM webhooks WHERE guild_id = ?", (guild_id,)).fetchone()[0]
+            if n >= MAX_PER_SERVER:
+                raise BadOption(f"This server has {n} webhooks, the most it may have ({MAX_PER_SERVER}): "
+                                "remove one first (`/webhook` lists them).")
         cur = db.conn.execute(
             "INSERT INTO webhooks (kind, target_kind, target, url_sealed, url_id, url_hint, guild_id, created_by,"
             " created_at, last_event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events))"
             " ON CONFLICT (url_id, target_kind, target) DO NOTHING",
-            (hook.kind, target_kind, target, secret_box.seal(key, hook.url), url_id, hook.hint, guild_id,
-             created_by, iso(now)))
+            (hook.kind, target_kind, target, secret_box.seal(key, hook.url, url_id.encode()), url_id, hook.hint,
+             guild_id, created_by, iso(now)))
         new = cur.rowcount == 1
     row = db.conn.execute(f"SELECT {_COLS} FROM webhooks WHERE url_id = ? AND target_kind = ? AND target = ?",
                           (url_id, target_kind, target)).fetchone()
@@ -132,11 +179,36 @@ def remove_webhook(db: Database, webhook_id: int, *, guild_id: int | None = None
 
 
 def webhook_url(db: Database, webhook_id: int) -> str:
-    """The URL, opened with the database's key (raises secret_box.SecretUnreadable)."""
-    row = db.conn.execute("SELECT url_sealed FROM webhooks WHERE id = ?", (webhook_id,)).fetchone()
+    """The URL, opened with the database's key (raises secret_box.SecretUnreadable, KeyMissing
+    when there is no key). A URL still sealed the old way (a database migrated while its key
+    was away) is sealed again with AES-GCM here."""
+    row = db.conn.execute("SELECT url_sealed, url_id FROM webhooks WHERE id = ?", (webhook_id,)).fetchone()
     if row is None:
         raise secret_box.SecretUnreadable("no such webhook")
-    return secret_box.open_secret(secret_box.load_key(_db_file(db), create=False), bytes(row[0]))
+    key = secret_box.load_key(_db_file(db), create=False)
+    blob, url_id = bytes(row[0]), str(row[1])
+    if not secret_box.is_legacy(blob):
+        return secret_box.open_secret(key, blob, url_id.encode())
+    url = secret_box.open_legacy(key, blob)
+    with db.atomic():
+        db.conn.execute("UPDATE webhooks SET url_sealed = ? WHERE id = ?",
+                        (secret_box.seal(key, url, url_id.encode()), webhook_id))
+    return url
+
+
+def key_state(db: Database) -> str | None:
+    """None when the webhooks' URLs can be opened (or there are none); else one line: which
+    webhooks wait and why (a restored database without its key)."""
+    ids = [r[0] for r in db.conn.execute("SELECT id FROM webhooks WHERE disabled_reason IS NULL ORDER BY id")]
+    if not ids:
+        return None
+    try:
+        secret_box.load_key(_db_file(db), create=False)
+    except secret_box.SecretUnreadable as e:
+        shown = ", ".join(map(str, ids[:20])) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        return (f"webhooks {shown} wait: {e}; put the key back (docs/operations.md, \"Webhooks and their key\"),"
+                " nothing is lost meanwhile")
+    return None
 
 
 # -- what is pending ----------------------------------------------------------------------
@@ -162,10 +234,10 @@ def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
     c = db.conn
     for r in c.execute(f"SELECT {_COLS}, sending_upto, sending_since FROM webhooks"
                        " WHERE disabled_reason IS NULL AND last_event_id < ? ORDER BY id", (top,)).fetchall():
-        hook = Webhook(*r[:11])
-        resend = r[11] is not None and r[11] > hook.last_event_id
-        upto = r[11] if resend else top
-        since = r[12] if resend else None
+        hook = Webhook(*r[:_NCOLS])
+        resend = r[_NCOLS] is not None and r[_NCOLS] > hook.last_event_id
+        upto = r[_NCOLS] if resend else top
+        since = r[_NCOLS + 1] if resend else None
         if hook.target_kind == "paper":
             alert = _paper_alert(db, hook, upto, limit, since)
             if alert is not None:
@@ -228,14 +300,44 @@ def mark_delivered(db: Database, webhook_id: int, upto: int, now: datetime | Non
     """Accepted (or nothing to send, `now` None): the cursor moves, never backwards."""
     with db.atomic():
         db.conn.execute("UPDATE webhooks SET last_event_id = max(last_event_id, ?), sending_upto = NULL,"
-                        " sending_since = NULL, last_delivery_at = coalesce(?, last_delivery_at) WHERE id = ?",
-                        (upto, iso(now) if now else None, webhook_id))
+                        " sending_since = NULL, last_delivery_at = coalesce(?, last_delivery_at),"
+                        " no_answer_since = CASE WHEN ? THEN NULL ELSE no_answer_since END,"
+                        " no_answer_rounds = CASE WHEN ? THEN 0 ELSE no_answer_rounds END WHERE id = ?",
+                        (upto, iso(now) if now else None, now is not None, now is not None, webhook_id))
+
+
+def mark_answered(db: Database, webhook_id: int) -> None:
+    """The receiver answered (any HTTP status): its rounds without an answer start again."""
+    with db.atomic():
+        db.conn.execute("UPDATE webhooks SET no_answer_since = NULL, no_answer_rounds = 0"
+                        " WHERE id = ? AND no_answer_rounds > 0", (webhook_id,))
+
+
+def mark_no_answer(db: Database, webhook_id: int, now: datetime, *, limit: timedelta = NO_ANSWER_LIMIT,
+                   rounds: int = NO_ANSWER_ROUNDS) -> str | None:
+    """One more round in which the receiver did not answer (timeouts, refused connections, the
+    round's deadline). After `limit` of such rounds in a row (at least `rounds` of them) the
+    webhook is disabled; returns the reason then, else None."""
+    with db.atomic():
+        db.conn.execute("UPDATE webhooks SET no_answer_since = coalesce(no_answer_since, ?),"
+                        " no_answer_rounds = no_answer_rounds + 1 WHERE id = ?", (iso(now), webhook_id))
+        since, n = db.conn.execute("SELECT no_answer_since, no_answer_rounds FROM webhooks WHERE id = ?",
+                                   (webhook_id,)).fetchone()
+        if n < rounds or now - parse_iso(since) < limit:
+            return None
+        hours = (now - parse_iso(since)).total_seconds() / 3600
+        why = (f"no answer for {hours:.0f} h ({n} rounds in a row since {since}): disabled; add it again to"
+               " resume")
+        db.conn.execute("UPDATE webhooks SET disabled_reason = ?, sending_upto = NULL, sending_since = NULL"
+                        " WHERE id = ?", (why[:300], webhook_id))
+    return why
 
 
 def mark_failed(db: Database, webhook_id: int, upto: int, why: str, now: datetime) -> None:
     with db.atomic():
         db.conn.execute("UPDATE webhooks SET last_event_id = max(last_event_id, ?), sending_upto = NULL,"
-                        " sending_since = NULL, last_failure = ? WHERE id = ?",
+                        " sending_since = NULL, no_answer_since = NULL, no_answer_rounds = 0, last_failure = ?"
+                        " WHERE id = ?",
                         (upto, f"{iso(now)}: {why}"[:400], webhook_id))
 
 
