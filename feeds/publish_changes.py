@@ -39,6 +39,7 @@ class Changes:
     todo: list[str]  # the papers to rebuild
     incremental: bool
     charted: list[str] = field(default_factory=list)  # papers with a chart (two points or more)
+    enriched: int = 0  # the newest author change, read before anything is built
 
     def direction_current(self, root: Path, d: Direction) -> bool:
         """Its feed and page are there and nothing placed in it changed."""
@@ -52,6 +53,7 @@ def what_changed(db: Database, root: Path, base_url: str, limit: int, *, full: b
     feed index up to date first (store/database/feed_index.py)."""
     key = str(root.resolve()) + ("#papers=all" if papers == ALL else "")
     cursor, snap = feed_queries.last_event_id(db), feed_queries.last_snapshot_id(db)  # read before building
+    enriched = feed_queries.last_enrichment_id(db)
     feed_index.update(db)  # who newly cites each direction, up to now
     dirs, unsafe = [], []
     for d in feed_queries.directions(db):
@@ -61,12 +63,14 @@ def what_changed(db: Database, root: Path, base_url: str, limit: int, *, full: b
             log.warning("not publishing direction %r: unsafe slug", d.slug)
             unsafe.append(build.direction_feed_path(d.slug))
     state = db.conn.execute(
-        "SELECT base_url, entry_limit, last_event_id, last_snapshot_id FROM feed_publishes WHERE out_dir = ?",
-        (key,)).fetchone()
+        "SELECT base_url, entry_limit, last_event_id, last_snapshot_id, last_enrichment_id FROM feed_publishes"
+        " WHERE out_dir = ?", (key,)).fetchone()
     same_settings = not full and state is not None and state[0] == base_url and state[1] == limit
     changed: set[str] = set()
     if same_settings and state is not None and (state[2], state[3]) != (cursor, snap):
         changed = feed_queries.papers_changed_since(db, state[2], state[3])
+    if same_settings and state is not None and state[4] != enriched:  # authors named since (store/scholarly)
+        changed |= feed_queries.papers_enriched_since(db, state[4])
     has_page: Callable[[str], bool]
     if papers == ALL:
         paper_ids = feed_queries.followed_papers(db)
@@ -83,4 +87,5 @@ def what_changed(db: Database, root: Path, base_url: str, limit: int, *, full: b
                 or not os.path.exists(base + pages.paper_page_path(pid))]
     charted = (feed_queries.papers_with_history(db) if papers == ALL else
                [pid for pid in paper_ids if len(paper_files.chart_history(db, pid, today)) >= 2])
-    return Changes(key, cursor, snap, dirs, unsafe, touched, paper_ids, has_page, todo, same_settings, charted)
+    return Changes(key, cursor, snap, dirs, unsafe, touched, paper_ids, has_page, todo, same_settings, charted,
+                   enriched)

@@ -182,3 +182,38 @@ def test_the_enrichment_bench_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_enrich.main(["--papers", "300", "--sizes", "1000"]) == 0
     out = capsys.readouterr().out
     assert "database growth" in out and "| 1,000 | 10 |" in out
+
+
+def test_the_done_when_enrich_names_authors_in_the_card_and_the_feeds(fakes: ScholarlyFakes, seeded_path: Path,
+                                                                      tmp_path: Path) -> None:
+    """Issue 29's check, as a user runs it: the feeds published, then `mapwatch enrich` against
+    the fakes, then `ask "/paper 2412.10400"` names the authors and their institutions, and the
+    next (incremental) publish rebuilds the feeds whose citers got authors: the direction feed's
+    entries carry <author> elements, as feed readers read them (feedparser)."""
+    import feedparser
+
+    env = {**fakes.env(), "MAPWATCH_ENRICH": "arxiv,openalex", "MAPWATCH_CONTACT": CONTACT}
+    out = tmp_path / "public"
+    feed = out / "feeds" / "lr" / "reinforcement-learning-for-reasoning.atom"
+    publish = ("publish", "--db", str(seeded_path), "--out", str(out), "--base-url", "https://feeds.example.org")
+    assert cli(*publish, env=env).returncode == 0
+    before = feedparser.parse(feed.read_bytes())
+    assert before.entries and not any(e.get("authors") and e.authors[0].get("name") != "mapwatch"
+                                      for e in before.entries)
+    assert cli("enrich", "--db", str(seeded_path), env=env).returncode == 0
+    card = cli("ask", "--db", str(seeded_path), "/paper 2412.10400", env=env)
+    assert card.returncode == 0, card.stderr
+    assert "Shuhe Wang" in card.stdout and "Massachusetts Institute of Technology" in card.stdout, card.stdout
+    again = cli(*publish, env=env)
+    assert again.returncode == 0, again.stderr
+    after = feedparser.parse(feed.read_bytes())
+    named = [a.get("name") for e in after.entries for a in e.get("authors", []) if a.get("name") != "mapwatch"]
+    assert named, "no entry names its authors after enrich and publish"
+    db = open_db(seeded_path)
+    try:
+        expected = {a.name for b in bylines(db, [e.id.rsplit("/", 2)[-2] if e.id.endswith("/") else
+                                                 e.id.rsplit("/", 1)[-1] for e in after.entries]).values()
+                    for a in b.authors[:10]}
+    finally:
+        db.close()
+    assert set(named) <= expected and set(named)

@@ -190,3 +190,30 @@ async def test_the_server_sees_a_new_publish_within_two_seconds(db, clock, serve
             break
         await asyncio.sleep(0.1)
     assert status == 200 and new_tag != tag and new_body == fresh != body
+
+
+async def test_etag_changes_when_a_citer_gets_its_authors(db, clock, served) -> None:
+    """A citer's authors named by a scholarly source (store/scholarly) change the feeds listing
+    it: its cited papers' ETags change and their entries name the authors; other papers' stay."""
+    from mapwatch.store.scholarly.records import AuthorRecord, OpenAlexWork
+    from mapwatch.store.scholarly.saved import save_openalex
+
+    _, base, session, _ = served
+    citer = db.conn.execute("SELECT citing_id FROM citations WHERE cited_id = ? LIMIT 1", (SURVEY,)).fetchone()[0]
+    cited = {r[0] for r in db.conn.execute("SELECT cited_id FROM citations WHERE citing_id = ?", (citer,))}
+    ids = feed_queries.followed_papers(db)
+    before = {pid: await fetch(session, f"{base}/feeds/papers/{pid}.atom") for pid in ids}
+    save_openalex(db, [OpenAlexWork(citer, "W1", (AuthorRecord("Ada Planted"),), None, None)], [citer], clock())
+    changed = 0
+    for pid in ids:
+        status, tag, body = await fetch(session, f"{base}/feeds/papers/{pid}.atom", before[pid][1])
+        if pid in cited or pid == citer:
+            assert status == 200 and tag != before[pid][1], pid
+            changed += pid in cited and b"<name>Ada Planted</name>" in body
+        else:
+            assert status == 304, pid
+    assert changed >= 1 and SURVEY in cited
+    # Saving the same again is no change: the ETags stay.
+    tag = (await fetch(session, f"{base}/feeds/papers/{SURVEY}.atom"))[1]
+    save_openalex(db, [OpenAlexWork(citer, "W1", (AuthorRecord("Ada Planted"),), None, None)], [citer], clock())
+    assert (await fetch(session, f"{base}/feeds/papers/{SURVEY}.atom", tag))[0] == 304

@@ -123,6 +123,13 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'reason': 'why it failed, one line',
             'next_fetch_at': 'asked again from then on: 30 days after `ok`, 7 after `not_found`, 1 hour after `failed`',
         }),
+    'enrichment_changes': (
+        "each change of a paper's authors, their institutions or its venue, so the feeds and pages showing it are built again",
+        {
+            'id': 'increasing: publish and the paper files\' ETags keep it as a cursor',
+            'paper_id': '',
+            'changed_at': '',
+        }),
     'arxiv_records': (
         "arXiv's record of a paper, from its API",
         {
@@ -280,6 +287,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'last_event_id': 'what the published feeds include',
             'last_snapshot_id': 'what the published feeds include',
             'published_at': '',
+            'last_enrichment_id': 'the newest `enrichment_changes` row the published feeds include (authors)',
         }),
     'feed_direction_citers': (
         "the feeds' index of who newly cites each direction, brought up to date by each publish (store/database/feed_index.py)",

@@ -1,7 +1,8 @@
 """Paper feeds and paper pages built from the database when asked (README: Feeds).
 
-A paper's files change only when it gains an event or its page is stored again, so its
-ETag is its mark (newest event id, newest snapshot id, read from one indexed row) with the
+A paper's files change only when it gains an event, its page is stored again, or its own or a
+citer's authors change, so its ETag is its mark (newest event id, newest snapshot id, newest
+author change, read from indexed rows) with the
 format version, base URL and entry limit. A conditional GET that matches is answered 304
 from that row alone; otherwise the bytes come from a small LRU bounded by bytes, or are
 built (feeds/paper_files.py, the function publish writes them with) and kept there.
@@ -111,8 +112,9 @@ class PaperCache:
         mark = feed_queries.paper_mark(self._db(), paper_id)
         if mark is None or (kind == CHART and not mark.last_snapshot_id):
             return None
+        enriched = f"-a{mark.last_enrichment_id}" if mark.last_enrichment_id else ""  # authors (store/scholarly)
         return (f'"p{paper_files.FORMAT_VERSION}-{kind[0]}-{mark.last_event_id}-{mark.last_snapshot_id}'
-                f'-{self._settings}"')
+                f'{enriched}-{self._settings}"')
 
     def get(self, kind: str, paper_id: str, if_none_match: str | None = None) -> Answer:
         tag = self.etag(kind, paper_id)

@@ -126,6 +126,20 @@ def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int
     return {r[0] for r in rows}
 
 
+def last_enrichment_id(db: Database) -> int:
+    """The newest change of a paper's authors or venue (table enrichment_changes; 0: none)."""
+    return int(db.conn.execute("SELECT coalesce(max(id), 0) FROM enrichment_changes").fetchone()[0])
+
+
+def papers_enriched_since(db: Database, last_enrichment_id: int) -> set[str]:
+    """Papers whose feed or page shows authors that changed since that cursor: the paper itself
+    (its page names its authors) and the papers it cites (their feeds and pages list it as a
+    citer, with its byline)."""
+    changed = {r[0] for r in db.conn.execute(
+        "SELECT DISTINCT paper_id FROM enrichment_changes WHERE id > ?", (last_enrichment_id,))}
+    return changed | _first_column_in(db, "SELECT cited_id FROM citations WHERE citing_id IN ({marks})", changed)
+
+
 # ---------------------------------------------------------------------------- web pages
 
 
@@ -242,6 +256,7 @@ class PaperMark:
     paper_id: str
     last_event_id: int
     last_snapshot_id: int
+    last_enrichment_id: int = 0  # the newest change of its own or a citer's authors (0: none)
 
 
 def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
@@ -253,7 +268,10 @@ def paper_mark(db: Database, paper_id: str) -> PaperMark | None:
         " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
     if row is None or not (row[0] or row[3]):
         return None
-    return PaperMark(paper_id, row[1] or 0, row[2] or 0)
+    enriched = db.conn.execute(
+        "SELECT max(id) FROM enrichment_changes WHERE paper_id = ? OR paper_id IN"
+        " (SELECT citing_id FROM citations WHERE cited_id = ?)", (paper_id, paper_id)).fetchone()[0]
+    return PaperMark(paper_id, row[1] or 0, row[2] or 0, enriched or 0)
 
 
 def has_feed(db: Database, paper_id: str) -> bool:

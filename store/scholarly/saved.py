@@ -23,6 +23,24 @@ Status = Literal["ok", "not_found", "failed"]
 REFETCH = {"ok": timedelta(days=30), "not_found": timedelta(days=7), "failed": timedelta(hours=1)}
 
 
+def _byline(db: Database, paper_id: str) -> tuple[object, ...]:
+    """What the feeds and pages show of a paper's authors and venue, to see whether it changed."""
+    conn = db.conn
+    authors = conn.execute("SELECT position, name, author_id, orcid FROM paper_authors WHERE paper_id = ?"
+                           " ORDER BY position", [paper_id]).fetchall()
+    places = conn.execute("SELECT pai.position, i.name FROM paper_author_institutions pai JOIN institutions i"
+                          " ON i.id = pai.institution_id WHERE pai.paper_id = ? ORDER BY 1, 2", [paper_id]).fetchall()
+    venue = conn.execute("SELECT (SELECT venue FROM openalex_works WHERE paper_id = ?),"
+                         " (SELECT journal_ref FROM arxiv_records WHERE paper_id = ?)", [paper_id, paper_id]).fetchone()
+    return tuple(authors), tuple(places), tuple(venue)
+
+
+def _note_change(db: Database, paper_id: str, before: tuple[object, ...], now: datetime) -> None:
+    """Log a change of what the feeds show of the paper (table enrichment_changes)."""
+    if _byline(db, paper_id) != before:
+        db.conn.execute("INSERT INTO enrichment_changes (paper_id, changed_at) VALUES (?, ?)", [paper_id, iso(now)])
+
+
 def _write_authors(db: Database, paper_id: str, authors: Sequence[AuthorRecord], source: str) -> None:
     conn = db.conn
     conn.execute("DELETE FROM paper_author_institutions WHERE paper_id = ?", [paper_id])
@@ -57,6 +75,7 @@ def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str
     with db.atomic():
         conn = db.conn
         for r in records:
+            before = _byline(db, r.paper_id)
             conn.execute(
                 "INSERT INTO arxiv_records (paper_id, title, primary_category, categories, published, updated, doi,"
                 " journal_ref, comments, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -70,6 +89,7 @@ def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str
                                         " LIMIT 1", [r.paper_id]).fetchone()
             if not has_openalex and r.authors:
                 _write_authors(db, r.paper_id, r.authors, "arxiv")
+            _note_change(db, r.paper_id, before, now)
         found = {r.paper_id for r in records}
         mark_fetched(db, [p for p in asked if p in found], "arxiv", "ok", now)
         mark_fetched(db, [p for p in asked if p not in found], "arxiv", "not_found", now)
@@ -81,6 +101,7 @@ def save_openalex(db: Database, works: Sequence[OpenAlexWork], asked: Sequence[s
     is arXiv's, matched to people)."""
     with db.atomic():
         for w in works:
+            before = _byline(db, w.paper_id)
             db.conn.execute(
                 "INSERT INTO openalex_works (paper_id, work_id, venue, doi, fetched_at) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(paper_id) DO UPDATE SET work_id=excluded.work_id, venue=excluded.venue,"
@@ -88,6 +109,7 @@ def save_openalex(db: Database, works: Sequence[OpenAlexWork], asked: Sequence[s
                 [w.paper_id, w.work_id, w.venue, w.doi, iso(now)])
             if w.authors:
                 _write_authors(db, w.paper_id, w.authors, "openalex")
+            _note_change(db, w.paper_id, before, now)
         found = {w.paper_id for w in works}
         mark_fetched(db, [p for p in asked if p in found], "openalex", "ok", now)
         mark_fetched(db, [p for p in asked if p not in found], "openalex", "not_found", now)
