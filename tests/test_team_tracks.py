@@ -287,3 +287,40 @@ def test_the_documented_examples_run(seeded, db_path: Path, capsys) -> None:
         out = capsys.readouterr().out
         assert code == 0, (line, out)
     assert "Tracking **A5023888391**" in out and "none is known yet" in out
+
+
+async def test_a_team_track_marks_self_citations_and_self_hide_leaves_them_out(fake_discord: FakeDiscord,
+                                                                              db_path: Path, clock: FakeClock) -> None:
+    """Issue 29, item 4, for a team: a citer one of whose authors wrote the paper it cites is
+    marked in the alert, with its byline; a second channel's `self:hide` track leaves it out
+    and says so; another citer is in both."""
+    fake = fake_discord
+    setup(db_path, clock)
+    quiet = fake.guild.channel("alerts")
+    bot = make_bot(db_path, clock)
+    async with fake.connected(bot):
+        h = await fake.slash("team add", {"name": "Lab", "paper": SURVEY}, permissions=MANAGE_ALL)
+        await h.wait_message()
+        h = await fake.slash("track", {"team": "lab"}, permissions=MANAGE)
+        await h.wait_message()
+        h = await fake.slash("track", {"team": "lab", "self": "hide"}, channel_id=quiet.id, permissions=MANAGE)
+        await h.wait_message()
+        store_pages_db = open_db(db_path)
+        try:  # the shared citer's authors: Ada, who wrote the survey; the other citer's: a stranger
+            save_openalex(store_pages_db, [
+                OpenAlexWork(SHARED[0], "W9", (AuthorRecord("Ada Lovelace", "A100", ADA),), None, None),
+                OpenAlexWork(ONLY_TECH[0], "W8", (AuthorRecord("Cy Stranger", "A900"),), None, None)],
+                [SHARED[0], ONLY_TECH[0]], clock())
+        finally:
+            store_pages_db.close()
+        refresh(db_path, clock, [grow(seed_page(SURVEY), [SHARED, ONLY_TECH])])
+        assert await bot.deliver_alerts() == 2
+        [marked] = await fake.wait_channel_messages(fake.channel.id, 1)
+        [hidden] = await fake.wait_channel_messages(quiet.id, 1)
+    d = marked.embed["description"]
+    assert "A Shared Citer of Both Surveys" in d and "↺ self-citation" in d and "Ada Lovelace" in d, d
+    assert "A Paper Citing the Technical Survey" in d and d.count("↺ self-citation") == 1
+    h = hidden.embed["description"]
+    assert "A Shared Citer of Both Surveys" not in h and "A Paper Citing the Technical Survey" in h, h
+    assert "1 self-citation left out (self:hide)." in h
+    assert openapi_check.recorded_errors(fake.requests) == []

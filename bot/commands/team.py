@@ -55,7 +55,7 @@ def _feed(ctx: Ctx, path: str | None) -> str:
 
 def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: str | None = None,
                   team: str | None = None, mode: str | None = None, role: Any = None, threads: str | None = None,
-                  channel: Any = None) -> Reply:
+                  channel: Any = None, hide_self: bool = False) -> Reply:
     """/track author:<person> or /track team:<team> (the caller checked Manage Channels)."""
     _one(paper, author, team, what="Track one thing at a time: a paper, an author or a team.")
     key, team_slug, label = None, None, ""
@@ -73,7 +73,7 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
     track, new = people_tracks.add_subject_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id,
                                                  user_id=ctx.user_id, author_key=key, team_slug=team_slug,
                                                  created_by=ctx.user_id, now=ctx.now, mode=mode,
-                                                 role_id=parse_role(role))
+                                                 role_id=parse_role(role), hide_self=hide_self)
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     how = delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
     where = where_words(ctx, here_id)

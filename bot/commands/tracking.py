@@ -40,11 +40,8 @@ def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str 
     check_manage(ctx, MANAGE)
     hide_self = parse_self(self)
     if author or team:  # a person or a team (bot/commands/team.py)
-        if hide_self:
-            raise BadOption("self:hide is for paper tracks and follows; a person's or a team's track shows "
-                            "self-citations marked.")
         return track_subject(db, ctx, paper=paper, author=author, team=team, mode=mode, role=role, threads=threads,
-                             channel=channel)
+                             channel=channel, hide_self=hide_self)
     if not paper or not paper.strip():
         raise BadOption("Give a paper, an author or a team to track.")
     found = queries.resolve_paper(db, paper)

@@ -13,7 +13,9 @@ from mapwatch.bot.rendering.text import (
     CONTENT_MAX,
     DESC_MAX,
     FOOTER_MAX,
+    SELF_MARK,
     TITLE_MAX,
+    byline,
     clean,
     clip,
     clip_lines,
@@ -41,11 +43,15 @@ def cites_words(n: int, t: SubjectTrack) -> str:
 
 
 def citer_entry(c: AlertCiter, t: SubjectTrack) -> str:
+    """A citing paper, the subject's papers it cites, its authors, and a self-citation mark
+    when it shares an author with one of them."""
     year = f" ({c.year})" if c.year else ""
-    head = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`"
+    mark = f" · {SELF_MARK}" if c.self_citation else ""
+    head = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{mark}"
     names = "; ".join(clip(esc(r.title), 70) for r in c.cites[:3])
     extra = f"; and {len(c.cites) - 3} more" if len(c.cites) > 3 else ""
-    return f"{head}\n  {cites_words(len(c.cites), t)}: {names}{extra}"
+    by = byline(c.byline)
+    return f"{head}\n  {cites_words(len(c.cites), t)}: {names}{extra}" + (f"\n  {by}" if by else "")
 
 
 def subject_label(t: SubjectTrack) -> str:
@@ -65,6 +71,9 @@ def subject_alert(a: SubjectAlert, base_url: str = "") -> Delivery:
         title = f"Citations of {whose(t)} grew"
     lines = [citer_entry(c, t) for c in n.citers]
     desc = clip_lines(lines, DESC_MAX - 600, more=n.total - len(n.citers)) if lines else ""
+    if n.hidden:
+        left = f"{n.hidden} self-{'citation' if n.hidden == 1 else 'citations'} left out (self:hide)."
+        desc = (desc + "\n" if desc else "") + left
     if n.growth:
         grew = "; ".join(f"{clip(esc(g.paper.title), 60)} {g.old_count} → {g.new_count}"
                          + (f" ({g.unlisted} not named on its page)" if g.unlisted else "") for g in n.growth[:5])

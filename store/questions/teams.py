@@ -22,6 +22,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
+from mapwatch.store.questions.authors import with_alert_bylines
 from mapwatch.store.questions.types import AlertCiter, NewCiter, PaperRef
 from mapwatch.store.scholarly.records import clean, openalex_author, orcid
 
@@ -286,6 +287,7 @@ class News:
     growth: tuple[Growth, ...]
     upto_event_id: int  # the newest event of the window that concerns the set (0: none)
     first_direction: str = ""  # of the first citer, when the map places it (a forum tag)
+    hidden: int = 0  # self-citations left out (`self:hide`)
 
 
 def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
@@ -299,9 +301,10 @@ def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
 
 
 def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 10,
-         order: str = "event") -> News:
+         order: str = "event", hide_self: bool = False) -> News:
     """The set's events in (after, upto], grouped per citing paper (most cited first with
-    order="cited")."""
+    order="cited"), each with its byline and self-citation marks; with `hide_self`, a citing
+    paper whose every citation of the set is a self-citation is left out (counted in `hidden`)."""
     c = db.conn
     events: list[tuple[int, str, str, str | None, int | None, int | None, int | None, str]] = []
     for chunk in _chunks(sorted(papers)):
@@ -326,6 +329,11 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     citers = [AlertCiter(cid, refs[cid].title, refs[cid].year, refs[cid].url, refs[cid].arxiv_url or arxiv_url(cid),
                          cited_by.get(cid), eid, seen, tuple(refs[p] for p in cited if p in refs))
               for cid, (eid, seen, cited) in grouped.items() if cid in refs]
+    citers = with_alert_bylines(db, citers)  # their authors, and which cited papers share one
+    hidden = 0
+    if hide_self:  # `self:hide`: a citing paper every one of whose citations here is a self-citation
+        kept = [a for a in citers if set(a.self_cites) != {r.id for r in a.cites}]
+        hidden, citers = len(citers) - len(kept), kept
     citers.sort(key=(lambda a: (-(a.cited_by or 0), a.event_id)) if order == "cited" else (lambda a: a.event_id))
     growth = tuple(Growth(refs[p], o, n, u) for p, (o, n, u) in sorted(counts.items()) if n > o and p in refs)
     shown = tuple(citers[:limit])
@@ -334,7 +342,7 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
         row = c.execute("SELECT d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
                         " WHERE pl.paper_id = ? ORDER BY pl.position LIMIT 1", (shown[0].id,)).fetchone()
         first_direction = row[0] if row else ""
-    return News(shown, len(citers), growth, max((e[0] for e in events), default=0), first_direction)
+    return News(shown, len(citers), growth, max((e[0] for e in events), default=0), first_direction, hidden)
 
 
 def _cited_by(db: Database, ids: list[str]) -> list[tuple[str, int | None]]:

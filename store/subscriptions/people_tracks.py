@@ -45,6 +45,7 @@ class SubjectTrack:
     mode: str
     role_id: int | None
     last_failure: str | None
+    hide_self: bool = False  # `self:hide`: citing papers sharing an author with every paper they cite here left out
     name: str = ""  # the person's name or the team's, as lists show it
 
     @property
@@ -76,7 +77,7 @@ class SubjectAlert:
 
 
 _COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.author_key, t.team_slug, t.created_at, t.created_by,"
-         " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure")
+         " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure, t.hide_self")
 
 
 def subject_name(db: Database, t: SubjectTrack) -> str:
@@ -88,7 +89,7 @@ def subject_name(db: Database, t: SubjectTrack) -> str:
 
 
 def _track(db: Database, r: tuple[Any, ...]) -> SubjectTrack:
-    t = SubjectTrack(*r)
+    t = replace(SubjectTrack(*r[:-1]), hide_self=bool(r[-1]))
     return replace(t, name=subject_name(db, t))
 
 
@@ -111,7 +112,7 @@ def get_subject_track(db: Database, track_id: int) -> SubjectTrack | None:
 def add_subject_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
                       author_key: str | None = None, team_slug: str | None = None, created_by: int | None,
                       now: datetime, mode: str | None = None,
-                      role_id: int | None = None) -> tuple[SubjectTrack, bool]:
+                      role_id: int | None = None, hide_self: bool = False) -> tuple[SubjectTrack, bool]:
     """Track a person (`author_key`) or one of the server's teams (`team_slug`) in a channel (or
     a person in `user_id`'s DMs). As store.subscriptions.tracking.add_track: tracking again
     re-enables a disabled track and sets its mode and role; only later events are alerted."""
@@ -128,17 +129,20 @@ def add_subject_track(db: Database, *, guild_id: int | None, channel_id: int, us
     with db.atomic():
         existing = _find(db, guild_id, channel_id, dm_user, author_key, team_slug)
         if existing:
-            if existing.disabled_reason or (existing.mode, existing.role_id) != (md, role_id):
+            if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self) != (
+                    md, role_id, hide_self):
                 db.conn.execute(
-                    "UPDATE tracks SET mode = ?, role_id = ?, last_event_id = CASE WHEN disabled_reason IS NULL"
-                    " THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END,"
-                    " disabled_reason = NULL WHERE id = ?", (md, role_id, existing.id))
+                    "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
+                    " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
+                    " FROM events)) END, disabled_reason = NULL WHERE id = ?",
+                    (md, role_id, int(hide_self), existing.id))
                 return _find(db, guild_id, channel_id, dm_user, author_key, team_slug) or existing, True
             return existing, False
         db.conn.execute(
             "INSERT INTO tracks (guild_id, channel_id, user_id, author_key, team_slug, created_at, created_by,"
-            " last_event_id, mode, role_id) VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events),"
-            " ?, ?)", (guild_id, channel_id, dm_user, author_key, team_slug, iso(now), created_by, md, role_id))
+            " last_event_id, mode, role_id, hide_self) VALUES (?, ?, ?, ?, ?, ?, ?,"
+            " (SELECT coalesce(max(id), 0) FROM events), ?, ?, ?)",
+            (guild_id, channel_id, dm_user, author_key, team_slug, iso(now), created_by, md, role_id, int(hide_self)))
         track = _find(db, guild_id, channel_id, dm_user, author_key, team_slug)
     assert track is not None
     return track, True
@@ -174,7 +178,7 @@ def subject_alert(db: Database, t: SubjectTrack, upto: int, *, limit: int = 10, 
                   sending_since: str | None = None) -> SubjectAlert:
     """The track's events in (cursor, upto] that concern its papers, grouped per citing paper."""
     papers = people.subject_papers(db, guild_id=t.guild_id, author_key=t.author_key, team_slug=t.team_slug)
-    found = people.news(db, papers, t.last_event_id, upto, limit=limit, order=order)
+    found = people.news(db, papers, t.last_event_id, upto, limit=limit, order=order, hide_self=t.hide_self)
     return SubjectAlert(t, found, max(found.upto_event_id, t.last_event_id), sending_since, feed_path(t, db))
 
 
