@@ -25,3 +25,22 @@ def parse_iso(text: str) -> datetime:
     """A stored timestamp back as an aware datetime (one without an offset is taken as UTC)."""
     ts = datetime.fromisoformat(text)
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """A `Retry-After` header as seconds: delta-seconds or an HTTP date (RFC 9110); None when
+    absent or unreadable. Read by the map's crawler and the scholarly sources' client alike."""
+    import email.utils
+
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())

@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from mapwatch.store.clock import retry_after_seconds
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_plan import split_source
 from mapwatch.store.sources.crawl_schedule import id_age
-from mapwatch.store.sources.http_client import HttpOptions, retry_after_seconds, user_agent
+from mapwatch.store.sources.http_client import HttpOptions, user_agent
 from mapwatch.store.sources.refresh import crawl_order, refresh
 from tests.conftest import older_snapshot, seed_page
 from tests.sourceserver import serve_map

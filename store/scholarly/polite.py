@@ -17,13 +17,13 @@ asking to wait too long) and `BadAnswer` (this one request failed; the next may 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from mapwatch.store.clock import retry_after_seconds
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # an answer of 100 papers is a few hundred kB
 
@@ -72,20 +72,6 @@ def user_agent(contact: str | None) -> str:
         f"mapwatch/{ver} (citation map follower)"
 
 
-def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
-    """Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110); None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _short(e: BaseException) -> str:

@@ -9,16 +9,15 @@ are spaced by the host's Crawl-delay (README, "mapwatch refresh").
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mapwatch.store.clock import retry_after_seconds
 from mapwatch.store.environment import current
 from mapwatch.store.pages.parse import MAX_PAGE_BYTES
 
@@ -119,20 +118,6 @@ class Response:
     last_modified: str | None
 
 
-def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
-    """Retry-After as seconds: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 class CrawlDelay:

@@ -23,6 +23,7 @@ from mapwatch.store.questions import teams as people
 from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.follows import Place, normalize_mode
+from mapwatch.store.subscriptions.tracking import reenable_track
 
 # For deliveries.remove: the column that names the subject (markers and cursors are TRACKS').
 BY_AUTHOR = replace(deliveries.TRACKS, subject="author_key")
@@ -131,11 +132,7 @@ def add_subject_track(db: Database, *, guild_id: int | None, channel_id: int, us
         if existing:
             if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self) != (
                     md, role_id, hide_self):
-                db.conn.execute(
-                    "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
-                    " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
-                    " FROM events)) END, disabled_reason = NULL WHERE id = ?",
-                    (md, role_id, int(hide_self), existing.id))
+                reenable_track(db, existing.id, md, role_id, hide_self)
                 return _find(db, guild_id, channel_id, dm_user, author_key, team_slug) or existing, True
             return existing, False
         db.conn.execute(

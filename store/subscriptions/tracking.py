@@ -84,6 +84,15 @@ def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
     return "t.guild_id IS NULL AND t.user_id = ?", [user_id]
 
 
+def reenable_track(db: Database, track_id: int, mode: str, role_id: int | None, hide_self: bool) -> None:
+    """Tracking again: the mode, role and `hide_self` as given, a disabled track enabled with its
+    cursor moved to now (the events while it was disabled are not alerted)."""
+    db.conn.execute(
+        "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
+        " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
+        " FROM events)) END, disabled_reason = NULL WHERE id = ?", (mode, role_id, int(hide_self), track_id))
+
+
 def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
               paper_id: str, created_by: int | None, now: datetime, mode: str | None = None,
               role_id: int | None = None, hide_self: bool = False) -> tuple[Track, bool]:
@@ -99,11 +108,7 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
         if existing:
             if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self) != (
                     md, role_id, hide_self):
-                db.conn.execute(
-                    "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
-                    " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
-                    " FROM events)) END, disabled_reason = NULL WHERE id = ?",
-                    (md, role_id, int(hide_self), existing.id))
+                reenable_track(db, existing.id, md, role_id, hide_self)
                 return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
             return existing, False
         db.conn.execute(
