@@ -298,6 +298,24 @@ def test_direction_pages_are_polled_every_tick_conditionally(db) -> None:
     assert has_page(db, "2609.30001") == 1
 
 
+def test_direction_pages_are_read_when_a_tick_starts_a_few_seconds_early(db) -> None:
+    """Issue 32, item 1: a direction page's next poll was exactly the tick's start + 1 h, compared
+    to the second, so a tick starting a second earlier in its hour skipped every direction page
+    (4 of 12 hourly ticks read 12-17 of 60). Ticks 1 h minus a few seconds apart read them all."""
+    texts = corpus(12)
+    clock = FakeClock(T0)
+    with serve_site(MapSite(pages=texts, sitemap=False)) as site:
+        fill(db, site, clock, texts)
+        directions = set(site.directions())
+        assert len(directions) >= 3
+        for early in (1, 3, 7, 2, 30, 59):  # seconds before the hour since the last tick
+            clock.advance(seconds=HOUR - early)
+            site.requests.clear()
+            refresh(db, site.base, clock=clock, options=FAST)
+            asked = set(site.paths_requested()) & directions
+            assert asked == directions, (early, sorted(directions - asked))
+
+
 # --- tracked papers first, and a search for their unlisted new citers -------------------------------
 
 def test_the_cli_refresh_fetches_tracked_papers_first(tmp_path: Path, capsys) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from sqlite_utils import Database
@@ -27,7 +27,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_schedule import newest_first
+from mapwatch.store.sources.crawl_schedule import DUE_TOLERANCE, newest_first
 from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.sitemap_trust import read_trust
 
@@ -119,8 +119,11 @@ class CrawlPlan:
     roomy: list[str] = field(default_factory=list)
 
     def direction_due(self, url: str) -> bool:
+        """Followed, never read, or due by DUE_TOLERANCE after the tick's start (a tick that starts a
+        few seconds earlier in its hour than the last one still reads the hourly pages)."""
         r = self.resources.get(url)
-        return url in self.followed or r is None or not r.next_check_at or r.next_check_at <= iso(self.now)
+        return url in self.followed or r is None or not r.next_check_at or r.next_check_at <= iso(
+            self.now + timedelta(seconds=DUE_TOLERANCE))
 
     def unlisted_growth(self, page: MapPage) -> int:
         """How many citers a tracked paper gained that its page does not list (its cited-by

@@ -54,6 +54,10 @@ EARLY = 0.25  # a page is due up to this fraction of its interval early (see `sp
 VOUCHED_CEILING = 35 * DAY
 VOUCHED_TRACKED = DAY
 VOUCHED_DIRECTIONS = 6 * HOUR
+# A direction page polled every tick comes due exactly an interval after the tick that read it;
+# the next tick may start a little earlier in its hour (scheduler latency, a faster start-up),
+# so a direction page due within this much after the tick's start is read in it.
+DUE_TOLERANCE = 5 * 60.0
 
 
 def next_interval(previous: float | None, changed: bool, bounds: Bounds, *,
