@@ -129,7 +129,7 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     if c.self_cites:
         fe.category({"term": SELF_CITATION, "label": "Self-citation"})
     fe.title(clean(f"{p.title} ({p.year})" if p.year else p.title))
-    when = stamp(c.first_seen)
+    when = stamp(c.dated)  # a citer known at the first read: the citing paper's date where known
     fe.updated(when)
     fe.published(when)
     # One link only: feedgen 1.0 drops rel/type on entry links, and two untyped
@@ -139,8 +139,23 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
     html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">arXiv</a>) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
-            f"{_byline_html(c)}<p>First seen on {when.date().isoformat()}.</p>")
+            f"{_byline_html(c)}<p>{escape(seen_line(c))}</p>")
     fe.content(html, type="html")
+
+
+def seen_line(c: NewCiter) -> str:
+    """When the entry's citer was seen: first seen on a day, or known at the first read (docs/feeds.md,
+    "What new means"), with the day it was first posted on arXiv where known."""
+    seen = stamp(c.first_seen).date().isoformat()
+    if not c.at_first_read:
+        return f"First seen on {seen}."
+    posted = f"; first posted on arXiv {c.posted[:10]}" if c.posted else ""
+    return f"Known at the first read, on {seen} (already citing it then{posted})."
+
+
+def newest_first(citers: Sequence[NewCiter]) -> list[NewCiter]:
+    """Entries by the instant they carry, newest first (stable: the stored order among equals)."""
+    return sorted(citers, key=lambda c: c.dated, reverse=True)
 
 
 def direction_feed(d: Direction, citers: Sequence[NewCiter], base_url: str) -> bytes:
@@ -152,9 +167,10 @@ def direction_feed(d: Direction, citers: Sequence[NewCiter], base_url: str) -> b
         _join(base_url, direction_feed_path(d.slug)),
         _join(base_url, f"directions/{d.slug}/"),  # its web page (feeds/pages.py)
     )
+    citers = newest_first(citers)
     for c in citers:
         _citer_entry(fg, f"{TAG}direction/{d.slug}/citer/{c.citer.id}", c, d.name)
-    fg.updated(stamp(citers[0].first_seen) if citers else stamp(d.since))
+    fg.updated(stamp(citers[0].dated) if citers else stamp(d.since))
     atom: bytes = fg.atom_str(pretty=True)  # feedgen is untyped
     return atom
 
@@ -169,7 +185,7 @@ def paper_feed(p: PaperRef, since: str, citers: Sequence[NewCiter], growths: Seq
         _join(base_url, paper_feed_path(p.id)),
         safe_http_url(p.url) or safe_http_url(p.arxiv_url),
     )
-    items: list[tuple[str, int, object]] = [(c.first_seen, c.first_event_id, c) for c in citers]
+    items: list[tuple[str, int, object]] = [(c.dated, c.first_event_id, c) for c in citers]
     items += [(g.seen_at, g.event_id, g) for g in growths]
     items.sort(key=lambda t: (t[0], -t[1]), reverse=True)  # newest first; same instant: page order
     for _, _, item in items:

@@ -20,7 +20,15 @@ from datetime import date, datetime, timedelta
 from html import escape
 from importlib import resources
 
-from mapwatch.feeds.build import clean, direction_feed_path, paper_feed_path, safe_http_url, safe_path, stamp
+from mapwatch.feeds.build import (
+    clean,
+    direction_feed_path,
+    newest_first,
+    paper_feed_path,
+    safe_http_url,
+    safe_path,
+    stamp,
+)
 from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
 from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
 
@@ -194,9 +202,14 @@ def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_
         same = ", ".join(_t(x.title or x.id) for x in c.cites if x.id in c.self_cites)
         mark = (f' <span class="self-citation" title="It shares an author with {same}">self-citation</span>'
                 if show_cites else ' <span class="self-citation">self-citation</span>')
+    if c.at_first_read:  # not new: already there when mapwatch first read what it cites
+        posted = f", posted {_t(c.posted[:10])}" if c.posted else ""
+        seen = f'<span class="first-read">known at first read</span> {_when(c.first_seen)}{posted}'
+    else:
+        seen = f"first seen {_when(c.first_seen)}"
     return (f'<li class="entry" data-id="{_t(p.id)}" data-first-seen="{escape(c.first_seen)}">'
             f'<p class="head">{title}{_year(p)}{mark}</p>{by}{cites}'
-            f'<p class="meta">{arxiv}{own} · first seen {_when(c.first_seen)}</p></li>')
+            f'<p class="meta">{arxiv}{own} · {seen}</p></li>')
 
 
 def _authors(f: PaperFacts) -> str:
@@ -260,7 +273,7 @@ def direction_page(d: Direction, citers: Sequence[NewCiter], most_cited: Sequenc
     middle = d.breadcrumb.removeprefix(f"{d.area} / ").removesuffix(f" / {d.name}")
     crumbs = [d.area] + ([middle] if middle not in (d.breadcrumb, d.name, d.area) else [])
     n = len(citers)
-    newest = _by_day([(c.first_seen, _citer_item(here, c, has_page, True)) for c in citers],
+    newest = _by_day([(c.dated, _citer_item(here, c, has_page, True)) for c in newest_first(citers)],
                      "No citing paper seen yet.")
     ranks = (_leaders(here, by_pagerank, has_page, True) if by_pagerank else
              '<p class="empty">Not computed yet: PageRank is computed after each refresh.</p>\n')
@@ -308,7 +321,7 @@ def paper_page(f: PaperFacts, citers: Sequence[NewCiter], growths: Sequence[Coun
     if f.directions:
         dirs = ", ".join(here.a(f"directions/{slug}/", name) for slug, name in f.directions)
         facts.append(f"<dt>Directions</dt><dd>{dirs}</dd>")
-    items = [(c.first_seen, -c.first_event_id, _citer_item(here, c, has_page, False)) for c in citers]
+    items = [(c.dated, -c.first_event_id, _citer_item(here, c, has_page, False)) for c in citers]
     items += [(g.seen_at, -g.event_id, _growth_item(p, g)) for g in growths]
     items.sort(key=lambda t: (t[0], t[1]), reverse=True)  # newest first, as in its feed
     chart = ""
@@ -359,7 +372,8 @@ def index_page(dirs: Sequence[Direction], activity: dict[str, DirectionActivity]
             act = activity.get(d.slug)
             recent, month = (act.recent, act.month) if act else (0, 0)
             newest = (f'newest <time datetime="{_day_of(act.newest).isoformat()}">{_day_of(act.newest).isoformat()}'
-                      "</time>" if act and act.newest else "no citing paper yet")
+                      "</time>" if act and act.newest else
+                      "none new since the first read" if act and act.known else "no citing paper yet")
             feed = _join(base_url, direction_feed_path(d.slug))
             words = f"{d.name} {d.breadcrumb} {d.slug}".casefold()
             rows.append(
@@ -379,7 +393,9 @@ def index_page(dirs: Sequence[Direction], activity: dict[str, DirectionActivity]
     body = (
         "<h1>New citing papers, per research direction</h1>\n"
         '<p class="lede">Each direction\'s page lists the papers newly seen citing a paper placed in it, newest '
-        "first; subscribe to it in your feed reader to get the next ones. All directions at once: "
+        "first; subscribe to it in your feed reader to get the next ones. \u201cNew\u201d counts the papers seen after "
+        "mapwatch first read the papers they cite; those already citing them then are listed as known at first read. "
+        "All directions at once: "
         f"{_a(opml_url, opml_url)} (OPML).</p>\n"
         + paper_note
         + '<form class="filter" role="search" hidden>\n<label for="filter">Filter directions</label>\n'

@@ -88,9 +88,10 @@ def feed(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
                          f"Papers newly citing a paper of {_what(s)} in the citation map.",
                          f"{base_url.rstrip('/')}/{s.feed_path}",
                          f"{base_url.rstrip('/')}/{s.page_path.removesuffix('index.html')}")
+    citers = build.newest_first(citers)
     for c in citers:
         build._citer_entry(fg, f"{build.TAG}{s.kind}/{s.key}/citer/{c.citer.id}", c, _what(s))
-    fg.updated(build.stamp(citers[0].first_seen) if citers else build.stamp("2026-01-01T00:00:00+00:00"))
+    fg.updated(build.stamp(citers[0].dated) if citers else build.stamp("2026-01-01T00:00:00+00:00"))
     atom: bytes = fg.atom_str(pretty=True)  # feedgen is untyped
     return atom
 
@@ -106,7 +107,7 @@ def page(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
     feed_url = f"{base_url.rstrip('/')}/{s.feed_path}"
     refs = sorted(people._refs(db, s.papers).values(), key=lambda p: (p.title or "").casefold())
     listed = "".join(f"<li>{pages._paper_link(here, p, lookup)}{pages._year(p)}</li>\n" for p in refs[:200])
-    newest = pages._by_day([(c.first_seen, pages._citer_item(here, c, lookup, True)) for c in citers],
+    newest = pages._by_day([(c.dated, pages._citer_item(here, c, lookup, True)) for c in build.newest_first(citers)],
                            "No citing paper seen yet.")
     body = (pages._breadcrumb(here, [], s.name)
             + f"<h1>{pages._t(s.name)}</h1>\n"

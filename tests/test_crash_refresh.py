@@ -45,7 +45,10 @@ from tests.test_crash_safety import KillTimer, canonical_dump
 ROOT = Path(__file__).resolve().parent.parent
 ATOM = "{http://www.w3.org/2005/Atom}"
 BASE_URL = "http://feeds.test"
-FIRST_SEEN = re.compile(r"<p>First seen on \d{4}-\d\d-\d\d\.</p>")
+# When an entry was seen, and whether at the cited paper's first read: both depend on which batch
+# stored a page first (a page read in an earlier batch than its citer's makes the citation new).
+FIRST_SEEN = re.compile(r"<p>(First seen on \d{4}-\d\d-\d\d\.|Known at the first read, on \d{4}-\d\d-\d\d"
+                        r" \(already citing it then(; first posted on arXiv \d{4}-\d\d-\d\d)?\)\.)</p>")
 
 
 def refresh_cmd(source: str, db: Path, out: Path) -> list[str]:

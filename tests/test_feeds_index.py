@@ -18,16 +18,21 @@ SURVEY = "2412.10400"
 
 
 def from_every_event(db) -> set[tuple]:
+    """Per (direction, citer): its first event, and 1 when every citation it stands for was known at
+    the cited paper's first read (migration 0024)."""
     return set(db.conn.execute(
-        "SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id) FROM events e"
-        " JOIN placements pl ON pl.paper_id = e.paper_id WHERE e.kind = 'citation' GROUP BY 1, 2"))
+        "SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id), min(c.at_first_read) FROM events e"
+        " JOIN placements pl ON pl.paper_id = e.paper_id"
+        " JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
+        " WHERE e.kind = 'citation' GROUP BY 1, 2"))
 
 
 def indexed(db) -> set[tuple]:
-    """The index's rows; its per-day counts (migration 0011) checked against them on the way."""
+    """The index's rows; its per-day counts (migration 0011) checked against them on the way: they
+    count the citers that are new, not those known at the first read."""
     days = set(db.conn.execute("SELECT * FROM feed_direction_days WHERE citers != 0"))
     assert days == set(db.conn.execute("SELECT direction_slug, substr(first_seen, 1, 10), count(*)"
-                                       " FROM feed_direction_citers GROUP BY 1, 2"))
+                                       " FROM feed_direction_citers WHERE at_first_read = 0 GROUP BY 1, 2"))
     assert db.conn.execute("SELECT count(*) FROM feed_direction_days WHERE citers < 0").fetchone()[0] == 0
     return set(db.conn.execute("SELECT * FROM feed_direction_citers"))
 
@@ -100,7 +105,12 @@ def test_papers_that_join_and_leave_directions_keep_the_index_exact(db, clock, t
         assert stats(db) == stats_from_placements(db)
         seen = sorted({r[2] for r in indexed(db)})
         for since in ("2026-01-01T00:00:00+00:00", *seen, *(f"{t[:10]}T00:00:00+00:00" for t in seen)):
-            # The index page's counts (whole days plus a part of one) equal a count of every citer since then.
-            counted = {s: a.recent for s, a in feed_queries.direction_activity(db, since, since).items()}
-            assert counted == dict(db.conn.execute("SELECT direction_slug, sum(first_seen >= ?) FROM"
-                                                   " feed_direction_citers GROUP BY 1", (since,)))
+            # The index page's counts (whole days plus a part of one) equal a count of every new citer
+            # since then (those known at the first read are not counted), and its newest is the newest new one.
+            activity = feed_queries.direction_activity(db, since, since)
+            counted = {s: a.recent for s, a in activity.items()}
+            assert counted == dict(db.conn.execute("SELECT direction_slug, sum(first_seen >= ? AND at_first_read = 0)"
+                                                   " FROM feed_direction_citers GROUP BY 1", (since,)))
+            assert {s: a.newest for s, a in activity.items()} == dict(db.conn.execute(
+                "SELECT direction_slug, max(CASE WHEN at_first_read = 0 THEN first_seen END)"
+                " FROM feed_direction_citers GROUP BY 1"))

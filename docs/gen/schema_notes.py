@@ -37,6 +37,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'cited_id': 'the cited paper (`papers.id`)',
             'first_seen': 'the ingest that revealed it',
             'snapshot_id': 'the page version that revealed it',
+            'at_first_read': ("1: known at the cited paper's first read (revealed while its first page was read, or "
+                              "before it had one), not new; 0: it appeared after (see [Feeds](feeds.md#what-new-means))"),
         }),
     'directions': (
         'a research direction',
@@ -296,6 +298,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'citing_id': '',
             'first_seen': '',
             'first_event_id': '',
+            'at_first_read': "1: every citation of this citer into the direction's papers is known at a first read "
+                             "(`citations.at_first_read`): not counted as new",
         }),
     'feed_placements': (
         'the placements that index was built from (a page that moves a paper is found against them)',
@@ -324,7 +328,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         {
             'direction_slug': '',
             'day': 'UTC date of `first_seen`',
-            'citers': '',
+            'citers': 'citers first seen that day, those known at a first read not counted',
         }),
     'feed_index_state': (
         'how far that index has read',

@@ -10,6 +10,8 @@ tick's feeds reads bounded ranges, not every event (README: Feeds).
   two first events), reading only that paper's citation events; a paper taken out of a
   direction has its citers recomputed there from their own events. Those directions' paper
   counts are recounted (an index count each). Each costs what changed, not the map's size.
+A row is at the first read (`at_first_read` 1) while each citation it stands for was known
+when the cited paper was first read; the day counts count the other rows only.
 The first update builds it whole (one pass over the events).
 """
 
@@ -19,8 +21,12 @@ import sqlite3
 
 from sqlite_utils import Database
 
-_FIRSTS = ("SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id) FROM events e"
-           " JOIN placements pl ON pl.paper_id = e.paper_id WHERE e.kind = 'citation'")
+# A citer's row is at the first read (1) while every citation of it into the direction's papers is
+# (citations.at_first_read; docs/feeds.md, "What new means"): one new citation makes it new (0).
+_FLAG = "min(coalesce(c.at_first_read, 0))"
+_CITATION = " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
+_FIRSTS = (f"SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG} FROM events e"
+           f" JOIN placements pl ON pl.paper_id = e.paper_id{_CITATION} WHERE e.kind = 'citation'")
 _STATS = ("SELECT pl.direction_slug, count(*), min(p.first_seen) FROM placements pl"
           " JOIN papers p ON p.id = pl.paper_id")
 
@@ -58,15 +64,19 @@ def _build(db: Database) -> None:
 
 
 # While the index advances, each row it adds, moves or drops is counted on its day (temporary
-# triggers of this connection: the table has no other writer).
-_DAYS = "SELECT direction_slug, substr(first_seen, 1, 10), count(*) FROM feed_direction_citers"
-_PLUS = ("INSERT INTO feed_direction_days VALUES (new.direction_slug, substr(new.first_seen, 1, 10), 1)"
-         " ON CONFLICT DO UPDATE SET citers = citers + 1;")
+# triggers of this connection: the table has no other writer). Only new citers count: a row at
+# the first read is not counted, and counts from the moment it turns new.
+_DAYS = ("SELECT direction_slug, substr(first_seen, 1, 10), count(*) FROM feed_direction_citers"
+         " WHERE at_first_read = 0")
+_PLUS = ("INSERT INTO feed_direction_days SELECT new.direction_slug, substr(new.first_seen, 1, 10), 1"
+         " WHERE new.at_first_read = 0 ON CONFLICT DO UPDATE SET citers = citers + 1;")
 _MINUS = ("UPDATE feed_direction_days SET citers = citers - 1"
-          " WHERE direction_slug = old.direction_slug AND day = substr(old.first_seen, 1, 10);")
+          " WHERE direction_slug = old.direction_slug AND day = substr(old.first_seen, 1, 10)"
+          " AND old.at_first_read = 0;")
 _COUNTERS = {"feed_days_ai": f"AFTER INSERT ON main.feed_direction_citers BEGIN {_PLUS} END",
              "feed_days_ad": f"AFTER DELETE ON main.feed_direction_citers BEGIN {_MINUS} END",
-             "feed_days_au": f"AFTER UPDATE OF first_seen ON main.feed_direction_citers BEGIN {_MINUS} {_PLUS} END"}
+             "feed_days_au": ("AFTER UPDATE OF first_seen, at_first_read ON main.feed_direction_citers"
+                              f" BEGIN {_MINUS} {_PLUS} END")}
 
 
 def _counting(conn: sqlite3.Connection, on: bool) -> None:
@@ -77,8 +87,10 @@ def _counting(conn: sqlite3.Connection, on: bool) -> None:
 
 def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
     conn = db.conn
-    conn.execute(f"INSERT OR IGNORE INTO feed_direction_citers {_FIRSTS} AND e.id > ? AND e.id <= ? GROUP BY 1, 2",
-                 (e0, e1))
+    # A citer already there keeps its first event; a new citation of it makes its row new.
+    conn.execute(f"INSERT INTO feed_direction_citers {_FIRSTS} AND e.id > ? AND e.id <= ? GROUP BY 1, 2"
+                 " ON CONFLICT (direction_slug, citing_id) DO UPDATE SET at_first_read = 0"
+                 " WHERE excluded.at_first_read = 0 AND at_first_read = 1", (e0, e1))
     # The (paper, direction) pairs a page stored again joined or left, against what the index saw
     # (NOT INDEXED: the new snapshots by their id range, never a walk of every paper's).
     _temp(conn, "feed_joined", "paper_id TEXT, slug TEXT, PRIMARY KEY (paper_id, slug)")
@@ -103,18 +115,19 @@ def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
                      " CROSS JOIN events e ON e.paper_id = l.paper_id WHERE e.kind = 'citation'")
         conn.execute("DELETE FROM feed_direction_citers WHERE (direction_slug, citing_id) IN"
                      " (SELECT slug, citing_id FROM temp.feed_pairs)")
-        conn.execute("INSERT INTO feed_direction_citers SELECT t.slug, e.citing_id, min(e.seen_at), min(e.id)"
+        conn.execute(f"INSERT INTO feed_direction_citers SELECT t.slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG}"
                      " FROM temp.feed_pairs t CROSS JOIN events e ON e.citing_id = t.citing_id"
-                     " CROSS JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = t.slug"
+                     f" CROSS JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = t.slug{_CITATION}"
                      " WHERE e.kind = 'citation' AND e.id <= ? GROUP BY 1, 2", (e1,))
     # The citers of a paper that joined: their row in that direction starts at the earlier of
     # the row they had (from the direction's other papers) and their first event citing it.
-    conn.execute("INSERT INTO feed_direction_citers SELECT j.slug, e.citing_id, min(e.seen_at), min(e.id)"
-                 " FROM temp.feed_joined j CROSS JOIN events e ON e.paper_id = j.paper_id"
+    conn.execute(f"INSERT INTO feed_direction_citers SELECT j.slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG}"
+                 f" FROM temp.feed_joined j CROSS JOIN events e ON e.paper_id = j.paper_id{_CITATION}"
                  " WHERE e.kind = 'citation' AND e.id <= ? GROUP BY 1, 2"
                  " ON CONFLICT (direction_slug, citing_id) DO UPDATE SET"
                  " first_seen = min(first_seen, excluded.first_seen),"
-                 " first_event_id = min(first_event_id, excluded.first_event_id)", (e1,))
+                 " first_event_id = min(first_event_id, excluded.first_event_id),"
+                 " at_first_read = min(at_first_read, excluded.at_first_read)", (e1,))
     conn.execute("DELETE FROM feed_placements WHERE (paper_id, direction_slug) IN"
                  " (SELECT paper_id, slug FROM temp.feed_left)")
     conn.execute("INSERT INTO feed_placements SELECT paper_id, slug FROM temp.feed_joined")

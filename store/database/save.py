@@ -126,12 +126,13 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> 
     _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [r[0] for r in rows])
 
 
-def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500) -> list[tuple[Any, ...]]:
-    """Run `sql` (with one `{}` for a list of placeholders) over `keys` in chunks; its rows."""
+def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500,
+                   extra: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run `sql` (with one `{}` for a list of placeholders, then `extra`'s) over `keys` in chunks; its rows."""
     rows: list[tuple[Any, ...]] = []
     for i in range(0, len(keys), size):
         chunk = keys[i:i + size]
-        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
     return rows
 
 
@@ -303,7 +304,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # edge not stored yet reveals it. Only papers stored before this group can have edges.
     # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
     known = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
-    citation_rows = []
+    citation_rows: list[tuple[Any, ...]] = []
     event_rows: list[tuple[Any, ...]] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
@@ -319,9 +320,16 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             unlisted = max(0, p.cited_by - old_count - named)
             event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
         result.stored.append(pid)
+    # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed while its
+    # first page is read, or before it was ever read. A page of it stored earlier in this batch
+    # (same instant) is this first read; only a page stored at an earlier instant makes an edge new.
+    read_before = {r[0] for r in _chunked_query(
+        conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at < ?",
+        list({row[1] for row in citation_rows}), extra=(now,))} if citation_rows else set()
+    citation_rows = [(*row, 0 if row[1] in read_before else 1) for row in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
-    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id)", "(?, ?, ?, ?)",
-            citation_rows)
+    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read)",
+            "(?, ?, ?, ?, ?)", citation_rows)
     _insert_events(conn, event_rows)
 
 

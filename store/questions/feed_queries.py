@@ -49,7 +49,8 @@ def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter
     """Papers seen citing a paper placed in `slug`, newest first (the first import included), as of
     the feed index's last update (store/database/feed_index.py; publish updates it first)."""
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, dc.first_seen, dc.first_event_id FROM feed_direction_citers dc"
+        f"SELECT {_PAPER_COLS}, dc.first_seen, dc.first_event_id, dc.at_first_read, p.first_posted"
+        " FROM feed_direction_citers dc"
         " JOIN papers p ON p.id = dc.citing_id WHERE dc.direction_slug = ?"
         " ORDER BY dc.first_seen DESC, dc.first_event_id ASC LIMIT ?", (slug, limit)).fetchall()
     if not rows:
@@ -64,7 +65,8 @@ def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter
             f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
             " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
         cited.setdefault(row[0], []).append(_ref(row[1:]))
-    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ()))) for r in rows])
+    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ())),
+                                           at_first_read=bool(r[7]), posted=r[8]) for r in rows])
 
 
 def paper(db: Database, paper_id: str) -> PaperRef | None:
@@ -87,10 +89,13 @@ def followed_papers(db: Database) -> list[str]:
 def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter]:
     me = paper(db, paper_id)
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, e.seen_at, e.id FROM events e JOIN papers p ON p.id = e.citing_id"
+        f"SELECT {_PAPER_COLS}, e.seen_at, e.id, coalesce(c.at_first_read, 0), p.first_posted"
+        " FROM events e JOIN papers p ON p.id = e.citing_id"
+        " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
         " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
         (paper_id, limit)).fetchall()
-    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else ()) for r in rows])
+    return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else (),
+                                           at_first_read=bool(r[7]), posted=r[8]) for r in rows])
 
 
 def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[CountGrowth]:
@@ -145,12 +150,14 @@ def papers_enriched_since(db: Database, last_enrichment_id: int) -> set[str]:
 
 @dataclass(frozen=True)
 class DirectionActivity:
-    """How many papers newly cite a direction's papers since two instants, and the newest."""
+    """How many papers newly cite a direction's papers since two instants, and the newest. Citers
+    known at the first read of what they cite are not new (docs/feeds.md, "What new means")."""
 
     slug: str
-    recent: int  # first seen at or after the first instant (e.g. 7 days ago)
-    month: int  # first seen at or after the second (e.g. 30 days ago)
-    newest: str | None  # first_seen of the newest citer; None: no citer yet
+    recent: int  # new citers first seen at or after the first instant (e.g. 7 days ago)
+    month: int  # new citers first seen at or after the second (e.g. 30 days ago)
+    newest: str | None  # first_seen of the newest new citer; None: none since the first read
+    known: bool = True  # it has citers (new or known at the first read)
 
 
 def direction_activity(db: Database, recent_since: str, month_since: str) -> dict[str, DirectionActivity]:
@@ -161,17 +168,20 @@ def direction_activity(db: Database, recent_since: str, month_since: str) -> dic
     recent, month = _SINCE.format(at=":r", day=":rd", next=":rn"), _SINCE.format(at=":m", day=":md", next=":mn")
     rows = db.conn.execute(
         f"SELECT slug, {recent}, {month},"
-        " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug)"
+        # the newest new citer: within the newest day that counted one (bounded by that day's citers)
+        " (SELECT max(first_seen) FROM feed_direction_citers WHERE direction_slug = slug AND at_first_read = 0"
+        "  AND first_seen >= (SELECT max(day) FROM feed_direction_days WHERE direction_slug = slug AND citers > 0)),"
+        " EXISTS (SELECT 1 FROM feed_direction_citers WHERE direction_slug = slug)"
         " FROM (SELECT slug FROM directions)",
         {"r": recent_since, "rd": recent_since[:10], "rn": _next_day(recent_since),
          "m": month_since, "md": month_since[:10], "mn": _next_day(month_since)})
-    return {s: DirectionActivity(s, r or 0, m or 0, n) for s, r, m, n in rows if n is not None}
+    return {s: DirectionActivity(s, r or 0, m or 0, n, True) for s, r, m, n, known in rows if known}
 
 
 # Citers first seen at or after {at}: the days after its own, plus its own day's from {at} on.
 _SINCE = ("(SELECT coalesce(sum(citers), 0) FROM feed_direction_days WHERE direction_slug = slug AND day > {day})"
           " + (SELECT count(*) FROM feed_direction_citers WHERE direction_slug = slug"
-          " AND first_seen >= {at} AND first_seen < {next})")
+          " AND first_seen >= {at} AND first_seen < {next} AND at_first_read = 0)")
 
 
 def _next_day(iso: str) -> str:

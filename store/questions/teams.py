@@ -366,15 +366,21 @@ def newest_citers(db: Database, papers: set[str], limit: int = 100) -> list[NewC
                 first[citing] = (seen, eid)
     chosen = sorted(first.items(), key=lambda kv: (kv[1][0], -kv[1][1]), reverse=True)[:limit]
     cites: dict[str, list[str]] = {}
+    new: set[str] = set()  # citers with a citation of the set not known at its paper's first read
+    posted: dict[str, str | None] = {}
     ids = [cid for cid, _ in chosen]
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
-        for citing, cited in db.conn.execute(
-                f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks})", list(chunk)):
+        for citing, cited, first_read in db.conn.execute(
+                f"SELECT citing_id, cited_id, at_first_read FROM citations WHERE citing_id IN ({marks})", list(chunk)):
             if cited in papers:
                 cites.setdefault(citing, []).append(cited)
+                if not first_read:
+                    new.add(citing)
+        posted.update(db.conn.execute(f"SELECT id, first_posted FROM papers WHERE id IN ({marks})", list(chunk)))
     refs = _refs(db, [*ids, *(p for ps in cites.values() for p in ps)])
-    return [NewCiter(refs[cid], seen, eid, tuple(refs[p] for p in sorted(cites.get(cid, ())) if p in refs))
+    return [NewCiter(refs[cid], seen, eid, tuple(refs[p] for p in sorted(cites.get(cid, ())) if p in refs),
+                     at_first_read=cid not in new, posted=posted.get(cid))
             for cid, (seen, eid) in chosen if cid in refs]
 
 

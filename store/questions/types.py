@@ -45,10 +45,22 @@ class NewCiter:
     cites: tuple[PaperRef, ...]  # the cited papers (of the direction, or the one paper)
     byline: Byline | None = None  # the citer's authors, when a source named them
     self_cites: tuple[str, ...] = ()  # ids of the cited papers it shares an author with
+    # Known at the first read of what it cites (docs/feeds.md, "What new means"), and the
+    # citing paper's own date (ISO, "First posted on arXiv" of its page) where known.
+    at_first_read: bool = False
+    posted: str | None = None
 
     @property
     def self_citation(self) -> bool:
         return bool(self.self_cites)
+
+    @property
+    def dated(self) -> str:
+        """The instant its entry carries: when it was first seen, or for a citer known at the
+        first read, the day the citing paper was first posted where that is known."""
+        if self.at_first_read and self.posted:
+            return f"{self.posted[:10]}T00:00:00+00:00"
+        return self.first_seen
 
 
 @dataclass(frozen=True)
