@@ -1,0 +1,5 @@
+__author__ = "Sam Ruby <http://intertwingly.net/> and Mark Pilgrim <http://diveintomark.org/>"
+__version__ = "$Revision$"
+__copyright__ = "Copyright (c) 2002 Sam Ruby and Mark Pilgrim"
+
+__all__ = ['base', 'text_plain', 'text_html']
