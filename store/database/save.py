@@ -320,12 +320,15 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             unlisted = max(0, p.cited_by - old_count - named)
             event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
         result.stored.append(pid)
-    # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed while its
-    # first page is read, or before it was ever read. A page of it stored earlier in this batch
-    # (same instant) is this first read; only a page stored at an earlier instant makes an edge new.
+    # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed by the run
+    # (an ingest, a refresh tick) that first read its page, or before it was ever read. A run is
+    # over when its `ingests` row is written, at its end: a page stored by this run, or by one
+    # killed before its end (and so resumed by this one), is this first read, whatever the batches;
+    # only a page stored no later than a finished run makes an edge new.
+    done = conn.execute("SELECT max(finished_at) FROM ingests").fetchone()[0] if citation_rows else None
     read_before = {r[0] for r in _chunked_query(
-        conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at < ?",
-        list({row[1] for row in citation_rows}), extra=(now,))} if citation_rows else set()
+        conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
+        list({row[1] for row in citation_rows}), extra=(done,))} if done else set()
     citation_rows = [(*row, 0 if row[1] in read_before else 1) for row in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read)",
