@@ -219,3 +219,33 @@ def test_ranks_bench_compares_the_update_with_the_whole_computation(tmp_path: Pa
     assert ranks.main(["--pages", "800", "--ticks", "2", "--new", "5", "--work", str(tmp_path)]) == 0
     out = capsys.readouterr()
     assert "whole / update" in out.out and out.err.count("tables equal: True") == 2
+
+
+def test_authors_bench_times_paper_and_author_with_authors_stored(tmp_path: Path, capsys) -> None:
+    """bench/authors.py at 300 pages: the map, authors for every paper by save_openalex, then
+    /paper before and after and /author; a second run reuses the kept map."""
+    from bench import authors as bench_authors
+
+    base = tmp_path / "map.db"
+    argv = ["--papers", "300", "--calls", "20", "--base", str(base), "--work", str(tmp_path / "w")]
+    assert bench_authors.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "/author, random people" in out and "bytes a paper" in out
+    r = json.loads(out.splitlines()[-1])
+    a = r["authors"]
+    assert a["papers"] == 300 and a["batches"] == 6 and a["people"] == 100
+    assert 300 <= a["author_slots"] <= 15 * 300 and r["bytes_per_paper"] > 0
+    for key in ("paper_without_authors", "paper_with_authors", "author_random"):
+        s = r[key]
+        assert s["n"] == 20 and 0 < s["p50_ms"] <= s["p95_ms"] <= s["p99_ms"] <= s["max_ms"]
+    assert r["author_prolific"]["n"] == bench_authors.PROLIFIC and r["most_papers"] > 1
+    assert base.exists() and bench_authors.main(argv) == 0
+    again = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert again["map"]["reused"] == str(base) and again["authors"]["author_slots"] == a["author_slots"]
+
+
+def test_authors_bench_orcids_are_valid() -> None:
+    from bench.authors import orcid_for
+    from mapwatch.store.scholarly.records import orcid
+
+    assert all(orcid(orcid_for(k)) == orcid_for(k) for k in range(2_000))

@@ -245,27 +245,39 @@ SCAN_MAX = 5000  # author rows read for one lookup
 
 
 def author_view(db: Database, person: Person, *, papers: int = 10, citers: int = 10) -> AuthorView:
-    """A person's papers in the map (newest first) and the papers newly citing them (newest first)."""
+    """A person's papers in the map (newest first) and the papers newly citing them (newest first).
+
+    Only the rows the card shows are read whole: of a person on hundreds of papers with
+    thousands of citers, the newest `papers` papers and the newest `citers` citations are
+    picked on the indexes (citations_cited_seen covers the citers' order), then those few
+    papers are read."""
     from mapwatch.store.questions.queries import PAPER_COLS, listed_paper, paper_row
 
     where, params = _person_where(person.key)
     ids = [r[0] for r in db.conn.execute(
         f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?", [*params, SCAN_MAX])]
+    if not ids:
+        return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
+    total_papers = db.conn.execute(f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids).fetchone()[0]
     mine = [paper_row(r) for r in db.conn.execute(
         f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
-        " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC", ids)] if ids else []
-    total_citers = 0
-    rows: list[tuple[Any, ...]] = []
-    if ids:
-        total_citers = db.conn.execute(
-            f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
-        rows = db.conn.execute(
-            f"SELECT {PAPER_COLS}, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
-            f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, c.citing_id LIMIT ?",
-            [*ids, citers]).fetchall()
+        " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC LIMIT ?", [*ids, papers])]
+    total_citers = db.conn.execute(
+        f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
+    newest = db.conn.execute(
+        f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
+        " ORDER BY c.first_seen DESC, c.citing_id LIMIT ?", [*ids, citers]).fetchall()
     by_id = {p.id: p for p in mine}
-    shown = [*mine[:papers], *(r for r in (by_id[x[7]] for x in rows) if r not in mine[:papers])]
+    cited_unshown = [x[2] for x in newest if x[2] not in by_id]
+    wanted = list(dict.fromkeys([x[0] for x in newest] + cited_unshown))
+    read: dict[str, tuple[Any, ...]] = {}
+    if wanted:
+        read = {r[0]: r for r in db.conn.execute(
+            f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({','.join('?' * len(wanted))})", wanted)}
+    by_id.update({pid: paper_row(read[pid]) for pid in cited_unshown if pid in read})
+    rows = [(*read[citing][:6], seen, cited) for citing, seen, cited in newest if citing in read and cited in by_id]
+    shown = [*mine, *(r for r in (by_id[x[7]] for x in rows) if r not in mine)]
     known = bylines(db, [p.id for p in shown] + [x[0] for x in rows])
 
     def own(p: PaperRow) -> PaperRow:
@@ -277,7 +289,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
         b, cited = known.get(c.id), by_id[x[7]]
         self_cite = bool(b and cited.id in known and b.people() & known[cited.id].people())
         cites.append(AuthorCitation(replace(c, byline=b, self_citation=self_cite) if b else c, own(cited)))
-    return AuthorView(person, tuple(own(p) for p in mine[:papers]), len(mine), tuple(cites), total_citers)
+    return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers)
 
 
 def papers_by_name(db: Database, text: str, limit: int = 300) -> list[str]:

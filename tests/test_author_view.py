@@ -1,0 +1,59 @@
+"""/author's view of a person on more papers than the card shows: the newest papers, the
+totals and the newest citers are those of all their papers, the cited paper named even when
+it is not among the papers shown (author_view reads only the rows the card shows)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bench import generate as gen
+from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.questions import authors
+from mapwatch.store.scholarly.records import AuthorRecord
+from mapwatch.store.scholarly.saved import save_openalex
+from tests.author_helpers import work
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+KEY = "A5100000001"
+
+
+def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
+    m = gen.build_map(400, seed=6)
+    save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], NOW)
+    ids = [r[0] for r in db.conn.execute("SELECT id FROM papers ORDER BY id")]
+    mine = ids[::7]  # 58 papers, the oldest cited the most
+    person = AuthorRecord("Ada Prolific", KEY)
+    save_openalex(db, [work(pid, person) if pid in mine else work(pid, AuthorRecord("Someone Else", f"A6{i}"))
+                       for i, pid in enumerate(ids)], ids, NOW)
+    # Some citations seen later, into papers far from the newest ten.
+    later = db.conn.execute(f"SELECT citing_id, cited_id FROM citations WHERE cited_id IN ({','.join('?' * 10)})"
+                            " ORDER BY citing_id LIMIT 5", mine[:10]).fetchall()
+    for k, (citing, cited) in enumerate(later):
+        db.conn.execute("UPDATE citations SET first_seen = ? WHERE citing_id = ? AND cited_id = ?",
+                        (f"2026-11-2{k}T00:00:00+00:00", citing, cited))
+    [who] = authors.find_people(db, KEY)
+    view = authors.author_view(db, who, papers=10, citers=8)
+
+    posted = dict(db.conn.execute("SELECT id, coalesce(first_posted, CAST(year AS TEXT), '') FROM papers"))
+    newest_papers = sorted(mine, key=lambda p: (posted[p], p), reverse=True)[:10]
+    assert [p.id for p in view.papers] == newest_papers and view.total_papers == len(mine)
+    every = db.conn.execute(f"SELECT citing_id, cited_id, first_seen FROM citations"
+                            f" WHERE cited_id IN ({','.join('?' * len(mine))})", mine).fetchall()
+    assert view.total_citers == len(every) > 8
+    want = sorted(every, key=lambda c: c[0])
+    want = sorted(want, key=lambda c: c[2], reverse=True)[:8]
+    assert [(c.citer.id, c.cited.id, c.citer.first_seen) for c in view.citers] == want
+    assert {c.cited.id for c in view.citers} - set(newest_papers)  # cited papers beyond the ten shown
+    assert all(c.cited.byline and c.cited.byline.authors[0].author_id == KEY for c in view.citers)
+    assert all(c.citer.byline for c in view.citers)
+
+
+def test_a_persons_papers_are_read_from_the_index_alone(db) -> None:
+    """0025_author_indexes: by OpenAlex id or ORCID, author_view's first query (the person's
+    paper ids) is answered by a covering index, in its order (no table row per paper, no sort)."""
+    for key in (KEY, "0000-0002-1825-0097"):
+        where, params = authors._person_where(key)
+        plan = " | ".join(r[3] for r in db.conn.execute(
+            f"EXPLAIN QUERY PLAN SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?",
+            [*params, authors.SCAN_MAX]))
+        assert "COVERING INDEX" in plan and "TEMP B-TREE" not in plan, (key, plan)
