@@ -118,15 +118,20 @@ def test_every_page_is_in_the_site_navigation() -> None:
 
 def test_the_site_check_finds_a_script_that_came_in_through_a_page(tmp_path: Path) -> None:
     """.ci/check_site.py (run by CI on the built site) sees what broke the Reliability page: a
-    code span cut by an escaped backtick let `<script>` through as a live tag."""
+    code span cut by an escaped backtick let `<script>` through as a live tag. It takes the
+    theme's inline scripts as the theme's on every page (their base path made alike), but not
+    a page's own script that differs from them only there, nor anything loaded from another host."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("check_site", ROOT / ".ci" / "check_site.py")
     assert spec is not None and spec.loader is not None
     check_site = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check_site)
-    theme = '<!DOCTYPE html><html><head><title>x</title></head><body><p>x</p><script src="{}js/base.js"></script>' \
-            '<script>var base_url = "{}";</script></body></html>'
+    theme = '<!DOCTYPE html><html><head><title>x</title><link rel="stylesheet" href="{0}css/theme.css"></head>' \
+            '<body><p>x</p><script src="{0}js/base.js"></script><script>var base_url = "{1}";</script>' \
+            '<script>__md_scope=new URL("{1}",location)</script>' \
+            '<script id="__config" type="application/json">{{"base": "{1}", "search": "{0}js/search.js"}}</script>' \
+            '</body></html>'
     (tmp_path / "404.html").write_text(theme.format("/", "/"))
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "index.html").write_text(theme.format("../", ".."))
@@ -136,6 +141,18 @@ def test_the_site_check_finds_a_script_that_came_in_through_a_page(tmp_path: Pat
         "<p>x</p>", "<p><code>* _ \\`</code><script><code>, non-ASCII</p>"))
     (tmp_path / "soup").mkdir()
     (tmp_path / "soup" / "index.html").write_text(theme.format("../", "..").replace("<p>x</p>", "<div><p>x</p>"))
+    (tmp_path / "cdn").mkdir()
+    (tmp_path / "cdn" / "index.html").write_text(theme.format("../", "..").replace(
+        "<p>x</p>", '<p>x</p><script src="https://cdn.example/hl.js"></script>').replace(
+        "</title>", '</title><link rel="stylesheet" href="//cdn.example/hl.css">'))
+    (tmp_path / "mine").mkdir()  # the theme's script but for what it does: not the theme's
+    (tmp_path / "mine" / "index.html").write_text(theme.format("../", "..").replace(
+        '__md_scope=new URL("..",location)', '__md_scope=new URL("..",location);alert(1)'))
     problems = check_site.check(tmp_path)
     assert problems[0].startswith("bad/index.html: a <script> the theme did not put there: '<code>, non-ASCII")
-    assert problems[1].startswith("soup/index.html: not well-formed HTML5") and len(problems) == 2
+    assert problems[1].startswith("cdn/index.html: a <script> the theme did not put there: 'https://cdn.example/hl.js")
+    assert problems[2] == "cdn/index.html: loads a script or stylesheet from another host: https://cdn.example/hl.js"
+    assert problems[3].startswith("mine/index.html: a <script> the theme did not put there: '__md_scope")
+    assert problems[4].startswith("soup/index.html: not well-formed HTML5") and len(problems) == 5
+    far = check_site.external(tmp_path / "cdn" / "index.html")
+    assert set(far) == {"https://cdn.example/hl.js", "//cdn.example/hl.css"}
