@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "gen"))
 
-import cli_reference  # noqa: E402  (docs/gen, the generators cog runs)
+import bot_reference  # noqa: E402  (docs/gen, the generators cog runs)
+import cli_reference  # noqa: E402
 import schema_reference  # noqa: E402
 
 COG_BLOCK = re.compile(r"<!-- \[\[\[cog\n(.*?)\]\]\] -->\n(.*?)<!-- \[\[\[end\]\]\] -->", re.S)
@@ -47,7 +48,7 @@ def section(text: str, heading: str) -> str:
     return rest[:ends[0]] if ends else rest
 
 
-@pytest.mark.parametrize("name", ["commands.md", "database.md"])
+@pytest.mark.parametrize("name", ["commands.md", "database.md", "index.md", "bot.md"])
 def test_the_generated_pages_are_current(name: str) -> None:
     """Each cog block's output is what its code prints now (`cog -r -I docs/gen docs/*.md` to update)."""
     blocks = COG_BLOCK.findall(page(name))
@@ -76,6 +77,29 @@ def test_a_column_without_its_note_stops_the_generator() -> None:
     db.execute("ALTER TABLE papers ADD COLUMN undocumented_column TEXT")
     with pytest.raises(schema_reference.SchemaDrift, match=r"column `papers.undocumented_column` has no entry"):
         schema_reference.check(db)
+
+
+def test_a_command_without_its_note_stops_the_bot_table_generator() -> None:
+    from dataclasses import replace
+
+    from mapwatch.bot.commands import commands
+
+    specs = commands()
+    assert bot_reference.usage(specs["citers"]) == "`/citers <paper> [direction] [sort]`"
+    specs["undocumented"] = replace(specs["stats"], name="undocumented")
+    with pytest.raises(bot_reference.CommandDrift, match=r"command `undocumented` has no entry"):
+        bot_reference.render(specs)
+    del specs["undocumented"], specs["stats"]
+    with pytest.raises(bot_reference.CommandDrift, match=r"describes `stats`, which is no command"):
+        bot_reference.render(specs)
+
+
+def test_the_front_page_is_the_readme_with_the_site_links() -> None:
+    import front_page
+
+    assert front_page.convert("[Alerts](docs/bot.md#alerts) [x](bench/RESULTS.md) [`docs/`](docs/) "
+                              "![p](docs/a.png) [w](https://example.org/docs/)") == \
+        "[Alerts](bot.md#alerts) [x](bench-results.md) `docs/` ![p](a.png) [w](https://example.org/docs/)"
 
 
 def test_every_command_and_option_is_in_the_command_reference() -> None:
