@@ -94,6 +94,14 @@ def test_a_command_without_its_note_stops_the_bot_table_generator() -> None:
         bot_reference.render(specs)
 
 
+def test_the_module_diagram_is_current() -> None:
+    """docs/modules.svg, on the Architecture page, is what docs/gen/module_diagram.py draws now."""
+    import module_diagram
+
+    assert page("modules.svg") == module_diagram.render(), "run python docs/gen/module_diagram.py"
+    assert "database/" in page("modules.svg") and 'viewBox="0 0 ' in page("modules.svg")
+
+
 def test_the_front_page_is_the_readme_with_the_site_links() -> None:
     import front_page
 
