@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mkdocs.structure.files import File, Files
-
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # site path: file in the repository
@@ -19,7 +17,9 @@ EXTERNAL = {
 }
 
 
-def on_files(files: Files, config: Any) -> Files:
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File  # here, so that docs/gen/front_page.py imports EXTERNAL without MkDocs
+
     for site_path, repo_path in EXTERNAL.items():
         files.append(File.generated(config, site_path, abs_src_path=str(ROOT / repo_path)))
     return files
