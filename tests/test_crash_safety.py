@@ -64,13 +64,15 @@ def ingest_to_end(folder: Path, db: Path) -> float:
     return time.monotonic() - started
 
 
-def canonical_dump(db: Path) -> dict[str, list[tuple]]:
-    """Every row of every table that holds data, minus timestamps, in a stable order."""
+def canonical_dump(db: Path, exclude: frozenset[str] = frozenset()) -> dict[str, list[tuple]]:
+    """Every row of every table that holds data, minus timestamps (and the `exclude` columns), in
+    a stable order."""
     conn = sqlite3.connect(db)
     try:
         out = {}
         for table in DUMPED:
-            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})") if r[1] not in TIMESTAMPS]
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")
+                    if r[1] not in TIMESTAMPS and r[1] not in exclude]
             # The ingests log is left out: a killed run logs nothing, the re-run logs itself.
             where = " WHERE name != 'ingests'" if table == "sqlite_sequence" else ""
             out[table] = conn.execute(

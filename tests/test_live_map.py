@@ -28,7 +28,9 @@ from tests.mapsite import DECOY_DIRECTION, DECOY_IDS, HOST, MapSite, seed_texts,
 TEMPLATES = ("a", "b")
 COMPARED = ("papers", "citations", "directions", "placements")
 # Timestamps, and snapshot ids (the order in which pages arrive is the network's).
-TIMESTAMPS = {"first_seen", "updated", "seen_at", "ingested_at", "checked_at", "computed_at", "snapshot_id"}
+# Timestamps, and what depends on when a page was first read (two ticks are compared with one ingest).
+TIMESTAMPS = {"first_seen", "updated", "seen_at", "ingested_at", "checked_at", "computed_at", "snapshot_id",
+              "at_first_read"}
 SEEDS = sorted(seed_texts())
 
 
