@@ -37,14 +37,11 @@ STYLESHEET = "style.css"
 SCRIPT = "site.js"
 CHART = "cited-by.png"
 RECENT_DAYS, MONTH_DAYS = 7, 30
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
 
 
 def external_href(url: str | None) -> str | None:
-    """The one gate for links to elsewhere: the URL as a browser reads it if it is http(s)
-    with a host (store/urls.py, the rule every output applies), else None (the text is then
-    shown without a link)."""
+    """The one gate for links to elsewhere: the URL if it is http(s) with a host (store/urls.py,
+    the rule every output applies), else None (the text is then shown without a link)."""
     return safe_http_url(url)
 
 
@@ -110,17 +107,12 @@ def _here_of(rel: str) -> _Here:
 
 
 def _long_date(day: date) -> str:
-    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
-
-
-def _day_of(iso: str) -> date:
-    return stamp(iso).date()
+    return f"{day.day} {day.strftime('%B')} {day.year}"  # (the C locale's month names: English)
 
 
 def _when(iso: str) -> str:
     dt = stamp(iso)
-    return (f'<time datetime="{escape(dt.isoformat())}">{dt.date().isoformat()} '
-            f'{dt.strftime("%H:%M")} UTC</time>')
+    return f'<time datetime="{escape(dt.isoformat())}">{dt.date().isoformat()} {dt.strftime("%H:%M")} UTC</time>'
 
 
 def _page(title: str, here: _Here, body: str, *, alternates: Sequence[tuple[str, str]] = (),
@@ -217,10 +209,8 @@ def _authors(f: PaperFacts) -> str:
     b = f.byline
     if b is None or not b.authors:
         return ""
-    names = []
-    for a in b.authors:
-        inst = f' <span class="inst">({_t("; ".join(a.institutions[:2]))})</span>' if a.institutions else ""
-        names.append(f"{_t(a.name)}{inst}")
+    names = [_t(a.name) + (f' <span class="inst">({_t("; ".join(a.institutions[:2]))})</span>'
+                           if a.institutions else "") for a in b.authors]
     out = f"<dt>Authors</dt><dd>{', '.join(names)}</dd>"
     if b.venue or b.journal_ref:
         out += f"\n<dt>Published in</dt><dd>{_t(b.venue or b.journal_ref)}</dd>"
@@ -242,7 +232,7 @@ def _by_day(items: Sequence[tuple[str, str]], empty: str) -> str:
     out: list[str] = []
     day: date | None = None
     for when, li in items:
-        d = _day_of(when)
+        d = stamp(when).date()
         if d != day:
             if day is not None:
                 out.append("</ol>\n")
@@ -371,8 +361,8 @@ def index_page(dirs: Sequence[Direction], activity: dict[str, DirectionActivity]
         for d in areas[area]:
             act = activity.get(d.slug)
             recent, month = (act.recent, act.month) if act else (0, 0)
-            newest = (f'newest <time datetime="{_day_of(act.newest).isoformat()}">{_day_of(act.newest).isoformat()}'
-                      "</time>" if act and act.newest else
+            day = stamp(act.newest).date().isoformat() if act and act.newest else ""
+            newest = (f'newest <time datetime="{day}">{day}</time>' if day else
                       "none new since the first read" if act and act.known else "no citing paper yet")
             feed = _join(base_url, direction_feed_path(d.slug))
             words = f"{d.name} {d.breadcrumb} {d.slug}".casefold()
