@@ -23,7 +23,7 @@ from mapwatch.store.subscriptions.bot_state import clear_marker, drop_orphan_mar
 from mapwatch.store.subscriptions.kinds import FOLLOWS as FOLLOWS
 from mapwatch.store.subscriptions.kinds import KINDS as KINDS
 from mapwatch.store.subscriptions.kinds import TRACKS as TRACKS
-from mapwatch.store.subscriptions.kinds import Kind
+from mapwatch.store.subscriptions.kinds import Kind as Kind
 
 
 def markers(db: Database, kind: Kind) -> dict[int, tuple[int, str]]:
