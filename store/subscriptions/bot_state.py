@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (tests
     from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.subscriptions.kinds import KINDS
 
 REFUSED = "refused:"  # key prefix: how often Discord refused a delivery for good (by its nonce)
 PAGE_STATE = "page:"  # key prefix: a long page button's state (bot.interactions.page_key)
@@ -105,8 +106,6 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
          " LIMIT ?)", (PAGE_STATE + "%", PAGE_STATE + "%", page_max)),
         ("key LIKE ? AND updated < ?", (REFUSED + "%", refused_cut)),
     ]
-    from mapwatch.store.subscriptions.deliveries import KINDS
-
     conditions += [(stale_marker.format(table=k.table), (k.marker + "%", len(k.marker) + 1)) for k in KINDS]
     c = db.conn
     # Read first: a write transaction only when there is something to remove, so pruning

@@ -12,7 +12,6 @@ names what differs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlite_utils import Database
@@ -20,21 +19,11 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.subscriptions.bot_state import clear_marker, drop_orphan_markers, mark_state, sending_markers
 
-
-@dataclass(frozen=True)
-class Kind:
-    """What a track and a follow differ in: their table, the column naming what they follow,
-    the key prefix of their sending markers and the column of their last delivery."""
-
-    table: str
-    subject: str
-    marker: str
-    delivered_at: str
-
-
-TRACKS = Kind("tracks", "paper_id", "alert-sending:", "last_alert_at")
-FOLLOWS = Kind("follows", "direction_slug", "follow-sending:", "last_delivery_at")
-KINDS = (TRACKS, FOLLOWS)
+# Re-exported: callers name the kinds as deliveries.TRACKS / deliveries.FOLLOWS.
+from mapwatch.store.subscriptions.kinds import FOLLOWS as FOLLOWS
+from mapwatch.store.subscriptions.kinds import KINDS as KINDS
+from mapwatch.store.subscriptions.kinds import TRACKS as TRACKS
+from mapwatch.store.subscriptions.kinds import Kind as Kind
 
 
 def markers(db: Database, kind: Kind) -> dict[int, tuple[int, str]]:
