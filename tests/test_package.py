@@ -125,7 +125,6 @@ CIRCLES_BEING_BROKEN = {
     ("mapwatch.feeds.scheduler", "mapwatch.feeds.serving.metrics"),
     ("mapwatch.store.questions.authors", "mapwatch.store.questions.queries"),
     ("mapwatch.store.sources.crawl_saver", "mapwatch.store.sources.refresh", "mapwatch.store.sources.refresh_pipeline"),
-    ("mapwatch.store.subscriptions.bot_state", "mapwatch.store.subscriptions.deliveries"),
 }
 
 
