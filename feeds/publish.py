@@ -11,7 +11,6 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from sqlite_utils import Database
 
 from mapwatch.feeds import build, pages, paper_files
 from mapwatch.feeds.publish_changes import ALL, TRACKED, Changes, what_changed
+from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
 from mapwatch.feeds.serving.folder_table import GENERATION
 from mapwatch.store.clock import Clock, utc_now
@@ -29,30 +29,6 @@ __all__ = ["ALL", "CHART_SECONDS", "DEFAULT_LIMIT", "TRACKED", "PublishReport", 
            "publish", "write_if_changed"]
 DEFAULT_LIMIT = 100
 CHART_SECONDS = 5.0  # charts drawn per publish at most (bounded ticks and shutdowns); the next goes on
-
-
-@dataclass
-class PublishReport:
-    out_dir: str
-    written: list[str] = field(default_factory=list)  # relative paths rewritten
-    unchanged: int = 0
-    skipped: list[str] = field(default_factory=list)  # unsafe names, not written
-    incremental: bool = False  # paper feeds rebuilt only for papers changed since the last publish
-    pages: int = 0  # web pages built (index, directions, papers), written or not
-    charts: int = 0  # cited-by charts drawn
-    charts_pending: int = 0  # charts left for a later publish (time limit)
-    page_seconds: float = 0.0  # spent building and writing the pages and charts (bench/ reports it)
-    chart_seconds: float = 0.0  # of which drawing the charts
-
-    @property
-    def total(self) -> int:
-        return len(self.written) + self.unchanged
-
-    def summary(self) -> str:
-        s = f"Feeds and pages in {self.out_dir}: {len(self.written):,} written, {self.unchanged:,} unchanged"
-        if self.skipped:
-            s += f", {len(self.skipped):,} skipped (unsafe names)"
-        return s + "."
 
 
 def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DEFAULT_LIMIT,

@@ -20,7 +20,7 @@ from mapwatch.store.atomic import write_atomic
 from mapwatch.store.questions.graph import CountPoint
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.publish import PublishReport
+    from mapwatch.feeds.publish_report import PublishReport
 
 log = logging.getLogger("mapwatch.feeds.publish")
 
