@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mapwatch.feeds.tick_report import TickResult
 from mapwatch.store.errors import BadSetting
 from mapwatch.store.priority import background_nice, lower_thread_priority
 
@@ -28,10 +29,8 @@ if TYPE_CHECKING:
     from apscheduler.triggers.base import BaseTrigger
     from sqlite_utils import Database
 
-    from mapwatch.feeds.publish import PublishReport
     from mapwatch.feeds.serving.health import Health
     from mapwatch.feeds.serving.metrics import Metrics
-    from mapwatch.store.sources.refresh import RefreshReport
 
 log = logging.getLogger("mapwatch.scheduler")
 
@@ -75,12 +74,6 @@ def parse_schedule(spec: str | None) -> BaseTrigger:
         return trigger
     raise ScheduleError(f"$MAPWATCH_REFRESH: {spec!r} is not a schedule: use an interval like 1h, 30m, 90s "
                         "or a 5-field cron expression like '0 * * * *'")
-
-
-@dataclass(frozen=True)
-class TickResult:
-    refresh: RefreshReport
-    publish: PublishReport
 
 
 AfterRefresh = Callable[[TickResult], Awaitable[None]]

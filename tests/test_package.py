@@ -121,8 +121,6 @@ def test_a_static_import_graph_of_the_checkout_sees_every_layer() -> None:
 CIRCLES_BEING_BROKEN = {
     ("mapwatch.bot.sending.delivery", "mapwatch.bot.sending.delivery_forum"),
     ("mapwatch.bot.sending.delivery_loop", "mapwatch.bot.sending.delivery_people"),
-    ("mapwatch.feeds.publish", "mapwatch.feeds.publish_writer"),
-    ("mapwatch.feeds.scheduler", "mapwatch.feeds.serving.metrics"),
     ("mapwatch.store.questions.authors", "mapwatch.store.questions.queries"),
     ("mapwatch.store.sources.crawl_saver", "mapwatch.store.sources.refresh", "mapwatch.store.sources.refresh_pipeline"),
 }

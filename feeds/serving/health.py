@@ -60,7 +60,7 @@ class Health:
         self.shards: Callable[[], list[dict[str, Any]]] = lambda: []
 
     def refreshed(self, result: Any) -> None:
-        """A tick finished (a feeds.scheduler.TickResult)."""
+        """A tick finished (a feeds.tick_report.TickResult)."""
         r = result.refresh
         self.refreshes.append(RefreshOutcome(iso(self.clock()), r.stored, len(r.rejected),
                                              len(getattr(r, "failed", ())), None))

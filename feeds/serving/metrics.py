@@ -23,8 +23,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from mapwatch.feeds.scheduler import TickResult
     from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.tick_report import TickResult
 
 log = logging.getLogger(__name__)
 
