@@ -23,69 +23,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.rendering import text
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.rendering.replies import Reply
+from mapwatch.bot.sending.outcomes import FORBIDDEN as FORBIDDEN
+from mapwatch.bot.sending.outcomes import GONE as GONE
+from mapwatch.bot.sending.outcomes import HISTORY_LIMIT as HISTORY_LIMIT
+from mapwatch.bot.sending.outcomes import MARKER as MARKER
+from mapwatch.bot.sending.outcomes import Sent as Sent
+from mapwatch.bot.sending.outcomes import SentStatus as SentStatus
+from mapwatch.bot.sending.outcomes import allowed_mentions as allowed_mentions
+from mapwatch.bot.sending.outcomes import carries_marker as carries_marker
+from mapwatch.bot.sending.outcomes import outcome_of as outcome_of
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.subscriptions import bot_state
 from mapwatch.store.subscriptions.follows import Place
 
 if TYPE_CHECKING:
-    import discord
+    pass
 
 log = logging.getLogger("mapwatch.delivery")
 
 MAX_REFUSALS = 3  # permanent refusals of one delivery before it is recorded as failed
 NONCE_WINDOW = timedelta(minutes=5)  # how long Discord is trusted to drop a repeated enforced nonce
-HISTORY_LIMIT = 50  # recent channel messages searched for an older delivery's marker
-MARKER = "ref "  # footer marker: "ref <nonce>"
-
-GONE = "the channel is gone (404 from Discord)"
-FORBIDDEN = "the bot may not post in that channel (403 from Discord)"
-
-
-@dataclass(frozen=True)
-class Sent:
-    """How a post went: ok (with the message id; `found`: already in the channel, not posted
-    again), gone, forbidden, retry (try next tick) or refused (Discord refuses it for good)."""
-
-    status: str
-    message_id: int | None = None
-    http_status: int | None = None
-    code: int | None = None
-    text: str = ""
-    found: bool = False
-
-    @property
-    def reason(self) -> str:
-        """One line: HTTP status, Discord's error code and message."""
-        first = (self.text or "").strip().splitlines()[0] if (self.text or "").strip() else "no message"
-        return f"HTTP {self.http_status}, Discord error {self.code or 0}: {first[:200]}"
 
 
 Call = Callable[..., Awaitable[Any]]
 Send = Callable[[Place, Delivery, str], Awaitable[Sent]]  # place, message, nonce
 Find = Callable[[Place, str], Awaitable[int | None]]  # place, nonce -> the message carrying its marker
-
-
-def outcome_of(error: BaseException) -> Sent:
-    """Classify a failed post (a discord.py HTTPException, a timeout, an OSError)."""
-    import discord
-
-    if isinstance(error, discord.NotFound):
-        return Sent("gone", http_status=404, code=error.code, text=error.text)
-    if isinstance(error, discord.Forbidden):
-        return Sent("forbidden", http_status=403, code=error.code, text=error.text)
-    if isinstance(error, discord.HTTPException):
-        status = int(getattr(error, "status", 0) or 0)
-        if 400 <= status < 500 and status != 429:
-            return Sent("refused", http_status=status, code=error.code, text=error.text)
-        return Sent("retry", http_status=status or None, code=error.code, text=error.text)
-    return Sent("retry", text=type(error).__name__)
 
 
 def marked(delivery: Delivery, nonce: str) -> Delivery:
@@ -100,11 +69,6 @@ def marked(delivery: Delivery, nonce: str) -> Delivery:
     embeds = (replace(first, footer=f"{footer} · {tag}" if footer else tag), *delivery.embeds[1:])
     fitted = text.fit_reply(Reply(content=delivery.content, embeds=embeds))  # the first embed keeps its footer
     return replace(delivery, content=fitted.content, embeds=fitted.embeds)
-
-
-def carries_marker(footers: list[str], nonce: str) -> bool:
-    tag = f"{MARKER}{nonce}"
-    return any(f == tag or f.endswith(" " + tag) for f in footers)
 
 
 def needs_lookup(sending_since: str | None, now: datetime) -> bool:
@@ -158,14 +122,6 @@ async def settle(call: Call, label: str, nonce: str, result: Sent, now: datetime
     why = result.reason if result.http_status else (result.text or "no answer")
     log.warning("%s not delivered (%s); will retry", label, why)
     return False
-
-
-def allowed_mentions(role_ids: tuple[int, ...]) -> discord.AllowedMentions:
-    """Exactly the chosen roles may be mentioned; everyone, users and replies never."""
-    import discord
-
-    roles: Any = [discord.Object(id=r) for r in role_ids] if role_ids else False
-    return discord.AllowedMentions(everyone=False, users=False, roles=roles, replied_user=False)
 
 
 def discord_sender(client: Any) -> Send:

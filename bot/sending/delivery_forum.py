@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from mapwatch.bot.rendering.render_follow import Delivery, ForumPost
-from mapwatch.bot.sending.delivery import HISTORY_LIMIT, Sent, allowed_mentions, carries_marker, outcome_of
+from mapwatch.bot.sending.outcomes import HISTORY_LIMIT, Sent, allowed_mentions, carries_marker, outcome_of
 from mapwatch.store.subscriptions import team_channels
 from mapwatch.store.subscriptions.follows import Place
 

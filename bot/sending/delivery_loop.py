@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,11 @@ from mapwatch.bot.rendering import render_follow
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.sending import delivery
 from mapwatch.bot.sending.delivery import Call, Find, Send
+from mapwatch.bot.sending.delivery_people import subject_instants  # tracks on people and teams
+from mapwatch.bot.sending.instants import Clock as Clock
+from mapwatch.bot.sending.instants import Instant as Instant
+from mapwatch.bot.sending.instants import PostSpec as PostSpec
+from mapwatch.bot.sending.instants import with_thread as with_thread
 from mapwatch.bot.sending.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.store.subscriptions import deliveries, digests, follows, team_channels, tracking
 from mapwatch.store.subscriptions.follows import Place
@@ -40,7 +45,6 @@ log = logging.getLogger("mapwatch.delivery")
 # (kind: track, follow, digest; a Sent status): feeds.serving.metrics.Metrics.delivery
 Count = Callable[[str, str], None]
 
-Clock = Callable[[], datetime]
 PRUNE_EVERY = timedelta(hours=1)  # how often bot_state is bounded (store.subscriptions.bot_state.prune_state)
 
 
@@ -49,20 +53,6 @@ def digest_nonce(place: Place, mode: str, period: str) -> str:
     acceptance and our record cannot post the same digest twice then."""
     key = f"{place.guild_id}:{place.channel_id}:{place.user_id}:{mode}:{period}"
     return "d" + hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-@dataclass(frozen=True)
-class Instant:
-    """One instant message: for track or follow `item_id` (of `kind`), the events up to `upto`."""
-
-    kind: deliveries.Kind
-    label: str
-    item_id: int
-    upto: int
-    place: Place
-    message: Delivery
-    nonce: str  # enforced: Discord drops a repeat within minutes; later, bot.sending.delivery looks for it
-    sending_since: str | None
 
 
 async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str, place: Place,
@@ -77,9 +67,6 @@ async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: 
     ok = await delivery.settle(call, label, nonce, result, clock(), delivered=delivered, disable=disable,
                                give_up=give_up)
     return int(ok and not result.found)
-
-
-PostSpec = tuple[str, str, tuple[str, ...]]  # a forum post's title, tag and keys
 
 
 async def in_forums(call: Call, items: list[Instant], posts: dict[int, PostSpec]) -> list[Instant]:
@@ -97,11 +84,6 @@ async def in_forums(call: Call, items: list[Instant], posts: dict[int, PostSpec]
             i = replace(i, message=replace(i.message, forum=post, thread_name=""))
         out.append(i)
     return out
-
-
-def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:
-    """The delivery, asking for a discussion thread named after its citing paper when `on`."""
-    return replace(message, thread_name=render_follow.thread_name(titles, more)) if on else message
 
 
 async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
@@ -153,7 +135,6 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
     posts = {a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
                           next((d for c in a.new_citers for d in c.directions), ""),
                           tuple(c.id for c in a.new_citers) or (f"paper:{a.paper.id}",)) for a in alerts}
-    from mapwatch.bot.sending.delivery_people import subject_instants  # tracks on people and teams
 
     more_items, more_posts = await subject_instants(call, clock, threaded)
     items = await in_forums(call, items + more_items, {**posts, **more_posts})

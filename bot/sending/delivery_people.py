@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mapwatch.bot.rendering import render_follow, render_people
 from mapwatch.bot.sending.delivery import Call
-from mapwatch.bot.sending.delivery_loop import Clock, Instant, PostSpec, with_thread
+from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread
 from mapwatch.store.subscriptions import deliveries, people_tracks
 
 
