@@ -123,7 +123,6 @@ CIRCLES_BEING_BROKEN = {
     ("mapwatch.bot.sending.delivery_loop", "mapwatch.bot.sending.delivery_people"),
     ("mapwatch.feeds.publish", "mapwatch.feeds.publish_writer"),
     ("mapwatch.feeds.scheduler", "mapwatch.feeds.serving.metrics"),
-    ("mapwatch.store.sources.crawl_saver", "mapwatch.store.sources.refresh", "mapwatch.store.sources.refresh_pipeline"),
 }
 
 
