@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     from tests import pagegen
     from tests.conftest import FakeClock
     from tests.mapsite import MapSite, serve_site
-    from tests.test_crawl_schedule import new_paper
+    from tests.unit.store.test_crawl_schedule import new_paper
 
     defaults = [2000, 48, 500]
     n, ticks, budget = ([int(a) for a in argv[:3]] + defaults[len(argv):])[:3]

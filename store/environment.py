@@ -265,7 +265,7 @@ class Environment:
         return level
 
 
-# Field -> the variable it holds: every variable mapwatch reads (tests/test_environment.py
+# Field -> the variable it holds: every variable mapwatch reads (tests/unit/store/test_environment.py
 # checks each is documented and that nothing else reads the environment).
 NAMES = {f.name: ("PORT" if f.name == "port" else "DISCORD_TOKEN" if f.name == "discord_token"
                   else f"MAPWATCH_{f.name.upper()}") for f in fields(Environment)}

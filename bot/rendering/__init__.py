@@ -2,4 +2,4 @@
 limits (text: clipping, escaping, safe links), and pictures (plot, Agg).
 
 May import: the store, and each other. Not discord, not the sending loop
-(tests/test_package.py)."""
+(tests/system/test_package.py)."""

@@ -2,7 +2,7 @@
 `mapwatch ask` are built from (mapwatch.bot.commands.commands()): each command's name and
 options as Discord shows them (`<required>`, `[optional]`, in the spec's order), with what it
 answers from docs/gen/bot_notes.py. A command without its note, or a note without its command,
-stops the generator, so `cog --check` in CI and tests/test_docs.py fail until the page says it.
+stops the generator, so `cog --check` in CI and tests/unit/test_docs.py fail until the page says it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Rendered from the parsers' actions, not from `format_help()`, so that the page does not depend
 on the terminal's width or on how a Python version wraps help text. `cog --check` in CI and
-tests/test_docs.py keep the page current.
+tests/unit/test_docs.py keep the page current.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The picture of the layers and their modules on docs/architecture.md (docs/modules.svg),
 drawn from the folders themselves: each layer a box, its subpackages inside it with their
 module counts, its own modules named below them, an arrow where a layer may import another.
-An SVG with a viewBox, so it scales to the page's width. tests/test_docs.py checks that the
+An SVG with a viewBox, so it scales to the page's width. tests/unit/test_docs.py checks that the
 checked-in file is what this draws now (`python docs/gen/module_diagram.py` to redraw)."""
 
 from __future__ import annotations

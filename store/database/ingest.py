@@ -212,7 +212,7 @@ def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
     - `PRAGMA foreign_keys = OFF`: no parent-key lookups for each citation, event, snapshot and
       placement row (2-3 index probes a row, ~25% of the save's CPU). The save writes every
       referenced row first (papers and stubs, then snapshots, directions, then the rows that
-      name them), so the rows are the same; tests/test_bulk_load.py compares them row for row
+      name them), so the rows are the same; tests/system/test_bulk_load.py compares them row for row
       with an ordinary ingest, which checks the keys."""
     if not enabled:
         yield

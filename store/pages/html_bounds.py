@@ -26,7 +26,7 @@ applied only where the parser surely applies them; other end tags close what the
 when nothing the parser would stop at is in between; implied `<tbody>`, `<tr>`, `<colgroup>`
 and re-created formatting elements are counted), so that the depth and count it finds are at
 least those of the tree selectolax (lexbor, scripting off: `<noscript>` holds markup) builds.
-tests/test_html_bounds.py checks that against the parser on random and repeated tag soup.
+tests/system/test_html_bounds.py checks that against the parser on random and repeated tag soup.
 """
 
 from __future__ import annotations

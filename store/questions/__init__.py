@@ -3,4 +3,4 @@ autocomplete (full-text), graph questions on bounded subgraphs, the feeds' queri
 and the answer dataclasses they share (types).
 
 May import: the store's top, pages, database. Nothing of sources or
-subscriptions (tests/test_package.py)."""
+subscriptions (tests/system/test_package.py)."""

@@ -1,7 +1,7 @@
 """A paper's most cited citers, found by walking papers from the most cited down.
 
 store/questions/queries.py's `citers(sort="cited")` uses this for papers with many citers, where
-sorting every citer by its count would read them all (tests/test_citers_walk.py checks
+sorting every citer by its count would read them all (tests/unit/store/test_citers_walk.py checks
 page for page that both give the same answer)."""
 
 from __future__ import annotations

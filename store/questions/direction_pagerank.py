@@ -20,7 +20,7 @@ sorted by id), so the same subgraph gives the same floats whenever it is compute
   No state yet (never computed, or by a version before migration 0017): every direction.
   The table is then the one `compute_direction_ranks` would write, but for `computed_at`: when
   the direction's PageRank was last computed, which a direction whose papers and citations did
-  not change keeps (tests/test_direction_ranks.py).
+  not change keeps (tests/system/test_direction_ranks.py).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str
     """PageRank (damping 0.85, uniform teleport and dangling weights, tolerance 1e-6 a node, at
     most 100 power iterations) of the graph of `nodes` and `edges` (distinct, between nodes):
     the same floats as networkx's `pagerank` of that graph built in sorted order (nodes, then
-    edges), whatever order they are given in (tests/test_direction_ranks.py). The same steps as
+    edges), whatever order they are given in (tests/system/test_direction_ranks.py). The same steps as
     networkx's, on a sparse matrix built from the edges' indexes at once instead of through a
     graph of Python objects (several times faster on a direction of 20,000 papers)."""
     import numpy as np

@@ -5,4 +5,4 @@ answers are parsed into bounded records (pure: `records`), fetched politely, sto
 they were fetched, and an enrichment round ties those together (docs/enrichment.md).
 
 May import: the store's top, pages, database, questions. Nothing of sources or
-subscriptions (tests/test_package.py)."""
+subscriptions (tests/system/test_package.py)."""

@@ -3,4 +3,4 @@ followed directions and their news, daily and weekly digests, and the bot's
 state (sending markers, refusal counts, page-button state).
 
 May import: the store's top, pages, database, questions. Nothing of sources
-(tests/test_package.py)."""
+(tests/system/test_package.py)."""

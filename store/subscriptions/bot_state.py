@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (tests/test_package.py)
+if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (tests/system/test_package.py)
     from sqlite_utils import Database
 
 from mapwatch.store.clock import iso

@@ -1,0 +1,134 @@
+"""One settings module (issue 22, item 3): every environment variable mapwatch takes is read in
+one pass at start (store/environment.py), each once, and passed on; nothing else in the package
+reads the environment; a bad value is a usage error (BadSetting: exit 2, one line naming it)."""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from mapwatch.cli import main
+from mapwatch.store import environment
+from mapwatch.store.environment import NAMES, Environment
+from mapwatch.store.errors import BadSetting
+from mapwatch.store.pages.files import SEEDS_DIR
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")  # its settings table
+
+
+class CountingEnviron(dict[str, str]):
+    """An environment that counts the reads of each variable (and can be written, as os.environ)."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        super().__init__(values)
+        self.reads: Counter[str] = Counter()
+
+    def __getitem__(self, key: str) -> str:
+        self.reads[key] += 1
+        return super().__getitem__(key)
+
+    def get(self, key: str, default=None):  # type: ignore[no-untyped-def,override]
+        self.reads[key] += 1
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.reads[key] += 1
+        return super().__contains__(key)
+
+
+def test_every_variable_is_documented_and_held_once() -> None:
+    assert len(set(NAMES.values())) == len(NAMES) == 28
+    for name in NAMES.values():
+        assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
+    assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES.values())
+
+
+def test_one_pass_reads_each_variable_once() -> None:
+    env = CountingEnviron({"PORT": "9000", "MAPWATCH_BASE_URL": "https://feeds.example.org/", "HOME": "/x"})
+    read = Environment.read(env)
+    assert env.reads == Counter(NAMES.values())  # each of ours once, nothing else
+    assert read.listen_port() == 9000 and read.given_base_url() == "https://feeds.example.org"
+    assert read.local_base_url() == "https://feeds.example.org"
+    assert Environment().local_base_url() == "http://localhost:8080"  # one default port
+    with pytest.raises(AttributeError):
+        read.port = "1"  # type: ignore[misc]  # frozen
+
+
+def test_a_command_reads_the_environment_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`mapwatch publish` opens the database several times and reads the feeds folder, the base
+    URL, the busy timeout: each variable is still read once, at start."""
+    assert main(["ingest", "--db", str(tmp_path / "m.db"), "--quiet", str(SEEDS_DIR)]) == 0
+    counting = CountingEnviron({**os.environ, "MAPWATCH_FEEDS_DIR": str(tmp_path / "out"),
+                                "MAPWATCH_BASE_URL": "https://feeds.example.org", "MAPWATCH_BUSY_TIMEOUT": "3"})
+    monkeypatch.setattr(os, "environ", counting)
+    assert main(["publish", "--db", str(tmp_path / "m.db")]) == 0
+    assert (tmp_path / "out" / "feeds.opml").read_text().count("https://feeds.example.org/") > 0
+    ours = {k: n for k, n in counting.reads.items() if k in NAMES.values()}
+    assert ours == dict.fromkeys(NAMES.values(), 1)
+
+
+def test_nothing_else_reads_the_environment() -> None:
+    readers = []
+    for folder in ("store", "feeds", "bot", "mapwatch"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel == "store/environment.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv")
+                        and isinstance(node.value, ast.Name) and node.value.id == "os"):
+                    readers.append(f"{rel}:{node.lineno}")
+    assert readers == []
+
+
+BAD = {  # variable, value, a command that uses it
+    "MAPWATCH_BUSY_TIMEOUT": ("soon", ["stats"]),
+    "MAPWATCH_BACKGROUND_NICE": ("20", ["ingest", "--quiet"]),
+    "MAPWATCH_TICK_DEADLINE": ("0", ["refresh", "--source", str(SEEDS_DIR), "--out", "public"]),
+    "MAPWATCH_HEADER_TIMEOUT": ("-1", ["serve", "--out", "public", "--port", "0"]),
+    "MAPWATCH_MAX_CONNECTIONS": ("many", ["serve", "--out", "public", "--port", "0"]),
+    "PORT": ("http", ["serve", "--out", "public"]),
+    "MAPWATCH_BASE_URL": ("javascript:x", ["ask", "/paper 2412.10400"]),
+    "MAPWATCH_FEEDS_DIR": ("a-file", ["publish"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_value_is_one_usage_line(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "m.db"
+    assert main(["ingest", "--db", str(db), "--quiet", str(SEEDS_DIR)]) == 0
+    capsys.readouterr()
+    (tmp_path / "a-file").write_text("not a folder\n")
+    monkeypatch.chdir(tmp_path)
+    value, command = BAD[name]
+    monkeypatch.setenv(name, value)
+    assert main([*command, "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mapwatch: error: ") and f"${name}" in err[0], err
+    assert not (tmp_path / "public").exists()
+
+
+def test_a_bad_value_matters_only_to_the_commands_that_use_it(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    """Read once for every command, but checked where used: `stats` ignores a bad $PORT."""
+    db = tmp_path / "m.db"
+    assert main(["ingest", "--db", str(db), "--quiet", str(SEEDS_DIR)]) == 0
+    monkeypatch.setenv("PORT", "http")
+    assert main(["stats", "--db", str(db)]) == 0
+    with pytest.raises(BadSetting, match=r"\$PORT"):
+        Environment.read().listen_port()
+
+
+def test_the_command_environment_is_current_only_while_it_runs() -> None:
+    mine = Environment(port="1234")
+    with environment.installed(mine):
+        assert environment.current() is mine
+    assert environment.current() is not mine
