@@ -58,14 +58,8 @@ def refresh(
     Synchronous, for the command line: the database is used by the calling thread only; an
     HTTP crawl runs on an event loop of this thread (asyncio.run), its batches stored in
     turn. From a coroutine, await `refresh_async` instead."""
-    source = str(source)
-    if is_url(source):
-        report = asyncio.run(refresh_http(db, source, clock, priority, options, progress, batch_size,
-                                          report=RefreshReport(source=source, kind="http"), writer=None))
-    else:
-        report = _refresh_folder(db, source, clock, progress)
-    update_ranks(db, report, clock)
-    return report
+    return asyncio.run(refresh_async(db, source, writer=None, clock=clock, priority=priority, options=options,
+                                     progress=progress, batch_size=batch_size))
 
 
 async def refresh_async(
