@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import INGEST_CACHE_KIB, ingest_paths
+from mapwatch.store.pages.files import page_files
 from mapwatch.store.pages.page_hash import page_hash
 from mapwatch.store.pages.parse import parse_page
-from mapwatch.store.sources.files import page_files
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 
 from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.parse import MAX_PAGE_BYTES, parse_document, parse_page
-from mapwatch.store.sources.files import SEEDS_DIR
 
 URL = "https://mlsanity.com/paper/2412.10400/"
 MB = 1024 * 1024

@@ -220,8 +220,8 @@ class Bench:
 
     # -- 1 -------------------------------------------------------------------------------
     def s1_parse(self) -> None:
+        from mapwatch.store.pages.files import page_files
         from mapwatch.store.pages.parse import parse_page
-        from mapwatch.store.sources.files import page_files
 
         data = [p.read_bytes() for p in page_files([self.map_dir])]
         walls, cpus = [], []

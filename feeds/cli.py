@@ -104,7 +104,7 @@ def port(args: argparse.Namespace) -> int:
 
 def source(args: argparse.Namespace) -> str:
     """--source, else $MAPWATCH_SOURCE, else the bundled seeds; a URL must have a host."""
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     if args.source is not None:
         return settings.http_source(args.source, "--source")

@@ -54,7 +54,7 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
     """Ingest the bundled seeds into an empty database; True if it did."""
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     db = open_db(db_path)
     try:

@@ -49,10 +49,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.pages.files import SEEDS_DIR
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.questions.queries import map_stats
-    from mapwatch.store.sources.files import SEEDS_DIR
 
     lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
     paths = args.paths or [SEEDS_DIR]

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mapwatch.store.database.db import open_db
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.parse import parse_page
-from mapwatch.store.sources.files import SEEDS_DIR
 
 DATA = Path(__file__).parent / "data"
 SEED_FILES = sorted(SEEDS_DIR.glob("*.txt"))

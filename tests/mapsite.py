@@ -55,10 +55,10 @@ from urllib.parse import urlsplit
 import markdown
 from aiohttp import web
 
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.parse import parse_page
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.sourceserver import serve_in_thread
 
 HOST = "https://mlsanity.com"

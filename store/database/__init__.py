@@ -2,5 +2,5 @@
 settings, pages as rows, the diffed save, ingest (one run; a pool of parse
 workers; a bulk load's index builds) and the feeds' per-direction index.
 
-May import: the store's top, pages, sources.files (ingest reads the folder
+May import: the store's top and pages (pages.files: ingest reads the folder
 source). Nothing of questions or subscriptions (tests/system/test_package.py)."""

@@ -23,7 +23,7 @@ from mapwatch.store.database.ingest_pool import POOL_THRESHOLD, FileItem, Item, 
 from mapwatch.store.database.pragmas import temporary_pragmas
 from mapwatch.store.database.prepared import Prepared
 from mapwatch.store.database.save import Rejection, SaveResult, record_rejections, save_prepared
-from mapwatch.store.sources.files import page_files, stat_key
+from mapwatch.store.pages.files import page_files, stat_key
 
 T = TypeVar("T")
 BATCH_SIZE = 500

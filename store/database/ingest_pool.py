@@ -28,8 +28,8 @@ from pathlib import Path
 from mapwatch.store.database.prepared import Prepared, SourceInfo, prepare
 from mapwatch.store.database.save import Rejection
 from mapwatch.store.errors import FetchError, ParseError
+from mapwatch.store.pages.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage
 from mapwatch.store.pages.parse import MAX_PAGE_BYTES, parse_document, parse_page
-from mapwatch.store.sources.files import HTML_SUFFIXES, TEXT_SUFFIXES, FilePage
 
 POOL_THRESHOLD = 2_000  # pages to read; a pool's start (~0.5 s) pays for itself above this
 CHUNK = 64  # pages per task sent to a worker

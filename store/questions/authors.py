@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
+from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
 from mapwatch.store.questions.types import (
     AlertCiter,
     Author,
@@ -251,8 +252,6 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     thousands of citers, the newest `papers` papers and the newest `citers` citations are
     picked on the indexes (citations_cited_seen covers the citers' order), then those few
     papers are read."""
-    from mapwatch.store.questions.queries import PAPER_COLS, listed_paper, paper_row
-
     where, params = _person_where(person.key)
     ids = [r[0] for r in db.conn.execute(
         f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?", [*params, SCAN_MAX])]

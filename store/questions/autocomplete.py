@@ -13,7 +13,8 @@ from sqlite_utils import Database
 
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.fts_text import MIN_PREFIX_CHARS, WORD, fold, fts_query, query_words
-from mapwatch.store.questions.queries import CHOICE_MAX, DIR_COLS, PAPER_COLS, clip, nocase_prefix_bounds
+from mapwatch.store.questions.paper_rows import PAPER_COLS
+from mapwatch.store.questions.queries import CHOICE_MAX, DIR_COLS, clip, nocase_prefix_bounds
 
 AUTOCOMPLETE_LIMIT = 25
 PREFIX_CANDIDATES = 200  # titles holding the whole words typed read at most, checked for the last one's prefix

@@ -14,11 +14,12 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
-from mapwatch.store.ids import arxiv_url, normalize_id
+from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.authors import with_bylines
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
+from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
 from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
 
 
@@ -116,14 +117,6 @@ def clip(text: str, limit: int = CHOICE_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def paper_row(r: tuple[Any, ...]) -> PaperRow:
-    pid, title, year, url, cited_by, has_page = r[:6]
-    return PaperRow(pid, title, year, url, arxiv_url(pid), cited_by, bool(has_page))
-
-
-PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
-
-
 def nocase_prefix_bounds(prefix: str) -> tuple[str, str]:
     return prefix, prefix + "\U0010ffff"
 
@@ -172,11 +165,6 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
         if len(rows) == 1:
             return paper_row(rows[0])
     raise PaperNotFound(clip(text, 200), suggest_titles(db, title))
-
-
-def listed_paper(r: tuple[Any, ...], directions: dict[str, tuple[str, ...]]) -> CitationRow:
-    base = paper_row(r)
-    return CitationRow(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))
 
 
 def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:

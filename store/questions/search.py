@@ -27,7 +27,8 @@ from sqlite_utils import Database
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.authors import papers_by_name, with_bylines
 from mapwatch.store.questions.fts_text import fts_query, query_words, quote
-from mapwatch.store.questions.queries import PAPER_COLS, PaperPage, check_page, directions_of, listed_paper
+from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper
+from mapwatch.store.questions.queries import PaperPage, check_page, directions_of
 
 SEARCH_COUNT_CAP = 2000   # matches counted ("2,000 or more")
 RANK_CANDIDATES = 300     # papers ranked at most (the newest matches)

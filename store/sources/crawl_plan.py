@@ -26,9 +26,9 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.ids import normalize_id
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_schedule import DUE_TOLERANCE, newest_first
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers

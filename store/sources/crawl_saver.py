@@ -42,7 +42,7 @@ from mapwatch.store.sources.crawl_schedule import (
 )
 
 if TYPE_CHECKING:
-    from mapwatch.store.sources.refresh import RefreshReport
+    from mapwatch.store.sources.refresh_report import RefreshReport
 
 MAX_LISTED = 100  # failures and rejections a report lists (all are counted; rejections are stored)
 

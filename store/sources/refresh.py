@@ -18,71 +18,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlite_utils import Database
 
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.batch_saver import Progress
-from mapwatch.store.database.ingest import BATCH_SIZE, IngestReport, ingest_paths
+from mapwatch.store.database.ingest import BATCH_SIZE, ingest_paths
 from mapwatch.store.questions.direction_pagerank import update_direction_ranks
-from mapwatch.store.sources.crawl_outcomes import Failed
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh_pipeline import refresh_http
+from mapwatch.store.sources.refresh_report import RefreshReport
 
 DEFAULT_OPTIONS = HttpOptions()
 __all__ = ["DEFAULT_OPTIONS", "MAX_LISTED", "CrawlSaver", "RefreshReport", "crawl_order",
            "is_url", "refresh", "refresh_async", "update_ranks"]
-
-
-@dataclass
-class RefreshReport(IngestReport):
-    """An ingest report, plus what only HTTP sources have. `pages_read` counts files looked
-    at or HTTP responses received; `skipped` unchanged files, 304 answers, identical bodies."""
-
-    kind: str = "folder"  # or "http"
-    failed: list[Failed] = field(default_factory=list)  # could not be fetched (the first MAX_LISTED)
-    missing: int = 0  # HTTP 404/410: no page for that paper
-    over_budget: int = 0  # left for a later tick
-    failed_total: int = 0  # every failure, listed or not
-    rejected_total: int = 0  # HTTP: every rejection (`rejected` lists the first MAX_LISTED)
-    robots_skipped: int = 0  # pages robots.txt disallows: never requested
-    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few
-    direction_pages: int = 0  # direction pages read to discover papers
-    discovered: int = 0  # papers the database did not know, found this tick
-    not_due: int = 0  # pages known but not due for a re-check this tick: not requested
-    requests: int | None = None  # HTTP: requests sent to the site this tick (retries included)
-    statuses: dict[str, int] = field(default_factory=dict)  # HTTP: responses by status (code, or class: 4xx)
-    sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
-    sitemap_changed: int = 0  # of those, changed since their last check
-    vouched: int = 0  # HTTP: pages not requested because a believed sitemap lastmod says they did not change
-    audited: int = 0  # HTTP: pages a believed lastmod vouched for, requested all the same (random audits)
-    forgotten: int = 0  # HTTP: papers only a sitemap had named that its sitemaps list no longer
-    frontier_full: int = 0  # HTTP: papers named by a sitemap or direction page not kept (too many waiting)
-    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
-
-    @property
-    def new_citations(self) -> int:
-        return self.saved.new_citations
-
-    @property
-    def rejected_count(self) -> int:
-        return max(self.rejected_total, len(self.rejected))
-
-    def summary(self) -> str:
-        rejected = self.rejected_count
-        s = (f"Read {self.pages_read:,} pages from {self.source}: {self.stored:,} stored, "
-             f"{self.unchanged:,} unchanged, {self.saved.stale:,} older than stored, "
-             f"{rejected:,} rejected")
-        if self.kind == "http":
-            s += (f", {max(self.failed_total, len(self.failed)):,} failed (stored data kept), "
-                  f"{self.missing:,} without a page, {self.robots_skipped:,} skipped by robots.txt, "
-                  f"{self.over_budget:,} left for the next tick, {self.not_due + self.vouched:,} not due yet, "
-                  f"{self.requests or 0:,} requests sent")
-        return s + f". {self.new_citations:,} new citations."
 
 
 def is_url(source: str) -> bool:
@@ -106,14 +58,8 @@ def refresh(
     Synchronous, for the command line: the database is used by the calling thread only; an
     HTTP crawl runs on an event loop of this thread (asyncio.run), its batches stored in
     turn. From a coroutine, await `refresh_async` instead."""
-    source = str(source)
-    if is_url(source):
-        report = asyncio.run(refresh_http(db, source, clock, priority, options, progress, batch_size,
-                                          report=RefreshReport(source=source, kind="http"), writer=None))
-    else:
-        report = _refresh_folder(db, source, clock, progress)
-    update_ranks(db, report, clock)
-    return report
+    return asyncio.run(refresh_async(db, source, writer=None, clock=clock, priority=priority, options=options,
+                                     progress=progress, batch_size=batch_size))
 
 
 async def refresh_async(

@@ -35,7 +35,7 @@ from mapwatch.store.sources.http_source import crawl
 from mapwatch.store.sources.sitemap_trust import record_evidence
 
 if TYPE_CHECKING:
-    from mapwatch.store.sources.refresh import RefreshReport
+    from mapwatch.store.sources.refresh_report import RefreshReport
 
 T = TypeVar("T")
 

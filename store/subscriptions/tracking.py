@@ -19,7 +19,8 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import authors
-from mapwatch.store.questions.queries import PAPER_COLS, directions_of, listed_paper, paper_row
+from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
+from mapwatch.store.questions.queries import directions_of
 from mapwatch.store.questions.types import CitationRow, PaperRow
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.follows import normalize_mode

@@ -20,7 +20,7 @@ from sqlite_utils import Database
 from mapwatch.store import secret_box
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
-from mapwatch.store.questions.queries import PAPER_COLS, paper_row
+from mapwatch.store.questions.paper_rows import PAPER_COLS, paper_row
 from mapwatch.store.subscriptions.tracking import Alert, Track, alert_citers
 
 DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com", "ptb.discordapp.com",

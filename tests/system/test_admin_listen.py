@@ -15,7 +15,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import ROOT
 
 

@@ -22,8 +22,8 @@ from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import commands
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import ListedPaper, PaperList
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import seed_page, write_page
 from tests.fakediscord import FakeDiscord, FakeMessage
 

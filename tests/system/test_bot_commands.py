@@ -165,7 +165,7 @@ def test_render_truncates_gracefully() -> None:
 
 
 def test_alert_render(db, clock, make_older_seeds) -> None:
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
     from mapwatch.store.subscriptions import tracking
 
     ingest_paths(db, [make_older_seeds(12)], clock=clock)

@@ -15,8 +15,8 @@ from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.rendering import render
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.questions import graph
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.system.test_bot_commands import ask
 

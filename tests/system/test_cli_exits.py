@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import mapwatch
 
 

@@ -26,7 +26,7 @@ import pytest
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 

@@ -20,7 +20,7 @@ from mapwatch.feeds.run import RunConfig, run_services
 from mapwatch.feeds.scheduler import TickResult
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.db import open_db
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.conftest import SEED_FILES, seed_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
 

@@ -34,8 +34,8 @@ from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.parse import parse_page
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.urls import safe_http_url
 from tests.fakediscord import FakeDiscord
 

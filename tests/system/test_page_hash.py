@@ -37,7 +37,7 @@ model.MapPage = dataclasses.make_dataclass(
     "MapPage", [(f.name, f.type) for f in dataclasses.fields(model.MapPage)]
     + [("license", "str | None", dataclasses.field(default=None))], frozen=True)
 from mapwatch.store.database.db import open_db
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.parse import parse_page
 assert "license=None" in repr(parse_page((SEEDS_DIR / "2412.10400.txt").read_bytes()))

@@ -17,8 +17,8 @@ import pytest
 
 from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import arxiv_link_id
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.parse import parse_page
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.sourceserver import serve_map
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.urls import redact_url
 from tests.system.test_cli_exits import ROOT
 

@@ -23,7 +23,7 @@ import pytest
 
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
 from tests.htmlcheck import headings, parse_strict, text_of
 

@@ -13,7 +13,7 @@ from mapwatch.bot.client import MapwatchBot
 from mapwatch.feeds.serving.metrics import Metrics
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.metricscheck import parse, value
 

@@ -60,7 +60,7 @@ def test_newest_sort_follows_first_seen(seeded, make_older_seeds, clock) -> None
     db = open_db(":memory:")
     ingest_paths(db, [make_older_seeds(2)], clock=clock)
     clock.advance(days=30)
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     newest = queries.citers(db, "2507.04136", sort="newest", limit=2).items
     assert all(p.first_seen == newest[0].first_seen for p in newest)

@@ -19,7 +19,7 @@ from mapwatch.feeds.serving.metrics import Metrics
 from mapwatch.run import run_all
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import FakeChannel, FakeGuild, FakeRole, snowflake
 from tests.metricscheck import get, parse, scrape, value

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from mapwatch.bot.interactions import page_args, page_key
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.subscriptions import bot_state, deliveries, follows, tracking
 from tests.follow_helpers import RL
 

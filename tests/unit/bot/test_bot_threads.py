@@ -11,7 +11,7 @@ from mapwatch.bot.rendering.render_follow import THREAD_NAME_MAX, thread_name
 from mapwatch.bot.sending.delivery import THREAD_ARCHIVE_MINUTES
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests import openapi_check
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.subscriptions import deliveries, tracking
 from tests.bot_helpers import CHANNEL, GUILD, USER
 

@@ -25,7 +25,7 @@ from mapwatch.bot.sending import delivery, delivery_loop
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.subscriptions import deliveries, follows, tracking
 from tests.conftest import FakeClock, seed_page
 from tests.fakediscord import FakeDiscord

@@ -10,8 +10,8 @@ import feedparser
 from mapwatch.feeds import build
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.questions import feed_queries, types
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import older_snapshot, seed_page, write_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from mapwatch.store.database import feed_index
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import Placement
 from mapwatch.store.questions import feed_queries
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import seed_page, write_page
 
 SURVEY = "2412.10400"

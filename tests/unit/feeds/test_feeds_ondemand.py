@@ -15,8 +15,8 @@ from mapwatch.feeds.publish import publish
 from mapwatch.feeds.serving.ondemand import FEED, PAGE, PaperCache
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.questions import feed_queries
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.subscriptions.tracking import add_track
 from tests.feedcheck import assert_valid_atom, snapshot
 

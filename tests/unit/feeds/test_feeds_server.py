@@ -14,7 +14,7 @@ from mapwatch.feeds.publish import publish
 from mapwatch.feeds.serving.ondemand import PaperCache
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.feedcheck import assert_valid_atom
 
 RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"

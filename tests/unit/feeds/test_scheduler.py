@@ -13,7 +13,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from mapwatch.feeds.scheduler import JOB_ID, ScheduleError, Tick, TickResult, parse_schedule, start_scheduler
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 
 
 @pytest.mark.parametrize(("spec", "seconds"), [(None, 3600), ("1h", 3600), ("30m", 1800), ("90s", 90),

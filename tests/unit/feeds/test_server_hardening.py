@@ -15,7 +15,7 @@ from mapwatch.feeds.serving.folder_table import CSP, FolderTable
 from mapwatch.feeds.serving.ondemand import PaperCache
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 
 RL = "lr/reinforcement-learning-for-reasoning"
 

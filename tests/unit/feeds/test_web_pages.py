@@ -16,11 +16,11 @@ from mapwatch.feeds.publish import publish
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import ListedPaper, PaperList
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.questions.feed_queries import Direction
 from mapwatch.store.questions.types import NewCiter, PaperRef
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.feedcheck import snapshot
 from tests.htmlcheck import assert_good_page, assert_nothing_injected, headings, html_files, parse_strict, text_of

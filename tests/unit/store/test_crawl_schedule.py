@@ -138,7 +138,7 @@ def test_unseen_papers_get_a_share_of_every_tick_newest_first(db, clock: FakeClo
                                            "math.GT/0309136", "hep-th/9901001"]
     assert id_age("2412.10400") == (202412, 10400) and id_age("hep-th/9901001") == (199901, 1)
     from mapwatch.store.database.ingest import ingest_paths
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)  # 2 pages, 97 papers only listed (unseen)
     unseen = [r[0] for r in db.conn.execute("SELECT id FROM papers WHERE has_page = 0")]
@@ -320,7 +320,7 @@ def test_direction_pages_are_read_when_a_tick_starts_a_few_seconds_early(db) -> 
 
 def test_the_cli_refresh_fetches_tracked_papers_first(tmp_path: Path, capsys) -> None:
     from mapwatch.store.database.db import open_db
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     db_path = tmp_path / "cli.db"
     assert main(["ingest", str(SEEDS_DIR), "--db", str(db_path), "--quiet"]) == 0

@@ -14,9 +14,9 @@ from mapwatch.feeds.run import RunConfig
 from mapwatch.run import run_all
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.scholarly.enrich import EnrichSettings
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 from tests.scholarly_fakes import ScholarlyFakes, serve_scholarly

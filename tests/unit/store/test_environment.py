@@ -16,7 +16,7 @@ from mapwatch.cli import main
 from mapwatch.store import environment
 from mapwatch.store.environment import NAMES, Environment
 from mapwatch.store.errors import BadSetting
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")  # its settings table

@@ -15,8 +15,8 @@ import feedparser
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import ListedPaper, PaperList
-from mapwatch.store.sources.files import SEEDS_DIR
 from tests.conftest import seed_page, write_page
 
 BASE = "http://feeds.test:8080"

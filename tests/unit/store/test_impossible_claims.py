@@ -28,10 +28,10 @@ from mapwatch.store.database import schema
 from mapwatch.store.database.db import MapDatabase, open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed, ingest_paths
 from mapwatch.store.errors import ParseError
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.page_dates import ARXIV_START, FUTURE_MARGIN
 from mapwatch.store.pages.parse import MAX_TITLE_CHARS, parse_document, parse_page
 from mapwatch.store.questions.graph import CountPoint, count_history
-from mapwatch.store.sources.files import SEEDS_DIR
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from mapwatch.store.subscriptions.tracking import add_track

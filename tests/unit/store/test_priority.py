@@ -15,7 +15,7 @@ import pytest
 from mapwatch.feeds.scheduler import Tick
 from mapwatch.store import priority
 from mapwatch.store.errors import BadSetting
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import mapwatch
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),

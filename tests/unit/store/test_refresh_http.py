@@ -144,7 +144,7 @@ def test_pages_changing_between_ticks_make_events_once(db, clock) -> None:
 
 def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -> None:
     from mapwatch.store.database.ingest import ingest_paths
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     order = crawl_order(db, "http://map.test", priority=["2203.02155"], clock=clock, budget=3)
@@ -165,7 +165,7 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
 
 def test_unreachable_source_fails_each_page_and_changes_nothing(db, clock) -> None:
     from mapwatch.store.database.ingest import ingest_paths
-    from mapwatch.store.sources.files import SEEDS_DIR
+    from mapwatch.store.pages.files import SEEDS_DIR
 
     ingest_paths(db, [SEEDS_DIR], clock=clock)
     citations = count(db, "SELECT count(*) FROM citations")

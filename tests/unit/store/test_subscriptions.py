@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.subscriptions import deliveries, follows, tracking
 from mapwatch.store.subscriptions.deliveries import FOLLOWS, KINDS, TRACKS
 from tests.follow_helpers import RL

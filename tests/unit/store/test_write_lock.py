@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
-from mapwatch.store.sources.files import SEEDS_DIR
+from mapwatch.store.pages.files import SEEDS_DIR
 
 
 def hold_write_lock(path: Path, seconds: float, held: threading.Event, done: threading.Event) -> None:
