@@ -16,6 +16,7 @@ stored; a response that is not a map page is rejected with its reason.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from pathlib import Path
@@ -57,9 +58,16 @@ def refresh(
 
     Synchronous, for the command line: the database is used by the calling thread only; an
     HTTP crawl runs on an event loop of this thread (asyncio.run), its batches stored in
-    turn. From a coroutine, await `refresh_async` instead."""
-    return asyncio.run(refresh_async(db, source, writer=None, clock=clock, priority=priority, options=options,
-                                     progress=progress, batch_size=batch_size))
+    turn. From a coroutine, await `refresh_async` instead (called from one, this blocks it
+    and runs the tick on a loop of its own thread, as a plain call did before)."""
+    tick = refresh_async(db, source, writer=None, clock=clock, priority=priority, options=options,
+                         progress=progress, batch_size=batch_size)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(tick)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh") as pool:
+        return pool.submit(asyncio.run, tick).result()
 
 
 async def refresh_async(
