@@ -25,26 +25,24 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mapwatch.bot.rendering import text
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.rendering.replies import Reply
-from mapwatch.bot.sending.outcomes import FORBIDDEN as FORBIDDEN
-from mapwatch.bot.sending.outcomes import GONE as GONE
-from mapwatch.bot.sending.outcomes import HISTORY_LIMIT as HISTORY_LIMIT
-from mapwatch.bot.sending.outcomes import MARKER as MARKER
-from mapwatch.bot.sending.outcomes import Sent as Sent
-from mapwatch.bot.sending.outcomes import SentStatus as SentStatus
-from mapwatch.bot.sending.outcomes import allowed_mentions as allowed_mentions
-from mapwatch.bot.sending.outcomes import carries_marker as carries_marker
-from mapwatch.bot.sending.outcomes import outcome_of as outcome_of
+from mapwatch.bot.sending.outcomes import (
+    FORBIDDEN,
+    GONE,
+    HISTORY_LIMIT,
+    MARKER,
+    Sent,
+    allowed_mentions,
+    carries_marker,
+    outcome_of,
+)
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.subscriptions import bot_state
 from mapwatch.store.subscriptions.follows import Place
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("mapwatch.delivery")
 

@@ -29,10 +29,8 @@ from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.sending import delivery
 from mapwatch.bot.sending.delivery import Call, Find, Send
 from mapwatch.bot.sending.delivery_people import subject_instants  # tracks on people and teams
-from mapwatch.bot.sending.instants import Clock as Clock
-from mapwatch.bot.sending.instants import Instant as Instant
-from mapwatch.bot.sending.instants import PostSpec as PostSpec
-from mapwatch.bot.sending.instants import with_thread as with_thread
+from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread
+from mapwatch.bot.sending.outcomes import Sent
 from mapwatch.bot.sending.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
 from mapwatch.store.subscriptions import deliveries, digests, follows, team_channels, tracking
 from mapwatch.store.subscriptions.follows import Place
@@ -57,7 +55,7 @@ def digest_nonce(place: Place, mode: str, period: str) -> str:
 
 async def _post(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock, *, label: str, place: Place,
                 message: Delivery, nonce: str, sending_since: str | None,
-                delivered: Callable[[delivery.Sent], Awaitable[Any]], disable: Callable[[str], Awaitable[Any]],
+                delivered: Callable[[Sent], Awaitable[Any]], disable: Callable[[str], Awaitable[Any]],
                 give_up: Callable[[str], Awaitable[Any]], kind: str = "track", count: Count | None = None) -> int:
     """Post one message under the policy; 1 when a new message reached the channel. `count`
     is told how each post went (not a message found already in the channel)."""
@@ -103,7 +101,7 @@ async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pac
 
 def _cursor_hooks(call: Call, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
     """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
-    async def delivered(_result: delivery.Sent) -> None:
+    async def delivered(_result: Sent) -> None:
         await call(deliveries.mark_delivered, i.kind, i.item_id, i.upto, clock())
 
     async def disable(why: str) -> None:
@@ -238,7 +236,7 @@ class WebhookRounds:
 def _digest_hooks(call: Call, due: digests.DueDigest, digest: digests.Digest,
                   clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
     """What the policy does to a digest: record it sent or failed, or disable the channel's follows."""
-    async def delivered(result: delivery.Sent) -> None:
+    async def delivered(result: Sent) -> None:
         await call(digests.record_digest, digest, clock(), message_id=result.message_id)
 
     async def disable(why: str) -> None:

@@ -35,7 +35,8 @@ from mapwatch.bot.rendering import render_follow, text
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.rendering.render_slack import slack_message
 from mapwatch.bot.sending import delivery
-from mapwatch.bot.sending.delivery import Call, Sent
+from mapwatch.bot.sending.delivery import Call
+from mapwatch.bot.sending.outcomes import Sent
 from mapwatch.store import secret_box
 from mapwatch.store.subscriptions import webhooks
 

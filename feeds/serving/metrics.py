@@ -162,7 +162,7 @@ class Metrics:
         self.builds.labels(kind).inc()
 
     def delivery(self, kind: str, outcome: str) -> None:
-        """`outcome`: a bot.sending.delivery.Sent status (ok, retry, refused, gone, forbidden) or sent,
+        """`outcome`: a bot.sending.outcomes.Sent status (ok, retry, refused, gone, forbidden) or sent,
         failed, retried."""
         named = {"ok": "sent", "retry": "retried"}.get(outcome, outcome)
         self.deliveries.labels(kind, named if named in DELIVERY_OUTCOMES else "failed").inc()

@@ -16,9 +16,8 @@ stored; a response that is not a map page is rejected with its reason.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from collections.abc import Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
 from sqlite_utils import Database
@@ -56,17 +55,17 @@ def refresh(
     (paper ids) is fetched first, with the papers the database's tracks follow; every
     scheduling decision is made against `clock` (store.sources.crawl_schedule).
 
-    Synchronous, for the command line: the database is used by the calling thread only; an
-    HTTP crawl runs on an event loop of this thread (asyncio.run), its batches stored in
-    turn. From a coroutine, await `refresh_async` instead (called from one, this blocks it
-    and runs the tick on a loop of its own thread, as a plain call did before)."""
+    Synchronous, for the command line: `refresh_async` run to completion on a new event
+    loop, its batches stored in turn on the loop's thread. Called from inside a running
+    loop, that loop runs on one worker thread (which then uses `db`) and the caller blocks
+    until it ends; from a coroutine, await `refresh_async` instead."""
     tick = refresh_async(db, source, writer=None, clock=clock, priority=priority, options=options,
                          progress=progress, batch_size=batch_size)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(tick)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh") as pool:
+    with ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh") as pool:
         return pool.submit(asyncio.run, tick).result()
 
 

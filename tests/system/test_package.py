@@ -13,6 +13,7 @@ import warnings
 import zipfile
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,44 +122,12 @@ def test_a_static_import_graph_of_the_checkout_sees_every_layer() -> None:
 
 
 def import_circles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
-    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    circles: set[tuple[str, ...]] = set()
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    group = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        group.append(member)
-                        if member == node:
-                            break
-                    if len(group) > 1:
-                        circles.add(tuple(sorted(group)))
-            elif child not in index:
-                index[child] = low[child] = len(index)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(sorted(graph.get(child, ())))))
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-    return circles
+    """The strongly connected groups of more than one module (networkx's Tarjan)."""
+    arrows = nx.DiGraph()
+    arrows.add_nodes_from(graph)
+    arrows.add_edges_from((a, b) for a, targets in graph.items() for b in targets)
+    return {tuple(sorted(group)) for group in nx.strongly_connected_components(arrows)
+            if len(group) > 1}
 
 
 def test_the_package_has_no_import_cycles() -> None:

@@ -21,7 +21,7 @@ import discord
 import pytest
 
 from mapwatch.bot.client import MapwatchBot
-from mapwatch.bot.sending import delivery, delivery_loop
+from mapwatch.bot.sending import delivery, delivery_loop, outcomes
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
@@ -184,14 +184,14 @@ def test_outcomes_are_classified_once() -> None:
     def err(status: int, cls=discord.HTTPException):
         return cls(Resp(status), {"code": 50035 if status == 400 else 0, "message": "Invalid Form Body"})
 
-    assert delivery.outcome_of(err(400)).status == "refused"
-    assert delivery.outcome_of(err(400)).reason == REFUSAL
-    assert delivery.outcome_of(err(413)).status == "refused"
-    assert delivery.outcome_of(err(429)).status == "retry"
-    assert delivery.outcome_of(err(500, discord.DiscordServerError)).status == "retry"
-    assert delivery.outcome_of(err(403, discord.Forbidden)).status == "forbidden"
-    assert delivery.outcome_of(err(404, discord.NotFound)).status == "gone"
-    assert delivery.outcome_of(TimeoutError()).status == "retry"
+    assert outcomes.outcome_of(err(400)).status == "refused"
+    assert outcomes.outcome_of(err(400)).reason == REFUSAL
+    assert outcomes.outcome_of(err(413)).status == "refused"
+    assert outcomes.outcome_of(err(429)).status == "retry"
+    assert outcomes.outcome_of(err(500, discord.DiscordServerError)).status == "retry"
+    assert outcomes.outcome_of(err(403, discord.Forbidden)).status == "forbidden"
+    assert outcomes.outcome_of(err(404, discord.NotFound)).status == "gone"
+    assert outcomes.outcome_of(TimeoutError()).status == "retry"
 
 
 # -- item 8: a resend after Discord forgot the nonce -----------------------------------------

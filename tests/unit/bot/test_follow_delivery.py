@@ -10,7 +10,8 @@ import pytest
 
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.sending import delivery_loop
-from mapwatch.bot.sending.delivery import FORBIDDEN, GONE, Sent, discord_sender
+from mapwatch.bot.sending.delivery import discord_sender
+from mapwatch.bot.sending.outcomes import FORBIDDEN, GONE, Sent
 from mapwatch.bot.sending.pacer import Pacer, per_channel
 from mapwatch.store.database.db import open_db
 from mapwatch.store.subscriptions import digests, follows, tracking
