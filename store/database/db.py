@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from mapwatch.store.database import bulk_load, schema
+from mapwatch.store.database import bulk_load, migrations
 from mapwatch.store.database.db_check import Kind, check_database, check_file, clear_interrupted_start
 from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
@@ -79,7 +79,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
             db.conn.execute("PRAGMA wal_autocheckpoint = 0")
     db.conn.execute("PRAGMA foreign_keys = ON")
     if migrate:
-        schema.apply(db)
+        migrations.apply(db)
         bulk_load.finish_interrupted(db)  # the index builds of a killed bulk load (README, "mapwatch ingest")
     return db
 

@@ -117,13 +117,13 @@ def test_a_first_migration_killed_before_its_record_is_started_again(tmp_path: P
     another program's file holding a table of the same name stays refused and untouched."""
     from sqlite_utils import Database
 
-    from mapwatch.store.database import schema
+    from mapwatch.store.database.migrations import migrations
 
     db = tmp_path / "m.db"
     conn = sqlite3.connect(db)
     partial = Database(conn, execute_plugins=False)
-    schema.migrations.ensure_migrations_table(partial)
-    schema.migrations._migrations[0].fn(partial)  # the script ran, its record was never written
+    migrations.ensure_migrations_table(partial)
+    migrations._migrations[0].fn(partial)  # the script ran, its record was never written
     conn.close()
     r = mapwatch("ingest", "--db", db, "--quiet")
     assert r.returncode == 0, r.stderr
