@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Literal
 from urllib.parse import urlsplit
 
 from sqlite_utils import Database
@@ -55,6 +56,8 @@ def split_source(source: str) -> tuple[str, str]:
     return source.rstrip("/"), DEFAULT_TEMPLATE
 
 
+ResourceKind = Literal["robots", "sitemap", "direction"]  # what a `crawl_resources` row holds
+
 @dataclass(frozen=True)
 class Validators:
     etag: str | None
@@ -67,7 +70,7 @@ class Resource:
     """robots.txt, a sitemap or a direction page, as last read (a `crawl_resources` row)."""
 
     location: str
-    kind: str  # robots | sitemap | direction
+    kind: ResourceKind
     etag: str | None = None
     last_modified: str | None = None
     sha256: str | None = None
