@@ -191,7 +191,8 @@ class _Crawl(SiteFiles):
         self.covering = lastmods.covering
         for url in plan.directions:
             self.enqueue_direction(url, forced=url in plan.followed)
-        audited = lastmods.audit(self.options.budget)  # requested all the same: the lastmods' evidence
+        # requested all the same: the lastmods' evidence
+        audited = lastmods.audit(self.options.budget, self.options.audit_rng)
         self.result.audited = len(audited)
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
