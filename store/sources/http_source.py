@@ -50,6 +50,7 @@ from .crawl_queue import (
     NEW,
     SEARCH,
     SITEMAP_CHANGED,
+    SITEMAP_FULL,
     TRACKED,
     UNSEEN,
     CiterSearch,
@@ -198,8 +199,8 @@ class _Crawl(SiteFiles):
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)
         for _mod, pid in lastmods.changed:
-            if pid in plan.known or pid in self.seen:
-                self.enqueue(pid, SITEMAP_CHANGED)
+            if pid in plan.known or pid in self.seen:  # a full list after the re-checks (storms)
+                self.enqueue(pid, SITEMAP_FULL if pid in plan.full else SITEMAP_CHANGED)
             else:
                 await self.found(pid)
         for i, pid in enumerate(plan.unseen):

@@ -261,3 +261,30 @@ def test_an_upgrade_start_is_rescheduled_not_re_fetched(db) -> None:
     nulls = [pid for pid in texts if db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
                                                        (f"{site.base}/paper/{pid}/",)).fetchone()[0] is None]
     assert nulls == []
+
+
+def test_a_storm_of_changed_full_lists_waits_behind_the_pages_with_room(db) -> None:
+    """A new paper citing hubs re-orders thousands of full "Built on by" lists, and the sitemap
+    says each of those pages changed. A full list cannot name a new citer, so the pages with
+    room (and the re-checks) are read first; the full ones take what budget is left."""
+    corpus = pagegen.generate(60)
+    pages = [dataclasses.replace(p, cited_by=500) if i % 2 else p for i, p in enumerate(corpus.v1)]
+    hubs = {p.id for p in pages if (p.cited_by or 0) >= 30}
+    roomy = {p.id for p in pages} - hubs
+    assert len(hubs) >= 25 and len(roomy) >= 25
+    texts = {p.id: format_page(p) for p in pages}
+    clock = FakeClock(T0)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)))
+    with serve_site(site):
+        assert refresh(db, site.base, clock=clock, options=FAST).stored == 60
+        tick(db, site, clock)  # the first re-reads of direction pages, settled
+        site.swap({p.id: format_page(grown(p)) for p in pages})
+        site.lastmod.update(stamped(texts, clock() + timedelta(minutes=30)))
+        small = dataclasses.replace(FAST, budget=len(roomy) // 2)
+        tick(db, site, clock, options=small)
+        first = {path.split("/")[2] for path in pages_asked(site)}
+        assert first and first <= roomy, sorted(first & hubs)  # the storm's hubs wait
+        report = tick(db, site, clock)
+        later = {path.split("/")[2] for path in pages_asked(site)}
+        assert hubs <= later and roomy - first <= later, sorted(hubs - later)  # read when budget is left
+        assert report.stored >= len(hubs)
