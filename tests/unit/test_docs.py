@@ -135,7 +135,7 @@ def test_every_setting_is_in_the_configuration_table() -> None:
 
     code = "".join(p.read_text(encoding="utf-8") for folder in ("mapwatch", "store", "feeds", "bot")
                    for p in (ROOT / folder).rglob("*.py"))
-    names = set(re.findall(r'"(MAPWATCH_[A-Z_]+|DISCORD_TOKEN|PORT)"', code)) | set(NAMES.values())
+    names = set(re.findall(r'"(MAPWATCH_[A-Z_]+|DISCORD_TOKEN|PORT)"', code)) | set(NAMES)
     assert {"MAPWATCH_DB", "DISCORD_TOKEN", "PORT", "MAPWATCH_REFRESH"} <= names
     table = section(page("configuration.md"), "## Configuration")
     for name in sorted(names):
