@@ -29,10 +29,10 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.feeds.run import RunConfig
     from mapwatch.feeds.scheduler import parse_schedule
     from mapwatch.run import run_all
-    from mapwatch.store.environment import current
+    from mapwatch.store.environment import of_command
     from mapwatch.store.scholarly.enrich import EnrichSettings
 
-    env = current()
+    env = of_command(args)
     # Every setting is checked here, before the database is opened, the seeds written or a port
     # bound: a bad one is exit 2 with one line, and nothing is written.
     parse_schedule(env.refresh_schedule())

@@ -2,8 +2,9 @@
 
 `Environment.read()` copies the variables of the table (docs/configuration.md, "Configuration")
 out of the process environment in one pass; `mapwatch` does it once at start (mapwatch.cli)
-and makes it `current()` while the command runs. The commands pass what they use on (a
-value, or the Environment itself); the few deep readers left (the database's path and busy
+and makes it `current()` while the command runs; it also hands it to the command as `args.environment`
+(`of_command(args)`). The commands pass what they use on (a value, or the Environment
+itself); the few deep readers left (the database's path and busy
 timeout, a tick's deadline, background priority, the webhook key) ask `current()`. Nothing
 else reads os.environ.
 
@@ -21,26 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from mapwatch.store.settings_table import (  # noqa: F401  (re-exported: where callers have taken them from)
-    BY_NAME,
-    DEFAULT_ALERT_INTERVAL,
-    DEFAULT_ARXIV_API,
-    DEFAULT_BUSY_TIMEOUT_MS,
-    DEFAULT_DB,
-    DEFAULT_ENRICH,
-    DEFAULT_FEEDS_DIR,
-    DEFAULT_NICE,
-    DEFAULT_OPENALEX_API,
-    DEFAULT_PORT,
-    DEFAULT_S2_API,
-    DEFAULT_TICK_DEADLINE,
-    ENRICH_SOURCES,
-    LOG_FORMATS,
-    MAX_NICE,
-    MAX_SHARDS,
-    NAMES,
-    SECRETS,
-)
+from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS
 
 
 @dataclass(frozen=True)
@@ -211,6 +193,16 @@ class Environment:
     def secret_values(self) -> list[tuple[str, str]]:
         """(variable, value stripped) of each secret of the table that is set, in table order."""
         return [(name, self.raw(name).strip()) for name in SECRETS if self.raw(name).strip()]
+
+
+def of_command(args: object) -> Environment:
+    """The Environment `mapwatch` read at start and handed to the command in its parsed
+    arguments (mapwatch.cli.main sets `args.environment`): the command layer's values are
+    passed in, not looked up."""
+    env = getattr(args, "environment", None)
+    if not isinstance(env, Environment):
+        raise TypeError("the command's arguments carry no environment (mapwatch.cli.main sets it)")
+    return env
 
 
 _installed: list[Environment] = []

@@ -1,6 +1,7 @@
-"""One settings module (issue 22, item 3; a declared table, issue 31, item 3): every environment variable mapwatch takes is read in
-one pass at start (store/environment.py), each once, and passed on; nothing else in the package
-reads the environment; a bad value is a usage error (BadSetting: exit 2, one line naming it)."""
+"""One settings module (issue 22, item 3), one declared table (issue 31, item 3): every environment
+variable mapwatch takes is an entry of store/settings_table.py, read in one pass at start
+(store/environment.py), each once, and passed on; nothing else in the package reads the
+environment; a bad value is a usage error (BadSetting: exit 2, one line naming it)."""
 
 from __future__ import annotations
 
