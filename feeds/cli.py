@@ -8,8 +8,9 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from mapwatch.store import settings
-from mapwatch.store.environment import DEFAULT_PORT, current
+from mapwatch.store.environment import of_command
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 # publish and refresh write links to the default port when no base URL is given (not $PORT:
 # those commands serve nothing).
@@ -77,14 +78,14 @@ def out_dir(args: argparse.Namespace) -> str:
     """--out, else $MAPWATCH_FEEDS_DIR, else ./public: a folder, or nothing yet."""
     if args.out:
         return settings.out_folder(args.out, "--out")
-    return current().feeds_folder()
+    return of_command(args).feeds_folder()
 
 
 def given_base_url(args: argparse.Namespace) -> str | None:
     """--base-url, else $MAPWATCH_BASE_URL, checked (an http(s) address with a host); None: neither."""
     if args.base_url is not None:
         return settings.base_url(args.base_url, "--base-url")
-    return current().given_base_url()
+    return of_command(args).given_base_url()
 
 
 def base_url(args: argparse.Namespace, fallback: str) -> str:
@@ -99,7 +100,7 @@ def port(args: argparse.Namespace) -> int:
     """--port, else $PORT, else 8080."""
     if args.port is not None:
         return settings.port(args.port, "--port")
-    return current().listen_port()
+    return of_command(args).listen_port()
 
 
 def source(args: argparse.Namespace) -> str:
@@ -108,7 +109,7 @@ def source(args: argparse.Namespace) -> str:
 
     if args.source is not None:
         return settings.http_source(args.source, "--source")
-    return current().source_or(str(SEEDS_DIR))
+    return of_command(args).source_or(str(SEEDS_DIR))
 
 
 def limit(args: argparse.Namespace) -> int:
@@ -172,8 +173,8 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
-    limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    admin_at = current().admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
+    limits = limits_from_env(of_command(args))  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    admin_at = of_command(args).admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
 
     async def main() -> None:
         from mapwatch.feeds.serving.metrics import Metrics

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
-from mapwatch.store.environment import DEFAULT_PORT
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

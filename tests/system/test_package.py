@@ -272,7 +272,8 @@ HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli_run", "mapwatch.cli
                    "mapwatch.feeds", "mapwatch.bot",
                    "mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli_ask", "mapwatch.bot.cli_graph",
                    "mapwatch.bot.cli_sync", "mapwatch.bot.cli_webhook", "mapwatch.store.environment",
-                   "mapwatch.store.errors", "mapwatch.store.settings", "mapwatch.store.urls"}
+                   "mapwatch.store.settings_table", "mapwatch.store.errors", "mapwatch.store.settings",
+                   "mapwatch.store.urls"}
 
 
 def test_help_imports_no_heavy_module(tmp_path: Path) -> None:
