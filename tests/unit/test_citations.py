@@ -42,7 +42,11 @@ def broken_citations(text: str, root: pathlib.Path = ROOT) -> list[str]:
 def cited_files() -> list[pathlib.Path]:
     files = [ROOT / "README.md"]
     for folder in FOLDERS:
-        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md") and p.is_file() and ".venv" not in p.parts]
+        files += [
+            p
+            for p in (ROOT / folder).rglob("*")
+            if p.suffix in (".py", ".md") and p.is_file() and ".venv" not in p.parts
+        ]
     return files
 
 
