@@ -1,6 +1,6 @@
 """`mapwatch run`: the bot (when DISCORD_TOKEN is set), the refresh scheduler and the feed
 server in one asyncio process. The one place that wires them, above the layers it composes
-(mapwatch.cli_run reads the settings and calls `run_all`).
+(mapwatch.cli.run reads the settings and calls `run_all`).
 
 The feeds side (`feeds.run.run_services`) serves and refreshes; the bot adds its
 after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
