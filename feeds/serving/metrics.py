@@ -142,11 +142,12 @@ class Metrics:
         self.pages_unchanged.inc(r.unchanged)
         self.pages_failed.inc(max(r.failed_total, len(r.failed)))
         self.source_requests.inc(r.requests or 0)
-        self.sitemap_urls.inc(r.sitemap_pages)
-        self.sitemap_changed.inc(r.sitemap_changed)
-        self.sitemap_vouched.inc(r.vouched)
-        for code, n in r.statuses.items():
-            self.source_responses.labels(code).inc(n)
+        if (crawl := r.crawl) is not None:
+            self.sitemap_urls.inc(crawl.sitemap_pages)
+            self.sitemap_changed.inc(crawl.sitemap_changed)
+            self.sitemap_vouched.inc(crawl.vouched)
+            for code, n in crawl.statuses.items():
+                self.source_responses.labels(code).inc(n)
 
     def tick_failed(self, seconds: float) -> None:
         self.ticks.labels("failed").inc()

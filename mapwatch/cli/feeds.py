@@ -93,7 +93,8 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         progress.close()
     _listed("rejected", report.rejected, report.rejected_total, " (all in the ingest_errors table)")
     _listed("not fetched (stored data kept)", report.failed, report.failed_total)
-    _listed("skipped by robots.txt", report.robots_skipped_urls, report.robots_skipped)
+    if report.crawl is not None:
+        _listed("skipped by robots.txt", report.crawl.robots_skipped_urls, report.crawl.robots_skipped)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     print(report.summary())

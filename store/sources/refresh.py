@@ -95,7 +95,7 @@ async def refresh_async(
             return report
         return folder() if writer is None else await loop.run_in_executor(writer, folder)
     report = await refresh_http(db, source, clock, priority, options, progress, batch_size,
-                                report=RefreshReport(source=source, kind="http"), writer=writer, parser=parser)
+                                report=RefreshReport(source=source), writer=writer, parser=parser)
     if writer is None:
         update_ranks(db, report, clock)
     else:
@@ -105,7 +105,7 @@ async def refresh_async(
 
 def _refresh_folder(db: Database, source: str, clock: Clock, progress: Progress | None) -> RefreshReport:
     ingest = ingest_paths(db, [source], clock=clock, progress=progress)
-    return RefreshReport(source=source, kind="folder", pages_read=ingest.pages_read,
+    return RefreshReport(source=source, pages_read=ingest.pages_read,
                          skipped=ingest.skipped, saved=ingest.saved, rejected=ingest.rejected)
 
 

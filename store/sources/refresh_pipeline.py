@@ -155,7 +155,7 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     write = _Writer(writer)
     started = clock()
     plan = await write(plan_crawl, db, source, started, options.budget, priority)
-    stats = CrawlResult()
+    stats = report.crawl = CrawlResult()
     saver = CrawlSaver(db, report, clock, plan)
     batches = _Batches(saver, write, batch_size, progress, stats)
     try:
@@ -164,23 +164,9 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
         if e is batches.error:
             raise
         raise FetchError(f"{source}: {e}") from None  # a malformed URL
-    report.over_budget = stats.over_budget
-    report.robots_skipped = stats.robots_skipped
-    report.robots_skipped_urls = list(stats.robots_skipped_urls)
-    report.direction_pages = stats.direction_pages
-    report.discovered = stats.discovered
     report.not_due = plan.not_due
-    report.requests = stats.requests
-    report.statuses = dict(stats.statuses)
-    report.sitemap_pages = stats.sitemap_pages
-    report.sitemap_changed = stats.sitemap_changed
-    report.vouched = stats.vouched
-    report.audited = stats.audited
-    report.forgotten = stats.forgotten
-    report.frontier_full = stats.frontier_full
-    report.notes = list(stats.notes)
     if note := await write(record_evidence, db, urlsplit(split_source(source)[0]).netloc.lower(),
                            saver.lastmod_compared, saver.lastmod_missed, started):
-        report.notes.append(note)
+        stats.notes.append(note)
     await write(log_ingest, db, report, started, clock())
     return report

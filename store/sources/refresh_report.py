@@ -1,4 +1,4 @@
-"""What one refresh tick reports: an ingest report plus what only HTTP sources have.
+"""What one refresh tick reports: an ingest report, plus the crawl's own result over HTTP.
 
 Its own module so that refresh, refresh_pipeline and crawl_saver can all fill it in
 without importing one another.
@@ -7,36 +7,41 @@ without importing one another.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mapwatch.store.database.ingest import IngestReport
-from mapwatch.store.sources.crawl_outcomes import Failed
+from mapwatch.store.sources.crawl_outcomes import CrawlResult, Failed
+
+SourceKind = Literal["folder", "http"]  # where a tick read its pages
 
 
 @dataclass
 class RefreshReport(IngestReport):
-    """An ingest report, plus what only HTTP sources have. `pages_read` counts files looked
-    at or HTTP responses received; `skipped` unchanged files, 304 answers, identical bodies."""
+    """An ingest report, plus what only HTTP sources have: the saver's failures and the crawl's
+    own `CrawlResult` (robots.txt, sitemaps, budget, requests), held as it is, not copied.
+    `pages_read` counts files looked at or HTTP responses received; `skipped` unchanged files,
+    304 answers, identical bodies."""
 
-    kind: str = "folder"  # or "http"
     failed: list[Failed] = field(default_factory=list)  # could not be fetched (the first MAX_LISTED)
     missing: int = 0  # HTTP 404/410: no page for that paper
-    over_budget: int = 0  # left for a later tick
     failed_total: int = 0  # every failure, listed or not
     rejected_total: int = 0  # HTTP: every rejection (`rejected` lists the first MAX_LISTED)
-    robots_skipped: int = 0  # pages robots.txt disallows: never requested
-    robots_skipped_urls: list[str] = field(default_factory=list)  # the first few
-    direction_pages: int = 0  # direction pages read to discover papers
-    discovered: int = 0  # papers the database did not know, found this tick
     not_due: int = 0  # pages known but not due for a re-check this tick: not requested
-    requests: int | None = None  # HTTP: requests sent to the site this tick (retries included)
-    statuses: dict[str, int] = field(default_factory=dict)  # HTTP: responses by status (code, or class: 4xx)
-    sitemap_pages: int = 0  # HTTP: paper pages the sitemaps list
-    sitemap_changed: int = 0  # of those, changed since their last check
-    vouched: int = 0  # HTTP: pages not requested because a believed sitemap lastmod says they did not change
-    audited: int = 0  # HTTP: pages a believed lastmod vouched for, requested all the same (random audits)
-    forgotten: int = 0  # HTTP: papers only a sitemap had named that its sitemaps list no longer
-    frontier_full: int = 0  # HTTP: papers named by a sitemap or direction page not kept (too many waiting)
-    notes: list[str] = field(default_factory=list)  # e.g. a capped Crawl-delay, an unreadable sitemap
+    crawl: CrawlResult | None = None  # HTTP: what the crawl did besides its pages; None for a folder
+
+    @property
+    def kind(self) -> SourceKind:
+        return "folder" if self.crawl is None else "http"
+
+    @property
+    def requests(self) -> int | None:
+        """Requests sent to the site this tick, retries included (None: a folder)."""
+        return None if self.crawl is None else self.crawl.requests
+
+    @property
+    def notes(self) -> list[str]:
+        """What the tick wants said (a capped Crawl-delay, an unreadable sitemap); a folder has none."""
+        return [] if self.crawl is None else self.crawl.notes
 
     @property
     def new_citations(self) -> int:
@@ -51,9 +56,9 @@ class RefreshReport(IngestReport):
         s = (f"Read {self.pages_read:,} pages from {self.source}: {self.stored:,} stored, "
              f"{self.unchanged:,} unchanged, {self.saved.stale:,} older than stored, "
              f"{rejected:,} rejected")
-        if self.kind == "http":
+        if (crawl := self.crawl) is not None:
             s += (f", {max(self.failed_total, len(self.failed)):,} failed (stored data kept), "
-                  f"{self.missing:,} without a page, {self.robots_skipped:,} skipped by robots.txt, "
-                  f"{self.over_budget:,} left for the next tick, {self.not_due + self.vouched:,} not due yet, "
-                  f"{self.requests or 0:,} requests sent")
+                  f"{self.missing:,} without a page, {crawl.robots_skipped:,} skipped by robots.txt, "
+                  f"{crawl.over_budget:,} left for the next tick, {self.not_due + crawl.vouched:,} not due yet, "
+                  f"{crawl.requests:,} requests sent")
         return s + f". {self.new_citations:,} new citations."

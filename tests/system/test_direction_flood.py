@@ -122,4 +122,4 @@ def test_direction_pages_spend_the_budget_after_the_tracked_papers(db) -> None:
             assert asked[0] == f"/paper/{tracked}/"  # before any direction page
             assert len(directions) >= 20  # the fault: directions due, and read
             assert len(asked) <= 30, len(asked)  # the budget held, the direction pages in it
-            assert report.over_budget >= 0
+            assert report.crawl.over_budget >= 0

@@ -34,7 +34,7 @@ def test_robots_checks_read_the_package_metadata_at_most_once(db, clock, monkeyp
     with serve_site(MapSite(pages=texts, disallow=["/paper/2507.04136/"])) as site:
         budget = 40 + len(site.directions())  # (direction pages spend the budget too)
         report = refresh(db, site.base, clock=clock, options=HttpOptions(budget=budget, backoff=0.01))
-    assert report.robots_skipped == 1 and report.pages_read >= 30  # every queued page was checked
+    assert report.crawl.robots_skipped == 1 and report.pages_read >= 30  # every queued page was checked
     assert len(calls) <= 1, f"the metadata was read {len(calls)} times"
     assert user_agent() == user_agent() and user_agent().startswith("mapwatch/")
 
@@ -81,7 +81,7 @@ def test_a_tick_stops_at_its_deadline_and_the_next_tick_takes_what_was_left(db, 
         # Retry-After: 100 is honoured (up to 120 s, 3 retries): without a deadline, 300 s for one page.
         report = refresh(db, base, clock=clock, options=HttpOptions(deadline=1.5, concurrency=2))
         assert report.stored == 1 and report.failed_total == 0  # the other page's batch is stored
-        assert report.over_budget == 1 and "1 left for the next tick" in report.summary()
+        assert report.crawl.over_budget == 1 and "1 left for the next tick" in report.summary()
         assert any("tick deadline of 1.5 s reached: 1 pages left for the next tick" in n for n in report.notes)
         assert db.conn.execute("SELECT checked_at FROM sources WHERE location = ?",
                                (f"{base}/paper/{slow}/",)).fetchone() is None  # not marked checked
@@ -90,7 +90,7 @@ def test_a_tick_stops_at_its_deadline_and_the_next_tick_takes_what_was_left(db, 
         clock.advance(hours=1)
         again = refresh(db, base, clock=clock, options=HttpOptions(deadline=60, concurrency=1))
         assert f"/paper/{slow}/" in site.pages_asked()  # never checked: among the first of its group
-        assert again.stored == 1 and again.over_budget == 0 and not again.notes
+        assert again.stored == 1 and again.crawl.over_budget == 0 and not again.notes
     assert db.conn.execute("SELECT has_page FROM papers WHERE id = ?", (slow,)).fetchone() == (1,)
 
 
@@ -98,7 +98,7 @@ def test_a_crawl_delay_cannot_stretch_a_tick_past_its_deadline(db, clock) -> Non
     site = SlowSite(set(), delay=30)  # 30 s between requests: two pages, 30 s
     with slow_site(site) as base:
         report = refresh(db, base, clock=clock, options=HttpOptions(deadline=1.0, concurrency=1))
-    assert report.stored == 1 and report.over_budget == 1 and len(site.pages_asked()) == 1
+    assert report.stored == 1 and report.crawl.over_budget == 1 and len(site.pages_asked()) == 1
 
 
 def test_the_deadline_comes_from_the_environment(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,8 +104,8 @@ def test_new_papers_found_on_a_direction_page_and_in_a_new_page_are_fetched_in_t
     paths = [p for p, _h in site.requests]
     assert paths.index(direction) < paths.index("/paper/2609.30001/") < paths.index("/paper/2609.30002/")
     assert has_page(db, "2609.30001") == 1 and has_page(db, "2609.30002") == 1
-    assert len(pages) == 10 and report.over_budget == 30 - 8  # the budget held; the re-checks wait
-    assert report.discovered == 2 and report.new_citations >= 3
+    assert len(pages) == 10 and report.crawl.over_budget == 30 - 8  # the budget held; the re-checks wait
+    assert report.crawl.discovered == 2 and report.new_citations >= 3
     cited = {r[0] for r in db.conn.execute("SELECT cited_id FROM citations WHERE citing_id = '2609.30001'")}
     assert cited == {first.id, "2609.30002"}
 
@@ -121,7 +121,7 @@ def test_a_paper_found_but_not_fetched_is_kept_and_fetched_next_tick(db) -> None
         site.swap({**texts, **{p.id: format_page(p) for p in newcomers}})
         budget = 2 + len(site.directions())  # two pages besides the direction pages
         report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=budget))
-        assert report.discovered == 3 and report.over_budget == 1
+        assert report.crawl.discovered == 3 and report.crawl.over_budget == 1
         # The newest two came first; the third is kept in the database, due.
         assert [has_page(db, p.id) for p in newcomers] == [None, 1, 1]
         assert db.conn.execute("SELECT checked_at FROM sources WHERE paper_id = '2609.30001'").fetchone() == (None,)
@@ -151,7 +151,7 @@ def test_unseen_papers_get_a_share_of_every_tick_newest_first(db, clock: FakeClo
     assert asked[:2] == newest[:2]
     assert set(asked[2:4]) == {"2412.10400", "2507.04136"}
     assert asked[4:] == newest[2:6]
-    assert report.over_budget == len(unseen) - 6
+    assert report.crawl.over_budget == len(unseen) - 6
 
 
 # --- spending the budget where change is -----------------------------------------------------------
@@ -243,7 +243,7 @@ def test_robots_txt_sitemaps_and_direction_pages_are_asked_for_conditionally(db)
     with serve_site(MapSite(pages=texts, disallow=["/paper/2601.00003/"])) as site:
         first = refresh(db, site.base, clock=clock, options=FAST)
         # 11 direction pages: the 12th is known only from the page robots.txt disallows.
-        assert first.robots_skipped == 1 and first.stored == 11 and first.direction_pages == 11
+        assert first.crawl.robots_skipped == 1 and first.stored == 11 and first.crawl.direction_pages == 11
         etags = dict(db.conn.execute("SELECT location, etag FROM crawl_resources"))
         kinds = dict(db.conn.execute("SELECT kind, count(*) FROM crawl_resources GROUP BY kind"))
         assert kinds == {"robots": 1, "sitemap": 2, "direction": 11}
@@ -260,7 +260,7 @@ def test_robots_txt_sitemaps_and_direction_pages_are_asked_for_conditionally(db)
         assert answered[path] == 304, path
     # What the 304s stand for is what was read before: robots.txt still disallows the page,
     # and the sitemap's pages are known (none changed: none is fetched before it is due).
-    assert again.robots_skipped == 1 and "/paper/2601.00003/" not in answered
+    assert again.crawl.robots_skipped == 1 and "/paper/2601.00003/" not in answered
     assert again.pages_read == 0 and again.requests == 14
     row = db.conn.execute("SELECT body FROM crawl_resources WHERE kind = 'robots'").fetchone()
     assert b"Disallow: /paper/2601.00003/" in row[0]
@@ -363,7 +363,7 @@ def test_a_tracked_paper_with_unlisted_new_citers_sends_the_crawl_looking_for_th
     direction = f"/{tracked.placements[0].slug}/"
     assert paths.index(f"/paper/{tracked.id}/") < paths.index(direction) < paths.index("/paper/2609.30001/")
     assert sum(p.startswith("/d") for p in paths) == 1  # only that direction page: the others are not due
-    assert report.discovered == 1 and has_page(db, citer.id) == 1
+    assert report.crawl.discovered == 1 and has_page(db, citer.id) == 1
     assert db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ? AND cited_id = ?",
                            (citer.id, tracked.id)).fetchone() == (1,)
 
@@ -415,7 +415,7 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
         directions = len(page.placements)
         assert first.stored == 1 and directions >= 1
         # robots.txt (404), the two seeds, the papers its lists link (404), its direction pages (404)
-        assert first.requests == 1 + 2 + first.discovered + directions and first.direction_pages == 0
+        assert first.requests == 1 + 2 + first.crawl.discovered + directions and first.crawl.direction_pages == 0
         clock.advance(minutes=20)
         quiet = refresh(db, srv.base, clock=clock, options=FAST)
         rows = db.conn.execute("SELECT count(*), min(next_check_at) FROM crawl_resources WHERE kind = 'direction'"
@@ -426,9 +426,9 @@ def test_a_direction_page_that_cannot_be_read_is_not_asked_for_every_tick(db) ->
         again = refresh(db, srv.base, clock=clock, options=FAST)
         clock.advance(hours=1)
         later = refresh(db, srv.base, clock=clock, options=FAST)
-    assert quiet.requests == 1 and quiet.direction_pages == 0  # robots.txt only
+    assert quiet.requests == 1 and quiet.crawl.direction_pages == 0  # robots.txt only
     assert rows == (directions, iso(start + timedelta(hours=1)))
-    assert again.requests == 1 + directions and again.direction_pages == 0
+    assert again.requests == 1 + directions and again.crawl.direction_pages == 0
     assert later.requests == 1, later.requests
     assert db.conn.execute("SELECT min(interval_s) FROM crawl_resources WHERE kind = 'direction'").fetchone() == (
         2 * HOUR,)

@@ -156,7 +156,7 @@ def test_budget_fetches_tracked_papers_first_then_papers_with_pages(db, clock) -
         report = refresh(db, srv.base, clock=clock, priority=["2203.02155"],
                          options=dataclasses.replace(FAST, budget=3, concurrency=1))
     assert srv.ids_requested() == ["2203.02155", *SEEDS]
-    assert report.over_budget == 96 and report.missing == 1
+    assert report.crawl.over_budget == 96 and report.missing == 1
     # The next tick: the pages just checked are not due; the unseen papers are, newest first.
     after = crawl_order(db, srv.base, clock=clock, budget=3)
     assert len(after) == 96 and not {*SEEDS, "2203.02155"} & set(after)

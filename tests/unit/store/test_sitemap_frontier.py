@@ -46,7 +46,7 @@ def test_ids_a_covering_sitemap_stops_listing_are_forgotten(db) -> None:
         clock.advance(hours=1)
         site.extra["/sitemap-papers.xml.gz"] = (sitemap(site.base, list(texts), stamp), "application/gzip")
         again = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=40))
-    assert again.forgotten >= 900  # those never read, listed no more
+    assert again.crawl.forgotten >= 900  # those never read, listed no more
     left = {r[0] for r in db.conn.execute("SELECT paper_id FROM sources WHERE checked_at IS NULL")}
     assert not left & set(bogus), sorted(left & set(bogus))[:5]
     assert {r[0] for r in db.conn.execute("SELECT paper_id FROM sources WHERE paper_id LIKE '2601.%'")} >= set(texts)
@@ -67,7 +67,8 @@ def test_at_most_max_frontier_papers_named_only_by_a_sitemap_are_kept(db) -> Non
         for k, part in enumerate(parts, 1):
             site.extra[f"/s{k}.xml.gz"] = (sitemap(site.base, part, "2026-09-10"), "application/gzip")
         report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=20))
-    assert report.frontier_full >= 19_000, (report.sitemap_pages, report.notes)  # the fault: more named than may wait
+    # the fault: more named than may wait
+    assert report.crawl.frontier_full >= 19_000, (report.crawl.sitemap_pages, report.notes)
     assert rows(db) <= MAX_FRONTIER + len(texts) + 50
     assert any("waiting for their first read" in n for n in report.notes), report.notes
     assert report.stored == 10  # the real pages were read all the same

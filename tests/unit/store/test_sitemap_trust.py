@@ -76,7 +76,7 @@ def test_believed_lastmods_spare_the_re_checks_and_a_change_is_fetched_in_the_ne
         # Without the lastmods each page would be re-checked at 6, 12 (and 24) hours: 90 requests.
         # With them: one random audit a tick (30 vouched pages / 168, rounded up), none changed.
         assert len(asked) == 36 and len(set(asked)) > 10  # drawn at random, not the same few
-        assert "30 not due yet" in report.summary() and report.audited == 1
+        assert "30 not due yet" in report.summary() and report.crawl.audited == 1
         due = [parse_iso(db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
                                          (f"{site.base}/paper/{pid}/",)).fetchone()[0])
                for pid in texts if f"/paper/{pid}/" not in asked]
@@ -230,7 +230,7 @@ def test_an_upgrade_start_is_rescheduled_not_re_fetched(db) -> None:
         with db.atomic():
             db.conn.execute("UPDATE sources SET next_check_at = NULL, interval_s = NULL")
         report = tick(db, site, clock)
-        assert len(pages_asked(site)) == 1 and report.audited == 1 and report.vouched == 19
+        assert len(pages_asked(site)) == 1 and report.crawl.audited == 1 and report.crawl.vouched == 19
     nulls = [pid for pid in texts if db.conn.execute("SELECT next_check_at FROM sources WHERE location = ?",
                                                        (f"{site.base}/paper/{pid}/",)).fetchone()[0] is None]
     assert nulls == []
