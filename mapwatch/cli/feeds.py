@@ -117,10 +117,9 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
     from mapwatch.feeds.publish import publish
-    from mapwatch.feeds.run import default_base_url
     from mapwatch.feeds.serving.connections import limits_from_env
     from mapwatch.feeds.serving.ondemand import PaperCache
-    from mapwatch.feeds.serving.server import start_server
+    from mapwatch.feeds.serving.server import default_base_url, start_server
     from mapwatch.store.database.db import open_db, require_db
 
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)

@@ -1,5 +1,5 @@
 """`mapwatch run`: the bot, the refresh schedule and the feed server in one process
-(mapwatch/run.py). Every setting is read from the environment the command started with."""
+(mapwatch/service/run.py). Every setting is read from the environment the command started with."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.cli.options import given_base_url, host, out_dir, port, source
-    from mapwatch.feeds.run import RunConfig
-    from mapwatch.feeds.scheduler import parse_schedule
-    from mapwatch.run import run_all
+    from mapwatch.service.run import run_all
+    from mapwatch.service.schedule import parse_schedule
+    from mapwatch.service.services import RunConfig
     from mapwatch.store.environment import current
     from mapwatch.store.scholarly.enrich import EnrichSettings
 

@@ -2,7 +2,7 @@
 server in one asyncio process. The one place that wires them, above the layers it composes
 (mapwatch.cli.run reads the settings and calls `run_all`).
 
-The feeds side (`feeds.run.run_services`) serves and refreshes; the bot adds its
+The feeds side (mapwatch.service.services: `run_services`) serves and refreshes; the bot adds its
 after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
 polled from the event log, so a `mapwatch refresh` run elsewhere is alerted too. The last
 hook starts an enrichment round (`EnrichmentStage`, docs/enrichment.md) in the background:
@@ -19,7 +19,8 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.supervisor import BOT_BACKOFF, supervise_bot
-from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
+from mapwatch.feeds.serving.server import default_base_url
+from mapwatch.service.services import RunConfig, run_services, seed_if_empty
 from mapwatch.store.clock import utc_now
 
 if TYPE_CHECKING:
@@ -111,8 +112,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
     seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
     line. The feed server and the scheduler run on throughout; only their crash ends this."""
-    from mapwatch.feeds.scheduler import parse_schedule
     from mapwatch.feeds.serving.health import Health
+    from mapwatch.service.schedule import parse_schedule
     from mapwatch.store.database.db import open_db
 
     trigger = parse_schedule(config.refresh)

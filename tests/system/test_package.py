@@ -169,11 +169,12 @@ FORBIDDEN = {
 
 def test_the_composition_of_run_is_in_the_entry_package() -> None:
     """`mapwatch run` wires the scheduler, the feed server and the bot above the layers (issue 22)."""
-    assert {"mapwatch.cli", "mapwatch.run"} <= set(ENTRY)
+    assert {"mapwatch.cli", "mapwatch.service"} <= set(ENTRY)
     assert (ROOT / "mapwatch" / "cli" / "run.py").exists()
     assert not (ROOT / "bot" / "run.py").exists() and not (ROOT / "bot" / "cli_run.py").exists()
-    names = {name for _, name in imported_names(ROOT / "mapwatch" / "run.py", "mapwatch")}
-    assert {"mapwatch.feeds.run", "mapwatch.bot.supervisor"} <= names
+    names = {name for _, name in imported_names(ROOT / "mapwatch" / "service" / "run.py", "mapwatch.service")}
+    assert {"mapwatch.service.services", "mapwatch.bot.supervisor"} <= names
+    assert not (ROOT / "feeds" / "run.py").exists() and not (ROOT / "feeds" / "scheduler.py").exists()
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
