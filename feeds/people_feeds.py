@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from sqlite_utils import Database
 
@@ -49,7 +50,7 @@ def _author_id(key: str) -> bool:
 
 @dataclass(frozen=True)
 class Subject:
-    kind: str  # team | author
+    kind: Literal["team", "author"]
     key: str  # feed slug, or author key
     name: str
     papers: frozenset[str]

@@ -24,7 +24,8 @@ import os
 import sys
 import threading
 
-from mapwatch.store.environment import DEFAULT_NICE, MAX_NICE, current
+from mapwatch.store.environment import current
+from mapwatch.store.settings_table import DEFAULT_NICE, MAX_NICE
 
 ENV = "MAPWATCH_BACKGROUND_NICE"
 

@@ -20,11 +20,14 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mapwatch.cli import ask, enrich, feeds, graph, run, store, sync, webhook
 from mapwatch.cli.options import CommandParser
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from mapwatch.store.environment import Environment
 
 # The command modules, in the order their commands are listed by `mapwatch --help`.
 COMMAND_MODULES = (store, feeds, enrich, ask, run, sync, graph, webhook)
@@ -129,7 +132,8 @@ class StopDeadline:
         os._exit(EXIT_OK)
 
 
-def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS) -> int:
+def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS, *,
+                     env: Environment | None = None) -> int:
     """Run a service until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal, within
     `grace` seconds of it whatever the service's threads are doing (StopDeadline)."""
     import asyncio
@@ -137,15 +141,16 @@ def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRA
 
     from mapwatch.store.environment import current
 
+    env = env or current()
     try:
-        level = current().log_level_name()
+        level = env.log_level_name()
     except BaseException:
         service.close()  # never started
         raise
-    from mapwatch.log_format import configure, log_format
+    from mapwatch.log_format import configure
 
     try:
-        kind = log_format()
+        kind = env.log_format_name()  # $MAPWATCH_LOG_FORMAT
     except Exception:
         service.close()  # never started
         raise
@@ -184,9 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], Outcome] = args.func
     try:
-        with installed(Environment.read()):  # every setting of the environment, read once
+        env = Environment.read()  # every setting of the environment, read once
+        args.environment = env  # passed in to the command (store.environment.of_command)
+        with installed(env):  # and current() for the few deep readers
             outcome = func(args)
-            return outcome if isinstance(outcome, int) else run_until_signal(outcome)
+            return outcome if isinstance(outcome, int) else run_until_signal(outcome, env=env)
     except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -21,8 +21,9 @@ from mapwatch.cli.options import (
     source_arg,
 )
 from mapwatch.store import settings
-from mapwatch.store.environment import DEFAULT_PORT, current
+from mapwatch.store.environment import of_command
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 # publish and refresh write links to the default port when no base URL is given (not $PORT:
 # those commands serve nothing).
@@ -125,8 +126,8 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
-    limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    admin_at = current().admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
+    limits = limits_from_env(of_command(args))  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    admin_at = of_command(args).admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
 
     async def main() -> None:
         from mapwatch.feeds.serving.metrics import Metrics

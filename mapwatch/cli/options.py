@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from mapwatch.store import settings
-from mapwatch.store.environment import current
+from mapwatch.store.environment import of_command
 
 DB_HELP = "SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)"
 
@@ -60,14 +60,14 @@ def out_dir(args: argparse.Namespace) -> str:
     """--out, else $MAPWATCH_FEEDS_DIR, else ./public: a folder, or nothing yet."""
     if args.out:
         return settings.out_folder(args.out, "--out")
-    return current().feeds_folder()
+    return of_command(args).feeds_folder()
 
 
 def given_base_url(args: argparse.Namespace) -> str | None:
     """--base-url, else $MAPWATCH_BASE_URL, checked (an http(s) address with a host); None: neither."""
     if args.base_url is not None:
         return settings.base_url(args.base_url, "--base-url")
-    return current().given_base_url()
+    return of_command(args).given_base_url()
 
 
 def base_url(args: argparse.Namespace, fallback: str) -> str:
@@ -82,7 +82,7 @@ def port(args: argparse.Namespace) -> int:
     """--port, else $PORT, else 8080."""
     if args.port is not None:
         return settings.port(args.port, "--port")
-    return current().listen_port()
+    return of_command(args).listen_port()
 
 
 def source(args: argparse.Namespace) -> str:
@@ -91,4 +91,4 @@ def source(args: argparse.Namespace) -> str:
 
     if args.source is not None:
         return settings.http_source(args.source, "--source")
-    return current().source_or(str(SEEDS_DIR))
+    return of_command(args).source_or(str(SEEDS_DIR))

@@ -29,13 +29,13 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     from mapwatch.service.run import run_all
     from mapwatch.service.schedule import parse_schedule
     from mapwatch.service.services import RunConfig
-    from mapwatch.store.environment import current
+    from mapwatch.store.environment import of_command
     from mapwatch.store.scholarly.enrich import EnrichSettings
 
-    env = current()
+    env = of_command(args)
     # Every setting is checked here, before the database is opened, the seeds written or a port
     # bound: a bad one is exit 2 with one line, and nothing is written.
-    parse_schedule(env.refresh)
+    parse_schedule(env.refresh_schedule())
     env.discord_endpoints()
     env.shard_count()  # $MAPWATCH_SHARDS
     env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE
@@ -50,7 +50,8 @@ def cmd_run(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     enrich = EnrichSettings.from_environment(env)  # $MAPWATCH_ENRICH, the APIs, the contact
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
     run_config = RunConfig(db_path=args.db or env.database(), source=source(args), out_dir=out_dir(args),
-                           host=host(args), port=port(args), base_url=given_base_url(args), refresh=env.refresh)
+                           host=host(args), port=port(args), base_url=given_base_url(args),
+                           refresh=env.refresh_schedule())
     # A service: mapwatch.cli runs it until a signal.
     return run_all(run_config, env.token(), say=lambda s: print(s, flush=True), alert_interval=env.alert_seconds(),
                    enrich=enrich)

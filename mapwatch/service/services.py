@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from mapwatch.feeds.serving.server import default_base_url
 from mapwatch.service.schedule import parse_schedule, start_scheduler
 from mapwatch.service.tick import AfterRefresh, Tick
-from mapwatch.store.environment import DEFAULT_PORT
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from mapwatch.store.errors import ParseError
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_plan import Resource
+from mapwatch.store.sources.crawl_plan import Resource, ResourceKind
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class ResourceSeen:
     """robots.txt, a sitemap or a direction page was asked for: what to remember of it."""
 
     location: str
-    kind: str  # robots | sitemap | direction
+    kind: ResourceKind
     not_modified: bool  # a 304 (or a direction page not read): the stored validators and body still hold
     changed: bool  # different from what was read before (a direction page: its schedule)
     previous: Resource | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import random
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -87,6 +88,9 @@ class HttpOptions:
     max_bytes: int = MAX_PAGE_BYTES
     max_crawl_delay: float = MAX_CRAWL_DELAY
     deadline: float | None = None  # seconds for the whole crawl; None: $MAPWATCH_TICK_DEADLINE, else 30 min
+    # draws the lastmod audits (store.sources.lastmods); None: the operating system's generator,
+    # which a site cannot predict. A seeded one makes a test or a benchmark repeatable.
+    audit_rng: random.Random | None = None
 
 
 class Retry(Exception):

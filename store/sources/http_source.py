@@ -50,6 +50,7 @@ from .crawl_queue import (
     NEW,
     SEARCH,
     SITEMAP_CHANGED,
+    SITEMAP_FULL,
     TRACKED,
     UNSEEN,
     CiterSearch,
@@ -191,14 +192,15 @@ class _Crawl(SiteFiles):
         self.covering = lastmods.covering
         for url in plan.directions:
             self.enqueue_direction(url, forced=url in plan.followed)
-        audited = lastmods.audit(self.options.budget)  # requested all the same: the lastmods' evidence
+        # requested all the same: the lastmods' evidence
+        audited = lastmods.audit(self.options.budget, self.options.audit_rng)
         self.result.audited = len(audited)
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)
         for _mod, pid in lastmods.changed:
-            if pid in plan.known or pid in self.seen:
-                self.enqueue(pid, SITEMAP_CHANGED)
+            if pid in plan.known or pid in self.seen:  # a full list after the re-checks (storms)
+                self.enqueue(pid, SITEMAP_FULL if pid in plan.full else SITEMAP_CHANGED)
             else:
                 await self.found(pid)
         for i, pid in enumerate(plan.unseen):

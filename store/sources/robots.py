@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from .crawl_outcomes import CrawlResult, Emit, ResourceSeen
-from .crawl_plan import CrawlPlan, Resource, conditional_headers
+from .crawl_plan import CrawlPlan, Resource, ResourceKind, conditional_headers
 from .http_client import CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
 from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
 
@@ -59,7 +59,7 @@ class SiteFiles:
     allowed: Callable[[str], bool]
     id_of: Callable[[str], str | None]
 
-    async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
+    async def remember(self, url: str, kind: ResourceKind, known: Resource | None, resp: Response,
                        keep_body: bool) -> bytes | None:
         """Record what was read; returns the body to use (the kept one after a 304)."""
         if resp.status == 304:

@@ -297,7 +297,8 @@ HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli.options", "mapwatch
                    "mapwatch.cli.enrich", "mapwatch.cli.ask", "mapwatch.cli.run", "mapwatch.cli.sync",
                    "mapwatch.cli.graph", "mapwatch.cli.webhook",
                    "mapwatch.store", "mapwatch.feeds", "mapwatch.bot", "mapwatch.store.environment",
-                   "mapwatch.store.errors", "mapwatch.store.settings", "mapwatch.store.urls"}
+                   "mapwatch.store.settings_table", "mapwatch.store.errors", "mapwatch.store.settings",
+                   "mapwatch.store.urls"}
 
 
 def test_help_imports_no_heavy_module(tmp_path: Path) -> None:
