@@ -78,5 +78,5 @@ def configure(level: str, kind: str) -> None:
     if level != "DEBUG":
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         # A failed tick is logged once, in one line, by the scheduler's listener
-        # (feeds/scheduler.py); the executor's traceback of the same failure only at DEBUG.
+        # (mapwatch/service/schedule.py); the executor's traceback of the same failure only at DEBUG.
         logging.getLogger("apscheduler.executors").setLevel(logging.CRITICAL)

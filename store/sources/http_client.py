@@ -120,6 +120,7 @@ class Response:
     content_type: str | None
     etag: str | None
     last_modified: str | None
+    date: str | None = None  # the Date header: the site's clock when it answered
 
 
 
@@ -197,7 +198,7 @@ class HttpClient:
                             raise Gone(status, f"redirected to another host ({urlsplit(target).netloc})")
                         continue
                     if status == 304:
-                        return Response(304, target, b"", False, None, None, None)
+                        return Response(304, target, b"", False, None, None, None, resp.headers.get("Date"))
                     if status == 429:
                         raise Retry("HTTP 429 Too Many Requests",
                                      retry_after_seconds(resp.headers.get("Retry-After")))
@@ -213,7 +214,8 @@ class HttpClient:
                         data = await read_capped(resp, limit)
                         too_big = len(data) > limit
                     return Response(200, target, data, too_big, resp.headers.get("Content-Type"),
-                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
+                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"),
+                                     resp.headers.get("Date"))
             raise Gone(0, "too many redirects")
         except TimeoutError:
             raise Retry(f"timed out after {self.options.timeout:g} s") from None

@@ -14,7 +14,7 @@ from urllib.robotparser import RobotFileParser
 from .crawl_outcomes import CrawlResult, Emit, ResourceSeen
 from .crawl_plan import CrawlPlan, Resource, ResourceKind, conditional_headers
 from .http_client import CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
-from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
+from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, site_clock_skew, sitemap_entries
 
 MAX_ROBOTS_BYTES = 512 * 1024
 MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
@@ -116,6 +116,8 @@ class SiteFiles:
             headers = conditional_headers(known, keep_body=True)
             try:
                 resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
+                if self.result.clock_skew is None and (skew := site_clock_skew(resp.date, self.plan.now)) is not None:
+                    self.result.clock_skew = skew.total_seconds()
                 data = await self.remember(url, "sitemap", known, resp, keep_body=True)
                 kind, entries = await self.off_loop(sitemap_entries, data or b"")
             except (Gone, Retry, ValueError) as e:

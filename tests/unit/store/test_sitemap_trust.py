@@ -20,7 +20,7 @@ from mapwatch.store.sources.crawl_schedule import EARLY, VOUCHED_CEILING
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from mapwatch.store.sources.sitemap_trust import read_trust
-from mapwatch.store.sources.sitemaps import says_unchanged
+from mapwatch.store.sources.sitemaps import lastmod_says, says_unchanged, site_clock_skew
 from mapwatch.store.subscriptions.tracking import add_track
 from tests import pagegen
 from tests.conftest import FakeClock
@@ -288,3 +288,37 @@ def test_a_storm_of_changed_full_lists_waits_behind_the_pages_with_room(db) -> N
         later = {path.split("/")[2] for path in pages_asked(site)}
         assert hubs <= later and roomy - first <= later, sorted(hubs - later)  # read when budget is left
         assert report.stored >= len(hubs)
+
+
+def test_a_site_clock_behind_ours_cannot_hide_a_change_behind_its_lastmod(db) -> None:
+    """The site's clock runs 30 minutes behind ours. A page changes five minutes after our
+    check, and its lastmod, stamped on the site's clock, reads 25 minutes before the check:
+    taken as it stands it would vouch the change away for weeks. Measured from the sitemap's
+    Date header, the skew moves it onto our clock, after the check: fetched in the next tick."""
+    corpus = pagegen.generate(30)
+    texts = {p.id: format_page(p) for p in corpus.v1}
+    clock = FakeClock(T0)
+    behind = timedelta(minutes=30)
+    site = MapSite(pages=texts, lastmod=stamped(texts, T0 - timedelta(days=3)), date=lambda: clock() - behind)
+    with serve_site(site):
+        first = refresh(db, site.base, clock=clock, options=FAST)
+        assert first.stored == 30 and first.crawl is not None and first.crawl.clock_skew == -1800
+        changed = grown(corpus.v1[4])
+        site.swap({**texts, changed.id: format_page(changed)})
+        site.lastmod[changed.id] = iso(T0 + timedelta(minutes=5) - behind)  # the site's time of the change
+        assert says_unchanged(site.lastmod[changed.id], iso(T0), T0 + timedelta(hours=1))  # as it stands
+        report = tick(db, site, clock, options=dataclasses.replace(FAST, audit_rng=random.Random(3)))
+        assert f"/paper/{changed.id}/" in pages_asked(site) and report.stored == 1
+        host = site.base.split("//", 1)[1]
+        assert f"the clock of {host} is 30 minutes behind ours" in " ".join(report.notes), report.notes
+
+
+def test_the_clock_skew_is_read_from_a_date_header() -> None:
+    now = datetime(2026, 9, 15, 12, tzinfo=UTC)
+    assert site_clock_skew("Tue, 15 Sep 2026 11:30:00 GMT", now) == timedelta(minutes=-30)
+    assert site_clock_skew("Tue, 15 Sep 2026 12:00:07 GMT", now) == timedelta(seconds=7)
+    assert site_clock_skew("Mon, 01 Jan 2001 00:00:00 GMT", now) is None  # not a clock that drifted
+    assert site_clock_skew("yesterday", now) is None and site_clock_skew(None, now) is None
+    # moved onto our clock, a lastmod 25 minutes before the check is 5 minutes after it
+    assert lastmod_says("2026-09-15T11:35:00Z", "2026-09-15T12:00:00+00:00", now + timedelta(hours=1),
+                        timedelta(minutes=-30)) == "changed"

@@ -1,46 +1,38 @@
-"""The `mapwatch` command: one entry point above the layers.
+"""The `mapwatch` command: one entry point above the layers, and the only package that parses
+a command line (no module of store/, feeds/ or bot/ imports argparse).
 
-It owns `main`, the exit statuses (README, "Exit status"), `--db`, signal handling, the
-environment (read once at start: store.environment) and the subcommand registry. Each
-command module adds its commands through one `register(subparsers)` (mapwatch.store.cli,
-mapwatch.feeds.cli, the bot's cli_* modules, and `run`, which composes the layers, from
-mapwatch.cli_run) and imports heavy libraries only inside its command functions, so
-`mapwatch --help` and `mapwatch ingest` start without loading discord or networkx. A
-command returns its exit status, or a coroutine for a service that runs until it ends or a
-signal stops it (`serve`, `run`).
+It owns `main`, the exit statuses (README, "Exit status"), signal handling, the environment
+(read once at start: store.environment) and the list of command modules, imported here in the
+order `mapwatch --help` lists their commands. `--db` and the options several commands share
+are defined once, in mapwatch.cli.options. Each command module (store: ingest, stats, backup,
+replica; feeds: refresh, publish, serve; enrich; ask; run, which composes the layers; sync;
+graph; webhook) adds its commands through one `register(subparsers)` and imports heavy
+libraries only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
+without loading discord or networkx. A command returns its exit status, or a coroutine for a
+service that runs until it ends or a signal stops it (`serve`, `run`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sqlite3
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.cli import ask, enrich, feeds, graph, run, store, sync, webhook
+from mapwatch.cli.options import CommandParser
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 if TYPE_CHECKING:
     from mapwatch.store.environment import Environment
 
 # The command modules, in the order their commands are listed by `mapwatch --help`.
-COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.cli_enrich", "mapwatch.bot.cli_ask",
-                   "mapwatch.cli_run",
-                   "mapwatch.bot.cli_sync", "mapwatch.bot.cli_graph", "mapwatch.bot.cli_webhook"]
+COMMAND_MODULES = (store, feeds, enrich, ask, run, sync, graph, webhook)
 
 Outcome = int | Coroutine[Any, Any, None]
-
-
-class CommandParser(argparse.ArgumentParser):
-    """A subcommand's parser: every command takes `--db FILE` (README, "Usage")."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.add_argument("--db", metavar="FILE",
-                          help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Follow a citation map: store its pages with history, publish feeds, "
                     "answer and alert in Discord.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=CommandParser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return parser
 
 

@@ -11,7 +11,7 @@ from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli."""
+    """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli.options."""
     p = sub.add_parser("ingest", help="store map pages from files or folders",
                        description="Parse map pages and store them with their history. "
                                    "Folders are searched for *.txt, *.md, *.html and *.htm pages. "
