@@ -61,7 +61,7 @@ class Environment:
 
     def busy_timeout_ms(self) -> int:
         """How long a command waits for another process's write lock: $MAPWATCH_BUSY_TIMEOUT
-        seconds (default 10); past it, "database is locked" (README, "Exit status")."""
+        seconds (default 10); past it, "database is locked" (docs/getting-started.md, "Exit status")."""
         return int(self.value("MAPWATCH_BUSY_TIMEOUT"))
 
     def nice_steps(self, default: int | None = DEFAULT_NICE) -> int | None:

@@ -1,6 +1,6 @@
 """The feed server's connections: a deadline for a request's line and headers, a cap on open
 connections below the descriptor limit, and one log line when descriptors run out anyway
-(README, "mapwatch serve": connections).
+(docs/feeds.md, "mapwatch serve [--db FILE] [--out DIR] [--host HOST] [--port PORT] [--base-url URL]": connections).
 
 A client that opens connections and never finishes a request (half a request line, headers
 trickled in) held each one open for as long as aiohttp's keep-alive allowed (an hour), until

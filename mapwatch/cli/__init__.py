@@ -1,7 +1,7 @@
 """The `mapwatch` command: one entry point above the layers, and the only package that parses
 a command line (no module of store/, feeds/ or bot/ imports argparse).
 
-It owns `main`, the exit statuses (README, "Exit status"), signal handling, the environment
+It owns `main`, the exit statuses (docs/getting-started.md, "Exit status"), signal handling, the environment
 (read once at start: store.environment) and the list of command modules, imported here in the
 order `mapwatch --help` lists their commands. `--db` and the options several commands share
 are defined once, in mapwatch.cli.options. Each command module (store: ingest, stats, backup,
@@ -53,7 +53,7 @@ _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL = 5, 6, 13
 
 def database_error(e: sqlite3.DatabaseError) -> tuple[str, int]:
     """One line and the exit status for a database error: 2 when the --db is not a database
-    that can be opened (a usage error), 1 for a failure while working (README, "Exit status")."""
+    that can be opened (a usage error), 1 for a failure while working (docs/getting-started.md, "Exit status")."""
     code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
     if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
         return ("mapwatch: error: the database is locked: another process kept it busy past the busy "

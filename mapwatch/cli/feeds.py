@@ -82,7 +82,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     if args.budget is not None:
         settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
     deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
     options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
                                                                                     deadline=deadline)

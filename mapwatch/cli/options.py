@@ -19,7 +19,7 @@ def db_arg(p: argparse.ArgumentParser, help: str = DB_HELP, default: Any = None)
 
 
 class CommandParser(argparse.ArgumentParser):
-    """A subcommand's parser: every command takes `--db FILE` (README, "Usage")."""
+    """A subcommand's parser: every command takes `--db FILE` (docs/getting-started.md, "Usage")."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

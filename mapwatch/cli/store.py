@@ -54,7 +54,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.questions.queries import map_stats
 
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
     paths = args.paths or [SEEDS_DIR]
     db = open_db(args.db)
     progress = CrawlProgress()

@@ -3,7 +3,7 @@
 Redirects are followed on the same host only (at most MAX_REDIRECTS); a 5xx, a 429, a
 timeout or a broken connection is retried with exponential backoff (or after the
 Retry-After the server asks for, up to a limit); bodies are read up to a cap; request starts
-are spaced by the host's Crawl-delay (README, "mapwatch refresh").
+are spaced by the host's Crawl-delay (docs/live-map.md, "Following the live map over HTTP").
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def user_agent() -> str:
 
 
 class Deadline:
-    """A tick's deadline (README, "mapwatch refresh"): `seconds` from now (None:
+    """A tick's deadline (docs/live-map.md, "Following the live map over HTTP"): `seconds` from now (None:
     $MAPWATCH_TICK_DEADLINE, else 30 minutes). `in_flight`: the pages being fetched."""
 
     def __init__(self, seconds: float | None) -> None:

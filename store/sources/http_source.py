@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
-# Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, README,
+# Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, docs/pages.md,
 # "Page formats") never blocks the crawl's event loop, and at most this many bodies are held.
 PARSE_THREADS = 2
 

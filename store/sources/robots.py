@@ -1,6 +1,7 @@
 """robots.txt and the sitemaps, as one tick's crawl reads them (store.sources.http_source's
 `_Crawl` takes these methods): each read conditionally, its last body kept for a 304;
-robots.txt read with urllib.robotparser for mapwatch's User-Agent (README, "mapwatch refresh")."""
+robots.txt read with urllib.robotparser for mapwatch's User-Agent (docs/live-map.md,
+"Following the live map over HTTP")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Webhooks that receive a paper's alerts or a direction's follows, for channels the bot is not
-in and for Slack (docs/bot.md, "Webhooks"). Additive to store.subscriptions.tracking and
-store.subscriptions.follows: the same events, the same cursor rule (it moves only after the
-receiver accepted a message).
+in and for Slack (docs/bot.md, "Webhooks: channels without the bot, and Slack"). Additive to
+store.subscriptions.tracking and store.subscriptions.follows: the same events, the same cursor rule
+(it moves only after the receiver accepted a message).
 
 A webhook URL is a secret (anyone holding it can post): it is stored sealed
 (store.secret_box), found again by a keyed fingerprint (`url_id`), and shown only

@@ -1,5 +1,5 @@
 """One import package, `mapwatch`: how it installs, how it starts, and its layer rule
-(README, "Architecture")."""
+(docs/architecture.md, "The layers")."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ def test_the_argparse_check_sees_argparse(tmp_path: Path) -> None:
 
 
 # The layer rule inside store/ and bot/: each subpackage's __init__ docstring says what it may
-# import; these are the imports it must not make (README, "Architecture").
+# import; these are the imports it must not make (docs/architecture.md, "The layers").
 STORE_SUBPACKAGES = ("pages", "sources", "database", "questions", "subscriptions", "scholarly")
 BOT_SUBPACKAGES = ("rendering", "sending")
 SUB_FORBIDDEN = {

@@ -1,4 +1,4 @@
-"""A lost disk, restored from the Litestream replica (docs/operations.md, "Replication").
+"""A lost disk, restored from the Litestream replica (docs/operations.md, "Replication (Litestream)").
 
 Each round runs `mapwatch run` under `litestream replicate -exec` (the shipped
 litestream.yml, a file replica), refreshing generated map pages every second from a folder

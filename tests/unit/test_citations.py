@@ -1,12 +1,17 @@
 """Citations of README and docs headings in code and docs point at headings that exist (issue 31, item 6).
 
 Forms found: `README, "Heading"`, `README: Section, "Heading"`, `docs/page.md`, `docs/page.md#anchor`,
-`docs/page.md, "Heading"`; the parts may be split over lines and `#` comment prefixes.
-Work in progress: the full check is strict-xfail until the broken citations are rewritten.
+`docs/page.md, "Heading"`; the parts may be split over lines and `#` comment prefixes. A cited heading is
+the heading's text without its inline-code backticks and double quotes (it is itself written in double
+quotes): `## What "new" means` is cited as "What new means". An `#anchor` is one of the page's heading
+anchors as MkDocs makes them (markdown.extensions.toc.slugify). The canonical form is
+`(docs/page.md, "Heading")`, or `(README, "Heading")` for a heading of the README (docs/development.md).
+This file is not checked: its examples are broken on purpose.
 """
 
 import pathlib
 import re
+import unicodedata
 
 import pytest
 
@@ -20,12 +25,21 @@ CITATION = re.compile(
 
 
 def headings(path: pathlib.Path) -> set[str]:
-    """The markdown `#` headings of a file, without the hashes."""
-    return {
-        re.sub(r"\s+#*\s*$", "", line.lstrip("#").strip())
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if re.match(r"#{1,6} ", line)
-    }
+    """The markdown `#` headings of a file (not those in fenced code), as cited: without the hashes,
+    backticks and double quotes."""
+    found, fenced = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            found.add(re.sub(r"\s+#*\s*$", "", line.lstrip("#").strip()).replace("`", "").replace('"', ""))
+    return found
+
+
+def slugify(heading: str) -> str:
+    """A heading's anchor as MkDocs' toc extension makes it (markdown.extensions.toc.slugify with "-")."""
+    value = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", value).strip().lower())
 
 
 def broken_citations(text: str, root: pathlib.Path = ROOT) -> list[str]:
@@ -34,7 +48,11 @@ def broken_citations(text: str, root: pathlib.Path = ROOT) -> list[str]:
     for match in CITATION.finditer(text):
         target, heading = ("README.md", match["heading"]) if match["heading"] else (match["doc"], match["doc_heading"])
         path = root / target
-        if not path.exists() or (heading is not None and heading not in headings(path)):
+        if (
+            not path.exists()
+            or (heading is not None and heading not in headings(path))
+            or (match["anchor"] is not None and match["anchor"] not in {slugify(h) for h in headings(path)})
+        ):
             broken.append(" ".join(match.group(0).replace("#", " ").split()))
     return broken
 
@@ -47,7 +65,7 @@ def cited_files() -> list[pathlib.Path]:
             for p in (ROOT / folder).rglob("*")
             if p.suffix in (".py", ".md") and p.is_file() and ".venv" not in p.parts
         ]
-    return files
+    return [p for p in files if p != pathlib.Path(__file__).resolve()]
 
 
 def test_a_made_up_citation_is_reported() -> None:
@@ -55,7 +73,25 @@ def test_a_made_up_citation_is_reported() -> None:
     assert broken_citations(text) == ['README, "No such heading"', 'docs/nowhere.md, "Nothing"']
 
 
-@pytest.mark.xfail(strict=True, reason="68 of 169 citations broken on main; rewrite pending (issue 31 item 6)")
+def test_a_heading_is_cited_without_its_quotes_and_backticks() -> None:
+    text = '(docs/feeds.md, "What new means") (docs/commands.md, "mapwatch ingest") (bot.md)'
+    text = text.replace("(bot.md)", '(docs/bot.md, "Papers in this message")')
+    assert broken_citations(text) == []
+    assert broken_citations('(docs/feeds.md, "What "new" means")') != []
+
+
+def test_an_anchor_is_checked_against_the_page_s_heading_anchors() -> None:
+    text = "docs/feeds.md#what-new-means docs/commands.md#mapwatch-ingest docs/feeds.md#what-old-means"
+    assert broken_citations(text) == ["docs/feeds.md what-old-means"]
+
+
+def test_the_anchors_are_those_mkdocs_makes() -> None:
+    toc = pytest.importorskip("markdown.extensions.toc")
+    for heading in headings(ROOT / "docs" / "feeds.md") | headings(ROOT / "docs" / "bot.md") | {"Žlutý kůň — 2.0"}:
+        assert slugify(heading) == toc.slugify(heading, "-")
+
+
+@pytest.mark.xfail(strict=True, reason="2 citations in store/database/schema_scale.py, being moved elsewhere")
 def test_every_citation_points_at_an_existing_heading() -> None:
     broken = {
         f"{path.relative_to(ROOT)}: {citation}"
