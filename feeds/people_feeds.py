@@ -1,5 +1,5 @@
-"""A person's and a team's feed and web page, built from the database when asked (README:
-Feeds; docs/feeds.md, "People and teams"): each entry a paper newly citing one of their papers,
+"""A person's and a team's feed and web page, built from the database when asked (docs/feeds.md,
+"People and teams"): each entry a paper newly citing one of their papers,
 once, with the papers of theirs it cites, newest first.
 
 - `/feeds/authors/<id>.atom` and `/authors/<id>/`: a person by OpenAlex author id (`A…`) or ORCID.

@@ -68,7 +68,7 @@ def etag_of(data: bytes) -> str:
 def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
     """The file under `root` that `request_path` names and its content type, or None: only plain segments, only
     the served suffixes, and the resolved file (symlinks followed) must lie inside root. A folder's path
-    ending in `/` names its `index.html` (the web pages, README: Feeds)."""
+    ending in `/` names its `index.html` (the web pages: docs/feeds.md, "Web pages")."""
     rel = request_path.lstrip("/")
     if not rel or rel.endswith("/"):
         rel += INDEX
