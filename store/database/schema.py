@@ -283,7 +283,7 @@ def _follows(db: Database) -> None:
 @migrations(name="0006_delivery_failures")
 def _delivery_failures(db: Database) -> None:
     """A delivery Discord refused for good (a 4xx other than 403, 404 and 429, three times):
-    recorded with its HTTP status, Discord's code and message, and passed over (README: Alerts)."""
+    recorded with its HTTP status, Discord's code and message, and passed over (docs/bot.md, "Alerts")."""
     db.executescript(
         """
         -- The last delivery Discord refused for good: "<when>: HTTP <status>, Discord error <code>: <message>".

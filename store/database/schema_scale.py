@@ -12,7 +12,7 @@ from mapwatch.store.database.schema import migrations
 @migrations(name="0008_title_index")
 def _title_index(db: Database) -> None:
     """A full-text index over titles alone, for autocomplete and title lookups: matching
-    words in titles without reading the abstracts' much larger index (README: /search)."""
+    words in titles without reading the abstracts' much larger index (docs/bot.md, "Commands")."""
     db.executescript(
         """
         -- Titles only, kept in step with papers by the triggers below (external content).
@@ -89,7 +89,7 @@ def _pending_builds(db: Database) -> None:
 @migrations(name="0011_feed_direction_days")
 def _feed_direction_days(db: Database) -> None:
     """Per direction and day, how many citers the feed index gained, so the index page's 7- and
-    30-day counts read a month of rows per direction, not every citer (README: Feeds)."""
+    30-day counts read a month of rows per direction, not every citer (docs/feeds.md, "Feeds and web pages")."""
     db.executescript(
         """
         -- Kept with feed_direction_citers by store/feed_index.py: a citer counts on the day of its first_seen.
@@ -108,8 +108,8 @@ def _feed_direction_days(db: Database) -> None:
 @migrations(name="0012_drop_events_citing")
 def _drop_events_citing(db: Database) -> None:
     """events_citing (citing_id) is a prefix of events_citing_edge (citing_id, paper_id, id),
-    which answers every lookup by citer as well: one index less to write and to build (README,
-    "mapwatch ingest")."""
+    which answers every lookup by citer as well: one index less to write and to build
+    (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]")."""
     db.executescript("DROP INDEX IF EXISTS events_citing;")
 
 
@@ -118,8 +118,8 @@ def _quarantine_impossible_dates(db: Database) -> None:
     """Dates no page can truly claim (store/pages/page_dates.py: before arXiv, after today plus the
     margin, or not a date), stored by versions that did not check them, are moved out of the
     columns the stale rule, the charts and the pages read into `quarantined_dates`, where they
-    stay to inspect: a page once dated 31 Dec 9999 no longer freezes its paper (README, "History
-    rules"). "Today" is the date the migration runs (a migration is given no clock)."""
+    stay to inspect: a page once dated 31 Dec 9999 no longer freezes its paper (docs/design.md,
+    "2. History rules"). "Today" is the date the migration runs (a migration is given no clock)."""
     from mapwatch.store.clock import iso, utc_now
     from mapwatch.store.pages.page_dates import ARXIV_START, latest_possible
 
@@ -158,7 +158,7 @@ def _quarantine_impossible_dates(db: Database) -> None:
 def _crawl_schedule(db: Database) -> None:
     """When each location of the map is next checked, and what robots.txt, the sitemaps and the
     direction pages said last, so a tick fetches only what is due and asks conditionally
-    (README, "Following the live map over HTTP")."""
+    (docs/live-map.md, "Following the live map over HTTP")."""
     db.executescript(
         """
         -- Per page: when its content last changed, its re-check interval, and when it is due.
@@ -363,7 +363,7 @@ def _enrichment(db: Database) -> None:
 @migrations(name="0019_self_citations")
 def _self_citations(db: Database) -> None:
     """`self:hide` on /track and /follow: leave out the citing papers that share an author with
-    the paper (or every paper of the direction) they are delivered for (README: Alerts)."""
+    the paper (or every paper of the direction) they are delivered for (docs/bot.md, "Alerts")."""
     db.executescript(
         """
         ALTER TABLE tracks ADD COLUMN hide_self INTEGER NOT NULL DEFAULT 0;

@@ -105,7 +105,6 @@ def test_the_anchors_are_those_mkdocs_makes() -> None:
         assert slugify(heading) == toc.slugify(heading, "-")
 
 
-@pytest.mark.xfail(strict=True, reason="6 citations in store/database/schema*.py, being moved: the lead fixes them")
 def test_every_citation_points_at_an_existing_heading() -> None:
     broken = {
         f"{path.relative_to(ROOT)}: {citation}"
