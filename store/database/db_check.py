@@ -4,7 +4,7 @@ A mistyped --db can name another program's SQLite file, or an empty file: a comm
 add mapwatch's tables to it, nor switch it to WAL. Only the commands that create databases
 (ingest, refresh, run) may start one, and only in a new or empty file. A database migrated
 by a newer mapwatch (a migration this code does not know) is refused too: this code would
-write rows its schema no longer describes (README, "Exit status").
+write rows its schema no longer describes (docs/getting-started.md, "Exit status").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Another program's SQLite file, an empty file and a database of a newer schema (a migration
 this code does not know) are refused by every command that takes --db: exit 2, one line,
 and the file is not changed (same bytes, same mtime, no file made beside it). The commands
-that create databases (ingest, refresh, run) start one in an empty file (README, "Usage")."""
+that create databases (ingest, refresh, run) start one in an empty file (docs/getting-started.md, "Usage")."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ NAME = "0001_initial"  # as sqlite-utils records it in _sqlite_migrations: never
 def migrate(db: Database) -> None:
     """The first schema: papers, directions, placements, citations, the page snapshots and the
     events feeds and alerts read, what was read from each source, rejected pages and the ingests
-    run; a full-text index over titles and abstracts (README, "History rules")."""
+    run; a full-text index over titles and abstracts (docs/design.md, "2. History rules")."""
     db.executescript(
         """
         CREATE TABLE papers (

@@ -9,7 +9,7 @@ NAME = "0006_delivery_failures"  # as sqlite-utils records it in _sqlite_migrati
 
 def migrate(db: Database) -> None:
     """A delivery Discord refused for good (a 4xx other than 403, 404 and 429, three times):
-    recorded with its HTTP status, Discord's code and message, and passed over (README: Alerts)."""
+    recorded with its HTTP status, Discord's code and message, and passed over (docs/bot.md, "Alerts")."""
     db.executescript(
         """
         -- The last delivery Discord refused for good: "<when>: HTTP <status>, Discord error <code>: <message>".

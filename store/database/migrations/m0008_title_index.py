@@ -9,7 +9,7 @@ NAME = "0008_title_index"  # as sqlite-utils records it in _sqlite_migrations: n
 
 def migrate(db: Database) -> None:
     """A full-text index over titles alone, for autocomplete and title lookups: matching
-    words in titles without reading the abstracts' much larger index (README: /search)."""
+    words in titles without reading the abstracts' much larger index (docs/bot.md, "Commands")."""
     db.executescript(
         """
         -- Titles only, kept in step with papers by the triggers below (external content).

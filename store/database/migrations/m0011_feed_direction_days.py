@@ -9,7 +9,7 @@ NAME = "0011_feed_direction_days"  # as sqlite-utils records it in _sqlite_migra
 
 def migrate(db: Database) -> None:
     """Per direction and day, how many citers the feed index gained, so the index page's 7- and
-    30-day counts read a month of rows per direction, not every citer (README: Feeds)."""
+    30-day counts read a month of rows per direction, not every citer (docs/feeds.md, "Feeds and web pages")."""
     db.executescript(
         """
         -- Kept with feed_direction_citers by store/feed_index.py: a citer counts on the day of its first_seen.

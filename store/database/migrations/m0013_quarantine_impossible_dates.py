@@ -11,8 +11,8 @@ def migrate(db: Database) -> None:
     """Dates no page can truly claim (store/pages/page_dates.py: before arXiv, after today plus the
     margin, or not a date), stored by versions that did not check them, are moved out of the
     columns the stale rule, the charts and the pages read into `quarantined_dates`, where they
-    stay to inspect: a page once dated 31 Dec 9999 no longer freezes its paper (README, "History
-    rules"). "Today" is the date the migration runs (a migration is given no clock)."""
+    stay to inspect: a page once dated 31 Dec 9999 no longer freezes its paper (docs/design.md,
+    "2. History rules"). "Today" is the date the migration runs (a migration is given no clock)."""
     from mapwatch.store.clock import iso, utc_now
     from mapwatch.store.pages.page_dates import ARXIV_START, latest_possible
 

@@ -10,7 +10,7 @@ NAME = "0014_crawl_schedule"  # as sqlite-utils records it in _sqlite_migrations
 def migrate(db: Database) -> None:
     """When each location of the map is next checked, and what robots.txt, the sitemaps and the
     direction pages said last, so a tick fetches only what is due and asks conditionally
-    (README, "Following the live map over HTTP")."""
+    (docs/live-map.md, "Following the live map over HTTP")."""
     db.executescript(
         """
         -- Per page: when its content last changed, its re-check interval, and when it is due.

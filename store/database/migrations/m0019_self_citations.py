@@ -9,7 +9,7 @@ NAME = "0019_self_citations"  # as sqlite-utils records it in _sqlite_migrations
 
 def migrate(db: Database) -> None:
     """`self:hide` on /track and /follow: leave out the citing papers that share an author with
-    the paper (or every paper of the direction) they are delivered for (README: Alerts)."""
+    the paper (or every paper of the direction) they are delivered for (docs/bot.md, "Alerts")."""
     db.executescript(
         """
         ALTER TABLE tracks ADD COLUMN hide_self INTEGER NOT NULL DEFAULT 0;
