@@ -13,7 +13,7 @@ from pathlib import Path
 
 def available() -> bool:
     return all(importlib.util.find_spec(m) is not None
-                for m in ("mapwatch.run", "mapwatch.bot.client", "tests.fakediscord",
+                for m in ("mapwatch.service.run", "mapwatch.bot.client", "tests.fakediscord",
                           "mapwatch.store.subscriptions.tracking"))
 
 
@@ -24,14 +24,14 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     from bench import generate as gen
     from bench.main import Server
     from mapwatch.bot.discord_endpoints import point_discord_py_at
-    from mapwatch.feeds.run import RunConfig
+    from mapwatch.service.services import RunConfig
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
     from mapwatch.store.sources.http_client import HttpOptions
     from mapwatch.store.sources.refresh import refresh
     from tests.fakediscord import FakeDiscord
 
-    run_all = importlib.import_module("mapwatch.run").run_all  # (not in every checkout: see available())
+    run_all = importlib.import_module("mapwatch.service.run").run_all  # (not in every checkout: see available())
     folder = work / "alert-map"
     smap = gen.build_map(papers, seed)
     gen.write_map(smap, folder, 1)

@@ -333,7 +333,8 @@ class Bench:
                         f"{first['stored']:,} stored, {first['missing']:,} without a page")
             manifest = self.write_snapshot2(http_map)
             events_before = count_events(http_db)
-            second = http_refresh(http_db, base, days_later=8)  # every page due again (README, re-check intervals)
+            # every page due again (docs/live-map.md, "Following the live map over HTTP")
+            second = http_refresh(http_db, base, days_later=8)
             new_events = count_events(http_db) - events_before
         self.r.line(f"snapshot 2 on the server: {manifest['files_written']:,} pages changed "
                     f"({manifest['new_citations']:,} new citations, {manifest['new_listed_citations']:,} "

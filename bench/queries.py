@@ -220,7 +220,8 @@ def measure_commands(db_path: str, *, during: str | None = None, writer: list[st
                 samples[name] += measure([c[i % len(c)]])
             i += 1
         out = proc.stdout.read() if proc.stdout else ""
-        stored = re.search(r"pages: ([\d,]+) stored", out)  # the ingest's summary (README, "mapwatch ingest")
+        # the ingest's summary (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]")
+        stored = re.search(r"pages: ([\d,]+) stored", out)
         result["during_refresh"] = {name: summary(ms) for name, ms in samples.items()}
         result["refresh"] = {"seconds": time.perf_counter() - t0,
                              "stored": int(stored.group(1).replace(",", "")) if stored else None,

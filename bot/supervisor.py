@@ -1,5 +1,5 @@
 """The Discord bot of `mapwatch run`, supervised: restarted after a crash with a backoff, stopped
-for good when Discord refuses the token (README: Operations)."""
+for good when Discord refuses the token (docs/operations.md, "Operations")."""
 
 from __future__ import annotations
 

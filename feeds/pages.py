@@ -1,6 +1,6 @@
 """Pure building of the web pages: stored entries -> HTML bytes. No I/O, no clock of its own.
 
-The pages are the feeds' face in a browser (README, Feeds): the index `/`, a page per
+The pages are the feeds' face in a browser (docs/feeds.md, "Web pages"): the index `/`, a page per
 direction at `directions/<slug>/` and a page per paper at `papers/<id>/`, each an
 `index.html` in its folder, plus one stylesheet and one small script shared by all.
 
@@ -9,7 +9,7 @@ direction at `directions/<slug>/` and a page per paper at `papers/<id>/`, each a
 - The same entries give the same bytes: timestamps come from the database and "now" is
   passed in (it only moves the index's 7- and 30-day counts).
 - Everything works without JavaScript; the script only adds the copy buttons and the
-  index's filter-as-you-type (README, Feeds).
+  index's filter-as-you-type (docs/feeds.md, "Web pages").
 """
 
 from __future__ import annotations

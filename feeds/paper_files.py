@@ -1,7 +1,7 @@
 """One paper's files, built from the database: its Atom feed, its web page and its cited-by
 chart. `publish` writes them to disk (tracked papers, or every paper with `--papers all`)
 and the feed server builds them on demand (feeds/serving/ondemand.py): the same function, so the
-same bytes (README: Feeds).
+same bytes (docs/feeds.md, "Feeds and web pages").
 """
 
 from __future__ import annotations

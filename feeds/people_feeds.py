@@ -1,5 +1,5 @@
-"""A person's and a team's feed and web page, built from the database when asked (README:
-Feeds; docs/feeds.md, "People and teams"): each entry a paper newly citing one of their papers,
+"""A person's and a team's feed and web page, built from the database when asked (docs/feeds.md,
+"People and teams"): each entry a paper newly citing one of their papers,
 once, with the papers of theirs it cites, newest first.
 
 - `/feeds/authors/<id>.atom` and `/authors/<id>/`: a person by OpenAlex author id (`A…`) or ORCID.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from sqlite_utils import Database
 
@@ -49,7 +50,7 @@ def _author_id(key: str) -> bool:
 
 @dataclass(frozen=True)
 class Subject:
-    kind: str  # team | author
+    kind: Literal["team", "author"]
     key: str  # feed slug, or author key
     name: str
     papers: frozenset[str]

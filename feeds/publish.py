@@ -36,7 +36,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
             papers: str = TRACKED) -> PublishReport:
     """Build and write the direction feeds and pages, feeds.opml, the index, the stylesheet
     and script, and the feeds and pages of the papers some channel tracks (`papers="all"`:
-    of every paper with a feed, the whole static folder; README: Feeds). The other papers'
+    of every paper with a feed, the whole static folder; docs/feeds.md, "Paper feeds on demand"). The other papers'
     files are built on demand by the feed server (feeds/serving/ondemand.py).
 
     In stages: what changed since the last publish of the same kind into the same folder with

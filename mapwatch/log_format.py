@@ -31,13 +31,9 @@ _INTERACTION_TOKEN = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+|(/interacti
 
 
 def _hide_token(text: str) -> str:
-    env = current()
-    token = env.token() or ""
-    if len(token) >= 8:
-        text = text.replace(token, HIDDEN)
-    for name, secret in (("MAPWATCH_S2_KEY", env.s2_key), ("MAPWATCH_WEBHOOK_KEY", env.webhook_key)):
-        if len(secret.strip()) >= 8:  # secrets like the token
-            text = text.replace(secret.strip(), f"[{name}]")
+    for name, secret in current().secret_values():  # every `secret` of store.settings_table
+        if len(secret) >= 8:  # shorter is no key (and would hide common words)
+            text = text.replace(secret, f"[{name}]")  # [DISCORD_TOKEN] is HIDDEN
     text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
     return redact_url(redact_webhooks(text))
 
@@ -82,5 +78,5 @@ def configure(level: str, kind: str) -> None:
     if level != "DEBUG":
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
         # A failed tick is logged once, in one line, by the scheduler's listener
-        # (feeds/scheduler.py); the executor's traceback of the same failure only at DEBUG.
+        # (mapwatch/service/schedule.py); the executor's traceback of the same failure only at DEBUG.
         logging.getLogger("apscheduler.executors").setLevel(logging.CRITICAL)

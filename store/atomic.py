@@ -2,7 +2,8 @@
 
 Readers see the old file or the new one, never a part; a failure leaves the old file as
 it was and no temporary file behind. Temporary files are dot-files named `.tmp-*`, which
-the feed server never serves (README, Feeds).
+the feed server never serves (docs/feeds.md,
+"mapwatch serve [--db FILE] [--out DIR] [--host HOST] [--port PORT] [--base-url URL]").
 """
 
 from __future__ import annotations

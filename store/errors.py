@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# The exit status of every command (README, "Exit status"): all done; a failure on the way
+# The exit status of every command (docs/getting-started.md, "Exit status"): all done; a failure on the way
 # (pages rejected, an error answer, a locked database, a full disk); a usage error.
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 

@@ -47,8 +47,8 @@ def arxiv_link_id(url: str) -> str | None:
 
 def page_identity(arxiv_link: str | None, html_link: str | None, line: int,
                   more: Sequence[tuple[str, str, int]] = ()) -> tuple[str | None, str | None]:
-    """(the page's id, its arXiv link) from the links its header states (README, "Page
-    formats"): the id of its arXiv link when that is a true arXiv link, else the id of its
+    """(the page's id, its arXiv link) from the links its header states (docs/pages.md,
+    "Page formats"): the id of its arXiv link when that is a true arXiv link, else the id of its
     own (`HTML:`) link; the arXiv link kept only when it is one and names that id, else
     derived from the id. Raises ParseError (at `line`) when the two links name different
     papers, or when one of `more` (further links of the header: label, url, line) does."""

@@ -1,7 +1,7 @@
 """Background work at a lower CPU priority, so that the bot's answers come first.
 
 On a machine with few cores a refresh (its writer and its parse workers) keeps the CPUs busy,
-and a command answered meanwhile spends most of its time waiting for one (README,
+and a command answered meanwhile spends most of its time waiting for one (docs/configuration.md,
 "Configuration": `MAPWATCH_BACKGROUND_NICE`). Work that can wait therefore lowers its own
 priority, the way `nice` would:
 
@@ -24,7 +24,8 @@ import os
 import sys
 import threading
 
-from mapwatch.store.environment import DEFAULT_NICE, MAX_NICE, current
+from mapwatch.store.environment import current
+from mapwatch.store.settings_table import DEFAULT_NICE, MAX_NICE
 
 ENV = "MAPWATCH_BACKGROUND_NICE"
 

@@ -76,7 +76,7 @@ def decode_key(text: str) -> bytes:
 def env_key() -> bytes | None:
     from mapwatch.store.environment import current
 
-    value = current().webhook_key
+    value = current().webhook_key_text()
     return decode_key(value) if value.strip() else None
 
 

@@ -2,7 +2,7 @@
 
 Each check takes the raw value and the name the operator used (`$PORT`, `--port`), and
 returns the value to use or raises `BadSetting` with one line naming the setting, the value
-and what it accepts (a usage error, exit 2: README, "Exit status"). Pure: no environment
+and what it accepts (a usage error, exit 2: docs/getting-started.md, "Exit status"). Pure: no environment
 is read here: store.environment reads it, once.
 """
 

@@ -2,7 +2,8 @@
 
 `safe_http_url` is used where a page is parsed (so nothing else is stored) and again at
 every output that shows a stored link (feeds, OPML, the bot's answers and embeds), so a row
-written by an older version cannot leak either. See README, "Links from pages".
+written by an older version cannot leak either. See (docs/pages.md,
+"mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]": links from pages).
 
 What a browser would run or fetch from elsewhere is refused, however it is spelled:
 `javascript:`, `data:`, `vbscript:`, `file:` and every other scheme, in any case, with

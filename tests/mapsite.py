@@ -47,9 +47,11 @@ import html
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
+from email.utils import format_datetime
 from urllib.parse import urlsplit
 
 import markdown
@@ -256,6 +258,8 @@ class MapSite:
     sitemap: bool = True
     robots_status: int = 200  # another status: /robots.txt answers it (404: none; 503: down)
     lastmod: dict[str, str] = field(default_factory=dict)  # paper id -> the sitemap's lastmod (default: its date)
+    # the site's clock, for the Date header of its answers (None: aiohttp's, the real time)
+    date: Callable[[], datetime] | None = None
     extra: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (body, type) served as is, first
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # time.monotonic() of each request, as `requests`
@@ -318,10 +322,13 @@ class MapSite:
     def _respond(self, request: web.Request, body: bytes, content_type: str, status: int = 200,
                  charset: str | None = "utf-8") -> web.Response:
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+        headers = {"ETag": etag}
+        if self.date is not None:
+            headers["Date"] = format_datetime(self.date(), usegmt=True)
         if status == 200 and request.headers.get("If-None-Match") == etag:
-            return web.Response(status=304, headers={"ETag": etag})
+            return web.Response(status=304, headers=headers)
         return web.Response(body=body, status=status, content_type=content_type, charset=charset,
-                            headers={"ETag": etag})
+                            headers=headers)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path_qs, dict(request.headers)))

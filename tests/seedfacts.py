@@ -1,5 +1,5 @@
 """The facts the bundled seed pages state, as the store must hold them after reading them
-(from their text, from their HTML, from a folder or over HTTP: README, "Page formats")."""
+(from their text, from their HTML, from a folder or over HTTP: docs/pages.md, "Page formats")."""
 
 from __future__ import annotations
 

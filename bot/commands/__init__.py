@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from mapwatch.bot.rendering.replies import Ctx, Reply
 
@@ -20,11 +20,15 @@ MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking",
 PAGE_SIZE = 10
 
 
+# What an option asks for; "channel" takes a text or forum channel.
+OptKind = Literal["paper", "direction", "text", "choice", "int", "role", "channel"]
+
+
 @dataclass(frozen=True)
 class Opt:
     name: str
     description: str
-    kind: str = "text"  # paper | direction | text | choice | int | role | channel (text or forum)
+    kind: OptKind = "text"
     required: bool = True
     choices: tuple[str, ...] = ()  # the values a choice option takes
     choice_names: tuple[str, ...] = ()  # what Discord shows for each value (default: the value)

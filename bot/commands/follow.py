@@ -15,7 +15,7 @@ from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.types import Direction
-from mapwatch.store.subscriptions import digests, follows
+from mapwatch.store.subscriptions import digests, follows, kinds
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."
@@ -174,7 +174,7 @@ def digest_preview_core(db: Database, ctx: Ctx) -> Reply:
 COMMANDS = [
     Command("follow", "Send this channel a direction's new citing papers (needs Manage Channels)",
             (Opt("direction", DIRECTION_HELP, "direction"), Opt("keyword", KEYWORD_HELP, required=False),
-             Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
+             Opt("mode", MODE_HELP, "choice", required=False, choices=kinds.MODES),
              Opt("role", ROLE_HELP, "role", required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
              Opt("channel", CHANNEL_HELP, "channel", required=False),

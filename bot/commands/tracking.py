@@ -28,7 +28,7 @@ from mapwatch.bot.rendering import render, render_follow, render_people, text
 from mapwatch.bot.rendering.replies import Ctx, Embed, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
-from mapwatch.store.subscriptions import digests, follows, people_tracks, tracking
+from mapwatch.store.subscriptions import digests, follows, kinds, people_tracks, tracking
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
@@ -114,7 +114,7 @@ COMMANDS = [
     Command("track", "Alert this channel when a paper, a person's or a team's, gains citers (needs Manage Channels)",
             (Opt("paper", PAPER_HELP, "paper", required=False),
              Opt("author", AUTHOR_HELP, required=False), Opt("team", TEAM_HELP, required=False),
-             Opt("mode", MODE_HELP, "choice", required=False, choices=follows.MODES),
+             Opt("mode", MODE_HELP, "choice", required=False, choices=kinds.MODES),
              Opt("role", "a role to mention in these alerts (only that role is ever mentioned)", "role",
                  required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),

@@ -1,6 +1,6 @@
 """Pure rendering of deliveries (track alerts, follows, digests) and digest previews, within Discord's limits.
 
-Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096, 25 fields
+Limits (docs/design.md, "3. Discord's limits"): content 2000; embed title 256, description 4096, 25 fields
 (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds.
 Long lists are summarised ("and N more"), never split into a burst of messages.
 

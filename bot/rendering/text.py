@@ -1,6 +1,6 @@
 """Text for Discord, in one place: its limits, clipping, "… and N more", escaping and safe links.
 
-Limits (docs/design.md, "Discord's limits"): content 2000; embed title 256, description 4096,
+Limits (docs/design.md, "3. Discord's limits"): content 2000; embed title 256, description 4096,
 25 fields (name 256, value 1024), footer 2048, 6000 characters in total per message, 10 embeds;
 autocomplete choice names and values 100. Long lists are summarised ("… and N more"), never
 split into a burst of messages. Text from pages is escaped so it can neither format nor ping.

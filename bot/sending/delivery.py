@@ -1,5 +1,5 @@
 """The one delivery policy and the one sender, shared by track alerts, follows and digests
-(README: Alerts); bot.sending.delivery_loop runs the rounds.
+(docs/bot.md, "Alerts"); bot.sending.delivery_loop runs the rounds.
 
 How a post went (`Sent`, from `outcome_of` for a discord.py error) decides what happens:
 

@@ -1,5 +1,5 @@
 """Each tick: read what is pending -> render -> pace -> post -> settle, for track alerts, follows
-and digests alike (README: Alerts).
+and digests alike (docs/bot.md, "Alerts").
 
 Exactly once: cursors move and digest periods are recorded only after Discord accepted the
 message; what a failed post does (retry next tick, disable, or, refused for good three

@@ -191,7 +191,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'fetched_at': '',
         }),
     'sitemap_trust': (
-        'whether a host\'s sitemap `lastmod`s are believed (Following the live map over HTTP, "Believed lastmods, verified")',
+        'whether a host\'s sitemap `lastmod`s are believed ([Following the live map over HTTP](live-map.md#following-the-live-map-over-http): believed lastmods, verified)',
         {
             'host': 'the map\'s host (and port)',
             'compared': 'pages requested although their lastmod said they had not changed, since the last verdict (halved past 1,000)',

@@ -1,6 +1,6 @@
 """The feed server's connections: a deadline for a request's line and headers, a cap on open
 connections below the descriptor limit, and one log line when descriptors run out anyway
-(README, "mapwatch serve": connections).
+(docs/feeds.md, "mapwatch serve [--db FILE] [--out DIR] [--host HOST] [--port PORT] [--base-url URL]": connections).
 
 A client that opens connections and never finishes a request (half a request line, headers
 trickled in) held each one open for as long as aiohttp's keep-alive allowed (an hour), until
@@ -28,10 +28,13 @@ import resource
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+
+if TYPE_CHECKING:
+    from mapwatch.store.environment import Environment
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +58,12 @@ class Limits:
     max_connections: int = MAX_CONNECTIONS
 
 
-def limits_from_env() -> Limits:
-    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS (store.environment); a
-    bad value is a usage error naming it (BadSetting: exit 2)."""
+def limits_from_env(env: Environment | None = None) -> Limits:
+    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS of `env` (else
+    store.environment.current()); a bad value is a usage error naming it (BadSetting: exit 2)."""
     from mapwatch.store.environment import current
 
-    env = current()
+    env = env or current()
     return Limits(env.header_timeout_seconds(HEADER_TIMEOUT), env.connection_cap(MAX_CONNECTIONS))
 
 

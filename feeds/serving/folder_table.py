@@ -1,6 +1,7 @@
 """The published folder held in memory for the feed server: each file's bytes, ETag and
 Last-Modified, keyed by the URL path that asks for it, so answering a request reads no disk
-and calls no `stat` (README: Feeds, "How the feeds are served").
+and calls no `stat` (docs/feeds.md,
+"mapwatch serve [--db FILE] [--out DIR] [--host HOST] [--port PORT] [--base-url URL]").
 
 `publish` ends by writing a generation file (`.generation`, a dot-file, never served) when
 it changed anything; the server checks it at most once a second and reloads the table when
@@ -32,7 +33,7 @@ CONTENT_TYPES = {
     ".png": "image/png",
     ".svg": "image/svg+xml",
 }
-# Sent with every answer (README, "Web pages": security headers). The pages load only their own
+# Sent with every answer (docs/feeds.md, "Web pages": security headers). The pages load only their own
 # style.css, site.js and images (no inline script or style, nothing from elsewhere); nothing may
 # frame them; no Referer goes to the map or arXiv; no answer is content-sniffed, 404s included.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; "
@@ -67,7 +68,7 @@ def etag_of(data: bytes) -> str:
 def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:
     """The file under `root` that `request_path` names and its content type, or None: only plain segments, only
     the served suffixes, and the resolved file (symlinks followed) must lie inside root. A folder's path
-    ending in `/` names its `index.html` (the web pages, README: Feeds)."""
+    ending in `/` names its `index.html` (the web pages: docs/feeds.md, "Web pages")."""
     rel = request_path.lstrip("/")
     if not rel or rel.endswith("/"):
         rel += INDEX

@@ -1,5 +1,5 @@
 """`GET /healthz` of the feed server: is mapwatch well, for a platform's health check and
-for people (README: Deployment).
+for people (docs/configuration.md, "Deployment").
 
 What only this process knows is kept here, in `Health`: the outcome of the last refresh
 ticks (the scheduler reports each one, errors included: a failed tick stores nothing in

@@ -1,4 +1,4 @@
-"""Paper feeds and paper pages built from the database when asked (README: Feeds).
+"""Paper feeds and paper pages built from the database when asked (docs/feeds.md, "Paper feeds on demand").
 
 A paper's files change only when it gains an event, its page is stored again, or its own or a
 citer's authors change, so its ETag is its mark (newest event id, newest snapshot id, newest

@@ -40,6 +40,14 @@ STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
 _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
 
 
+def default_base_url(host: str, port: int) -> str:
+    """The address the server is shown at: http://host:port, localhost for a wildcard host."""
+    shown = "localhost" if host in ("", "0.0.0.0", "::") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
+
+
 def folder_redirect(root: Path, request_path: str) -> str | None:
     """`/<folder>` whose `<folder>/index.html` is published -> the slash form to redirect to
     (built from the checked path itself, so never another host), else None."""

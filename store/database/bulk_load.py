@@ -2,9 +2,10 @@
 
 An ingest that starts with no papers stored and more than `BULK_LOAD_THRESHOLD` pages to read
 drops the indexes the save does not need and the full-text triggers, loads, then builds them:
-each index with its own CREATE INDEX, each full-text index with one 'rebuild' (README,
-"mapwatch ingest"). Random-key inserts into a dozen B-trees, and the full-text rows of papers
-written twice (a stub, then its page), cost the single writer more than sorting each index once.
+each index with its own CREATE INDEX, each full-text index with one 'rebuild' (docs/pages.md,
+"mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]"). Random-key inserts into a dozen
+B-trees, and the full-text rows of papers written twice (a stub, then its page), cost the single
+writer more than sorting each index once.
 
 Crash safety: what is dropped is recorded in `pending_builds` (the exact SQL, from
 sqlite_master) in the transaction that drops it; each build deletes its row in the transaction
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 
 # Pages to read above which a cold ingest bulk-loads. Below it the ingest takes seconds and the
 # indexes of its few thousand pages stay in the page cache: dropping and building them gains
-# little (README, "mapwatch ingest"); the seeds and small ingests keep the ordinary path.
+# little (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]");
+# the seeds and small ingests keep the ordinary path.
 BULK_LOAD_THRESHOLD = 5_000
 # Tables the ingest writes; their non-unique secondary indexes are dropped while it loads.
 LOADED_TABLES = ("papers", "citations", "placements", "events", "directions", "snapshots")

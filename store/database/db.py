@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from mapwatch.store.database import bulk_load, schema
+from mapwatch.store.database import bulk_load, migrations
 from mapwatch.store.database.db_check import Kind, check_database, check_file, clear_interrupted_start
 from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
@@ -42,7 +42,7 @@ def require_db(path: str | Path | None) -> str:
 def open_db(path: str | Path | None = None, *, migrate: bool = True, create: bool = True) -> Database:
     """Open the mapwatch database: WAL, foreign keys, schema applied. With `create` (ingest,
     refresh, run) a missing or empty file and its folders are made into one; without, a
-    missing file raises `NoDatabase` and nothing is created (README, "Usage"). A file that is
+    missing file raises `NoDatabase` and nothing is created (docs/getting-started.md, "Usage"). A file that is
     not a mapwatch database (another program's, empty without `create`, or of a newer schema)
     raises `NotMapwatchDatabase` before anything is written to it."""
     target = str(path) if path is not None else default_db_path()
@@ -75,12 +75,14 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
         db.conn.execute("PRAGMA synchronous = NORMAL")
         if replica_url():
             # Litestream checkpoints the WAL itself once it has copied it (docs/operations.md,
-            # "Replication"): a checkpoint of ours could restart the WAL before it did.
+            # "Replication (Litestream)"): a checkpoint of ours could restart the WAL before it did.
             db.conn.execute("PRAGMA wal_autocheckpoint = 0")
     db.conn.execute("PRAGMA foreign_keys = ON")
     if migrate:
-        schema.apply(db)
-        bulk_load.finish_interrupted(db)  # the index builds of a killed bulk load (README, "mapwatch ingest")
+        migrations.apply(db)
+        # the index builds of a killed bulk load
+        # (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]")
+        bulk_load.finish_interrupted(db)
     return db
 
 

@@ -4,7 +4,7 @@ A mistyped --db can name another program's SQLite file, or an empty file: a comm
 add mapwatch's tables to it, nor switch it to WAL. Only the commands that create databases
 (ingest, refresh, run) may start one, and only in a new or empty file. A database migrated
 by a newer mapwatch (a migration this code does not know) is refused too: this code would
-write rows its schema no longer describes (README, "Exit status").
+write rows its schema no longer describes (docs/getting-started.md, "Exit status").
 """
 
 from __future__ import annotations
@@ -29,22 +29,22 @@ class Kind(Enum):
 
 
 def known_migrations() -> list[str]:
-    from mapwatch.store.database import schema
+    from mapwatch.store.database.migrations import migrations
 
-    return [m.name for m in schema.migrations._migrations]
+    return [m.name for m in migrations._migrations]
 
 
 def database_kind(conn: sqlite3.Connection) -> tuple[Kind, list[str]]:
     """What the database on `conn` is, and (for NEWER) the migrations this code does not know.
     Only reads (raises sqlite3.DatabaseError for a file that is not a SQLite database)."""
-    from mapwatch.store.database import schema
+    from mapwatch.store.database.migrations import migrations
 
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")}
     applied: list[str] = []
     others = 0
     if MIGRATIONS_TABLE in names:
         rows = conn.execute(f"SELECT migration_set, name FROM {MIGRATIONS_TABLE} ORDER BY rowid").fetchall()
-        applied = [name for migration_set, name in rows if migration_set == schema.migrations.name]
+        applied = [name for migration_set, name in rows if migration_set == migrations.name]
         others = len(rows) - len(applied)
     if applied:
         unknown = [name for name in applied if name not in set(known_migrations())]
@@ -70,14 +70,14 @@ def _interrupted_start(conn: sqlite3.Connection, names: set[str]) -> bool:
 @functools.cache
 def first_migration_objects() -> frozenset[str]:
     """The tables, indexes and triggers mapwatch's first migration creates (on a scratch database)."""
-    from mapwatch.store.database import schema
+    from mapwatch.store.database.migrations import migrations
 
     scratch = sqlite3.connect(":memory:")
     try:
         from sqlite_utils import Database
 
-        first = schema.migrations._migrations[1].name if len(schema.migrations._migrations) > 1 else None
-        schema.migrations.apply(Database(scratch, execute_plugins=False), stop_before=first)
+        first = migrations._migrations[1].name if len(migrations._migrations) > 1 else None
+        migrations.apply(Database(scratch, execute_plugins=False), stop_before=first)
         return frozenset(r[0] for r in scratch.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE "
                                                        "'sqlite\\_%' ESCAPE '\\'")) - {MIGRATIONS_TABLE}
     finally:

@@ -1,6 +1,6 @@
 """The feeds' index of who newly cites each direction (tables of migration 0009), kept
 current from the events and pages stored since its last update, so that publishing a
-tick's feeds reads bounded ranges, not every event (README: Feeds).
+tick's feeds reads bounded ranges, not every event (docs/feeds.md, "Feeds and web pages").
 
 - A new citation event adds (direction, citer) for the directions its cited paper is
   placed in, unless the citer is already there (events only grow in time, so the first

@@ -202,8 +202,8 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
 
 @contextmanager
 def _load_pragmas(db: Database, enabled: bool) -> Iterator[None]:
-    """While a bulk load stores its pages (restored after, before its builds; README, "mapwatch
-    ingest"):
+    """While a bulk load stores its pages (restored after, before its builds; docs/pages.md,
+    "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]"):
     - `PRAGMA synchronous = OFF`: SQLite hands its writes to the operating system without waiting
       for the disk (no fsync at each WAL checkpoint). Per the SQLite docs (sqlite.org/pragma.html,
       "synchronous"), a crash of this process still loses nothing committed; an operating-system

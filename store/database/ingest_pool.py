@@ -5,8 +5,9 @@ to it) and gets back, in the same order, each page as the rows to store
 (`store.database.prepared.Prepared`) or its rejection. A large ingest reads and parses in worker
 processes (both cores: the workers parse while the one writer stores the batches before);
 a small one (`POOL_THRESHOLD` pages or fewer to read) does it in-process and starts no pool.
-Order is kept, so the stored result is exactly that of the one-process ingest (README,
-"mapwatch ingest"). Every page is parsed against the same `today`, the ingest's clock's date
+Order is kept, so the stored result is exactly that of the one-process ingest (docs/pages.md,
+"mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]"). Every page is parsed against the same `today`, the
+ingest's clock's date
 (the latest date a page may claim: store/pages/page_dates.py), handed to the workers with each chunk.
 """
 
@@ -63,7 +64,7 @@ def _parse_file(path: Path, location: str, today: date) -> Outcome:
     f = read_file(path, location)
     try:
         # .txt and .md files are text; any other page file (.html, .htm, or a file named
-        # explicitly) is read as HTML when it is an HTML document (README, "Page formats").
+        # explicitly) is read as HTML when it is an HTML document (docs/pages.md, "Page formats").
         suffix = path.suffix.lower()
         if suffix in TEXT_SUFFIXES:
             page = parse_page(f.data, today=today)

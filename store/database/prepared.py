@@ -3,7 +3,7 @@
 Built once per page (in the ingest's parse workers for a large ingest, else in-process):
 the content hashes and the paper row are computed here, so the one process that writes
 does only the SQL and the diff against what is stored. Plain tuples, cheap to send from a
-worker process (README, "mapwatch ingest").
+worker process (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Is the database's Litestream replica current? (docs/operations.md, "Replication")
+"""Is the database's Litestream replica current? (docs/operations.md, "Replication (Litestream)")
 
 A replica is configured by `$MAPWATCH_REPLICA`: the replica URL that the shipped
 litestream.yml also reads (`file:///path`, a plain path, `s3://…`, `sftp://…`). Litestream

@@ -1,6 +1,6 @@
 """Writing parsed pages: one transaction per batch, diffed against what is stored.
 
-History rules (docs/design.md, "History rules"): both sides of an edge are evidence; papers seen only
+History rules (docs/design.md, "2. History rules"): both sides of an edge are evidence; papers seen only
 in lists become stubs; an older snapshot changes nothing; an identical page writes
 nothing; every new edge and every growth of a stated count is an event with a growing id.
 "Older" is judged against a stored date that can be true: one an older version stored from a

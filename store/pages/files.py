@@ -10,7 +10,7 @@ from pathlib import Path
 from mapwatch.store.errors import FetchError
 
 PAGE_SUFFIXES = (".txt", ".md", ".html", ".htm")
-TEXT_SUFFIXES = (".txt", ".md")  # read as text only (README, "Page formats")
+TEXT_SUFFIXES = (".txt", ".md")  # read as text only (docs/pages.md, "Page formats")
 HTML_SUFFIXES = (".html", ".htm")  # read as HTML documents
 # The bundled seed pages, installed as package data of mapwatch.seeds.
 SEEDS_DIR = Path(str(resources.files("mapwatch.seeds")))

@@ -2,7 +2,7 @@
 
 The map's website serves each page as HTML; its text form (seeds/*.txt) is the format
 `store.pages.parse.parse_page` defines. This module only turns the page's *main content* into
-that text, so the text parser stays the single definition of the format (README,
+that text, so the text parser stays the single definition of the format (docs/pages.md,
 "Page formats").
 
 - Main content: the `<article>` holding the title (`<h1>`), else the `<main>` holding it,
@@ -262,7 +262,7 @@ class _Converter:
         if not any(_arxiv_label(s) for s in header):
             raise ParseError("HTML page without an arXiv link")
         if self.own and not any("HTML:" in s for s in header) and is_web_url(self.own):
-            # The page's own URL is its self link (README, "Page formats").
+            # The page's own URL is its self link (docs/pages.md, "Page formats").
             k = next(i for i, s in enumerate(header) if _arxiv_label(s))
             header[k] = f"{header[k]} · HTML: {self.own}"
         return "\n".join([lines[0], *header, *lines[header_end:]]).rstrip("\n") + "\n"

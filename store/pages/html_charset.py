@@ -1,5 +1,5 @@
 """An HTML page's bytes -> its text: UTF-8, UTF-16 with a BOM, or the charset its `<meta>`
-declares, strictly (README, "Page formats"): bytes that are not text in their encoding reject the
+declares, strictly (docs/pages.md, "Page formats"): bytes that are not text in their encoding reject the
 page with the text parser's line and reason, and nothing becomes U+FFFD."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mapwatch.store.errors import undecodable
 def decode_html(data: bytes) -> str:
     """The document's text: UTF-8 (with or without a BOM), UTF-16 with a BOM, or the charset
     its `<meta>` declares. Bytes that are not text in that encoding are rejected with their
-    line and byte, as a text page's are (README, "Page formats"): nothing becomes U+FFFD."""
+    line and byte, as a text page's are (docs/pages.md, "Page formats"): nothing becomes U+FFFD."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")

@@ -3,7 +3,7 @@
 Links are resolved against the document's base: `<base href>`, else the page's URL (http or
 https), else its `<link rel="canonical">`, else the map host its own absolute `/paper/`
 links name (a saved file); links whose scheme is not http or https are not links (see
-store.pages.html and README, "Page formats").
+store.pages.html and docs/pages.md, "Page formats").
 """
 
 from __future__ import annotations

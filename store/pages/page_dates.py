@@ -4,9 +4,10 @@ Reading a page's date (`parse_date`, `claimed_date`) is pure, as all parsing is.
 A page's "data through" and "First posted on arXiv" dates are claims (DESIGN, "The map is
 untrusted"). A date outside [ARXIV_START, today + FUTURE_MARGIN] cannot be true: the parser
 rejects the page (store/pages/parse.py), the stale rule ignores such a date stored by an older
-version (store/database/save.py), migration 0013 quarantines those already stored (store/database/schema_scale.py),
-and the count chart skips them (store/questions/graph.py `count_history`). "Today" is always passed in
-(the caller's clock); nothing here reads the time.
+version (store/database/save.py), migration 0013 quarantines those already stored
+(store/database/migrations/m0013_quarantine_impossible_dates.py), and the count chart skips them
+(store/questions/graph.py `count_history`). "Today" is always passed in (the caller's clock);
+nothing here reads the time.
 """
 
 from __future__ import annotations

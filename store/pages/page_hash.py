@@ -1,4 +1,5 @@
-"""What a page says, hashed: the content hash stored with each snapshot (README, "The database").
+"""What a page says, hashed: the content hash stored with each snapshot (docs/database.md,
+"Content hash and history rules").
 
 A hash of what the page says, not of its bytes: reformatting a page is not a change.
 """
@@ -23,7 +24,7 @@ def page_hash(page: MapPage) -> str:
     It is the sha256 of a canonical encoding: the page's fields as JSON with sorted keys,
     under a format version (`HASH_FORMAT`). Fields that are None, or equal to their declared
     default, are left out, so a field added to the model with a default changes no hash
-    (README, "The database"). Stored as `HASH_PREFIX` + the hex digest."""
+    (docs/database.md, "Content hash and history rules"). Stored as `HASH_PREFIX` + the hex digest."""
     text = '{"format":"' + HASH_FORMAT + '","page":' + canonical_json(page) + "}"
     return HASH_PREFIX + hashlib.sha256(text.encode("ascii")).hexdigest()
 

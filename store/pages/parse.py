@@ -22,7 +22,8 @@ from mapwatch.store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 # A title (the page's, or a listed paper's) longer than this is rejected: arXiv titles run to a
-# few hundred characters; a longer one is not a title (README, "mapwatch ingest").
+# few hundred characters; a longer one is not a title (docs/pages.md,
+# "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]").
 MAX_TITLE_CHARS = 1_000
 # Directions a page may place its paper in: a real page has one to three. Past this the page is
 # rejected (each placement becomes a direction with its own feed and files).
@@ -128,7 +129,8 @@ _listed = _pick_listed()
 
 def _link(url: str, line: int, what: str) -> str:
     """A link from a page, if it is http(s) with a host (store/urls.py); else the page is
-    rejected: nothing but http(s) links is stored (README, "Links from pages")."""
+    rejected: nothing but http(s) links is stored (docs/pages.md,
+    "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]": links from pages)."""
     safe = safe_http_url(url)
     if safe is None:
         raise ParseError(f"{what} is {url_problem(url)}", line)

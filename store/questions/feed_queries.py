@@ -123,8 +123,8 @@ def last_snapshot_id(db: Database) -> int:
 def papers_changed_since(db: Database, last_event_id: int, last_snapshot_id: int) -> set[str]:
     """Papers whose own feed and page differ since those cursors: they gained events, or their
     page was stored again. As with the ETag of a paper built on demand (feeds/serving/ondemand.py), a
-    citer's title corrected on the citer's own page shows at the paper's next change (README:
-    Feeds), so a 2% change rebuilds about 2% of the papers, not every paper they cite."""
+    citer's title corrected on the citer's own page shows at the paper's next change (docs/feeds.md,
+    "Feeds and web pages"), so a 2% change rebuilds about 2% of the papers, not every paper they cite."""
     rows = db.conn.execute(
         "SELECT paper_id FROM events WHERE id > :e UNION SELECT paper_id FROM snapshots WHERE id > :s",
         {"e": last_event_id, "s": last_snapshot_id})
@@ -261,7 +261,7 @@ def papers_with_history(db: Database) -> list[str]:
 @dataclass(frozen=True)
 class PaperMark:
     """What a paper's own feed and page are built from, as of now: its newest event and
-    its newest stored page (0: none). Read from one indexed row (README: Feeds)."""
+    its newest stored page (0: none). Read from one indexed row (docs/feeds.md, "Feeds and web pages")."""
 
     paper_id: str
     last_event_id: int

@@ -2,7 +2,7 @@
 same papers) and bibliographic coupling (citing the same papers).
 
 The work is bounded so that an answer takes tens of milliseconds on a map of a million
-papers, even for a paper cited tens of thousands of times (README, "/related"):
+papers, even for a paper cited tens of thousands of times (docs/graph.md, "Graph questions"):
 
 - co-citation reads the references of at most MAX_CITERS (200) of its citers (the newest,
   by id), at most CO_CITATION_ROWS (3,000) of them in all;

@@ -2,7 +2,7 @@
 
 FTS5's bm25 reads the whole index entry of every word it ranks by, to count the papers
 holding it: for a word in most of a 1,000,000-paper map that alone costs tens of
-milliseconds, however few papers are ranked. So (README, "/search"):
+milliseconds, however few papers are ranked. So (docs/bot.md, "Commands"):
 
 - each word's number of matching papers is counted up to WORD_SAMPLE, or estimated from
   how far back in storage order its WORD_SAMPLE newest matches reach;

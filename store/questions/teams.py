@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlite_utils import Database
 
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import with_alert_bylines
-from mapwatch.store.questions.types import AlertCiter, NewCiter, PaperRef
+from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef
 from mapwatch.store.scholarly.records import clean, openalex_author, orcid
 
 NAME_KEY = "name:"
@@ -194,7 +194,7 @@ def suggest_names(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Member:
-    kind: str  # author | paper
+    kind: Literal["author", "paper"]  # whom a team counts: a person, or one paper
     value: str  # author key, or paper id
     label: str
 
@@ -301,7 +301,7 @@ def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
 
 
 def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 10,
-         order: str = "event", hide_self: bool = False) -> News:
+         order: NewsOrder = "event", hide_self: bool = False) -> News:
     """The set's events in (after, upto], grouped per citing paper (most cited first with
     order="cited"), each with its byline and self-citation marks; with `hide_self`, a citing
     paper whose every citation of the set is a self-citation is left out (counted in `hidden`)."""

@@ -8,7 +8,9 @@ only (a follow, a digest, a graph answer) stay beside the query that answers it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+NewsOrder = Literal["event", "cited"]  # new citers in event order, or most cited first
 
 @dataclass(frozen=True)
 class PaperRef:

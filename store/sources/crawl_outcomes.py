@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from mapwatch.store.errors import ParseError
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_plan import Resource
+from mapwatch.store.sources.crawl_plan import Resource, ResourceKind
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class ResourceSeen:
     """robots.txt, a sitemap or a direction page was asked for: what to remember of it."""
 
     location: str
-    kind: str  # robots | sitemap | direction
+    kind: ResourceKind
     not_modified: bool  # a 304 (or a direction page not read): the stored validators and body still hold
     changed: bool  # different from what was read before (a direction page: its schedule)
     previous: Resource | None
@@ -114,6 +114,9 @@ class CrawlResult:
     searched: int = 0  # pages with room queued to look for tracked papers' unnamed new citers
     direction_pages: int = 0  # direction pages read (a 304 included)
     discovered: int = 0  # papers the database did not know, found this tick
+    # seconds the site's clock is ahead of ours (negative: behind), from a sitemap's Date header
+    # (store.sources.sitemaps.site_clock_skew); None: not measured this tick
+    clock_skew: float | None = None
     requests: int = 0  # requests sent to the site (robots.txt, sitemaps, pages, retries, redirects)
     # responses by status (store.sources.http_client.status_label)
     statuses: dict[str, int] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Literal
 from urllib.parse import urlsplit
 
 from sqlite_utils import Database
@@ -55,6 +56,8 @@ def split_source(source: str) -> tuple[str, str]:
     return source.rstrip("/"), DEFAULT_TEMPLATE
 
 
+ResourceKind = Literal["robots", "sitemap", "direction"]  # what a `crawl_resources` row holds
+
 @dataclass(frozen=True)
 class Validators:
     etag: str | None
@@ -67,7 +70,7 @@ class Resource:
     """robots.txt, a sitemap or a direction page, as last read (a `crawl_resources` row)."""
 
     location: str
-    kind: str  # robots | sitemap | direction
+    kind: ResourceKind
     etag: str | None = None
     last_modified: str | None = None
     sha256: str | None = None
@@ -117,6 +120,9 @@ class CrawlPlan:
     # Pages with room in their "Built on by" list, the most cited first (most likely to be
     # cited next): read when a tracked paper's new citers are named nowhere the tick looked.
     roomy: list[str] = field(default_factory=list)
+    # Papers whose "Built on by" list is full (a stated cited-by of ROOM or more): a change the
+    # sitemaps announce on their pages cannot name a new citer, so it is read after the re-checks.
+    full: set[str] = field(default_factory=set)
 
     def direction_due(self, url: str) -> bool:
         """Followed, never read, or due by DUE_TOLERANCE after the tick's start (a tick that starts a
@@ -168,7 +174,11 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
         rows[loc] = (pid, checked_at, next_at)
         if pid and not checked_at:
             frontier.append(pid)
-    has_page = dict(db.conn.execute("SELECT id, has_page FROM papers"))
+    has_page: dict[str, int] = {}
+    for pid, page, full in db.conn.execute("SELECT id, has_page, cited_by >= ? FROM papers", (ROOM,)):
+        has_page[pid] = page
+        if full:
+            plan.full.add(pid)
     if not has_page:  # an empty database: start from the bundled seeds' papers
         has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
     else:

@@ -5,7 +5,10 @@ this tick that the database does not know (newest ids first), pages the sitemaps
 the pages a search for a tracked paper's unexplained new citers reads (`SEARCH`, queued only
 when the classes before it are done: `CiterSearch`), the unseen papers' share, the pages due
 for a re-check; then the other unseen papers (newest first), which a search for a tracked
-paper's unlisted citers (`search_credit`) moves ahead of the re-checks. Each page taken, a
+paper's unlisted citers (`search_credit`) moves ahead of the re-checks; last, the pages the
+sitemaps say changed since their last check whose "Built on by" list is full (`SITEMAP_FULL`:
+a list of 30 most cited cannot name a new citer, only its count can move, so a storm of re-ordered hub lists
+waits behind every page that can reveal one). Each page taken, a
 direction page too, spends one of the budget (a site that answers with a thousand direction
 pages cannot keep the tracked papers from being read). Used by store.sources.http_source, on
 its event loop (docs/live-map.md).
@@ -17,7 +20,7 @@ import asyncio
 import heapq
 from collections import deque
 
-TRACKED, FOLLOWED, DIRECTION, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE = range(8)
+TRACKED, FOLLOWED, DIRECTION, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE, SITEMAP_FULL = range(9)
 MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahead, per tick
 
 
@@ -65,7 +68,7 @@ class CrawlQueue:
         """Whether the next page comes from the unseen papers past their share: nothing else is
         queued, or only re-checks are and a search moves those papers ahead of them."""
         top = self.heap[0][0] if self.heap else None
-        return bool(self.unseen_rest) and (top is None or (top >= DUE and self.search_credit > 0))
+        return bool(self.unseen_rest) and (top is None or top > DUE or (top == DUE and self.search_credit > 0))
 
     def next_class(self) -> int | None:
         """The class of what `take` would give next (None: nothing queued)."""

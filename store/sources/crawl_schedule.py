@@ -1,6 +1,6 @@
 """When to check each location of the map again: adaptive re-check intervals, and the age of
-an arXiv id (newest papers first). Pure: the time is passed in (README, "Following the live
-map over HTTP": "Spending the budget where change is").
+an arXiv id (newest papers first). Pure: the time is passed in (docs/live-map.md,
+"Following the live map over HTTP": spending the budget where change is).
 
 A location's interval halves when a check finds it changed (and is never longer than half
 the time since its previous change), and doubles when a check finds it the same, always

@@ -3,7 +3,7 @@
 Redirects are followed on the same host only (at most MAX_REDIRECTS); a 5xx, a 429, a
 timeout or a broken connection is retried with exponential backoff (or after the
 Retry-After the server asks for, up to a limit); bodies are read up to a cap; request starts
-are spaced by the host's Crawl-delay (README, "mapwatch refresh").
+are spaced by the host's Crawl-delay (docs/live-map.md, "Following the live map over HTTP").
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import random
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ def user_agent() -> str:
 
 
 class Deadline:
-    """A tick's deadline (README, "mapwatch refresh"): `seconds` from now (None:
+    """A tick's deadline (docs/live-map.md, "Following the live map over HTTP"): `seconds` from now (None:
     $MAPWATCH_TICK_DEADLINE, else 30 minutes). `in_flight`: the pages being fetched."""
 
     def __init__(self, seconds: float | None) -> None:
@@ -87,6 +88,9 @@ class HttpOptions:
     max_bytes: int = MAX_PAGE_BYTES
     max_crawl_delay: float = MAX_CRAWL_DELAY
     deadline: float | None = None  # seconds for the whole crawl; None: $MAPWATCH_TICK_DEADLINE, else 30 min
+    # draws the lastmod audits (store.sources.lastmods); None: the operating system's generator,
+    # which a site cannot predict. A seeded one makes a test or a benchmark repeatable.
+    audit_rng: random.Random | None = None
 
 
 class Retry(Exception):
@@ -116,6 +120,7 @@ class Response:
     content_type: str | None
     etag: str | None
     last_modified: str | None
+    date: str | None = None  # the Date header: the site's clock when it answered
 
 
 
@@ -193,7 +198,7 @@ class HttpClient:
                             raise Gone(status, f"redirected to another host ({urlsplit(target).netloc})")
                         continue
                     if status == 304:
-                        return Response(304, target, b"", False, None, None, None)
+                        return Response(304, target, b"", False, None, None, None, resp.headers.get("Date"))
                     if status == 429:
                         raise Retry("HTTP 429 Too Many Requests",
                                      retry_after_seconds(resp.headers.get("Retry-After")))
@@ -209,7 +214,8 @@ class HttpClient:
                         data = await read_capped(resp, limit)
                         too_big = len(data) > limit
                     return Response(200, target, data, too_big, resp.headers.get("Content-Type"),
-                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
+                                     resp.headers.get("ETag"), resp.headers.get("Last-Modified"),
+                                     resp.headers.get("Date"))
             raise Gone(0, "too many redirects")
         except TimeoutError:
             raise Retry(f"timed out after {self.options.timeout:g} s") from None

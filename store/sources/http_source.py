@@ -22,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
-from datetime import UTC
+from datetime import UTC, timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
@@ -50,6 +50,7 @@ from .crawl_queue import (
     NEW,
     SEARCH,
     SITEMAP_CHANGED,
+    SITEMAP_FULL,
     TRACKED,
     UNSEEN,
     CiterSearch,
@@ -60,15 +61,22 @@ from .http_client import ACCEPT, Deadline, Gone, HttpClient, HttpOptions, Retry,
 from .lastmods import Lastmods, direction_stale
 from .page_fetch import fetch_from
 from .robots import SiteFiles
+from .sitemaps import CLOCK_SKEW
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
-# Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, README,
+# Pages parsed at once, each in a worker thread: parsing (up to ~1 s for a 2 MB page, docs/pages.md,
 # "Page formats") never blocks the crawl's event loop, and at most this many bodies are held.
 PARSE_THREADS = 2
 
+
+
+def _span(d: timedelta) -> str:
+    """A clock difference as people say it: 25 minutes, 3.5 hours."""
+    minutes = d.total_seconds() / 60
+    return f"{minutes:.0f} minutes" if minutes < 120 else f"{minutes / 60:.1f} hours"
 
 class _Crawl(SiteFiles):
     """One tick's crawl of one host; see `crawl`."""
@@ -175,7 +183,12 @@ class _Crawl(SiteFiles):
         plan = self.plan
         robots_failure = await self.read_robots()
         sitemap = await self.read_sitemaps() if robots_failure is None else {}
-        lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid))
+        skew = timedelta(seconds=self.result.clock_skew or 0)
+        if abs(skew) > CLOCK_SKEW:
+            self.result.notes.append(f"the clock of {self.host} is {_span(abs(skew))} "
+                                     f"{'ahead of' if skew > timedelta(0) else 'behind'} ours (its Date header): "
+                                     "its sitemap lastmods are read on our clock")
+        lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid), skew)
         if sitemap and lastmods.covering and not self.sitemaps_failed:  # every sitemap read, naming the map
             gone = [loc for pid, loc in plan.frontier.items() if pid not in sitemap]
             if gone:
@@ -191,14 +204,16 @@ class _Crawl(SiteFiles):
         self.covering = lastmods.covering
         for url in plan.directions:
             self.enqueue_direction(url, forced=url in plan.followed)
-        audited = lastmods.audit(self.options.budget)  # requested all the same: the lastmods' evidence
+        # requested all the same: the lastmods' evidence
+        audited = lastmods.audit(self.options.budget, self.options.audit_rng)
         self.result.audited = len(audited)
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)
         for _mod, pid in lastmods.changed:
-            if pid in plan.known or pid in self.seen:
-                self.enqueue(pid, SITEMAP_CHANGED)
+            if pid in plan.known or pid in self.seen:  # a full list read before: after the re-checks (storms)
+                full = pid in plan.full and page_url(self.template, self.base, pid) in plan.checked
+                self.enqueue(pid, SITEMAP_FULL if full else SITEMAP_CHANGED)
             else:
                 await self.found(pid)
         for i, pid in enumerate(plan.unseen):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from datetime import timedelta
 
 from mapwatch.store.clock import iso
 from mapwatch.store.sources.crawl_plan import CrawlPlan
@@ -28,16 +29,18 @@ AUDIT_SHARE = 0.01
 
 
 class Lastmods:
-    def __init__(self, plan: CrawlPlan, sitemap: dict[str, str | None], location: Callable[[str], str]) -> None:
+    def __init__(self, plan: CrawlPlan, sitemap: dict[str, str | None], location: Callable[[str], str],
+                 skew: timedelta = timedelta(0)) -> None:
         """`sitemap`: paper id -> lastmod (or None), as the sitemaps list them; `location`: a
-        paper's page location (what `plan.checked` is keyed on)."""
+        paper's page location (what `plan.checked` is keyed on); `skew`: how far the site's
+        clock is ahead of ours (its lastmods are read on our clock)."""
         self.plan, self.location = plan, location
         self.now = iso(plan.now)
         self.changed: list[tuple[str, str]] = []  # (lastmod, paper id): newer than the last check, newest first
         self.same: set[str] = set()  # lastmod says: not changed since the last check
         checked = plan.checked
         for pid, mod in sitemap.items():
-            said = lastmod_says(mod, checked.get(location(pid)), plan.now)
+            said = lastmod_says(mod, checked.get(location(pid)), plan.now, skew)
             if said == "changed":
                 self.changed.append((mod or "", pid))
             elif said == "same":

@@ -61,7 +61,8 @@ async def fetch_from(http: HttpClient, url: str, target: str, paper_id: str, kno
         page = await off_loop(parse_document, data, url=resp.url, content_type=resp.content_type, today=today)
     except ParseError as e:
         page, error = None, e
-    if page is not None and page.id != paper_id:  # README, "mapwatch refresh": the page fetched for
+    # The page fetched for a paper is that paper's (docs/live-map.md, "Following the live map over HTTP").
+    if page is not None and page.id != paper_id:
         error = ParseError(f"the page is {page.id}'s, fetched for {paper_id}")
         page = None
     return Fetched(url, paper_id, len(data), sha, resp.etag, resp.last_modified, page, error, alternate)

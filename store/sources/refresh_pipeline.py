@@ -5,8 +5,9 @@ batch (store.sources.crawl_saver) right there, and a full batch is handed to the
 thread that alone uses the database (`mapwatch run`), or None, the calling thread itself
 (`mapwatch refresh`: the loop waits while a batch is stored). With a writer thread the crawl
 goes on while a batch is stored; a second full batch waits for the first to be stored, so at
-most two batches are held whatever the budget (bounded memory, README "mapwatch refresh"), and
-each batch is committed on its own: a process killed mid-tick keeps the batches stored.
+most two batches are held whatever the budget (bounded memory, docs/live-map.md,
+"Following the live map over HTTP"), and each batch is committed on its own: a process killed
+mid-tick keeps the batches stored.
 
 A batch that cannot be stored stops the crawl and its error is raised. Cancelled (a shutdown),
 the crawl stops and the batch being stored is waited for, so the database is never used by two

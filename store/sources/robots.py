@@ -1,6 +1,7 @@
 """robots.txt and the sitemaps, as one tick's crawl reads them (store.sources.http_source's
 `_Crawl` takes these methods): each read conditionally, its last body kept for a 304;
-robots.txt read with urllib.robotparser for mapwatch's User-Agent (README, "mapwatch refresh")."""
+robots.txt read with urllib.robotparser for mapwatch's User-Agent (docs/live-map.md,
+"Following the live map over HTTP")."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from .crawl_outcomes import CrawlResult, Emit, ResourceSeen
-from .crawl_plan import CrawlPlan, Resource, conditional_headers
+from .crawl_plan import CrawlPlan, Resource, ResourceKind, conditional_headers
 from .http_client import CrawlDelay, Deadline, Gone, HttpClient, HttpOptions, Response, Retry, user_agent
-from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, sitemap_entries
+from .sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, site_clock_skew, sitemap_entries
 
 MAX_ROBOTS_BYTES = 512 * 1024
 MAX_KEPT_BODY = 4 * 1024 * 1024  # robots.txt and sitemaps up to this size are kept for a 304
@@ -59,7 +60,7 @@ class SiteFiles:
     allowed: Callable[[str], bool]
     id_of: Callable[[str], str | None]
 
-    async def remember(self, url: str, kind: str, known: Resource | None, resp: Response,
+    async def remember(self, url: str, kind: ResourceKind, known: Resource | None, resp: Response,
                        keep_body: bool) -> bytes | None:
         """Record what was read; returns the body to use (the kept one after a 304)."""
         if resp.status == 304:
@@ -116,6 +117,8 @@ class SiteFiles:
             headers = conditional_headers(known, keep_body=True)
             try:
                 resp = await self.http.get_with_retries(url, headers, limit=MAX_SITEMAP_BYTES)
+                if self.result.clock_skew is None and (skew := site_clock_skew(resp.date, self.plan.now)) is not None:
+                    self.result.clock_skew = skew.total_seconds()
                 data = await self.remember(url, "sitemap", known, resp, keep_body=True)
                 kind, entries = await self.off_loop(sitemap_entries, data or b"")
             except (Gone, Retry, ValueError) as e:

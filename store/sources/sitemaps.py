@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
 MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
@@ -20,6 +21,9 @@ _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 # A lastmod vouches for a page only when it is at least this much older than the check: the
 # site's clock and ours may differ by that much.
 CLOCK_SKEW = timedelta(minutes=10)
+# A Date header further from our clock than this is not a clock that drifted (a cache's copy,
+# a mistake or a lie): no skew is measured from it, and lastmods are read as they stand.
+MAX_MEASURED_SKEW = timedelta(days=1)
 
 
 def sitemap_entries(data: bytes) -> tuple[str, list[tuple[str, str | None]]]:
@@ -100,7 +104,8 @@ def _chunks(data: bytes, size: int = 1 << 16) -> Iterator[bytes]:
             yield piece
 
 
-def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | None) -> str | None:
+def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | None,
+                 skew: timedelta = timedelta(0)) -> str | None:
     """What a sitemap `lastmod` (W3C date or date-time) says of a page last checked at
     `checked_at` (ISO date-time, UTC), each string parsed once:
     - "changed": later than the check (a date: later than the check's day); a page never
@@ -110,7 +115,10 @@ def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | No
       `now` (a lastmod in the future is a lie or a wrong clock: it vouches for nothing; with
       `now` None nothing is vouched for). Pages it vouches for need no re-check while the
       host's lastmods are believed (store.sources.sitemap_trust);
-    - None: neither (no lastmod, an unreadable one, or too close to the check to tell)."""
+    - None: neither (no lastmod, an unreadable one, or too close to the check to tell).
+    `skew`: how far the site's clock is ahead of ours (`site_clock_skew`); a date-time lastmod
+    is moved onto our clock before it is compared, so a site whose clock is behind cannot make
+    a change after our check look older than it."""
     if not checked_at:
         return "changed"
     if not lastmod:
@@ -124,11 +132,28 @@ def lastmod_says(lastmod: str | None, checked_at: str | None, now: datetime | No
         return "changed" if when.date() > seen.date() else None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
+    when -= skew
     if seen.tzinfo is None:
         seen = seen.replace(tzinfo=UTC)
     if when > seen:
         return "changed"
     return "same" if now is not None and when <= seen - CLOCK_SKEW and when <= now else None
+
+
+def site_clock_skew(date_header: str | None, now: datetime) -> timedelta | None:
+    """How far a site's clock is ahead of ours (negative: behind), from the Date header of an
+    answer received at about `now`; None without a readable Date or when it is more than
+    MAX_MEASURED_SKEW off (then it is not taken for the site's clock)."""
+    if not date_header:
+        return None
+    try:
+        said = parsedate_to_datetime(date_header)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if said.tzinfo is None:
+        said = said.replace(tzinfo=UTC)
+    skew = said - now
+    return skew if abs(skew) <= MAX_MEASURED_SKEW else None
 
 
 def says_unchanged(lastmod: str | None, checked_at: str | None, now: datetime) -> bool:

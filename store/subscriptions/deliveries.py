@@ -1,7 +1,7 @@
 """One subscription model for tracked papers (table `tracks`) and followed directions (table
 `follows`): a place (a channel, or a user's DMs) with a cursor into the event log.
 
-Both kinds are delivered the same way (README: Alerts): before posting, `mark_sending`
+Both kinds are delivered the same way (docs/bot.md, "Alerts"): before posting, `mark_sending`
 records which delivery is going out (a "sending" marker in `bot_state`, keyed by the kind's
 prefix); once settled, the delivery is recorded `delivered` (Discord accepted it, or a quiet
 skip), `failed` (refused for good: the failure is kept and the cursor moves past it) or the

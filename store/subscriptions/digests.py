@@ -35,9 +35,8 @@ from mapwatch.store.subscriptions.follows import (
     follows_of,
     most_cited_first,
 )
+from mapwatch.store.subscriptions.kinds import DIGEST_MODES, TRACK_SECTIONS, DigestMode, SectionKind, digest_mode
 
-DIGEST_MODES = ("daily", "weekly")
-TRACK_SECTIONS = ("paper", "author", "team")  # the digest sections of tracks (a paper, a person, a team)
 DEFAULT_HOUR = 9
 DEFAULT_TIMEZONE = "UTC"
 WEEKLY_WEEKDAY = 0  # weekly digests go out on Mondays
@@ -57,7 +56,7 @@ class DigestSettings:
 @dataclass(frozen=True)
 class DueDigest:
     place: Place
-    mode: str
+    mode: DigestMode
     period: datetime  # the scheduled time (UTC) this digest stands for
 
 
@@ -65,7 +64,7 @@ class DueDigest:
 class DigestSection:
     """One tracked paper or followed direction with something new, in a digest."""
 
-    kind: str  # "direction" | "paper" | "author" | "team"
+    kind: SectionKind
     item_id: int  # the follow's (or track's) id
     key: str  # direction slug, paper id, author key or team slug
     title: str  # direction name, paper title, the person's or the team's name
@@ -86,7 +85,7 @@ class DigestSection:
 @dataclass(frozen=True)
 class Digest:
     place: Place
-    mode: str
+    mode: DigestMode
     period: str  # ISO 8601 UTC
     from_event_id: int
     upto_event_id: int
@@ -212,15 +211,15 @@ def next_digest_at(settings: DigestSettings, mode: str, last_delivered: datetime
     return _slot(d, settings.hour, tz)
 
 
-def _digest_places(db: Database) -> list[tuple[Place, str, str]]:
+def _digest_places(db: Database) -> list[tuple[Place, DigestMode, str]]:
     """(place, mode, earliest created_at) for every place with enabled digest-mode follows or tracks."""
-    found: dict[tuple[Place, str], str] = {}
+    found: dict[tuple[Place, DigestMode], str] = {}
     for g, ch, u, m, since in db.conn.execute(
             "SELECT guild_id, channel_id, user_id, mode, created_at FROM follows"
             " WHERE disabled_reason IS NULL AND mode IN ('daily', 'weekly')"
             " UNION ALL SELECT guild_id, channel_id, user_id, mode, created_at FROM tracks"
             " WHERE disabled_reason IS NULL AND mode IN ('daily', 'weekly')"):
-        key = (Place(g, ch, u), m)
+        key = (Place(g, ch, u), digest_mode(m))
         if key not in found or since < found[key]:
             found[key] = since
     return [(p, m, since) for (p, m), since in sorted(
@@ -239,7 +238,7 @@ def _settings_for(db: Database, place: Place) -> DigestSettings:
     return get_digest_settings(db, guild_id=place.guild_id, user_id=place.user_id)
 
 
-def digest_schedule(db: Database, now: datetime) -> list[tuple[Place, str, datetime]]:
+def digest_schedule(db: Database, now: datetime) -> list[tuple[Place, DigestMode, datetime]]:
     """Every place and digest mode in use, with when its next digest is due."""
     out = []
     for place, mode, since in _digest_places(db):
@@ -256,7 +255,7 @@ def due_digests(db: Database, now: datetime) -> list[DueDigest]:
     return [DueDigest(p, m, at) for p, m, at in digest_schedule(db, now) if at <= now]
 
 
-def compose_digest(db: Database, place: Place, mode: str, period: datetime | str, *, upto: int | None = None,
+def compose_digest(db: Database, place: Place, mode: DigestMode, period: datetime | str, *, upto: int | None = None,
                    limit: int = 5) -> Digest:
     """What a place's digest holds: every enabled follow (and tracked paper) of that mode
     with something new past its cursor, up to `upto` (default: the newest event)."""

@@ -28,10 +28,10 @@ from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
-from mapwatch.store.questions.types import AlertCiter, PaperRef
+from mapwatch.store.questions.types import AlertCiter, NewsOrder, PaperRef
 from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions.kinds import MODES, Mode
 
-MODES = ("instant", "daily", "weekly")
 KEYWORD_MAX = 100
 
 
@@ -56,7 +56,7 @@ class Follow:
     direction_name: str
     direction_url: str | None
     keyword: str | None
-    mode: str
+    mode: Mode
     role_id: int | None
     created_at: str
     created_by: int | None
@@ -250,7 +250,7 @@ def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
 
 
 def follow_news(db: Database, follow: Follow, *, upto: int | None = None, limit: int = 10,
-                order: str = "event") -> FollowNews:
+                order: NewsOrder = "event") -> FollowNews:
     """The follow's new entries past its cursor (up to `upto`, default the newest event),
     keyword-filtered; the first `limit` in event order, or most cited first (order="cited")."""
     top = last_event_id(db) if upto is None else upto

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlite_utils import Database
 
@@ -21,8 +21,10 @@ from mapwatch.store.clock import iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import teams as people
 from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.types import NewsOrder
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.follows import Place, normalize_mode
+from mapwatch.store.subscriptions.kinds import Mode
 from mapwatch.store.subscriptions.tracking import reenable_track
 
 # For deliveries.remove: the column that names the subject (markers and cursors are TRACKS').
@@ -43,14 +45,14 @@ class SubjectTrack:
     last_event_id: int
     last_alert_at: str | None
     disabled_reason: str | None
-    mode: str
+    mode: Mode
     role_id: int | None
     last_failure: str | None
     hide_self: bool = False  # `self:hide`: citing papers sharing an author with every paper they cite here left out
     name: str = ""  # the person's name or the team's, as lists show it
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Literal["author", "team"]:
         return "author" if self.author_key else "team"
 
     @property
@@ -171,7 +173,7 @@ def feed_path(t: SubjectTrack, db: Database) -> str | None:
     return f"feeds/teams/{team.feed_slug}.atom" if team else None
 
 
-def subject_alert(db: Database, t: SubjectTrack, upto: int, *, limit: int = 10, order: str = "event",
+def subject_alert(db: Database, t: SubjectTrack, upto: int, *, limit: int = 10, order: NewsOrder = "event",
                   sending_since: str | None = None) -> SubjectAlert:
     """The track's events in (cursor, upto] that concern its papers, grouped per citing paper."""
     papers = people.subject_papers(db, guild_id=t.guild_id, author_key=t.author_key, team_slug=t.team_slug)

@@ -11,14 +11,13 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-
-KINDS = ("track", "follow")
+from mapwatch.store.subscriptions.kinds import THREAD_KINDS
 
 
 def set_threads(db: Database, kind: str, item_id: int, on: bool) -> None:
     """Whether each alert of this track or follow opens a discussion thread."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}")
+    if kind not in THREAD_KINDS:
+        raise ValueError(f"kind must be one of {THREAD_KINDS}")
     with db.atomic():
         db.conn.execute(
             "INSERT INTO delivery_options (kind, item_id, threads) VALUES (?, ?, ?)"

@@ -24,6 +24,7 @@ from mapwatch.store.questions.queries import directions_of
 from mapwatch.store.questions.types import CitationRow, PaperRow
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.follows import normalize_mode
+from mapwatch.store.subscriptions.kinds import Mode
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Track:
     last_event_id: int
     last_alert_at: str | None
     disabled_reason: str | None
-    mode: str = "instant"  # instant | daily | weekly (a digest; see store.subscriptions.digests)
+    mode: Mode = "instant"  # daily, weekly: a digest (store.subscriptions.digests)
     role_id: int | None = None  # the one role its alerts mention
     last_failure: str | None = None  # the last alert Discord refused for good, and why
     hide_self: bool = False  # `self:hide`: self-citations are left out of its alerts

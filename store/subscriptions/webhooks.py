@@ -1,7 +1,7 @@
 """Webhooks that receive a paper's alerts or a direction's follows, for channels the bot is not
-in and for Slack (docs/bot.md, "Webhooks"). Additive to store.subscriptions.tracking and
-store.subscriptions.follows: the same events, the same cursor rule (it moves only after the
-receiver accepted a message).
+in and for Slack (docs/bot.md, "Webhooks: channels without the bot, and Slack"). Additive to
+store.subscriptions.tracking and store.subscriptions.follows: the same events, the same cursor rule
+(it moves only after the receiver accepted a message).
 
 A webhook URL is a secret (anyone holding it can post): it is stored sealed
 (store.secret_box), found again by a keyed fingerprint (`url_id`), and shown only
@@ -21,6 +21,7 @@ from mapwatch.store import secret_box
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import PAPER_COLS, paper_row
+from mapwatch.store.subscriptions.kinds import WebhookKind, WebhookTarget
 from mapwatch.store.subscriptions.tracking import Alert, Track, alert_citers
 
 DISCORD_HOSTS = ("discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com", "ptb.discordapp.com",
@@ -37,7 +38,7 @@ SHAPES = "https://discord.com/api/webhooks/<id>/<token> or https://hooks.slack.c
 
 @dataclass(frozen=True)
 class WebhookUrl:
-    kind: str  # discord | slack
+    kind: WebhookKind
     url: str  # the secret, as given (with ?thread_id= for a Discord forum post)
     hint: str  # what may be shown: host and webhook id
 
@@ -103,8 +104,8 @@ def _discord(url: str, query: dict[str, list[str]], hint: str) -> WebhookUrl:
 @dataclass(frozen=True)
 class Webhook:
     id: int
-    kind: str
-    target_kind: str  # paper | direction
+    kind: WebhookKind
+    target_kind: WebhookTarget
     target: str  # a paper id or a direction slug
     url_hint: str
     guild_id: int | None

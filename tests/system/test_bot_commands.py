@@ -276,7 +276,7 @@ def test_ask_prints_answers(seeded, db_path) -> None:
 
 
 def test_parse_slash() -> None:
-    from mapwatch.bot.cli_ask import AskError, parse_slash
+    from mapwatch.cli.ask import AskError, parse_slash
 
     assert parse_slash("/paper Reinforcement Learning Enhanced") == (
         "paper", {"paper": "Reinforcement Learning Enhanced"})

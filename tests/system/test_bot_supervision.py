@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.feeds.run import RunConfig
-from mapwatch.feeds.scheduler import Tick, parse_schedule, start_scheduler
 from mapwatch.feeds.serving.health import FAILED_REFRESHES, Health
 from mapwatch.feeds.serving.server import start_server
-from mapwatch.run import run_all
+from mapwatch.service.run import run_all
+from mapwatch.service.schedule import parse_schedule, start_scheduler
+from mapwatch.service.services import RunConfig
+from mapwatch.service.tick import Tick
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR

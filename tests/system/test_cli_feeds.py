@@ -74,5 +74,5 @@ def test_serve_on_a_taken_port_is_one_clear_line(tmp_path: Path) -> None:
                             "--out", str(tmp_path / "public"), "--port", str(port)],
                            cwd=ROOT, capture_output=True, text=True, timeout=30,
                            env={**os.environ, "MAPWATCH_DB": str(tmp_path / "m.db")})
-    assert r.returncode == 1  # a failure, not a usage error (README, "Exit status")
+    assert r.returncode == 1  # a failure, not a usage error (docs/getting-started.md, "Exit status")
     assert "mapwatch: error:" in r.stderr and "in use" in r.stderr and "Traceback" not in r.stderr

@@ -1,5 +1,5 @@
 """Bad settings through the real CLI (issue 21, item 10): every environment variable and option
-of README "Configuration" out of its range is a usage error: exit 2, one line naming it, no
+of (docs/configuration.md, "Configuration") out of its range is a usage error: exit 2, one line naming it, no
 traceback, and nothing changed (the database is opened after the settings are checked)."""
 
 from __future__ import annotations

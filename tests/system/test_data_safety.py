@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from mapwatch.store.atomic import replacing, write_atomic
-from mapwatch.store.database import schema
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.migrations import migrations
 from tests.conftest import DATA, SEED_FILES, FakeClock
 from tests.system.test_cli_store import MAPWATCH, run
 
@@ -48,7 +48,7 @@ def shape(conn: sqlite3.Connection) -> dict[str, set]:
 
 
 def later_migrations() -> list[str]:
-    names = [m.name for m in schema.migrations.pending(open_db(":memory:", migrate=False))]
+    names = [m.name for m in migrations.pending(open_db(":memory:", migrate=False))]
     assert names[0] == "0001_initial"
     return names[1:]
 
@@ -56,8 +56,8 @@ def later_migrations() -> list[str]:
 def test_fixture_is_what_0001_initial_makes(tmp_path: Path) -> None:
     """The fixture was made by `0001_initial` and nothing else; 0001 is never edited."""
     db = open_db(tmp_path / "first.db", migrate=False)
-    schema.migrations.apply(db, stop_before=later_migrations())
-    assert [m.name for m in schema.migrations.applied(db)] == ["0001_initial"]
+    migrations.apply(db, stop_before=later_migrations())
+    assert [m.name for m in migrations.applied(db)] == ["0001_initial"]
     fixture = sqlite3.connect(FIXTURE_0001)
     assert shape(fixture) == shape(db.conn)
     assert fixture.execute("SELECT name FROM _sqlite_migrations").fetchall() == [("0001_initial",)]
@@ -72,7 +72,7 @@ def test_upgrade_from_schema_0001_keeps_every_row(tmp_path: Path, clock: FakeClo
     assert all(before[t][1] for t in TABLES_0001), "the fixture has rows in every table"
 
     db = open_db(path)  # applies every later migration
-    assert [m.name for m in schema.migrations.applied(db)] == ["0001_initial", *later_migrations()]
+    assert [m.name for m in migrations.applied(db)] == ["0001_initial", *later_migrations()]
     for table, (cols, old_rows) in before.items():
         assert rows(db.conn, table, cols) == old_rows, f"{table}: rows changed by the upgrade"
     assert db.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]

@@ -16,9 +16,9 @@ import feedparser
 import pytest
 
 from mapwatch.cli import main
-from mapwatch.feeds.run import RunConfig, run_services
-from mapwatch.feeds.scheduler import TickResult
 from mapwatch.feeds.serving.server import start_server
+from mapwatch.service.services import RunConfig, run_services
+from mapwatch.service.tick import TickResult
 from mapwatch.store.database.db import open_db
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.conftest import SEED_FILES, seed_page

@@ -3,7 +3,7 @@
 Another program's SQLite file, an empty file and a database of a newer schema (a migration
 this code does not know) are refused by every command that takes --db: exit 2, one line,
 and the file is not changed (same bytes, same mtime, no file made beside it). The commands
-that create databases (ingest, refresh, run) start one in an empty file (README, "Usage")."""
+that create databases (ingest, refresh, run) start one in an empty file (docs/getting-started.md, "Usage")."""
 
 from __future__ import annotations
 
@@ -117,13 +117,13 @@ def test_a_first_migration_killed_before_its_record_is_started_again(tmp_path: P
     another program's file holding a table of the same name stays refused and untouched."""
     from sqlite_utils import Database
 
-    from mapwatch.store.database import schema
+    from mapwatch.store.database.migrations import migrations
 
     db = tmp_path / "m.db"
     conn = sqlite3.connect(db)
     partial = Database(conn, execute_plugins=False)
-    schema.migrations.ensure_migrations_table(partial)
-    schema.migrations._migrations[0].fn(partial)  # the script ran, its record was never written
+    migrations.ensure_migrations_table(partial)
+    migrations._migrations[0].fn(partial)  # the script ran, its record was never written
     conn.close()
     r = mapwatch("ingest", "--db", db, "--quiet")
     assert r.returncode == 0, r.stderr

@@ -1,7 +1,8 @@
 """Property tests for the page parser (hypothesis).
 
 1. Round trip: a generated, canonical `MapPage` -> `format_page` -> `parse_page` is the same
-   model. The strategies cover the variations of docs/design.md, "What a map page may look like": titles with brackets,
+   model. The strategies cover the variations of (docs/design.md, "1. What a map page may look like"): titles
+   with brackets,
    parentheses, colons, LaTeX, markdown, non-ASCII; singular counts; thousands separators;
    empty and missing sections; old-style ids and versioned URLs; partial lists.
 2. Mutation: pages derived from the seeds and golden pages by byte flips, truncations, line

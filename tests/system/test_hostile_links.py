@@ -24,12 +24,12 @@ import discord
 import feedparser
 import pytest
 
-from mapwatch.bot.cli_ask import parse_slash
 from mapwatch.bot.client import MapwatchBot
 from mapwatch.bot.commands import run_core
 from mapwatch.bot.interactions import to_embed
 from mapwatch.bot.rendering.render import to_text
 from mapwatch.bot.rendering.replies import Ctx
+from mapwatch.cli.ask import parse_slash
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths

@@ -150,8 +150,8 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
 
 
 def test_parse_workers_run_below_the_writer() -> None:
-    """A worker lowers its CPU priority as it starts (README, Configuration:
-    MAPWATCH_BACKGROUND_NICE): the writer and the bot's answers come first."""
+    """A worker lowers its CPU priority as it starts (docs/configuration.md,
+    "Configuration": MAPWATCH_BACKGROUND_NICE): the writer and the bot's answers come first."""
     import os
     import sys
     from concurrent.futures import ProcessPoolExecutor

@@ -1,5 +1,5 @@
 """One import package, `mapwatch`: how it installs, how it starts, and its layer rule
-(README, "Architecture")."""
+(docs/architecture.md, "The layers")."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_the_circle_check_sees_a_circle() -> None:
 
 def test_the_checks_see_imports(tmp_path: Path) -> None:
     """The walk above finds what it looks for, relative imports included."""
-    names = {name for _, name in imported_names(ROOT / "mapwatch" / "cli.py", "mapwatch")}
+    names = {name for _, name in imported_names(ROOT / "mapwatch" / "cli" / "__init__.py", "mapwatch.cli")}
     assert "mapwatch.store.errors" in names
     sample = tmp_path / "sample.py"
     sample.write_text("from ..feeds import publish\nfrom . import commands\nimport store.errors\n"
@@ -155,8 +155,11 @@ def test_the_checks_see_imports(tmp_path: Path) -> None:
 
 
 # The layer rule: store <- feeds <- bot, and the entry package above them all: every module of
-# mapwatch/ (the command, and `run`'s composition of the layers) is out of the layers' reach.
-ENTRY = tuple(sorted(f"mapwatch.{p.stem}" for p in (ROOT / "mapwatch").glob("*.py") if p.stem != "__init__"))
+# mapwatch/ (the commands in mapwatch/cli/, and `run`'s composition of the layers) is out of the
+# layers' reach.
+ENTRY = tuple(sorted([*(f"mapwatch.{p.stem}" for p in (ROOT / "mapwatch").glob("*.py") if p.stem != "__init__"),
+                      *(f"mapwatch.{p.parent.name}" for p in (ROOT / "mapwatch").glob("*/__init__.py")
+                        if not p.parent.is_symlink())]))
 FORBIDDEN = {
     "store": ("mapwatch.feeds", "mapwatch.bot", *ENTRY),
     "feeds": ("mapwatch.bot", *ENTRY),
@@ -166,10 +169,12 @@ FORBIDDEN = {
 
 def test_the_composition_of_run_is_in_the_entry_package() -> None:
     """`mapwatch run` wires the scheduler, the feed server and the bot above the layers (issue 22)."""
-    assert {"mapwatch.cli", "mapwatch.run", "mapwatch.cli_run"} <= set(ENTRY)
+    assert {"mapwatch.cli", "mapwatch.service"} <= set(ENTRY)
+    assert (ROOT / "mapwatch" / "cli" / "run.py").exists()
     assert not (ROOT / "bot" / "run.py").exists() and not (ROOT / "bot" / "cli_run.py").exists()
-    names = {name for _, name in imported_names(ROOT / "mapwatch" / "run.py", "mapwatch")}
-    assert {"mapwatch.feeds.run", "mapwatch.bot.supervisor"} <= names
+    names = {name for _, name in imported_names(ROOT / "mapwatch" / "service" / "run.py", "mapwatch.service")}
+    assert {"mapwatch.service.services", "mapwatch.bot.supervisor"} <= names
+    assert not (ROOT / "feeds" / "run.py").exists() and not (ROOT / "feeds" / "scheduler.py").exists()
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
@@ -182,27 +187,49 @@ def test_layer_rule(layer: str) -> None:
     assert bad == []
 
 
+def argparse_importers(*folders: str) -> list[str]:
+    """Every module of the folders that imports argparse (ast: at the top or in a function)."""
+    return [f"{path.relative_to(ROOT)}:{line}" for path in python_files(*folders)
+            for line, name in imported_names(path, own_package(path)) if name.split(".")[0] == "argparse"]
+
+
+def test_only_the_cli_package_parses_a_command_line() -> None:
+    """argparse only in mapwatch/cli/: the layers and `run`'s composition take values, not a
+    command line (issue 31)."""
+    cli = ROOT / "mapwatch" / "cli"
+    outside = [where for where in argparse_importers("mapwatch", "store", "feeds", "bot", "seeds")
+               if not (ROOT / where.partition(":")[0]).is_relative_to(cli)]
+    assert outside == []
+    assert argparse_importers("mapwatch/cli")  # the check sees the package that does parse
+
+
+def test_the_argparse_check_sees_argparse(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from argparse import Namespace\n")
+    assert [name for _, name in imported_names(sample, "mapwatch.store")] == ["argparse", "argparse.Namespace"]
+
+
 # The layer rule inside store/ and bot/: each subpackage's __init__ docstring says what it may
-# import; these are the imports it must not make (README, "Architecture").
+# import; these are the imports it must not make (docs/architecture.md, "The layers").
 STORE_SUBPACKAGES = ("pages", "sources", "database", "questions", "subscriptions", "scholarly")
 BOT_SUBPACKAGES = ("rendering", "sending")
 SUB_FORBIDDEN = {
     # reading pages is pure: nothing of the database, nor of fetching, questions, subscriptions
     "store/pages": ("mapwatch.store.database", "mapwatch.store.sources", "mapwatch.store.questions",
-                    "mapwatch.store.subscriptions", "mapwatch.store.cli", "sqlite3", "sqlite_utils"),
-    "store/database": ("mapwatch.store.questions", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
+                    "mapwatch.store.subscriptions", "sqlite3", "sqlite_utils"),
+    "store/database": ("mapwatch.store.questions", "mapwatch.store.subscriptions"),
     # questions import nothing of sources
-    "store/questions": ("mapwatch.store.sources", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
-    "store/subscriptions": ("mapwatch.store.sources", "mapwatch.store.cli"),
-    "store/sources": ("mapwatch.store.cli",),
+    "store/questions": ("mapwatch.store.sources", "mapwatch.store.subscriptions"),
+    "store/subscriptions": ("mapwatch.store.sources",),
+    "store/sources": ("mapwatch.cli",),  # as every layer (ENTRY); no command line: argparse only in mapwatch/cli
     # the scholarly sources' records and their storage: nothing of the map's crawl or the bot's subscriptions
-    "store/scholarly": ("mapwatch.store.sources", "mapwatch.store.subscriptions", "mapwatch.store.cli"),
+    "store/scholarly": ("mapwatch.store.sources", "mapwatch.store.subscriptions"),
     # rendering is pure: no discord, no sending
     "bot/rendering": ("discord", "mapwatch.bot.sending", "mapwatch.bot.client", "mapwatch.bot.interactions",
                       "mapwatch.bot.run", "mapwatch.store.database", "mapwatch.store.sources"),
-    "bot/sending": ("mapwatch.bot.client", "mapwatch.bot.run", "mapwatch.bot.cli"),
+    "bot/sending": ("mapwatch.bot.client", "mapwatch.bot.run"),
 }
-# The store's top-level modules (errors, clock, ids, ...) sit below every subpackage; cli above them.
+# The store's top-level modules (errors, clock, ids, ...) sit below every subpackage.
 STORE_TOP_FORBIDDEN = tuple(f"mapwatch.store.{s}" for s in STORE_SUBPACKAGES)
 
 
@@ -219,8 +246,6 @@ def test_subpackage_layer_rule(folder: str) -> None:
 def test_the_store_top_imports_no_subpackage() -> None:
     bad = []
     for path in sorted((ROOT / "store").glob("*.py")):
-        if path.name == "cli.py":
-            continue
         for line, name in imported_names(path, own_package(path)):
             if any(name == f or name.startswith(f + ".") for f in STORE_TOP_FORBIDDEN):
                 bad.append(f"{path.relative_to(ROOT)}:{line}: {name}")
@@ -268,11 +293,12 @@ def test_the_checkout_is_the_package() -> None:
 
 # `mapwatch --help` imports only the command modules and what their options need: no
 # sqlite_utils (it loads numpy), discord, aiohttp, networkx, matplotlib (bench/RESULTS.md, "--help").
-HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli_run", "mapwatch.cli_enrich", "mapwatch.store",
-                   "mapwatch.feeds", "mapwatch.bot",
-                   "mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.bot.cli_ask", "mapwatch.bot.cli_graph",
-                   "mapwatch.bot.cli_sync", "mapwatch.bot.cli_webhook", "mapwatch.store.environment",
-                   "mapwatch.store.errors", "mapwatch.store.settings", "mapwatch.store.urls"}
+HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli.options", "mapwatch.cli.store", "mapwatch.cli.feeds",
+                   "mapwatch.cli.enrich", "mapwatch.cli.ask", "mapwatch.cli.run", "mapwatch.cli.sync",
+                   "mapwatch.cli.graph", "mapwatch.cli.webhook",
+                   "mapwatch.store", "mapwatch.feeds", "mapwatch.bot", "mapwatch.store.environment",
+                   "mapwatch.store.settings_table", "mapwatch.store.errors", "mapwatch.store.settings",
+                   "mapwatch.store.urls"}
 
 
 def test_help_imports_no_heavy_module(tmp_path: Path) -> None:
@@ -283,7 +309,7 @@ def test_help_imports_no_heavy_module(tmp_path: Path) -> None:
     assert r.stdout.startswith("usage: mapwatch "), r.stderr
     loaded = json.loads(r.stderr.splitlines()[-1])
     ours = {m for m in loaded if m.split(".")[0] == "mapwatch"}
-    assert "mapwatch.bot.cli_sync" in ours  # the walk sees the command modules
+    assert "mapwatch.cli.sync" in ours  # the walk sees the command modules
     assert ours - HELP_MAY_IMPORT == set()
     others = {m.split(".")[0] for m in loaded} - set(sys.stdlib_module_names) - {"mapwatch", "__main__"}
     others = {m for m in others if not m.startswith(("_distutils_hack", "__editable__", "_virtualenv"))}
@@ -341,8 +367,8 @@ def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
         entry_points = z.read(top_level.replace("top_level.txt", "entry_points.txt")).decode()
     assert "mapwatch = mapwatch.cli:main" in entry_points
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"mapwatch"}
-    for needed in ("mapwatch/__main__.py", "mapwatch/cli.py", "mapwatch/store/database/db.py",
-                   "mapwatch/bot/commands/papers.py",
+    for needed in ("mapwatch/__main__.py", "mapwatch/cli/__init__.py", "mapwatch/cli/run.py",
+                   "mapwatch/store/database/db.py", "mapwatch/bot/commands/papers.py",
                    "mapwatch/seeds/2412.10400.txt", "mapwatch/seeds/2507.04136.txt",
                    "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js"):
         assert needed in names, needed

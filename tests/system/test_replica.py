@@ -1,4 +1,4 @@
-"""The Litestream replica (docs/operations.md, "Replication"): what mapwatch changes while one
+"""The Litestream replica (docs/operations.md, "Replication (Litestream)"): what mapwatch changes while one
 is configured ($MAPWATCH_REPLICA), how current it is (store/database/replica.py, `mapwatch replica`,
 /healthz), and a bulk load streamed to a file replica and restored. The binary is the real
 one (the replicate extra); those tests skip with the reason when it is not installed."""

@@ -1,4 +1,4 @@
-"""A lost disk, restored from the Litestream replica (docs/operations.md, "Replication").
+"""A lost disk, restored from the Litestream replica (docs/operations.md, "Replication (Litestream)").
 
 Each round runs `mapwatch run` under `litestream replicate -exec` (the shipped
 litestream.yml, a file replica), refreshing generated map pages every second from a folder
@@ -175,7 +175,7 @@ def _feeds(out: Path) -> dict[str, list[tuple[str, str, str]]]:
     return feeds
 
 
-FEED_LIMIT = 100  # entries a feed lists (the newest; feeds/scheduler.py `limit`)
+FEED_LIMIT = 100  # entries a feed lists (the newest; mapwatch/service/tick.py `limit`)
 
 
 def _event_of(entry_id: str) -> int | None:

@@ -13,10 +13,10 @@ from typing import Any
 import discord
 import pytest
 
-from mapwatch.feeds.run import RunConfig
 from mapwatch.feeds.serving.health import Health
 from mapwatch.feeds.serving.metrics import Metrics
-from mapwatch.run import run_all
+from mapwatch.service.run import run_all
+from mapwatch.service.services import RunConfig
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR

@@ -17,12 +17,13 @@ from tests import pagegen
 from tests.feedcheck import snapshot
 
 BASE = "http://feeds.test:8080"
-UNTIMED = 3600.0  # every chart drawn in each publish (the 5 s limit leaves some for the next: README, Feeds)
+# every chart drawn in each publish (the 5 s limit leaves some for the next: docs/feeds.md, "Feeds and web pages")
+UNTIMED = 3600.0
 
 
 def same_years(pages: list) -> list:
     """Lists that state each paper's year as its own page does: a citer's details corrected on
-    its own page show in a feed at that feed's next change (README: Feeds), the one documented
+    its own page show in a feed at that feed's next change (docs/feeds.md, "Feeds and web pages"), the one documented
     way a tick's files may differ from a cold publish's."""
     def fix(lst):
         return dataclasses.replace(lst, items=tuple(dataclasses.replace(it, year=2026) for it in lst.items))

@@ -9,10 +9,10 @@ import json
 import logging
 from pathlib import Path
 
-from mapwatch.feeds.run import RunConfig, run_services
 from mapwatch.feeds.serving.health import Health
 from mapwatch.feeds.serving.metrics import Metrics, request_kind
 from mapwatch.log_format import JsonFormatter, TextFormatter
+from mapwatch.service.services import RunConfig, run_services
 from mapwatch.store.sources.http_client import status_label
 from tests.mapsite import MapSite, seed_texts, serve_site
 from tests.metricscheck import get, parse, scrape, value

@@ -12,7 +12,8 @@ import pytest
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from mapwatch.feeds.scheduler import JOB_ID, ScheduleError, Tick, TickResult, parse_schedule, start_scheduler
+from mapwatch.service.schedule import JOB_ID, ScheduleError, parse_schedule, start_scheduler
+from mapwatch.service.tick import Tick, TickResult
 from mapwatch.store.pages.files import SEEDS_DIR
 
 

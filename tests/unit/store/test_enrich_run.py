@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.feeds.run import RunConfig
-from mapwatch.run import run_all
+from mapwatch.service.run import run_all
+from mapwatch.service.services import RunConfig
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR

@@ -1,6 +1,7 @@
-"""One settings module (issue 22, item 3): every environment variable mapwatch takes is read in
-one pass at start (store/environment.py), each once, and passed on; nothing else in the package
-reads the environment; a bad value is a usage error (BadSetting: exit 2, one line naming it)."""
+"""One settings module (issue 22, item 3), one declared table (issue 31, item 3): every environment
+variable mapwatch takes is an entry of store/settings_table.py, read in one pass at start
+(store/environment.py), each once, and passed on; nothing else in the package reads the
+environment; a bad value is a usage error (BadSetting: exit 2, one line naming it)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from mapwatch.store import environment
 from mapwatch.store.environment import NAMES, Environment
 from mapwatch.store.errors import BadSetting
 from mapwatch.store.pages.files import SEEDS_DIR
+from mapwatch.store.settings_table import BY_NAME, SECRETS, SETTINGS, Setting
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")  # its settings table
@@ -44,21 +46,58 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES.values())) == len(NAMES) == 28
-    for name in NAMES.values():
+    assert len(set(NAMES)) == len(NAMES) == 28
+    for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
-    assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES.values())
+    assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)
+
+
+def test_the_table_is_the_single_source() -> None:
+    """Every variable named in the code is an entry of store.settings_table, and the
+    Environment knows no other; docs/configuration.md's table is the generated one."""
+    import re
+    import sys
+
+    named = set()
+    for folder in ("store", "feeds", "bot", "mapwatch"):
+        for path in (ROOT / folder).rglob("*.py"):
+            named |= set(re.findall(r"\b(MAPWATCH_[A-Z0-9_]*[A-Z0-9]|DISCORD_TOKEN)\b", path.read_text("utf-8")))
+    named |= {"PORT"}
+    assert named == set(NAMES), sorted(named ^ set(NAMES))
+    assert all(isinstance(s, Setting) and s.doc and s.default for s in SETTINGS)
+    assert set(SECRETS) == {"DISCORD_TOKEN", "MAPWATCH_WEBHOOK_KEY", "MAPWATCH_S2_KEY"}
+    assert set(Environment.read({}).raw_values) == set(BY_NAME)
+    with pytest.raises(KeyError):
+        Environment({"MAPWATCH_NOT_A_SETTING": "1"})
+    sys.path.insert(0, str(ROOT / "docs" / "gen"))
+    try:
+        import settings_reference
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "gen"))
+    assert settings_reference.render() in CONFIGURATION
+
+
+@pytest.mark.parametrize("name", ["DISCORD_TOKEN", "MAPWATCH_S2_KEY", "MAPWATCH_WEBHOOK_KEY"])
+def test_a_secret_is_in_no_error_line(name: str) -> None:
+    """A secret's parser never puts the value in its error (nor does anything else)."""
+    secret = "planted\x01secret-value"
+    env = Environment({name: secret})
+    try:
+        env.value(name)
+    except BadSetting as e:
+        assert "planted" not in str(e)
+    assert (name, secret.strip()) in env.secret_values()
 
 
 def test_one_pass_reads_each_variable_once() -> None:
     env = CountingEnviron({"PORT": "9000", "MAPWATCH_BASE_URL": "https://feeds.example.org/", "HOME": "/x"})
     read = Environment.read(env)
-    assert env.reads == Counter(NAMES.values())  # each of ours once, nothing else
+    assert env.reads == Counter(NAMES)  # each of ours once, nothing else
     assert read.listen_port() == 9000 and read.given_base_url() == "https://feeds.example.org"
     assert read.local_base_url() == "https://feeds.example.org"
     assert Environment().local_base_url() == "http://localhost:8080"  # one default port
     with pytest.raises(AttributeError):
-        read.port = "1"  # type: ignore[misc]  # frozen
+        read.raw_values = {}  # type: ignore[misc]  # frozen
 
 
 def test_a_command_reads_the_environment_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -70,8 +109,8 @@ def test_a_command_reads_the_environment_once(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setattr(os, "environ", counting)
     assert main(["publish", "--db", str(tmp_path / "m.db")]) == 0
     assert (tmp_path / "out" / "feeds.opml").read_text().count("https://feeds.example.org/") > 0
-    ours = {k: n for k, n in counting.reads.items() if k in NAMES.values()}
-    assert ours == dict.fromkeys(NAMES.values(), 1)
+    ours = {k: n for k, n in counting.reads.items() if k in NAMES}
+    assert ours == dict.fromkeys(NAMES, 1)
 
 
 def test_nothing_else_reads_the_environment() -> None:
@@ -128,7 +167,7 @@ def test_a_bad_value_matters_only_to_the_commands_that_use_it(monkeypatch: pytes
 
 
 def test_the_command_environment_is_current_only_while_it_runs() -> None:
-    mine = Environment(port="1234")
+    mine = Environment({"PORT": "1234"})
     with environment.installed(mine):
         assert environment.current() is mine
     assert environment.current() is not mine

@@ -24,9 +24,9 @@ from mapwatch.bot.commands import run_core
 from mapwatch.feeds import chart
 from mapwatch.feeds.publish import publish
 from mapwatch.feeds.serving.ondemand import CHART, PAGE, PaperCache
-from mapwatch.store.database import schema
 from mapwatch.store.database.db import MapDatabase, open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed, ingest_paths
+from mapwatch.store.database.migrations import migrations
 from mapwatch.store.errors import ParseError
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.page_dates import ARXIV_START, FUTURE_MARGIN
@@ -175,7 +175,7 @@ def poison(db, pid: str = SURVEY) -> None:
 def test_a_database_frozen_by_a_9999_snapshot_heals_on_open(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     old = MapDatabase(sqlite3.connect(path), execute_plugins=False)
-    schema.migrations.apply(old)
+    migrations.apply(old)
     ingest_paths(old, [SEEDS_DIR], clock=FakeClock())
     poison(old)
     # The older version's state: migration 0013 never ran (its table and its record absent).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.feeds.scheduler import Tick
+from mapwatch.service.tick import Tick
 from mapwatch.store import priority
 from mapwatch.store.errors import BadSetting
 from mapwatch.store.pages.files import SEEDS_DIR

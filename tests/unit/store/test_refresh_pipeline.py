@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.feeds.scheduler import Tick
+from mapwatch.service.tick import Tick
 from mapwatch.store.database.db import open_db
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh, refresh_async

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.store.database import schema
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.migrations import migrations
 from mapwatch.store.database.save import SourceInfo, save_pages
 from tests.conftest import DATA, SEED_FILES, FakeClock, older_snapshot, seed_page, write_page
 from tests.seedfacts import assert_seed_facts
@@ -165,7 +165,7 @@ def test_database_survives_reopen_with_schema_applied_once(db_path: Path, seeds_
     assert db2.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     names = [r["name"] for r in db2["_sqlite_migrations"].rows]
     assert names[:3] == ["0001_initial", "0002_feeds", "0003_tracking"] and len(names) == len(set(names))  # once each
-    assert schema.migrations.pending(db2) == []
+    assert migrations.pending(db2) == []
 
 
 def test_seed_files_are_named_by_arxiv_id() -> None:

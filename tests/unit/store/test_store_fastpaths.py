@@ -121,9 +121,9 @@ def test_ingest_restores_the_connection_settings_it_raises(tmp_path: Path) -> No
 
 
 def test_a_bulk_load_stores_its_pages_unsynced_and_restores_the_settings(tmp_path: Path) -> None:
-    """`PRAGMA synchronous` and `foreign_keys` are OFF while a bulk load stores its pages (README,
-    "mapwatch ingest"), as before after it, Ctrl-C included; an ingest into a map with papers
-    never changes them."""
+    """`PRAGMA synchronous` and `foreign_keys` are OFF while a bulk load stores its pages (docs/pages.md,
+    "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]"), as before after it, Ctrl-C included; an ingest
+    into a map with papers never changes them."""
     db = open_db(tmp_path / "m.db")
     seen: list[tuple] = []
 

@@ -11,7 +11,7 @@ from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli."""
+    """The store's commands: ingest, stats, backup. `--db` is added to each by mapwatch.cli.options."""
     p = sub.add_parser("ingest", help="store map pages from files or folders",
                        description="Parse map pages and store them with their history. "
                                    "Folders are searched for *.txt, *.md, *.html and *.htm pages. "
@@ -54,7 +54,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.questions.queries import map_stats
 
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
     paths = args.paths or [SEEDS_DIR]
     db = open_db(args.db)
     progress = CrawlProgress()

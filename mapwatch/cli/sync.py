@@ -16,32 +16,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_sync(args: argparse.Namespace) -> int:
     import asyncio
 
-    from mapwatch.store.environment import current
+    from mapwatch.store.environment import of_command
 
-    token = current().token()
+    env = of_command(args)
+    token = env.token()
     if not token:
         print("mapwatch: error: DISCORD_TOKEN is not set; sync registers the commands with Discord",
               file=sys.stderr)
         return EXIT_USAGE
     from mapwatch.store.database.db import require_db
 
-    count = asyncio.run(sync_commands(token, require_db(args.db)))
+    count = asyncio.run(sync_commands(token, require_db(args.db), base_url=env.local_base_url()))
     print(f"Synced {count} commands.")
     return EXIT_OK
 
 
-async def sync_commands(token: str, db_path: str | None) -> int:
+async def sync_commands(token: str, db_path: str | None, *, base_url: str) -> int:
     """`mapwatch sync`: log in, sync the tree, remember its hash."""
     from mapwatch.bot.client import SYNC_HASH_KEY, MapwatchBot
     from mapwatch.bot.discord_endpoints import from_environment
     from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db
-    from mapwatch.store.environment import current
     from mapwatch.store.subscriptions import bot_state
 
     from_environment()
     open_db(db_path).close()  # the schema
-    client = MapwatchBot(db_path, base_url=current().local_base_url(), sync="never")
+    client = MapwatchBot(db_path, base_url=base_url, sync="never")
     async with client:
         await client.login(token)
         synced = await client.tree.sync()

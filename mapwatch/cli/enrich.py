@@ -38,12 +38,12 @@ def cmd_enrich(args: argparse.Namespace) -> int:
 
     from mapwatch.store import settings
     from mapwatch.store.database.db import require_db
-    from mapwatch.store.environment import current
+    from mapwatch.store.environment import of_command
     from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.scholarly.enrich import DEFAULT_LIMIT, EnrichSettings, enrich_round
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
-    env = current()
+    env = of_command(args)
     limit = settings.bounded_int(args.limit, "--limit", 1, MAX_LIMIT) if args.limit is not None else DEFAULT_LIMIT
     config = EnrichSettings.from_environment(env)
     if args.source:

@@ -1,6 +1,6 @@
 """The feeds' half of `mapwatch run`: the scheduler and the feed server on one loop.
 
-`run_services` wires them; `mapwatch/run.py` (the command's one home, above the layers) runs it beside the
+`run_services` wires them; mapwatch.service.run (`run_all`) runs it beside the
 Discord bot, passing the bot's after-refresh hooks (alert delivery) and the tracked
 papers as the refresh's fetch priority.
 """
@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mapwatch.feeds.scheduler import AfterRefresh, Tick, parse_schedule, start_scheduler
-from mapwatch.store.environment import DEFAULT_PORT
+from mapwatch.feeds.serving.server import default_base_url
+from mapwatch.service.schedule import parse_schedule, start_scheduler
+from mapwatch.service.tick import AfterRefresh, Tick
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -41,13 +43,6 @@ class Serving:
     index: str
     opml: str
     direction_feeds: tuple[tuple[str, str], ...]  # (name, url)
-
-
-def default_base_url(host: str, port: int) -> str:
-    shown = "localhost" if host in ("", "0.0.0.0", "::") else host
-    if ":" in shown:
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
 
 
 def seed_if_empty(db_path: str | Path | None) -> bool:

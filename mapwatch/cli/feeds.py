@@ -1,4 +1,5 @@
-"""The feeds' commands: refresh, publish, serve. Heavy imports happen inside them."""
+"""The feeds' commands: refresh, publish, serve. Heavy imports happen inside them; the options
+they share with `run` are in mapwatch.cli.options."""
 
 from __future__ import annotations
 
@@ -7,34 +8,26 @@ import sys
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from mapwatch.cli.options import (
+    base_arg,
+    base_url,
+    given_base_url,
+    host,
+    listen_arg,
+    out_arg,
+    out_dir,
+    port,
+    source,
+    source_arg,
+)
 from mapwatch.store import settings
-from mapwatch.store.environment import DEFAULT_PORT, current
+from mapwatch.store.environment import of_command
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
+from mapwatch.store.settings_table import DEFAULT_PORT
 
 # publish and refresh write links to the default port when no base URL is given (not $PORT:
 # those commands serve nothing).
 LOCAL_BASE_URL = f"http://localhost:{DEFAULT_PORT}"
-
-
-def out_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", metavar="DIR",
-                   help="folder the feeds are written to (default: $MAPWATCH_FEEDS_DIR, else ./public)")
-
-
-def base_arg(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--base-url", metavar="URL",
-                   help="public address of the feeds, used in their links "
-                        f"(default: $MAPWATCH_BASE_URL, else {default})")
-
-
-def source_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--source", metavar="DIR|URL",
-                   help="folder of pages or the map's base URL (default: $MAPWATCH_SOURCE, else the bundled seeds)")
-
-
-def listen_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
 
 
 def _limit(p: argparse.ArgumentParser) -> None:
@@ -70,45 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     base_arg(p, "http://<host>:<port>")
     _limit(p)
     p.set_defaults(func=cmd_serve)
-    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in mapwatch/cli_run.py.
-
-
-def out_dir(args: argparse.Namespace) -> str:
-    """--out, else $MAPWATCH_FEEDS_DIR, else ./public: a folder, or nothing yet."""
-    if args.out:
-        return settings.out_folder(args.out, "--out")
-    return current().feeds_folder()
-
-
-def given_base_url(args: argparse.Namespace) -> str | None:
-    """--base-url, else $MAPWATCH_BASE_URL, checked (an http(s) address with a host); None: neither."""
-    if args.base_url is not None:
-        return settings.base_url(args.base_url, "--base-url")
-    return current().given_base_url()
-
-
-def base_url(args: argparse.Namespace, fallback: str) -> str:
-    return given_base_url(args) or fallback.rstrip("/")
-
-
-def host(args: argparse.Namespace) -> str:
-    return settings.listen_host(args.host, "--host")
-
-
-def port(args: argparse.Namespace) -> int:
-    """--port, else $PORT, else 8080."""
-    if args.port is not None:
-        return settings.port(args.port, "--port")
-    return current().listen_port()
-
-
-def source(args: argparse.Namespace) -> str:
-    """--source, else $MAPWATCH_SOURCE, else the bundled seeds; a URL must have a host."""
-    from mapwatch.store.pages.files import SEEDS_DIR
-
-    if args.source is not None:
-        return settings.http_source(args.source, "--source")
-    return current().source_or(str(SEEDS_DIR))
+    # `mapwatch run` (feeds, scheduler and the bot in one process) lives in mapwatch/cli/run.py.
 
 
 def limit(args: argparse.Namespace) -> int:
@@ -127,7 +82,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     if args.budget is not None:
         settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (README, "Configuration")
+    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
     deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
     options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
                                                                                     deadline=deadline)
@@ -163,17 +118,16 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     import asyncio
 
     from mapwatch.feeds.publish import publish
-    from mapwatch.feeds.run import default_base_url
     from mapwatch.feeds.serving.connections import limits_from_env
     from mapwatch.feeds.serving.ondemand import PaperCache
-    from mapwatch.feeds.serving.server import start_server
+    from mapwatch.feeds.serving.server import default_base_url, start_server
     from mapwatch.store.database.db import open_db, require_db
 
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
-    limits = limits_from_env()  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    admin_at = current().admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
+    limits = limits_from_env(of_command(args))  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    admin_at = of_command(args).admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
 
     async def main() -> None:
         from mapwatch.feeds.serving.metrics import Metrics

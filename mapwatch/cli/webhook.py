@@ -9,15 +9,8 @@ import argparse
 import sys
 from typing import Any
 
+from mapwatch.cli.options import ActionParser
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
-
-
-class ActionParser(argparse.ArgumentParser):
-    """An action's parser: `--db` accepted after the action too, without hiding one given before it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.add_argument("--db", metavar="FILE", default=argparse.SUPPRESS, help="SQLite database")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,43 +1,38 @@
-"""The `mapwatch` command: one entry point above the layers.
+"""The `mapwatch` command: one entry point above the layers, and the only package that parses
+a command line (no module of store/, feeds/ or bot/ imports argparse).
 
-It owns `main`, the exit statuses (README, "Exit status"), `--db`, signal handling, the
-environment (read once at start: store.environment) and the subcommand registry. Each
-command module adds its commands through one `register(subparsers)` (mapwatch.store.cli,
-mapwatch.feeds.cli, the bot's cli_* modules, and `run`, which composes the layers, from
-mapwatch.cli_run) and imports heavy libraries only inside its command functions, so
-`mapwatch --help` and `mapwatch ingest` start without loading discord or networkx. A
-command returns its exit status, or a coroutine for a service that runs until it ends or a
-signal stops it (`serve`, `run`).
+It owns `main`, the exit statuses (docs/getting-started.md, "Exit status"), signal handling, the environment
+(read once at start: store.environment) and the list of command modules, imported here in the
+order `mapwatch --help` lists their commands. `--db` and the options several commands share
+are defined once, in mapwatch.cli.options. Each command module (store: ingest, stats, backup,
+replica; feeds: refresh, publish, serve; enrich; ask; run, which composes the layers; sync;
+graph; webhook) adds its commands through one `register(subparsers)` and imports heavy
+libraries only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
+without loading discord or networkx. A command returns its exit status, or a coroutine for a
+service that runs until it ends or a signal stops it (`serve`, `run`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sqlite3
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mapwatch.cli import ask, enrich, feeds, graph, run, store, sync, webhook
+from mapwatch.cli.options import CommandParser
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
+if TYPE_CHECKING:
+    from mapwatch.store.environment import Environment
+
 # The command modules, in the order their commands are listed by `mapwatch --help`.
-COMMAND_MODULES = ["mapwatch.store.cli", "mapwatch.feeds.cli", "mapwatch.cli_enrich", "mapwatch.bot.cli_ask",
-                   "mapwatch.cli_run",
-                   "mapwatch.bot.cli_sync", "mapwatch.bot.cli_graph", "mapwatch.bot.cli_webhook"]
+COMMAND_MODULES = (store, feeds, enrich, ask, run, sync, graph, webhook)
 
 Outcome = int | Coroutine[Any, Any, None]
-
-
-class CommandParser(argparse.ArgumentParser):
-    """A subcommand's parser: every command takes `--db FILE` (README, "Usage")."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.add_argument("--db", metavar="FILE",
-                          help="SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Follow a citation map: store its pages with history, publish feeds, "
                     "answer and alert in Discord.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=CommandParser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return parser
 
 
@@ -58,7 +53,7 @@ _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL = 5, 6, 13
 
 def database_error(e: sqlite3.DatabaseError) -> tuple[str, int]:
     """One line and the exit status for a database error: 2 when the --db is not a database
-    that can be opened (a usage error), 1 for a failure while working (README, "Exit status")."""
+    that can be opened (a usage error), 1 for a failure while working (docs/getting-started.md, "Exit status")."""
     code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
     if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
         return ("mapwatch: error: the database is locked: another process kept it busy past the busy "
@@ -137,7 +132,8 @@ class StopDeadline:
         os._exit(EXIT_OK)
 
 
-def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS) -> int:
+def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS, *,
+                     env: Environment | None = None) -> int:
     """Run a service until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal, within
     `grace` seconds of it whatever the service's threads are doing (StopDeadline)."""
     import asyncio
@@ -145,15 +141,16 @@ def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRA
 
     from mapwatch.store.environment import current
 
+    env = env or current()
     try:
-        level = current().log_level_name()
+        level = env.log_level_name()
     except BaseException:
         service.close()  # never started
         raise
-    from mapwatch.log_format import configure, log_format
+    from mapwatch.log_format import configure
 
     try:
-        kind = log_format()
+        kind = env.log_format_name()  # $MAPWATCH_LOG_FORMAT
     except Exception:
         service.close()  # never started
         raise
@@ -192,9 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], Outcome] = args.func
     try:
-        with installed(Environment.read()):  # every setting of the environment, read once
+        env = Environment.read()  # every setting of the environment, read once
+        args.environment = env  # passed in to the command (store.environment.of_command)
+        with installed(env):  # and current() for the few deep readers
             outcome = func(args)
-            return outcome if isinstance(outcome, int) else run_until_signal(outcome)
+            return outcome if isinstance(outcome, int) else run_until_signal(outcome, env=env)
     except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,8 +1,8 @@
 """`mapwatch run`: the bot (when DISCORD_TOKEN is set), the refresh scheduler and the feed
 server in one asyncio process. The one place that wires them, above the layers it composes
-(mapwatch.cli_run reads the settings and calls `run_all`).
+(mapwatch.cli.run reads the settings and calls `run_all`).
 
-The feeds side (`feeds.run.run_services`) serves and refreshes; the bot adds its
+The feeds side (mapwatch.service.services: `run_services`) serves and refreshes; the bot adds its
 after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
 polled from the event log, so a `mapwatch refresh` run elsewhere is alerted too. The last
 hook starts an enrichment round (`EnrichmentStage`, docs/enrichment.md) in the background:
@@ -15,11 +15,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.supervisor import BOT_BACKOFF, supervise_bot
-from mapwatch.feeds.run import RunConfig, default_base_url, run_services, seed_if_empty
+from mapwatch.feeds.serving.server import default_base_url
+from mapwatch.service.services import RunConfig, run_services, seed_if_empty
+from mapwatch.service.tick import AfterRefresh
 from mapwatch.store.clock import utc_now
 
 if TYPE_CHECKING:
@@ -96,6 +99,47 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
         db.close()
 
 
+@dataclass
+class NextRefresh:
+    """The first after-refresh hook: the next tick's time, stored for the bot's /info."""
+
+    db_path: str | Path | None
+    trigger: Any
+
+    async def next_refresh(self, _result: Any) -> None:
+        await asyncio.to_thread(_remember_next_refresh, self.db_path, self.trigger)
+
+
+@dataclass
+class BotSide:
+    """The Discord bot of `mapwatch run`: `make_bot` builds one (the supervisor calls it again
+    after each crash), `current` holds the one now running, and `deliver_alerts` is the
+    after-refresh hook that sends this tick's alerts through it."""
+
+    db_path: str | Path | None
+    base_url: str
+    alert_interval: float
+    metrics: Metrics
+    client_kwargs: dict[str, Any] | None = None
+    current: list[Any] = field(default_factory=list)  # one at a time; a new one after each restart
+
+    def make_bot(self) -> Any:
+        from mapwatch.bot.client import MapwatchBot
+        from mapwatch.store.environment import current
+
+        # $MAPWATCH_SHARDS, else Discord's recommendation
+        kwargs = {"shard_count": current().shard_count(), **(self.client_kwargs or {})}
+        return MapwatchBot(self.db_path, base_url=self.base_url, alert_interval=self.alert_interval,
+                           metrics=self.metrics, **kwargs)
+
+    async def deliver_alerts(self, _result: Any) -> None:
+        bot = self.current[0] if self.current else None
+        if bot is not None and bot.is_ready() and not bot.is_closed():
+            sent = await bot.deliver_alerts()
+            if sent:
+                log.info("sent %d alerts", sent)
+
+
 async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], None] = print,
                   stop: asyncio.Event | None = None, alert_interval: float = 30.0,
                   client_kwargs: dict[str, Any] | None = None, bot_backoff: float = BOT_BACKOFF,
@@ -111,8 +155,8 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
     seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
     line. The feed server and the scheduler run on throughout; only their crash ends this."""
-    from mapwatch.feeds.scheduler import parse_schedule
     from mapwatch.feeds.serving.health import Health
+    from mapwatch.service.schedule import parse_schedule
     from mapwatch.store.database.db import open_db
 
     trigger = parse_schedule(config.refresh)
@@ -124,37 +168,17 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
     from mapwatch.feeds.serving.metrics import Metrics
 
     metrics = metrics or Metrics(config.db_path, health, replica_lag=replica_lag)
-    hooks = []
-
-    async def next_refresh(_result: Any) -> None:
-        await asyncio.to_thread(_remember_next_refresh, config.db_path, trigger)
-
-    hooks.append(next_refresh)
-    current: list[Any] = []  # the bot now running (one at a time; a new one after each restart)
-    make_bot: Callable[[], Any] | None = None
+    hooks: list[AfterRefresh] = [NextRefresh(config.db_path, trigger).next_refresh]
+    bot_side: BotSide | None = None
     if token:
-        from mapwatch.bot.client import MapwatchBot
+        import mapwatch.bot.client  # noqa: F401  (discord.py loaded before the first tick, as always)
         from mapwatch.bot.discord_endpoints import from_environment
 
         if from_environment():
             say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
         base = (config.base_url or default_base_url(config.host, config.port)).rstrip("/")
-
-        def make_bot() -> Any:
-            from mapwatch.store.environment import current
-
-            # $MAPWATCH_SHARDS, else Discord's recommendation
-            kwargs = {"shard_count": current().shard_count(), **(client_kwargs or {})}
-            return MapwatchBot(config.db_path, base_url=base, alert_interval=alert_interval, metrics=metrics, **kwargs)
-
-        async def deliver_alerts(_result: Any) -> None:
-            bot = current[0] if current else None
-            if bot is not None and bot.is_ready() and not bot.is_closed():
-                sent = await bot.deliver_alerts()
-                if sent:
-                    log.info("sent %d alerts", sent)
-
-        hooks.append(deliver_alerts)
+        bot_side = BotSide(config.db_path, base, alert_interval, metrics, client_kwargs)
+        hooks.append(bot_side.deliver_alerts)
     else:
         say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
 
@@ -174,9 +198,10 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
                      metrics=metrics),
         name="mapwatch-services")
     supervisor = None
-    if make_bot is not None:
+    if bot_side is not None:
         supervisor = asyncio.create_task(
-            supervise_bot(make_bot, token or "", say, health, current, backoff=bot_backoff), name="mapwatch-bot")
+            supervise_bot(bot_side.make_bot, token or "", say, health, bot_side.current, backoff=bot_backoff),
+            name="mapwatch-bot")
     try:
         await services  # a crash of the services side ends the process with its error
     finally:

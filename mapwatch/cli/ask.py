@@ -97,7 +97,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from mapwatch.bot.rendering.replies import Ctx
     from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db
-    from mapwatch.store.environment import current
+    from mapwatch.store.environment import of_command
 
     try:
         name, options = parse_slash(args.command)
@@ -117,7 +117,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              can_manage_guild=True, base_url=current().local_base_url())
+              can_manage_guild=True, base_url=of_command(args).local_base_url())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED

@@ -1,0 +1,85 @@
+"""The one schema, applied idempotently with sqlite-utils migrations: one module per migration,
+`mNNNN_<job>.py`, each holding one `migrate(db)` and the `NAME` sqlite-utils records it under in
+`_sqlite_migrations` (`NNNN_<job>`, as databases made by earlier versions have it: never rename
+one). They are registered below on the one `Migrations("mapwatch")`, by explicit imports, in the
+order they apply; a new migration is the next number, imported and listed last. No migration
+module imports another; code several share goes in a `_`-named module here (`_table_rebuild`).
+This folder holds more than 15 modules on purpose (tests/system/test_package.py only warns):
+one per migration, kept flat.
+
+Table and column names are a contract: users open the database with datasette or
+sqlite-utils. Add columns and tables in new migrations; never rename.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from mapwatch.store.database.migrations import (
+    m0001_initial,
+    m0002_feeds,
+    m0003_tracking,
+    m0004_graph,
+    m0005_follows,
+    m0006_delivery_failures,
+    m0007_crawl,
+    m0008_title_index,
+    m0009_feed_index,
+    m0010_pending_builds,
+    m0011_feed_direction_days,
+    m0012_drop_events_citing,
+    m0013_quarantine_impossible_dates,
+    m0014_crawl_schedule,
+    m0015_team_channels,
+    m0016_sitemap_trust,
+    m0017_ranks_state,
+    m0018_enrichment,
+    m0019_self_citations,
+    m0020_teams,
+    m0021_webhook_seal,
+    m0022_webhook_no_answer,
+    m0023_enrichment_changes,
+    m0024_first_read,
+    m0025_author_indexes,
+)
+
+# In the order they apply.
+STEPS: tuple[ModuleType, ...] = (
+    m0001_initial,
+    m0002_feeds,
+    m0003_tracking,
+    m0004_graph,
+    m0005_follows,
+    m0006_delivery_failures,
+    m0007_crawl,
+    m0008_title_index,
+    m0009_feed_index,
+    m0010_pending_builds,
+    m0011_feed_direction_days,
+    m0012_drop_events_citing,
+    m0013_quarantine_impossible_dates,
+    m0014_crawl_schedule,
+    m0015_team_channels,
+    m0016_sitemap_trust,
+    m0017_ranks_state,
+    m0018_enrichment,
+    m0019_self_citations,
+    m0020_teams,
+    m0021_webhook_seal,
+    m0022_webhook_no_answer,
+    m0023_enrichment_changes,
+    m0024_first_read,
+    m0025_author_indexes,
+)
+
+migrations = Migrations("mapwatch")
+for _step in STEPS:
+    migrations(name=_step.NAME)(_step.migrate)
+
+
+def apply(db: Database) -> None:
+    """Apply every migration `db` has not recorded yet, in order."""
+    migrations.apply(db)

@@ -1,0 +1,315 @@
+"""The declared table of settings: every environment variable mapwatch takes, one `Setting` each.
+
+Each entry names the variable, the parser that checks its raw value ("" when unset) and
+returns what to use, the default as docs/configuration.md states it, what the variable
+means, and whether its value is a secret. The table is the single source: store.environment
+reads exactly these variables (one pass) and parses each through its entry when a command
+asks for it, and docs/configuration.md's table is generated from it (docs/gen/settings_reference.py,
+checked by cog and tests/unit/test_docs.py).
+
+Why here, at the bottom of store/: the layer rule (tests/system/test_package.py) is store <
+feeds < bot < the entry package, and no layer may import the entry package, while the
+database's path, the busy timeout, a tick's deadline and background priority are read inside
+store/. The one place every layer may import is store's top level, below its subpackages; this
+module imports only store.settings and store.errors (pure checks). Parsing is lazy and per
+setting: a bad value is a usage error (BadSetting: exit 2, one line naming the variable) of the
+commands that ask for that setting, and of no other. A secret's value never appears in an
+error line (the parsers say so instead) nor in a log line (mapwatch.log_format hides every
+`secret` value).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mapwatch.store import settings
+from mapwatch.store.errors import BadSetting
+
+DEFAULT_DB = "mapwatch.db"
+DEFAULT_PORT = 8080
+DEFAULT_FEEDS_DIR = "public"
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+DEFAULT_TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most
+DEFAULT_NICE = 10  # `mapwatch run`'s refresh thread, when $MAPWATCH_BACKGROUND_NICE is not set
+MAX_NICE = 19
+DEFAULT_ALERT_INTERVAL = 30.0
+ENRICH_SOURCES = ("arxiv", "openalex", "s2")  # the open scholarly sources, in the order a round asks them
+DEFAULT_ENRICH = "arxiv,openalex,s2"  # all three: free, and asked at their published rates (docs/enrichment.md)
+DEFAULT_ARXIV_API = "https://export.arxiv.org/api/query"
+DEFAULT_OPENALEX_API = "https://api.openalex.org"
+DEFAULT_S2_API = "https://api.semanticscholar.org/graph/v1"
+MAX_SHARDS = 4096  # far above Discord's need for any one bot (one shard per 2,500 servers)
+LOG_FORMATS = ("text", "json")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable: `parse(raw)` checks the raw value ("" when unset) and returns
+    the value to use (None where the caller's own default applies), or raises BadSetting."""
+
+    name: str  # the variable, e.g. MAPWATCH_DB
+    parse: Callable[[str], Any]
+    default: str  # as the docs state it (Markdown)
+    doc: str  # what it means (Markdown)
+    secret: bool = False  # never in an error line or a log line
+
+
+# -- the parsers: raw text in, the value out (or BadSetting naming the variable) ----------------
+
+def _text(raw: str) -> str:
+    return raw
+
+
+def _database(raw: str) -> str:
+    return raw or DEFAULT_DB
+
+
+def _busy_timeout_ms(raw: str) -> int:
+    raw = raw.strip()
+    if not raw:
+        return DEFAULT_BUSY_TIMEOUT_MS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86_400:
+        raise BadSetting(f"$MAPWATCH_BUSY_TIMEOUT must be seconds (0 to 86400), not {raw!r}")
+    return int(seconds * 1000)
+
+
+def _source(raw: str) -> str | None:
+    return settings.http_source(raw, "$MAPWATCH_SOURCE") if raw else None
+
+
+def _feeds_folder(raw: str) -> str:
+    return settings.out_folder(raw or DEFAULT_FEEDS_DIR, "$MAPWATCH_FEEDS_DIR")
+
+
+def _base_url(raw: str) -> str | None:
+    url = raw.strip()
+    return settings.base_url(url, "$MAPWATCH_BASE_URL") if url else None
+
+
+def _port(raw: str) -> int:
+    return settings.port(raw or DEFAULT_PORT, "$PORT")
+
+
+def _refresh(raw: str) -> str | None:
+    return raw or None  # parsed by feeds.scheduler.parse_schedule (None: its default)
+
+
+def _tick_deadline(raw: str) -> float:
+    raw = raw.strip()
+    if not raw:
+        return DEFAULT_TICK_DEADLINE
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 86_400:
+        raise BadSetting(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
+    return seconds
+
+
+def _header_timeout(raw: str) -> float | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        timeout = float(raw)
+    except ValueError:
+        timeout = float("nan")
+    if not 0 < timeout <= 3600:  # NaN fails every comparison
+        raise BadSetting(f"$MAPWATCH_HEADER_TIMEOUT must be seconds (more than 0, at most 3600), not {raw!r}")
+    return timeout
+
+
+def _max_connections(raw: str) -> int | None:
+    raw = raw.strip()
+    if raw and not (raw.isdigit() and int(raw) >= 1):
+        raise BadSetting(f"$MAPWATCH_MAX_CONNECTIONS must be a whole number of at least 1, not {raw!r}")
+    return int(raw) if raw else None
+
+
+def _nice(raw: str) -> int | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        steps = int(raw)
+    except ValueError:
+        steps = -1
+    if not 0 <= steps <= MAX_NICE:
+        raise BadSetting(f"$MAPWATCH_BACKGROUND_NICE must be a whole number from 0 to {MAX_NICE}, not {raw!r}")
+    return steps
+
+
+def _alert_interval(raw: str) -> float:
+    raw = raw.strip()
+    if not raw:
+        return DEFAULT_ALERT_INTERVAL
+    return min(60.0, max(0.2, settings.seconds(raw, "$MAPWATCH_ALERT_INTERVAL", 0.0, 86_400.0)))
+
+
+def _log_level(raw: str) -> str:
+    level = raw.strip().upper() or "INFO"
+    if level not in logging.getLevelNamesMapping() or level == "NOTSET":
+        raise BadSetting(f"$MAPWATCH_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {raw!r}")
+    return level
+
+
+def _token(raw: str) -> str | None:
+    return raw.strip() or None  # never logged, echoed or stored
+
+
+def _discord_api(raw: str) -> str | None:
+    return settings.endpoint_url(raw, "$MAPWATCH_DISCORD_API") if raw else None
+
+
+def _discord_gateway(raw: str) -> str | None:
+    return settings.endpoint_url(raw, "$MAPWATCH_DISCORD_GATEWAY", websocket=True) if raw else None
+
+
+def _shards(raw: str) -> int | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise BadSetting(f"$MAPWATCH_SHARDS must be a whole number of shards (1 to {MAX_SHARDS:,}), not {raw!r}")
+    return settings.bounded_int(int(raw), "$MAPWATCH_SHARDS", 1, MAX_SHARDS)
+
+
+def _log_format(raw: str) -> str:
+    name = raw.strip().lower() or "text"
+    if name not in LOG_FORMATS:
+        raise BadSetting(f"$MAPWATCH_LOG_FORMAT must be text or json, not {raw!r}")
+    return name
+
+
+def _replica(raw: str) -> str | None:
+    return settings.replica(raw, "$MAPWATCH_REPLICA") if raw.strip() else None
+
+
+def _slack_webhooks(raw: str) -> str:
+    return settings.webhook_base(raw, "$MAPWATCH_SLACK_WEBHOOKS") if raw else ""
+
+
+def _admin_listen(raw: str) -> tuple[str, int] | None:
+    return settings.listen_address(raw, "$MAPWATCH_ADMIN_LISTEN") if raw else None
+
+
+def _enrich(raw: str) -> tuple[str, ...]:
+    text = raw.strip().lower() or DEFAULT_ENRICH
+    if text in ("off", "none"):
+        return ()
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENRICH_SOURCES]
+    if unknown or not names:
+        raise BadSetting(f"$MAPWATCH_ENRICH must be off or sources from {','.join(ENRICH_SOURCES)} separated "
+                         f"by commas, not {settings.shown(raw)}")
+    return tuple(n for n in ENRICH_SOURCES if n in names)
+
+
+def _api(name: str, default: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        return settings.api_base(raw.strip(), name) if raw.strip() else default
+    return parse
+
+
+def _s2_key(raw: str) -> str | None:
+    key = raw.strip()
+    if key and not key.isprintable():
+        raise BadSetting("$MAPWATCH_S2_KEY must be printable characters (the key itself is not shown)")
+    return key or None
+
+
+def _contact(raw: str) -> str | None:
+    raw = raw.strip()
+    return settings.email(raw, "$MAPWATCH_CONTACT") if raw else None
+
+
+# -- the table, in docs/configuration.md's order ----------------------------------------------
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("MAPWATCH_DB", _database, "`./mapwatch.db`", "the SQLite database file"),
+    Setting("DISCORD_TOKEN", _token, "unset",
+            "the bot's token; without it `mapwatch run` runs everything but the bot", secret=True),
+    Setting("MAPWATCH_ALERT_INTERVAL", _alert_interval, "`30`",
+            "seconds between checks of the event log for alerts (at most 60)"),
+    Setting("MAPWATCH_DISCORD_API", _discord_api, "Discord's",
+            "REST base of a Discord-compatible API (self-hosted, tests), e.g. `http://127.0.0.1:8080/api/v10`"),
+    Setting("MAPWATCH_DISCORD_GATEWAY", _discord_gateway, "Discord's",
+            "gateway URL of that server, e.g. `ws://127.0.0.1:8080/ws`"),
+    Setting("MAPWATCH_SLACK_WEBHOOKS", _slack_webhooks, "unset",
+            "a Slack-compatible incoming-webhook base accepted besides `https://hooks.slack.com/services` "
+            "(tests, self-hosted), e.g. `http://127.0.0.1:9000/services`"),
+    Setting("MAPWATCH_WEBHOOK_KEY", _text, "the file `<database>.webhook-key`",
+            "the key that seals webhook URLs (44 characters of base64; `mapwatch webhook key` prints the "
+            "database's): set it where the service's secrets live, so a database restored from its replica "
+            "keeps its webhooks ([Operations](operations.md#webhooks-and-their-key))", secret=True),
+    Setting("MAPWATCH_SOURCE", _source, "the bundled seeds",
+            "where `refresh` and `run` read pages: a folder or the map's URL"),
+    Setting("MAPWATCH_REFRESH", _refresh, "`1h`",
+            "how often `run` refreshes: an interval (`1h`, `30m`, `90s`, `1h30m`, `2d`) or a 5-field cron "
+            "expression in UTC (`0 */6 * * *`)"),
+    Setting("MAPWATCH_FEEDS_DIR", _feeds_folder, "`./public`", "the folder feeds are published to (`--out`)"),
+    Setting("MAPWATCH_BASE_URL", _base_url,
+            "`http://<host>:<port>` for `serve` and `run`, `http://localhost:8080` for `refresh` and `publish`",
+            "the public address of the feeds, used in their links and the bot's (`--base-url`)"),
+    Setting("PORT", _port, "`8080`", "the port `serve` and `run` listen on (`--port`)"),
+    Setting("MAPWATCH_BUSY_TIMEOUT", _busy_timeout_ms, "`10`",
+            "seconds a command waits for another process's write lock before it fails with \"database is "
+            "locked\" (exit 1)"),
+    Setting("MAPWATCH_BACKGROUND_NICE", _nice, "`10` for `run`; unset (normal priority) for `ingest` and `refresh`",
+            "how many steps (0-19, as `nice`) lower the CPU priority of background work is, so the bot's "
+            "answers come first on a busy machine: `run`'s refresh and publish thread, and `ingest` and "
+            "`refresh` run from the shell when it is set (their parse workers inherit it, and always run 5 "
+            "steps lower than the process that started them); 0 leaves it alone"),
+    Setting("MAPWATCH_TICK_DEADLINE", _tick_deadline, "`1800` (30 minutes)",
+            "seconds a refresh tick's HTTP crawl may take (`refresh` and each tick of `run`); pages not done "
+            "by then, queued or waiting on a `Retry-After` or `Crawl-delay`, are left for the next tick "
+            "(stored batches kept)"),
+    Setting("MAPWATCH_HEADER_TIMEOUT", _header_timeout, "`20`",
+            "seconds `serve` and `run` give a connection to send a whole request line and headers (and an "
+            "idle keep-alive connection before its next request) before closing it"),
+    Setting("MAPWATCH_MAX_CONNECTIONS", _max_connections, "`4096`",
+            "connections `serve` and `run` keep open at most (lowered to leave 256 file descriptors, at most "
+            "half, below `RLIMIT_NOFILE`); at the cap a new connection closes the oldest one not being "
+            "answered, or gets `503` when all are"),
+    Setting("MAPWATCH_REPLICA", _replica, "unset: no replica",
+            "the Litestream replica URL (`file:///path`, `s3://…`, `sftp://…`; read by the shipped "
+            "`litestream.yml` too): `mapwatch replica` and `/healthz` report its lag, and checkpoints are "
+            "left to Litestream ([Operations](operations.md#replication-litestream))"),
+    Setting("MAPWATCH_ADMIN_LISTEN", _admin_listen, "unset: on the public port",
+            "`HOST:PORT` (e.g. `127.0.0.1:9100`) where `run` serves `/healthz` and `/metrics` (and `serve` "
+            "`/metrics`) instead of the public port, which then answers 404 for them: for monitoring that "
+            "should not be public"),
+    Setting("MAPWATCH_LOG_LEVEL", _log_level, "`INFO`",
+            "log level of `serve` and `run` (`DEBUG`, `INFO`, `WARNING`, ...); the token is never logged"),
+    Setting("MAPWATCH_LOG_FORMAT", _log_format, "`text`",
+            "log lines of `serve` and `run`: `text`, or `json` (one object a line for log shippers; "
+            "[Operations](operations.md))"),
+    Setting("MAPWATCH_SHARDS", _shards, "Discord's recommendation",
+            "gateway shards of the bot (1 to 4096; [Operations](operations.md#shards))"),
+    Setting("MAPWATCH_ENRICH", _enrich, "`arxiv,openalex,s2`",
+            "the open scholarly sources `run` (after each refresh) and `enrich` ask: `arxiv`, `openalex`, "
+            "`s2`, comma-separated, or `off` ([Enrichment](enrichment.md))"),
+    Setting("MAPWATCH_CONTACT", _contact, "unset (the common pools)",
+            "the e-mail address the sources' polite pools ask for: in the User-Agent, and OpenAlex's `mailto`"),
+    Setting("MAPWATCH_ARXIV_API", _api("$MAPWATCH_ARXIV_API", DEFAULT_ARXIV_API), f"`{DEFAULT_ARXIV_API}`",
+            "the base URL of arXiv's API (a mirror, tests)"),
+    Setting("MAPWATCH_OPENALEX_API", _api("$MAPWATCH_OPENALEX_API", DEFAULT_OPENALEX_API),
+            f"`{DEFAULT_OPENALEX_API}`", "the base URL of OpenAlex's API"),
+    Setting("MAPWATCH_S2_API", _api("$MAPWATCH_S2_API", DEFAULT_S2_API), f"`{DEFAULT_S2_API}`",
+            "the base URL of Semantic Scholar's Graph API"),
+    Setting("MAPWATCH_S2_KEY", _s2_key, "unset (the shared public rate)",
+            "a Semantic Scholar API key (a secret like the token: sent in the `x-api-key` header only, never "
+            "logged, shown or stored)", secret=True),
+)
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+NAMES: tuple[str, ...] = tuple(BY_NAME)  # every variable mapwatch reads
+SECRETS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.secret)
