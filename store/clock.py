@@ -27,20 +27,29 @@ def parse_iso(text: str) -> datetime:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date (RFC 9110: `Date`, `Retry-After`) as an aware datetime (one without a zone
+    is taken as UTC); None when absent or unreadable."""
+    import email.utils
+
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
     """A `Retry-After` header as seconds: delta-seconds or an HTTP date (RFC 9110); None when
     absent or unreadable. Read by the map's crawler and the scholarly sources' client alike."""
-    import email.utils
-
     if not value:
         return None
     value = value.strip()
     if value.isdigit():
         return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    when = http_date(value)
+    if when is None:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())

@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
+
+from mapwatch.store.clock import http_date
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps protocol's limit, uncompressed
 MAX_SITEMAPS = 200  # sitemap files read per tick (an index may name more)
@@ -144,14 +145,9 @@ def site_clock_skew(date_header: str | None, now: datetime) -> timedelta | None:
     """How far a site's clock is ahead of ours (negative: behind), from the Date header of an
     answer received at about `now`; None without a readable Date or when it is more than
     MAX_MEASURED_SKEW off (then it is not taken for the site's clock)."""
-    if not date_header:
+    said = http_date(date_header)
+    if said is None:
         return None
-    try:
-        said = parsedate_to_datetime(date_header)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if said.tzinfo is None:
-        said = said.replace(tzinfo=UTC)
     skew = said - now
     return skew if abs(skew) <= MAX_MEASURED_SKEW else None
 
