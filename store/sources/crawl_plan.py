@@ -58,6 +58,7 @@ def split_source(source: str) -> tuple[str, str]:
 
 ResourceKind = Literal["robots", "sitemap", "direction"]  # what a `crawl_resources` row holds
 
+
 @dataclass(frozen=True)
 class Validators:
     etag: str | None
@@ -120,8 +121,9 @@ class CrawlPlan:
     # Pages with room in their "Built on by" list, the most cited first (most likely to be
     # cited next): read when a tracked paper's new citers are named nowhere the tick looked.
     roomy: list[str] = field(default_factory=list)
-    # Papers whose "Built on by" list is full (a stated cited-by of ROOM or more): a change the
-    # sitemaps announce on their pages cannot name a new citer, so it is read after the re-checks.
+    # Papers checked before on this host whose "Built on by" list is full (a stated cited-by of
+    # ROOM or more): a change the sitemaps announce on their pages cannot name a new citer, so it
+    # is read after the re-checks (a page never checked here is a first read, not a re-order).
     full: set[str] = field(default_factory=set)
 
     def direction_due(self, url: str) -> bool:
@@ -175,10 +177,11 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
         if pid and not checked_at:
             frontier.append(pid)
     has_page: dict[str, int] = {}
-    for pid, page, full in db.conn.execute("SELECT id, has_page, cited_by >= ? FROM papers", (ROOM,)):
+    full: set[str] = set()
+    for pid, page, is_full in db.conn.execute("SELECT id, has_page, cited_by >= ? FROM papers", (ROOM,)):
         has_page[pid] = page
-        if full:
-            plan.full.add(pid)
+        if is_full:
+            full.add(pid)
     if not has_page:  # an empty database: start from the bundled seeds' papers
         has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
     else:
@@ -187,8 +190,10 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     unseen: list[str] = []
     for pid, page in has_page.items():
         pid_row = rows.get(page_url(template, base, pid))
-        if page and pid_row is not None and pid_row[1]:
-            plan.pages_checked += 1
+        if pid_row is not None and pid_row[1]:
+            plan.pages_checked += bool(page)
+            if pid in full:
+                plan.full.add(pid)
         if pid in tracked:
             continue
         if pid_row is not None and pid_row[1]:

@@ -7,8 +7,8 @@ when the classes before it are done: `CiterSearch`), the unseen papers' share, t
 for a re-check; then the other unseen papers (newest first), which a search for a tracked
 paper's unlisted citers (`search_credit`) moves ahead of the re-checks; last, the pages the
 sitemaps say changed since their last check whose "Built on by" list is full (`SITEMAP_FULL`:
-a list of 30 most cited cannot name a new citer, only its count can move, so a storm of re-ordered hub lists
-waits behind every page that can reveal one). Each page taken, a
+a list of the 30 most cited cannot name a new citer, only its count can move, so a storm of
+re-ordered hub lists waits behind every page that can reveal one). Each page taken, a
 direction page too, spends one of the budget (a site that answers with a thousand direction
 pages cannot keep the tracked papers from being read). Used by store.sources.http_source, on
 its event loop (docs/live-map.md).

@@ -72,11 +72,11 @@ MAX_DIRECTION_PAGES = 2_000  # direction pages read per tick
 PARSE_THREADS = 2
 
 
-
 def _span(d: timedelta) -> str:
     """A clock difference as people say it: 25 minutes, 3.5 hours."""
     minutes = d.total_seconds() / 60
     return f"{minutes:.0f} minutes" if minutes < 120 else f"{minutes / 60:.1f} hours"
+
 
 class _Crawl(SiteFiles):
     """One tick's crawl of one host; see `crawl`."""
@@ -212,8 +212,7 @@ class _Crawl(SiteFiles):
                 self.enqueue(pid, TRACKED)
         for _mod, pid in lastmods.changed:
             if pid in plan.known or pid in self.seen:  # a full list read before: after the re-checks (storms)
-                full = pid in plan.full and page_url(self.template, self.base, pid) in plan.checked
-                self.enqueue(pid, SITEMAP_FULL if full else SITEMAP_CHANGED)
+                self.enqueue(pid, SITEMAP_FULL if pid in plan.full else SITEMAP_CHANGED)
             else:
                 await self.found(pid)
         for i, pid in enumerate(plan.unseen):
