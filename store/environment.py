@@ -110,7 +110,7 @@ class Environment:
 
     def refresh_schedule(self) -> str | None:
         """$MAPWATCH_REFRESH as given (None when unset: the scheduler's default); the
-        scheduler parses it (feeds.scheduler.parse_schedule)."""
+        scheduler parses it (mapwatch.service.schedule.parse_schedule)."""
         schedule: str | None = self.value("MAPWATCH_REFRESH")
         return schedule
 

@@ -98,7 +98,7 @@ def _port(raw: str) -> int:
 
 
 def _refresh(raw: str) -> str | None:
-    return raw or None  # parsed by feeds.scheduler.parse_schedule (None: its default)
+    return raw or None  # parsed by mapwatch.service.schedule.parse_schedule (None: its default)
 
 
 def _tick_deadline(raw: str) -> float:
