@@ -220,11 +220,11 @@ class _Crawl(SiteFiles):
                 self.enqueue(pid, UNSEEN)
             elif self.admit(pid):
                 self.queue.keep_unseen(pid)
+        for pid in audited:  # first among the re-checks: the tick's audits are all asked
+            self.enqueue(pid, DUE)
         for pid in plan.due:
             if not lastmods.vouch(pid, VOUCHED_CEILING, due=True):
                 self.enqueue(pid, DUE)
-        for pid in audited:
-            self.enqueue(pid, DUE)
         self.result.vouched = lastmods.vouched
         if lastmods.rescheduled:
             await self.emit(Vouched(lastmods.rescheduled))

@@ -5,7 +5,7 @@ need not be requested while the host's lastmods are believed (store.sources.site
 
 from __future__ import annotations
 
-import math
+import heapq
 import random
 from collections.abc import Callable
 from datetime import timedelta
@@ -19,12 +19,15 @@ from mapwatch.store.sources.sitemaps import lastmod_says
 # HTTP (papers with a page) names (nearly) every page, new ones included: direction pages
 # (which then name nothing new) are read every VOUCHED_DIRECTIONS instead of every tick.
 COVERING = 0.9
-# Audits: each tick, pages a believed lastmod vouches for are requested all the same, drawn at
-# random (the operating system's generator: a site cannot know which of its pages will be
-# compared), so lastmods that hide changes on some pages are found out within days, not at
-# the monthly re-check. As many as the vouched pages over AUDIT_TICKS ticks (each page about
-# once a week of hourly ticks), at least one, at most AUDIT_SHARE of the budget.
-AUDIT_TICKS = 168
+# Audits: each tick, a fixed number of the pages a believed lastmod vouches for are requested
+# all the same: `audit_size(budget)`, AUDIT_SHARE of the budget (rounded, at least 1; all of
+# them when fewer are vouched). Half of them (rounded down) are drawn at random among the vouched
+# pages (by `HttpOptions.audit_rng`, else the operating system's generator: a site cannot know
+# which of its pages will be compared); the others are the vouched pages checked longest ago (ties
+# drawn at random), so every page vouched for at a tick is audited within
+# ceil(N / (size - size // 2)) ticks of N vouched pages (or re-checked at VOUCHED_CEILING, if
+# sooner). Lastmods that hide changes on some pages are so found out within days, not at the
+# monthly re-check (docs/live-map.md, "Believed lastmods, verified").
 AUDIT_SHARE = 0.01
 
 
@@ -51,14 +54,24 @@ class Lastmods:
         self.vouched = 0  # pages not requested because of their lastmod
 
     def audit(self, budget: int, rng: random.Random | None = None) -> list[str]:
-        """Pick this tick's audited pages (see AUDIT_TICKS) among those a believed lastmod says
-        did not change; they are requested, and their check is evidence for or against the
+        """Pick this tick's audited pages (see AUDIT_SHARE) among those a believed lastmod says
+        did not change: `audit_size(budget)` of them (all when fewer), half at random, the rest
+        the longest unchecked; they are requested, and their check is evidence for or against the
         lastmods (`plan.vouched_same`). None while the lastmods are not believed (every page is
         then requested on its own schedule)."""
         if not self.plan.lastmod_believed or not self.same:
             return []
-        k = min(max(1, int(budget * AUDIT_SHARE)), math.ceil(len(self.same) / AUDIT_TICKS))
-        picked = (rng or random.SystemRandom()).sample(sorted(self.same), min(k, len(self.same)))
+        rng = rng or random.SystemRandom()
+        size = min(audit_size(budget), len(self.same))
+        ordered = sorted(self.same)  # (a seeded generator then draws the same pages)
+        checked = {pid: self.plan.checked.get(self.location(pid), "") for pid in ordered}
+        oldest = size - size // 2
+        edge = checked[heapq.nsmallest(oldest, ordered, key=checked.__getitem__)[-1]]
+        older = [pid for pid in ordered if checked[pid] < edge]
+        ties = [pid for pid in ordered if checked[pid] == edge]
+        picked = older + rng.sample(ties, oldest - len(older))
+        chosen = set(picked)
+        picked += rng.sample([pid for pid in ordered if pid not in chosen], size - oldest)
         self.same.difference_update(picked)
         self.plan.vouched_same.update(picked)
         return picked
@@ -85,6 +98,12 @@ class Lastmods:
         """Whether a direction page is read: always, unless the sitemap covers the map
         (`covering`); then when it was last read VOUCHED_DIRECTIONS ago, or never."""
         return not self.covering or direction_stale(self.plan, url)
+
+
+def audit_size(budget: int) -> int:
+    """Vouched pages audited a tick at a page budget of `budget`: AUDIT_SHARE of it, rounded,
+    at least 1 (36 at the default hourly 3,600; 5 at 500)."""
+    return max(1, round(budget * AUDIT_SHARE))
 
 
 def direction_stale(plan: CrawlPlan, url: str) -> bool:
