@@ -100,6 +100,12 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'changed_at': 'the last check that found the page changed',
             'next_check_at': 'when it is due',
             'interval_s': 'its re-check interval, seconds',
+            'checks': 'checks over HTTP that compared it with its stored version (its change history)',
+            'checks_unchanged': 'of those, the checks that found it unchanged',
+            'checked_s': 'the seconds those checks covered (each from the check before it)',
+            'dated_changes': 'checks that found it changed and could date the change (Last-Modified)',
+            'unchanged_s': 'the seconds it is known to have stayed unchanged (to the change, when dated)',
+            'change_rate': 'its estimated changes a day (Cho and Garcia-Molina; docs/live-map.md, "Re-checks by value")',
         }),
     'crawl_resources': (
         'robots.txt, a sitemap or a direction page of the map, as last read, for conditional requests',

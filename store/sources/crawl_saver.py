@@ -12,15 +12,16 @@ most MAX_LISTED failures and rejections). Schedules count from the tick's start 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
-from mapwatch.store.clock import Clock, iso
+from mapwatch.store.clock import Clock, http_date, iso, parse_iso
 from mapwatch.store.database.prepared import SourceInfo
 from mapwatch.store.database.save import Rejection, record_rejections, save_pages
 from mapwatch.store.pages.model import MapPage
+from mapwatch.store.sources.change_rate import History, estimate
 from mapwatch.store.sources.crawl_outcomes import (
     Discovered,
     Fetched,
@@ -45,6 +46,41 @@ if TYPE_CHECKING:
     from mapwatch.store.sources.refresh_report import RefreshReport
 
 MAX_LISTED = 100  # failures and rejections a report lists (all are counted; rejections are stored)
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """A location's row before a check: its schedule and its change history."""
+
+    interval_s: int | None
+    changed_at: str | None
+    checked_at: str | None
+    history: History
+
+
+def _seconds(since: str | None, now: datetime) -> float | None:
+    """Seconds from the time `since` (ISO) to `now`; None when unknown or unreadable."""
+    if not since:
+        return None
+    try:
+        return (now - parse_iso(since)).total_seconds()
+    except ValueError:
+        return None
+
+
+def _since_change(last_modified: str | None, now: datetime) -> float | None:
+    """Seconds from a page's Last-Modified (an HTTP date) to the check at `now`."""
+    when = http_date(last_modified)
+    return None if when is None else (now - when).total_seconds()
+
+
+def _history_columns(h: History) -> tuple[int | None, int | None, float | None, int | None, float | None, float | None]:
+    """The `sources` columns of a history (NULL before its first compared check) and its rate."""
+    if not h.checks:
+        return None, None, None, None, None, None
+    rate = estimate(h)
+    return h.checks, h.checks_unchanged, h.checked_s, h.dated_changes, h.unchanged_s, \
+        None if rate is None else round(rate, 6)
 
 
 @dataclass
@@ -125,6 +161,7 @@ class CrawlSaver:
     def store(self, b: CrawlBatch) -> None:
         db, report = self.db, self.report
         stored: set[str] = set()
+        prior = self._prior([url for url, _pid, _f in b.touched])  # (before saving records this check)
         if b.pages:
             saved = save_pages(db, b.pages, self.clock())
             stored = set(saved.stored)
@@ -148,7 +185,7 @@ class CrawlSaver:
                 " ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at",
                 [(url, pid, started) for url, pid, _found in b.touched])
             db.conn.executemany("UPDATE sources SET text_url = ? WHERE location = ?", b.texts)
-            self._schedule(b.touched, stored)
+            self._schedule(b.touched, stored, prior, {info.location: info.last_modified for _p, info in b.pages})
             db.conn.executemany("UPDATE sources SET next_check_at = ? WHERE location = ?",
                                 [(until, url) for url, until in b.vouched])
             db.conn.executemany("DELETE FROM sources WHERE location = ? AND checked_at IS NULL",
@@ -163,31 +200,48 @@ class CrawlSaver:
                 self.lastmod_compared += 1
                 self.lastmod_missed += found == "page" and pid in stored
 
-    def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str]) -> None:
-        """Each location checked: its next check, sooner when it changed (a new page stored),
-        later when not; a failure is tried again after the shortest interval."""
-        if not touched:
-            return
-        conn = self.db.conn
-        known: dict[str, tuple[int | None, str | None]] = {}
-        locations = [url for url, _pid, _f in touched]
+    def _prior(self, locations: list[str]) -> dict[str, _Prior]:
+        """What the locations' rows said before this batch: schedule and change history."""
+        known: dict[str, _Prior] = {}
         for i in range(0, len(locations), 500):
             chunk = locations[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            known.update((loc, (interval, changed_at)) for loc, interval, changed_at in conn.execute(
-                f"SELECT location, interval_s, changed_at FROM sources WHERE location IN ({marks})", chunk))
+            for loc, interval, changed_at, checked_at, n, same, checked_s, dated, unchanged_s in self.db.conn.execute(
+                    "SELECT location, interval_s, changed_at, checked_at, checks, checks_unchanged, checked_s,"
+                    f" dated_changes, unchanged_s FROM sources WHERE location IN ({marks})", chunk):
+                known[loc] = _Prior(interval, changed_at, checked_at,
+                                    History(n or 0, same or 0, checked_s or 0.0, dated or 0, unchanged_s or 0.0))
+        return known
+
+    def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str], prior: dict[str, _Prior],
+                  last_modified: dict[str, str | None]) -> None:
+        """Each location checked: its next check, sooner when it changed (a new page stored),
+        later when not; a failure is tried again after the shortest interval. A check that
+        compared a page with its stored version (changed or not) adds to its change history
+        (store.sources.change_rate): the interval since its previous check, and, for a change
+        the site dated (Last-Modified, after that check), the time since the change."""
+        if not touched:
+            return
         rows = []
         for url, pid, found in touched:
-            interval, changed_at = known.get(url, (None, None))
+            p = prior.get(url) or _Prior(None, None, None, History())
+            interval, changed_at = p.interval_s, p.changed_at
             if found == "failed":
-                rows.append((interval, iso(self.now + timedelta(seconds=PAGE_BOUNDS.low)), changed_at, url))
+                rows.append((interval, iso(self.now + timedelta(seconds=PAGE_BOUNDS.low)), changed_at,
+                             *_history_columns(p.history), url))
                 continue
+            changed = found == "page" and pid in stored
+            history = p.history
+            since = _seconds(p.checked_at, self.now)
+            if found != "missing" and since is not None and since > 0:
+                history = history.after(since, changed, _since_change(last_modified.get(url), self.now)
+                                        if changed else None)
             bounds = MISSING_BOUNDS if found == "missing" else PAGE_BOUNDS
-            s = after_check(self.now, interval, found == "page" and pid in stored, changed_at, bounds,
-                            early=spread(url))
-            rows.append((s.interval_s, s.next_check_at, s.changed_at, url))
-        conn.executemany("UPDATE sources SET interval_s = ?, next_check_at = ?, changed_at = ? WHERE location = ?",
-                         rows)
+            s = after_check(self.now, interval, changed, changed_at, bounds, early=spread(url))
+            rows.append((s.interval_s, s.next_check_at, s.changed_at, *_history_columns(history), url))
+        self.db.conn.executemany(
+            "UPDATE sources SET interval_s = ?, next_check_at = ?, changed_at = ?, checks = ?, checks_unchanged = ?,"
+            " checked_s = ?, dated_changes = ?, unchanged_s = ?, change_rate = ? WHERE location = ?", rows)
 
     def _remember_resources(self, resources: list[ResourceSeen], now: str) -> None:
         """robots.txt, sitemaps, direction pages: validators (and body) after a 200, the

@@ -34,7 +34,7 @@ RECORDED_NAMES = [
     "0012_drop_events_citing", "0013_quarantine_impossible_dates", "0014_crawl_schedule",
     "0015_team_channels", "0016_sitemap_trust", "0017_ranks_state", "0018_enrichment",
     "0019_self_citations", "0020_teams", "0021_webhook_seal", "0022_webhook_no_answer",
-    "0023_enrichment_changes", "0024_first_read", "0025_author_indexes",
+    "0023_enrichment_changes", "0024_first_read", "0025_author_indexes", "0026_change_rate",
 ]
 
 
@@ -143,7 +143,7 @@ def test_a_database_made_before_the_package_applies_nothing(tmp_path: Path) -> N
     conn = sqlite3.connect(path)
     recorded = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY rowid")]
     conn.close()
-    assert recorded == RECORDED_NAMES
+    assert recorded == RECORDED_NAMES[:25]  # every migration up to 0025
     before = normalised_schema(path)
     db = open_db(path)
     assert [m.name for m in migrations.applied(db)] == names()
@@ -151,7 +151,7 @@ def test_a_database_made_before_the_package_applies_nothing(tmp_path: Path) -> N
     fresh = tmp_path / "fresh.db"
     open_db(fresh).close()
     assert normalised_schema(path) == normalised_schema(fresh)
-    if names() == RECORDED_NAMES:  # no migration added since: nothing at all was run
+    if names() == RECORDED_NAMES[:25]:  # no migration added since: nothing at all was run
         assert normalised_schema(path) == before
 
 
