@@ -49,7 +49,18 @@ from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed
 from mapwatch.store.questions.graph import compute_direction_ranks
-from mapwatch.store.sources.crawl_schedule import EARLY, PAGE_BOUNDS, VOUCHED_CEILING, after_check, spread
+from mapwatch.store.sources.crawl_plan import ROOM
+from mapwatch.store.sources.crawl_schedule import (
+    EARLY,
+    PAGE_BOUNDS,
+    VOUCHED_CEILING,
+    after_check,
+    page_value,
+    recheck_scale,
+    recheck_weight,
+    spread,
+    value_period,
+)
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
@@ -184,23 +195,37 @@ def schedule_as_crawled(db_path: Path) -> int:
     return reschedule(db_path, ("interval_s", "next_check_at"), first_check)
 
 
-def schedule_steady(db_path: Path, variant: str) -> int:
+def schedule_steady(db_path: Path, variant: str, budget: int = 3_600) -> int:
     """Give every page location the schedule a crawl leaves after weeks on a map whose pages
     last changed STEADY_AGE days before T0 (`--steady`; the site is started with that
-    `--initial-age`): each page's interval at its ceiling (PAGE_BOUNDS.high), and its last
-    check placed so that its next check falls due at a uniformly random time within one period:
-    with believed date-time lastmods ("sitemap-lastmod") the vouched one (VOUCHED_CEILING, up to
-    EARLY of it early), else its own (7 days). So the ticks re-check pages at the steady rate
-    (pages / period an hour), not in the rounds of a fresh start. Returns the locations."""
+    `--initial-age`): each page's period the one its value gives a page never seen changing
+    (store.sources.crawl_schedule: the square-root rule at the map's scale for `budget`; 7 days
+    for a page with room while the budget allows it, 28 for a full list), and its last check
+    placed so that its next check falls due at a uniformly random time within one period: with
+    believed date-time lastmods ("sitemap-lastmod") the vouched one (VOUCHED_CEILING, up to EARLY
+    of it early), else its own. So the ticks re-check pages at the steady rate (pages / period
+    an hour), not in the rounds of a fresh start. Returns the locations."""
     rng = random.Random(24)
-    span = VOUCHED_CEILING if variant == "sitemap-lastmod" else PAGE_BOUNDS.high
+    db = open_db(db_path)
+    try:
+        full = {pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE cited_by >= ?", (ROOM,))}
+        locs = [(loc, pid) for loc, pid in db.conn.execute(
+            "SELECT location, paper_id FROM sources WHERE location LIKE 'http%' AND checked_at IS NOT NULL")]
+    finally:
+        db.conn.close()
+    weights = {pid: recheck_weight(None, page_value(pid not in full)) for _loc, pid in locs}
+    scale = recheck_scale(sum(weights.values()), budget)
 
-    def weeks_in(loc: str) -> tuple:
+    def weeks_in(loc: str, pid: str) -> tuple:
+        own = value_period(weights[pid], scale)
+        span = VOUCHED_CEILING if variant == "sitemap-lastmod" else own
         period = span * (1 - EARLY * spread(loc))
         checked = T0 - timedelta(seconds=(1 - rng.random()) * period)
-        return iso(checked), round(PAGE_BOUNDS.high), iso(checked + timedelta(seconds=period))
+        return iso(checked), round(own), iso(checked + timedelta(seconds=period)), round(weights[pid], 6)
 
-    return reschedule(db_path, ("checked_at", "interval_s", "next_check_at"), weeks_in)
+    by_loc = {loc: pid for loc, pid in locs}
+    return reschedule(db_path, ("checked_at", "interval_s", "next_check_at", "recheck_weight"),
+                      lambda loc: weeks_in(loc, by_loc[loc]))
 
 
 def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, work: Path,
@@ -211,7 +236,7 @@ def run_one(cfg: Config, variant: str, crawler: str, port: int, template: Path, 
         stale.unlink(missing_ok=True)
     shutil.copyfile(template, db_path)
     if steady:
-        log(f"scheduled {schedule_steady(db_path, variant):,} pages as in a steady state")
+        log(f"scheduled {schedule_steady(db_path, variant, cfg.budget):,} pages as in a steady state")
     elif scheduled:
         log(f"scheduled {schedule_as_crawled(db_path):,} pages as after a first check at T0 - 1 h")
     server = Server(cfg, variant, port, STEADY_AGE if steady else 1.0)

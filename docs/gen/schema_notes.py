@@ -106,6 +106,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'dated_changes': 'checks that found it changed and could date the change (Last-Modified)',
             'unchanged_s': 'the seconds it is known to have stayed unchanged (to the change, when dated)',
             'change_rate': 'its estimated changes a day (Cho and Garcia-Molina; docs/live-map.md, "Re-checks by value")',
+            'recheck_weight': 'sqrt(change rate x value): its re-check period is a scale over it (the square-root rule)',
         }),
     'crawl_resources': (
         'robots.txt, a sitemap or a direction page of the map, as last read, for conditional requests',

@@ -13,6 +13,11 @@ The crawl reads the sitemaps before it queues any of these: a page a trusted `la
 for is not requested (store.sources.sitemap_trust).
 
 Everything else is not due: it is not requested this tick (store.sources.crawl_schedule).
+
+Once every paper with a page has been checked over HTTP on the host, the plan is read through
+the indexes (migration 0026): the pages due, most overdue first, as many as the budget (all of
+them for a host with a sitemap, whose lastmods may vouch for them), the unseen papers and the
+frontier, and the validators of the pages planned only; not every `sources` row and paper.
 """
 
 from __future__ import annotations
@@ -29,7 +34,13 @@ from mapwatch.store.clock import iso
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import MapPage
-from mapwatch.store.sources.crawl_schedule import DUE_TOLERANCE, newest_first
+from mapwatch.store.sources.crawl_schedule import (
+    DEFAULT_WEIGHT,
+    DUE_TOLERANCE,
+    REFERENCE,
+    newest_first,
+    recheck_scale,
+)
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
@@ -115,6 +126,7 @@ class CrawlPlan:
     counts: dict[str, int | None] = field(default_factory=dict)  # tracked papers' stored cited-by
     lastmod_believed: bool = True  # the host's sitemap lastmods (store.sources.sitemap_trust)
     pages_checked: int = 0  # papers with a page that were checked over HTTP
+    unplanned: int = 0  # pages due past those planned (`due` holds the budget's): left for the next tick
     # Filled by the crawl: pages requested although a lastmod said they had not changed since
     # their last check (the evidence for or against the lastmods).
     vouched_same: set[str] = field(default_factory=set)
@@ -125,6 +137,8 @@ class CrawlPlan:
     # ROOM or more): a change the sitemaps announce on their pages cannot name a new citer, so it
     # is read after the re-checks (a page never checked here is a first read, not a re-order).
     full: set[str] = field(default_factory=set)
+    # The square-root rule's scale for the pages' re-check periods (crawl_schedule.recheck_scale).
+    recheck_scale: float = REFERENCE
 
     def direction_due(self, url: str) -> bool:
         """Followed, never read, or due by DUE_TOLERANCE after the tick's start (a tick that starts a
@@ -156,7 +170,173 @@ def tracked_ids(db: Database) -> list[str]:
 
 
 def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:
-    """The tick's plan for `source` at `now` (see the module's docstring)."""
+    """The tick's plan for `source` at `now` (see the module's docstring). Once every paper with a
+    page has been checked over HTTP on this host, the plan is read through the indexes
+    (`_plan_indexed`): the pages due, most overdue first, up to the budget (every one due when
+    the host has a sitemap: those its lastmods vouch for are not requested), the unseen papers,
+    the validators of those only, so a tick's planning grows with what is due, not with the
+    map; else from every row (`_plan_full`)."""
+    base, template = split_source(source)
+    host = urlsplit(base).netloc.lower()
+    head, tail = _location_parts(template, base)
+    pages = _pages_unchecked(db, host, head, tail)
+    if pages is None:
+        return _plan_full(db, source, now, budget, priority)
+    return _plan_indexed(db, host, head, tail, now, budget, priority, pages)
+
+
+def _location_parts(template: str, base: str) -> tuple[str, str]:
+    """(head, tail): a paper's page location is head + id + tail (`page_url`)."""
+    marker = "\x00"
+    url = page_url(template, base, marker)
+    head, _sep, tail = url.partition(marker)
+    return head, tail
+
+
+def _sitemap_host(db: Database, host: str) -> bool:
+    """Whether the host's robots.txt named a sitemap read before (its lastmods need every page's last check)."""
+    return any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
+        "SELECT location FROM crawl_resources WHERE kind = 'sitemap'"))
+
+
+def _pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
+    """The papers with a page, when every one was checked over HTTP on this host; None for an
+    empty database, a host never crawled (no robots.txt read), or papers with a page not yet
+    checked there (those are due, and only the full plan finds them)."""
+    if db.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers)").fetchone()[0]:
+        return None
+    if not any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
+            "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
+        return None
+    (pages,) = db.conn.execute("SELECT count(*) FROM papers WHERE has_page").fetchone()
+    (checked,) = db.conn.execute(
+        "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
+        " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
+    return None if checked < pages else int(pages)
+
+
+def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, budget: int,
+                  priority: Sequence[str], pages: int) -> CrawlPlan:
+    """The plan read through the indexes (see `plan_crawl`); the same plan as `_plan_full`'s on
+    a database where every paper with a page was checked over HTTP, but for the due list's
+    length (the budget's, without a sitemap) and the validators (only the pages planned)."""
+    now_s = iso(now)
+    plan = CrawlPlan(now=now)
+    plan.tracked = list(dict.fromkeys([*priority, *tracked_ids(db)]))
+    tracked = set(plan.tracked)
+    with_sitemap = _sitemap_host(db, host)
+    plan.known = {pid for (pid,) in db.conn.execute("SELECT id FROM papers")}
+    if with_sitemap:  # the lastmods are compared with every page's last check
+        for loc, checked_at in db.conn.execute(
+                "SELECT location, checked_at FROM sources WHERE checked_at IS NOT NULL AND location LIKE 'http%'"):
+            plan.checked[loc] = checked_at
+        plan.full = {pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE cited_by >= ?", (ROOM,))
+                     if head + pid + tail in plan.checked}
+    plan.pages_checked = pages  # (every one, or the full plan is made)
+    limit = None if with_sitemap else budget + len(tracked)
+    due: list[tuple[bool, str, str]] = []  # (no page, most overdue first): pages before 404s
+    for page in (1, 0):
+        for pid, key in db.conn.execute(
+                "SELECT s.paper_id, s.next_check_at FROM sources s JOIN papers p ON p.id = s.paper_id"
+                " WHERE s.next_check_at IS NOT NULL AND s.next_check_at <= ? AND s.location = ? || s.paper_id || ?"
+                " AND p.has_page = ? ORDER BY s.next_check_at LIMIT ?",
+                (now_s, head, tail, page, -1 if limit is None else limit)):
+            if pid not in tracked:
+                due.append((not page, key, pid))
+        for pid, key in db.conn.execute(
+                "SELECT s.paper_id, s.checked_at FROM sources s JOIN papers p ON p.id = s.paper_id"
+                " WHERE s.next_check_at IS NULL AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?"
+                " AND p.has_page = ? ORDER BY s.checked_at LIMIT ?",
+                (head, tail, page, -1 if limit is None else limit)):
+            if pid not in tracked:
+                due.append((not page, key, pid))
+        if limit is not None and len(due) >= limit:
+            break
+    due.sort()
+    plan.due = [pid for _missing, _key, pid in due][:limit]
+    if limit is not None and len(due) >= limit:  # more are due than planned: they are left for the next tick
+        (total,) = db.conn.execute(
+            "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE s.location = ? || s.paper_id || ?"
+            " AND ((s.next_check_at IS NOT NULL AND s.next_check_at <= ?) OR"
+            " (s.next_check_at IS NULL AND s.checked_at IS NOT NULL))", (head, tail, now_s)).fetchone()
+        plan.unplanned = max(0, total - _count_due(db, [head + pid + tail for pid in plan.tracked], now_s)
+                             - len(plan.due))
+    (later,) = db.conn.execute(
+        "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE s.next_check_at > ?"
+        " AND s.location = ? || s.paper_id || ?", (now_s, head, tail)).fetchone()
+    plan.not_due = later - _count_not_due(db, [head + pid + tail for pid in plan.tracked], now_s)
+    unseen = [pid for (pid,) in db.conn.execute(
+        "SELECT p.id FROM papers p WHERE p.has_page = 0 AND NOT EXISTS (SELECT 1 FROM sources s"
+        " WHERE s.location = ? || p.id || ? AND s.checked_at IS NOT NULL)", (head, tail)) if pid not in tracked]
+    for pid, loc in db.conn.execute(
+            "SELECT paper_id, location FROM sources WHERE checked_at IS NULL AND paper_id IS NOT NULL"):
+        if pid not in plan.known and pid not in tracked and loc == head + pid + tail:
+            unseen.append(pid)
+            plan.frontier[pid] = loc
+    plan.known.update(plan.frontier)
+    plan.unseen = newest_first(list(dict.fromkeys(unseen)))
+    plan.unseen_share = budget // UNSEEN_SHARE
+    _plan_searches(db, plan, budget)
+    locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy])]
+    for i in range(0, len(locations), 500):
+        chunk = locations[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for loc, etag, lm, sha, checked_at in db.conn.execute(
+                f"SELECT location, etag, last_modified, sha256, checked_at FROM sources WHERE location IN ({marks})",
+                chunk):
+            plan.validators[loc] = Validators(etag, lm, sha)
+            if checked_at:
+                plan.checked[loc] = checked_at
+    plan.alternates = dict(db.conn.execute(
+        "SELECT location, text_url FROM sources WHERE text_url IS NOT NULL AND location LIKE 'http%'"))
+    _plan_rest(db, plan, host, budget)
+    return plan
+
+
+def _count_due(db: Database, locations: list[str], now_s: str) -> int:
+    """How many of `locations` are due at `now_s` (or checked and never scheduled)."""
+    if not locations:
+        return 0
+    marks = ",".join("?" * len(locations))
+    return int(db.conn.execute(
+        "SELECT count(*) FROM sources WHERE ((next_check_at IS NOT NULL AND next_check_at <= ?) OR"
+        f" (next_check_at IS NULL AND checked_at IS NOT NULL)) AND location IN ({marks})",
+        (now_s, *locations)).fetchone()[0])
+
+
+def _count_not_due(db: Database, locations: list[str], now_s: str) -> int:
+    """How many of `locations` are scheduled after `now_s`."""
+    if not locations:
+        return 0
+    marks = ",".join("?" * len(locations))
+    return int(db.conn.execute(f"SELECT count(*) FROM sources WHERE next_check_at > ? AND location IN ({marks})",
+                               (now_s, *locations)).fetchone()[0])
+
+
+def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
+    """The tracked papers' stored counts, and the pages with room a search for their unnamed
+    new citers reads."""
+    if plan.tracked:
+        tracked = set(plan.tracked)
+        marks = ",".join("?" * len(plan.tracked))
+        plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
+        plan.roomy = [pid for (pid,) in db.conn.execute(
+            "SELECT id FROM papers WHERE has_page AND cited_by < ? ORDER BY cited_by DESC, id LIMIT ?",
+            (ROOM, budget // SEARCH_SHARE + len(plan.tracked))) if pid not in tracked][:budget // SEARCH_SHARE]
+
+
+def _plan_rest(db: Database, plan: CrawlPlan, host: str, budget: int) -> None:
+    """What every plan reads alike: the lastmods' standing, the re-checks' scale, the direction pages."""
+    plan.lastmod_believed = read_trust(db, host, plan.now).believed
+    (total,) = db.conn.execute("SELECT total(coalesce(recheck_weight, ?)) FROM sources"
+                               " WHERE checked_at IS NOT NULL AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
+    plan.recheck_scale = recheck_scale(total, budget)
+    _plan_directions(db, plan, host)
+
+
+def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:
+    """The plan made from every `sources` row and paper (an empty database, a host never crawled,
+    pages never checked over HTTP): see `plan_crawl`."""
     base, template = split_source(source)
     host = urlsplit(base).netloc.lower()
     now_s = iso(now)
@@ -186,7 +366,7 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
         has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
     else:
         plan.known = set(has_page)
-    due: list[tuple[str, str]] = []
+    due: list[tuple[bool, str, str]] = []  # (no page, most overdue first): pages before 404s
     unseen: list[str] = []
     for pid, page in has_page.items():
         pid_row = rows.get(page_url(template, base, pid))
@@ -199,11 +379,11 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
         if pid_row is not None and pid_row[1]:
             _pid, checked_at, next_at = pid_row
             if not next_at or next_at <= now_s:
-                due.append((next_at or checked_at or "", pid))
+                due.append((not page, next_at or checked_at or "", pid))
             else:
                 plan.not_due += 1
         elif page:
-            due.append(("", pid))
+            due.append((False, "", pid))
         else:
             unseen.append(pid)
     for pid in frontier:
@@ -212,17 +392,11 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
             plan.known.add(pid)
             plan.frontier[pid] = loc
     due.sort()
-    plan.due = [pid for _key, pid in due]
+    plan.due = [pid for _missing, _key, pid in due]
     plan.unseen = newest_first(list(dict.fromkeys(unseen)))
     plan.unseen_share = budget // UNSEEN_SHARE
-    if plan.tracked:
-        marks = ",".join("?" * len(plan.tracked))
-        plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
-        plan.roomy = [pid for (pid,) in db.conn.execute(
-            "SELECT id FROM papers WHERE has_page AND cited_by < ? ORDER BY cited_by DESC, id LIMIT ?",
-            (ROOM, budget // SEARCH_SHARE + len(plan.tracked))) if pid not in tracked][:budget // SEARCH_SHARE]
-    plan.lastmod_believed = read_trust(db, host, now).believed
-    _plan_directions(db, plan, host)
+    _plan_searches(db, plan, budget)
+    _plan_rest(db, plan, host, budget)
     return plan
 
 

@@ -10,8 +10,11 @@ sitemaps say changed since their last check whose "Built on by" list is full (`S
 a list of the 30 most cited cannot name a new citer, only its count can move, so a storm of
 re-ordered hub lists waits behind every page that can reveal one). Each page taken, a
 direction page too, spends one of the budget (a site that answers with a thousand direction
-pages cannot keep the tracked papers from being read). Used by store.sources.http_source, on
-its event loop (docs/live-map.md).
+pages cannot keep the tracked papers from being read). A quiet tick (nothing changed so far:
+no new paper found, no sitemap saying a page changed, no page read in a new version) takes at
+most QUIET_SHARE of the budget in re-checks; the rest wait until the tick sees a change (then
+they go on, since where one page changed others may have) or for the next tick. Used by
+store.sources.http_source, on its event loop (docs/live-map.md).
 """
 
 from __future__ import annotations
@@ -20,8 +23,15 @@ import asyncio
 import heapq
 from collections import deque
 
+from mapwatch.store.sources.crawl_schedule import RECHECK_SHARE
+
 TRACKED, FOLLOWED, DIRECTION, NEW, SITEMAP_CHANGED, SEARCH, UNSEEN, DUE, SITEMAP_FULL = range(9)
 MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahead, per tick
+# Re-checks a quiet tick takes, a share of the budget: what the re-check periods are planned for
+# (crawl_schedule.RECHECK_SHARE), so with the direction pages, robots.txt and the sitemaps a quiet
+# tick stays within 10% of its budget.
+QUIET_SHARE = RECHECK_SHARE
+RECHECK = 1  # the key (RECHECK, 0) of a DUE page checked before on the host: counted by QUIET_SHARE
 
 
 class CrawlQueue:
@@ -33,6 +43,15 @@ class CrawlQueue:
         self.seq = 0
         self.wake = asyncio.Event()  # set when something is queued (or a worker finishes)
         self.taken_class = DUE  # the class of what `take` gave last
+        self.quiet_left = max(1, round(QUIET_SHARE * budget))  # re-checks left while nothing changed
+        self.stirred = False  # something changed this tick: re-checks are no longer held back
+
+    def stir(self) -> None:
+        """Something changed this tick (a new paper, a changed page): the re-checks held back by
+        QUIET_SHARE may go on."""
+        if not self.stirred:
+            self.stirred = True
+            self.wake.set()
 
     def push(self, cls: int, kind: str, what: str, key: tuple[int, int] = (0, 0)) -> None:
         """Queue a "page" (a paper id) or a "direction" (a URL) in class `cls`; `key` orders
@@ -58,23 +77,36 @@ class CrawlQueue:
             self.budget -= 1
             self.taken_class = UNSEEN
             return "page", self.unseen_rest.popleft()
-        if not self.heap:
-            return None
+        if not self.heap or self._held():
+            return None  # (held back: a quiet tick, see QUIET_SHARE)
+        if self._capped():
+            self.quiet_left -= 1
         self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
         self.budget -= 1
         return kind, what
 
+    def _capped(self) -> bool:
+        """Whether the next item is a re-check a quiet tick counts (`recheck`, see `push`)."""
+        return bool(self.heap) and self.heap[0][0] == DUE and self.heap[0][1][0] == RECHECK and not self.stirred
+
+    def _held(self) -> bool:
+        """Whether the next item is a re-check held back: QUIET_SHARE of the budget spent on
+        re-checks while nothing changed."""
+        return self._capped() and self.quiet_left <= 0
+
     def _unseen_next(self) -> bool:
         """Whether the next page comes from the unseen papers past their share: nothing else is
-        queued, or only re-checks are and a search moves those papers ahead of them."""
+        queued, or only re-checks are and a search moves those papers ahead of them (or they are
+        held back in a quiet tick)."""
         top = self.heap[0][0] if self.heap else None
-        return bool(self.unseen_rest) and (top is None or top > DUE or (top == DUE and self.search_credit > 0))
+        return bool(self.unseen_rest) and (top is None or top > DUE or (
+            top == DUE and (self.search_credit > 0 or self._held())))
 
     def next_class(self) -> int | None:
-        """The class of what `take` would give next (None: nothing queued)."""
+        """The class of what `take` would give next (None: nothing queued, or held back)."""
         if self._unseen_next():
             return UNSEEN
-        return self.heap[0][0] if self.heap else None
+        return self.heap[0][0] if self.heap and not self._held() else None
 
     def drop(self, cls: int) -> int:
         """Take every page of class `cls` out of the queue (not fetched); returns how many."""

@@ -32,13 +32,16 @@ from mapwatch.store.sources.crawl_outcomes import (
     ResourceSeen,
     Vouched,
 )
-from mapwatch.store.sources.crawl_plan import CrawlPlan
+from mapwatch.store.sources.crawl_plan import ROOM, CrawlPlan
 from mapwatch.store.sources.crawl_schedule import (
     DIRECTION_BOUNDS,
     DIRECTION_FAILED_BOUNDS,
     MISSING_BOUNDS,
     PAGE_BOUNDS,
     after_check,
+    after_check_by_value,
+    page_value,
+    recheck_weight,
     spread,
 )
 
@@ -56,6 +59,7 @@ class _Prior:
     changed_at: str | None
     checked_at: str | None
     history: History
+    weight: float | None = None
 
 
 def _seconds(since: str | None, now: datetime) -> float | None:
@@ -206,12 +210,30 @@ class CrawlSaver:
         for i in range(0, len(locations), 500):
             chunk = locations[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            for loc, interval, changed_at, checked_at, n, same, checked_s, dated, unchanged_s in self.db.conn.execute(
-                    "SELECT location, interval_s, changed_at, checked_at, checks, checks_unchanged, checked_s,"
-                    f" dated_changes, unchanged_s FROM sources WHERE location IN ({marks})", chunk):
+            for loc, interval, changed_at, checked_at, n, same, checked_s, dated, unchanged_s, weight in \
+                    self.db.conn.execute(
+                        "SELECT location, interval_s, changed_at, checked_at, checks, checks_unchanged, checked_s,"
+                        f" dated_changes, unchanged_s, recheck_weight FROM sources WHERE location IN ({marks})", chunk):
                 known[loc] = _Prior(interval, changed_at, checked_at,
-                                    History(n or 0, same or 0, checked_s or 0.0, dated or 0, unchanged_s or 0.0))
+                                    History(n or 0, same or 0, checked_s or 0.0, dated or 0, unchanged_s or 0.0),
+                                    weight)
         return known
+
+    def _standing(self, paper_ids: list[str]) -> dict[str, tuple[bool, bool]]:
+        """Per paper: whether its "Built on by" list has room (a stated cited-by under ROOM, or
+        none), and whether it is placed in a followed direction (store.sources.crawl_schedule's
+        `page_value`)."""
+        out: dict[str, tuple[bool, bool]] = {}
+        ids = list(dict.fromkeys(paper_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for pid, room, followed in self.db.conn.execute(
+                    f"SELECT p.id, coalesce(p.cited_by, 0) < ?, EXISTS (SELECT 1 FROM placements pl JOIN follows f"
+                    " ON f.direction_slug = pl.direction_slug WHERE pl.paper_id = p.id AND f.disabled_reason IS NULL)"
+                    f" FROM papers p WHERE p.id IN ({marks})", (ROOM, *chunk)):
+                out[pid] = (bool(room), bool(followed))
+        return out
 
     def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str], prior: dict[str, _Prior],
                   last_modified: dict[str, str | None]) -> None:
@@ -222,13 +244,15 @@ class CrawlSaver:
         the site dated (Last-Modified, after that check), the time since the change."""
         if not touched:
             return
+        standing = self._standing([pid for _url, pid, found in touched if found in ("page", "same")])
+        tracked = set(self.plan.tracked)
         rows = []
         for url, pid, found in touched:
             p = prior.get(url) or _Prior(None, None, None, History())
             interval, changed_at = p.interval_s, p.changed_at
             if found == "failed":
                 rows.append((interval, iso(self.now + timedelta(seconds=PAGE_BOUNDS.low)), changed_at,
-                             *_history_columns(p.history), url))
+                             *_history_columns(p.history), p.weight, url))
                 continue
             changed = found == "page" and pid in stored
             history = p.history
@@ -236,12 +260,21 @@ class CrawlSaver:
             if found != "missing" and since is not None and since > 0:
                 history = history.after(since, changed, _since_change(last_modified.get(url), self.now)
                                         if changed else None)
-            bounds = MISSING_BOUNDS if found == "missing" else PAGE_BOUNDS
-            s = after_check(self.now, interval, changed, changed_at, bounds, early=spread(url))
-            rows.append((s.interval_s, s.next_check_at, s.changed_at, *_history_columns(history), url))
+            weight = None
+            if found == "missing":
+                s = after_check(self.now, interval, changed, changed_at, MISSING_BOUNDS, early=spread(url))
+            else:
+                room, followed = standing.get(pid, (True, False))
+                if history.checks:
+                    weight = recheck_weight(estimate(history), page_value(room, pid in tracked, followed))
+                s = after_check_by_value(self.now, interval, changed, changed_at, weight, self.plan.recheck_scale,
+                                         early=spread(url))
+            rows.append((s.interval_s, s.next_check_at, s.changed_at, *_history_columns(history),
+                         None if weight is None else round(weight, 6), url))
         self.db.conn.executemany(
             "UPDATE sources SET interval_s = ?, next_check_at = ?, changed_at = ?, checks = ?, checks_unchanged = ?,"
-            " checked_s = ?, dated_changes = ?, unchanged_s = ?, change_rate = ? WHERE location = ?", rows)
+            " checked_s = ?, dated_changes = ?, unchanged_s = ?, change_rate = ?, recheck_weight = ?"
+            " WHERE location = ?", rows)
 
     def _remember_resources(self, resources: list[ResourceSeen], now: str) -> None:
         """robots.txt, sitemaps, direction pages: validators (and body) after a 200, the

@@ -13,6 +13,7 @@ come due in the same later tick (bursts that would spend the whole budget on re-
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -58,6 +59,67 @@ VOUCHED_DIRECTIONS = 6 * HOUR
 # the next tick may start a little earlier in its hour (scheduler latency, a faster start-up),
 # so a direction page due within this much after the tick's start is read in it.
 DUE_TOLERANCE = 5 * 60.0
+
+
+# Re-checks by value (docs/live-map.md, "Re-checks by value"). Once a page has a change history
+# (store.sources.change_rate), its period follows the square-root rule: scale / sqrt(rate x
+# value), so a page that changes more often, or whose change is worth more, is checked more
+# often, each less than in proportion. The value is what a re-check can show: a "Built on by"
+# list with room names a new citer (VALUE_ROOM); a full one (cited by ROOM or more) only moves
+# its count (VALUE_FULL); times VALUE_TRACKED for a tracked or team paper (`priority`, the
+# tracks') and VALUE_FOLLOWED for a paper placed in a followed direction. A page never seen
+# changing counts as changing MIN_RATE times a day. `scale` is REFERENCE (in sqrt-days) while the
+# budget allows it: a page with room never seen changing every 7 days, a full one every 28; on a
+# map too large for that, the periods stretch so the re-checks ask RECHECK_SHARE of each (hourly)
+# tick's budget (`recheck_scale`). Always within VALUE_BOUNDS, and at most twice the previous
+# interval (a short history says little).
+VALUE_ROOM = 1.0
+VALUE_FULL = 1 / 16
+VALUE_TRACKED = 4.0
+VALUE_FOLLOWED = 2.0
+REFERENCE = 1.0  # sqrt-days: a page of value 1 changing once a day is checked daily (when the budget allows)
+MIN_RATE = 1 / 49  # changes a day
+RECHECK_SHARE = 0.08  # of the budget of an hourly tick, when the periods must stretch to fit it
+VALUE_BOUNDS = Bounds(HOUR, 6 * HOUR, 56 * DAY)
+DEFAULT_WEIGHT = math.sqrt(MIN_RATE * VALUE_ROOM)  # a page with no history yet
+
+
+def page_value(room: bool, tracked: bool = False, followed: bool = False) -> float:
+    """What re-checking a page is worth (see VALUE_ROOM): its list's room, times its paper's
+    standing (tracked or team, else in a followed direction, else 1)."""
+    return (VALUE_ROOM if room else VALUE_FULL) * (VALUE_TRACKED if tracked else VALUE_FOLLOWED if followed else 1.0)
+
+
+def recheck_weight(rate: float | None, value: float) -> float:
+    """sqrt(rate x value), the rate (changes a day) at least MIN_RATE: a period is scale / weight."""
+    return math.sqrt(max(rate or 0.0, MIN_RATE) * max(value, 1e-9))
+
+
+def recheck_scale(total_weight: float, budget: int) -> float:
+    """The square-root rule's scale, sqrt-days: REFERENCE, or more when the pages' weights (their
+    sum, `total_weight`) would ask more than RECHECK_SHARE of `budget` an hour at REFERENCE (the
+    rule's periods then ask exactly that many: sum of weight / scale a day)."""
+    per_day = max(1.0, RECHECK_SHARE * budget) * 24
+    return max(REFERENCE, total_weight / per_day)
+
+
+def value_period(weight: float, scale: float = REFERENCE, bounds: Bounds = VALUE_BOUNDS) -> float:
+    """Seconds between checks of a page of `weight` (`recheck_weight`): scale / weight days,
+    within `bounds`."""
+    return max(bounds.low, min(bounds.high, scale / max(weight, 1e-9) * DAY))
+
+
+def after_check_by_value(now: datetime, previous_s: float | None, changed: bool, changed_at: str | None,
+                         weight: float | None, scale: float = REFERENCE, *, early: float = 0.0) -> Schedule:
+    """The schedule of a page checked at `now` whose change history gives it `weight`
+    (`recheck_weight`): `value_period`, at most twice `previous_s`. Without a history yet
+    (`weight` None, or no previous interval) as `after_check` with PAGE_BOUNDS: the first
+    interval, halved on a change, doubled on none."""
+    if weight is None or previous_s is None:
+        return after_check(now, previous_s, changed, changed_at, PAGE_BOUNDS, early=early)
+    interval = max(VALUE_BOUNDS.low, min(value_period(weight, scale), 2 * previous_s))
+    return Schedule(round(interval), iso(now + timedelta(seconds=interval * (1 - EARLY * early))),
+                    iso(now) if changed else changed_at)
 
 
 def next_interval(previous: float | None, changed: bool, bounds: Bounds, *,

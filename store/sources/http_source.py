@@ -48,6 +48,7 @@ from .crawl_queue import (
     DUE,
     FOLLOWED,
     NEW,
+    RECHECK,
     SEARCH,
     SITEMAP_CHANGED,
     SITEMAP_FULL,
@@ -130,7 +131,9 @@ class _Crawl(SiteFiles):
 
     def enqueue(self, paper_id: str, cls: int = DUE) -> None:
         if self.admit(paper_id):
-            self.queue.push(cls, "page", paper_id)
+            # A re-check of a page checked before on this host: a quiet tick takes few (QUIET_SHARE).
+            recheck = cls == DUE and page_url(self.template, self.base, paper_id) in self.plan.checked
+            self.queue.push(cls, "page", paper_id, (RECHECK, 0) if recheck else (0, 0))
 
     async def found(self, paper_id: str, named_only: bool = True) -> None:
         """A paper linked from a page, a direction page or a sitemap: fetched this tick (budget
@@ -145,6 +148,7 @@ class _Crawl(SiteFiles):
             self.result.frontier_full += 1
             return
         if self.admit(paper_id):
+            self.queue.stir()
             age = id_age(paper_id)
             self.queue.push(NEW, "page", paper_id, (-age[0], -age[1]))
             self.result.discovered += 1
@@ -201,6 +205,8 @@ class _Crawl(SiteFiles):
                 plan.unseen = [pid for pid in plan.unseen if pid not in dropped]
         del sitemap
         self.result.sitemap_changed = len(lastmods.changed)
+        if lastmods.changed:
+            self.queue.stir()
         self.covering = lastmods.covering
         for url in plan.directions:
             self.enqueue_direction(url, forced=url in plan.followed)
@@ -234,7 +240,7 @@ class _Crawl(SiteFiles):
             for pid in pages[:self.options.budget]:
                 await self.emit(Failed(page_url(self.template, self.base, pid), pid,
                                        f"not requested: {robots_failure}", requested=False))
-            self.result.over_budget = max(0, len(pages) - self.options.budget)
+            self.result.over_budget = max(0, len(pages) - self.options.budget) + plan.unplanned
             return self.result
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         gathered = asyncio.gather(*workers)
@@ -247,7 +253,7 @@ class _Crawl(SiteFiles):
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-        left = self.queue.pages_left()
+        left = self.queue.pages_left() + plan.unplanned
         if not finished:
             left += len(self.in_flight)
             self.result.notes.append(self.deadline.note(left))
@@ -276,6 +282,7 @@ class _Crawl(SiteFiles):
                     self.in_flight.add(what)
                     outcome = await self.fetch_page(what)
                     if isinstance(outcome, Fetched) and outcome.page is not None:
+                        self.queue.stir()  # a page in a new version: the tick is not quiet
                         await self.discover(outcome.page)
                     await self.emit(outcome)
                 else:

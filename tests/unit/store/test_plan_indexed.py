@@ -1,0 +1,85 @@
+"""A tick's plan read through the indexes (store.sources.crawl_plan `_plan_indexed`, once every
+paper with a page was checked over HTTP) is the plan made from every row (`_plan_full`), but for
+the validators (only of the pages planned) and the due list's length (the budget's)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from mapwatch.store.clock import iso
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.sources import crawl_plan as cp
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.subscriptions.tracking import add_track
+from tests import pagegen
+from tests.conftest import FakeClock
+from tests.mapsite import MapSite, serve_site
+
+FAST = HttpOptions(concurrency=2, timeout=2, retries=1, backoff=0.01, budget=1_000)
+T0 = datetime(2026, 9, 15, 12, tzinfo=UTC)
+FIELDS = ("tracked", "due", "unseen", "unseen_share", "not_due", "known", "frontier", "directions", "followed",
+          "counts", "roomy", "full", "pages_checked", "lastmod_believed", "recheck_scale")
+
+
+@pytest.mark.parametrize("sitemap", [False, True])
+def test_the_indexed_plan_is_the_full_plan(db, sitemap: bool) -> None:
+    pages = pagegen.generate(40).v1
+    texts = {p.id: format_page(p) for p in pages}
+    clock = FakeClock(T0)
+    lastmod = {pid: iso(T0 - timedelta(days=3)) for pid in texts} if sitemap else {}
+    with serve_site(MapSite(pages=texts, sitemap=sitemap, lastmod=lastmod)) as site:
+        refresh(db, site.base, clock=clock, priority=sorted(texts), options=FAST)
+        add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=pages[0].id, created_by=None, now=clock())
+        # Some pages overdue, some never scheduled (an older version's rows), a paper found only
+        # on a direction page (the frontier).
+        with db.atomic():
+            for i, p in enumerate(pages[1:15]):
+                db.conn.execute("UPDATE sources SET next_check_at = ? WHERE paper_id = ?",
+                                (iso(T0 + timedelta(hours=i)), p.id))
+            db.conn.execute("UPDATE sources SET next_check_at = NULL, interval_s = NULL WHERE paper_id = ?",
+                            (pages[20].id,))
+            db.conn.execute("INSERT INTO sources (location, paper_id) VALUES (?, ?)",
+                            (f"{site.base}/paper/2609.99999/", "2609.99999"))
+        now = T0 + timedelta(hours=8)
+        base, template = cp.split_source(site.base)
+        host = cp.urlsplit(base).netloc.lower()
+        head, tail = cp._location_parts(template, base)
+        pages_with_page = cp._pages_unchecked(db, host, head, tail)
+        assert pages_with_page == 40
+        full = cp._plan_full(db, site.base, now, 1_000, ())
+        fast = cp._plan_indexed(db, host, head, tail, now, 1_000, (), pages_with_page)
+        assert cp.plan_crawl(db, site.base, now, 1_000).due == fast.due
+        for name in FIELDS:
+            assert getattr(fast, name) == getattr(full, name), name
+        assert len(fast.due) >= 9 and "2609.99999" in fast.unseen
+        for pid in [*fast.tracked, *fast.due]:
+            loc = cp.page_url(template, base, pid)
+            assert fast.validators[loc] == full.validators[loc]
+        if sitemap:
+            assert fast.checked == full.checked
+        # The due list holds the budget's (the rest is counted, left for the next tick).
+        short = cp._plan_indexed(db, host, head, tail, now, 4, (), pages_with_page)
+        if not sitemap:
+            assert short.due == full.due[:4 + len(full.tracked)] and short.unplanned == len(full.due) - len(short.due)
+        else:
+            assert short.due == full.due
+
+
+def test_a_page_never_checked_over_http_makes_the_full_plan(db) -> None:
+    texts = {p.id: format_page(p) for p in pagegen.generate(10).v1}
+    clock = FakeClock(T0)
+    with serve_site(MapSite(pages=texts)) as site:
+        refresh(db, site.base, clock=clock, priority=sorted(texts), options=FAST)
+        base, template = cp.split_source(site.base)
+        host = cp.urlsplit(base).netloc.lower()
+        head, tail = cp._location_parts(template, base)
+        assert cp._pages_unchecked(db, host, head, tail) == 10
+        with db.atomic():
+            db.conn.execute("DELETE FROM sources WHERE paper_id = ?", (sorted(texts)[3],))
+        assert cp._pages_unchecked(db, host, head, tail) is None
+        assert sorted(texts)[3] in cp.plan_crawl(db, site.base, clock(), 500).due
+    assert dataclasses.is_dataclass(cp.CrawlPlan)
