@@ -10,7 +10,7 @@ import discord
 
 from mapwatch.bot.commands import commands
 from mapwatch.service.run import run_all
-from mapwatch.service.services import RunConfig
+from mapwatch.service.settings import RunSettings
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
@@ -33,8 +33,8 @@ async def _wait(predicate, timeout: float = 10.0) -> None:
 async def test_run_without_token_serves_feeds_and_seeds_an_empty_db(tmp_path: Path) -> None:
     said: list[str] = []
     stop = asyncio.Event()
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))
+    settings = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
     await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
     assert any("DISCORD_TOKEN is not set" in s for s in said)
     assert any("stored the bundled seed pages" in s for s in said)
@@ -52,9 +52,9 @@ async def test_run_with_bot_alerts_from_another_process_refresh(fake_discord: Fa
     ingest_paths(open_db(db_path), [older], clock=clock)
     said: list[str] = []
     stop = asyncio.Event()
-    config = RunConfig(db_path=db_path, source=str(older), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, alert_interval=0.2,
-                                       client_kwargs={"guild_ready_timeout": 0.05}))
+    settings = RunSettings(db_path=db_path, source=str(older), out_dir=tmp_path / "out", port=0,
+                           token=fake_discord.token, alert_interval=0.2, client_kwargs={"guild_ready_timeout": 0.05})
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
     await _wait(lambda: fake_discord.command_syncs and fake_discord.identifies)
     channel = fake_discord.guild.channel("alerts")
     h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=channel.id,

@@ -23,8 +23,8 @@ from mapwatch.feeds.serving.health import FAILED_REFRESHES, Health
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.service.run import run_all
 from mapwatch.service.schedule import parse_schedule, start_scheduler
-from mapwatch.service.services import RunConfig
-from mapwatch.service.tick import Tick
+from mapwatch.service.settings import RunSettings
+from mapwatch.service.tick import Publish, Refresh, Tick
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
@@ -72,11 +72,11 @@ async def test_a_bot_crash_restarts_the_bot_and_never_stops_the_feeds(
     said: list[str] = []
     stop = asyncio.Event()
     health = Health(db_path)
-    config = RunConfig(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="1s")
+    settings = RunSettings(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="1s",
+                           token=fake.token, alert_interval=60, client_kwargs={"guild_ready_timeout": 0.05},
+                           bot_backoff=3.0)
     caplog.set_level(logging.INFO)
-    task = asyncio.create_task(run_all(config, fake.token, say=said.append, stop=stop, alert_interval=60,
-                                       client_kwargs={"guild_ready_timeout": 0.05}, bot_backoff=3.0,
-                                       health=health))
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop, health=health))
     await wait(lambda: health.bot()["state"] == "connected" and any(s.startswith("Feeds: ") for s in said))
     base = feeds_url(said)
     status, body = await healthz(base)
@@ -111,11 +111,10 @@ async def test_a_refused_token_stops_only_the_bot(fake_discord: FakeDiscord, tmp
     said: list[str] = []
     stop = asyncio.Event()
     health = Health(db_path)
-    config = RunConfig(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="1s")
     token = "not-the-token-4242"
-    task = asyncio.create_task(run_all(config, token, say=said.append, stop=stop,
-                                       client_kwargs={"guild_ready_timeout": 0.05}, bot_backoff=0.01,
-                                       health=health))
+    settings = RunSettings(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="1s",
+                           token=token, client_kwargs={"guild_ready_timeout": 0.05}, bot_backoff=0.01)
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop, health=health))
     await wait(lambda: any("Discord refused DISCORD_TOKEN" in s for s in said)
                and any(s.startswith("Feeds: ") for s in said))
     assert sum("Discord refused DISCORD_TOKEN" in s for s in said) == 1
@@ -162,8 +161,8 @@ async def test_healthz_is_503_after_three_failed_refreshes(tmp_path: Path) -> No
     health = Health(db_path)
     runner, port = await start_server(tmp_path, "127.0.0.1", 0, health)
     missing = tmp_path / "no-such-source"
-    tick = Tick(db_path, str(missing), tmp_path / "out", "http://x.example")
-    scheduler = start_scheduler(tick, parse_schedule("1s"), run_now=True, health=health)
+    tick = Tick(db_path, Refresh(str(missing)), Publish(tmp_path / "out", "http://x.example"))
+    scheduler = start_scheduler(tick.run, parse_schedule("1s"), run_now=True, health=health)
     try:
         await wait(lambda: len(health.refreshes) >= 1)
         status, body = await healthz(f"http://127.0.0.1:{port}/")

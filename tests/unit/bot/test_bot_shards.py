@@ -16,9 +16,10 @@ import pytest
 from mapwatch.feeds.serving.health import Health
 from mapwatch.feeds.serving.metrics import Metrics
 from mapwatch.service.run import run_all
-from mapwatch.service.services import RunConfig
+from mapwatch.service.settings import RunSettings
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.environment import Environment
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import FakeChannel, FakeGuild, FakeRole, snowflake
@@ -69,10 +70,10 @@ async def test_two_shards_answer_deliver_once_and_survive_one_down(fake_discord:
     stop = asyncio.Event()
     health = Health(db_path)
     metrics = Metrics(db_path, health, replica_lag=lambda: 1.5)
-    config = RunConfig(db_path=db_path, source=str(make_older_seeds(3)), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, fake.token, say=said.append, stop=stop, alert_interval=0.2,
-                                       client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0},
-                                       health=health, metrics=metrics))
+    settings = RunSettings(db_path=db_path, source=str(make_older_seeds(3)), out_dir=tmp_path / "out", port=0,
+                           token=fake.token, alert_interval=0.2,
+                           client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0})
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop, health=health, metrics=metrics))
     try:
         await _wait(lambda: len(fake.shard_sessions) == 2 and fake.command_syncs)
         await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
@@ -147,10 +148,10 @@ async def test_shards_from_the_environment(fake_discord: FakeDiscord, tmp_path: 
     said: list[str] = []
     stop = asyncio.Event()
     health = Health(tmp_path / "m.db")
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop,
-                                       client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0},
-                                       health=health))
+    settings = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                           token=fake_discord.token, shards=Environment.read().shard_count(),  # as `run` reads it
+                           client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0})
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop, health=health))
     try:
         await _wait(lambda: len(fake_discord.shard_sessions) == 2)
         await _wait(lambda: [s["state"] for s in health.shards()] == ["connected", "connected"])
@@ -168,9 +169,10 @@ async def test_too_few_shards_say_so(fake_discord: FakeDiscord, tmp_path: Path, 
     said: list[str] = []
     stop = asyncio.Event()
     health = Health(tmp_path / "m.db")
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, bot_backoff=60,
-                                       client_kwargs={"guild_ready_timeout": 0.05}, health=health))
+    settings = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                           token=fake_discord.token, shards=Environment.read().shard_count(), bot_backoff=60,
+                           client_kwargs={"guild_ready_timeout": 0.05})
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop, health=health))
     try:
         await _wait(lambda: health.bot()["state"] == "restarting")
     finally:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from mapwatch.service.run import run_all
-from mapwatch.service.services import RunConfig
+from mapwatch.service.settings import RunSettings
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.environment import Environment
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.scholarly.enrich import EnrichSettings
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
@@ -55,10 +56,10 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
         enrich = EnrichSettings(SOURCES, fakes.apis(), "team@example.org", politeness=politeness)
         said: list[str] = []
         stop = asyncio.Event()
-        config = RunConfig(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="2s")
-        task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop,
-                                           alert_interval=0.2, client_kwargs={"guild_ready_timeout": 0.05},
-                                           enrich=enrich))
+        settings = RunSettings(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                               refresh="2s", enrich=enrich, token=fake_discord.token, alert_interval=0.2,
+                               client_kwargs={"guild_ready_timeout": 0.05})
+        task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
         try:
             # The first tick's refresh stores the newer seeds and the alert goes out, sources or not.
             msgs = await fake_discord.wait_channel_messages(alerts.id, 1, timeout=30)
@@ -104,8 +105,10 @@ async def test_run_with_enrichment_off_adds_nothing(tmp_path: Path, caplog: pyte
     caplog.set_level(logging.INFO, logger="mapwatch.enrich")
     stop = asyncio.Event()
     said: list[str] = []
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))  # MAPWATCH_ENRICH=off (conftest)
+    enrich = EnrichSettings.from_environment(Environment.read())  # MAPWATCH_ENRICH=off (conftest)
+    settings = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                           enrich=enrich)
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
     await _wait(lambda: any(s.startswith("Refreshing from") for s in said))
     await asyncio.sleep(0.5)
     stop.set()

@@ -12,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.service.tick import Tick
+from mapwatch.cli import build_parser
+from mapwatch.cli.run import run_settings
+from mapwatch.service.settings import RunSettings
+from mapwatch.service.tick import Publish, Refresh, Tick
 from mapwatch.store import priority
+from mapwatch.store.clock import utc_now
+from mapwatch.store.environment import Environment
 from mapwatch.store.errors import BadSetting
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import mapwatch
@@ -84,21 +89,26 @@ async def test_each_tick_runs_in_one_lowered_thread_and_the_loop_keeps_its_prior
         return ()
 
     loop_nice = thread_nice()
-    tick = Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "public", "http://x", priority=tracked, nice=4)
-    first = await tick()
-    await tick()
+    tick = Tick(tmp_path / "m.db", Refresh(str(SEEDS_DIR), priority=tracked), Publish(tmp_path / "public", "http://x"),
+                nice=4)
+    first = await tick.run(utc_now())
+    await tick.run(utc_now())
     assert first.refresh.stored > 0 and (tmp_path / "public" / "feeds.opml").is_file()
     assert len(seen) == 2 and seen[0] == seen[1]  # the same thread, lowered once, not twice
     assert seen[0][0] != threading.get_native_id() and seen[0][1] == min(19, loop_nice + 4)
     assert thread_nice() == loop_nice
 
 
-def test_a_tick_takes_the_setting_and_refuses_a_bad_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(priority.ENV, "7")
-    assert Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x").nice == 7
-    monkeypatch.setenv(priority.ENV, "soon")
+def test_run_takes_the_setting_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    def settings(nice: str) -> RunSettings:
+        args = build_parser().parse_args(["run", "--db", str(tmp_path / "m.db"), "--source", str(SEEDS_DIR)])
+        args.environment = Environment.read({priority.ENV: nice})
+        return run_settings(args)
+
+    assert settings("7").nice == 7
+    assert settings("").nice == priority.DEFAULT_NICE
     with pytest.raises(BadSetting, match="MAPWATCH_BACKGROUND_NICE"):  # a setting, not a fetch (issue 22)
-        Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x")
+        settings("soon")
 
 
 @pytest.mark.parametrize("command", ["ingest", "refresh"])
