@@ -52,16 +52,16 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
     shards = env.shard_count()  # $MAPWATCH_SHARDS
     deadline = env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE
     limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    env.replica_url()  # $MAPWATCH_REPLICA
-    env.webhook_bases()  # $MAPWATCH_SLACK_WEBHOOKS
+    replica = env.replica_url()  # $MAPWATCH_REPLICA
+    webhook_bases = env.webhook_bases()  # $MAPWATCH_SLACK_WEBHOOKS
     nice = env.nice_steps()  # $MAPWATCH_BACKGROUND_NICE
     env.busy_timeout_ms()  # $MAPWATCH_BUSY_TIMEOUT
     env.log_format_name()
     admin = env.admin_address()  # $MAPWATCH_ADMIN_LISTEN
     enrich = EnrichSettings.from_environment(env)  # $MAPWATCH_ENRICH, the APIs, the contact
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
-    return RunSettings(db_path=args.db or env.database(), source=source(args), out_dir=out_dir(args),
+    return RunSettings(db_path=args.db or env.database(), replica=replica, source=source(args), out_dir=out_dir(args),
                        host=host(args), port=port(args), base_url=given_base_url(args),
                        refresh=env.refresh_schedule(), tick_deadline=deadline, nice=nice, enrich=enrich,
                        limits=limits, admin=admin, token=env.token(), discord_api=api, discord_gateway=gateway,
-                       shards=shards, alert_interval=env.alert_seconds())
+                       shards=shards, webhook_bases=webhook_bases, alert_interval=env.alert_seconds())

@@ -124,6 +124,7 @@ class BotSide:
     alert_interval: float
     metrics: Metrics
     shards: int | None = None  # $MAPWATCH_SHARDS; None: Discord's recommendation
+    webhook_bases: tuple[str, ...] = ()  # what /webhook accepts besides Discord's and Slack's
     client_kwargs: Mapping[str, Any] = field(default_factory=dict)
     current: list[Any] = field(default_factory=list)  # one at a time; a new one after each restart
 
@@ -132,7 +133,7 @@ class BotSide:
 
         kwargs = {"shard_count": self.shards, **self.client_kwargs}
         return MapwatchBot(self.db_path, base_url=self.base_url, alert_interval=self.alert_interval,
-                           metrics=self.metrics, **kwargs)
+                           metrics=self.metrics, webhook_bases=self.webhook_bases, **kwargs)
 
     async def deliver_alerts(self, _result: Any) -> None:
         bot = self.current[0] if self.current else None
@@ -154,7 +155,7 @@ async def run_all(settings: RunSettings, *, say: Callable[[str], None] = print, 
     bot side with one line. The feed server and the scheduler run on throughout; only their
     crash ends this."""
     from mapwatch.feeds.serving.health import Health
-    from mapwatch.feeds.serving.metrics import Metrics
+    from mapwatch.feeds.serving.metrics import Metrics, configured_replica_lag
     from mapwatch.service.schedule import parse_schedule
     from mapwatch.store.database.db import open_db
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
@@ -164,8 +165,9 @@ async def run_all(settings: RunSettings, *, say: Callable[[str], None] = print, 
     if await asyncio.to_thread(seed_if_empty, settings.db_path):  # before the bot answers anything
         say("Empty database: stored the bundled seed pages.")
     stop = stop or asyncio.Event()
-    health = health or Health(settings.db_path)
-    metrics = metrics or Metrics(settings.db_path, health)
+    health = health or Health(settings.db_path, replica=settings.replica)
+    metrics = metrics or Metrics(settings.db_path, health,
+                                 replica_lag=configured_replica_lag(settings.db_path, settings.replica))
     deliver: list[AfterRefresh] = [NextRefresh(settings.db_path, trigger).next_refresh]
     bot_side = _bot_side(settings, metrics, say)
     if bot_side is not None:
@@ -209,7 +211,8 @@ def _bot_side(settings: RunSettings, metrics: Metrics, say: Callable[[str], None
     if settings.discord_api or settings.discord_gateway:
         say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
     base = (settings.base_url or default_base_url(settings.host, settings.port)).rstrip("/")
-    return BotSide(settings.db_path, base, settings.alert_interval, metrics, settings.shards, settings.client_kwargs)
+    return BotSide(settings.db_path, base, settings.alert_interval, metrics, shards=settings.shards,
+                   webhook_bases=settings.webhook_bases, client_kwargs=settings.client_kwargs)
 
 
 def _enrichment(settings: RunSettings) -> EnrichmentStage | None:

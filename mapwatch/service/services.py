@@ -89,10 +89,11 @@ async def run_services(settings: RunSettings, deliver: Sequence[AfterRefresh] = 
     from mapwatch.feeds.serving.server import HEALTH_PATH, METRICS_PATH, start_admin_server, start_server
     from mapwatch.store.database.db import require_db
 
-    health = health or Health(settings.db_path)
-    from mapwatch.feeds.serving.metrics import Metrics
+    health = health or Health(settings.db_path, replica=settings.replica)
+    from mapwatch.feeds.serving.metrics import Metrics, configured_replica_lag
 
-    metrics = metrics or Metrics(settings.db_path, health)
+    metrics = metrics or Metrics(settings.db_path, health,
+                                 replica_lag=configured_replica_lag(settings.db_path, settings.replica))
     trigger = parse_schedule(settings.refresh)  # a bad schedule fails before anything starts
     if await asyncio.to_thread(seed_if_empty, settings.db_path):
         say("Empty database: stored the bundled seed pages.")

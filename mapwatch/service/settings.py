@@ -27,6 +27,7 @@ class RunSettings:
 
     # where: the database, the source, the feeds (the options of `refresh` and `serve`)
     db_path: str | Path  # --db, else $MAPWATCH_DB: the one file every part opens for itself
+    replica: str | None = None  # $MAPWATCH_REPLICA: its Litestream replica, for /healthz and /metrics
     source: str  # --source, else $MAPWATCH_SOURCE
     out_dir: str | Path  # --out, else $MAPWATCH_FEEDS_DIR
     host: str = "127.0.0.1"
@@ -45,6 +46,7 @@ class RunSettings:
     discord_api: str | None = None  # $MAPWATCH_DISCORD_API; None: Discord's
     discord_gateway: str | None = None  # $MAPWATCH_DISCORD_GATEWAY; None: Discord's
     shards: int | None = None  # $MAPWATCH_SHARDS; None: Discord's recommendation
+    webhook_bases: tuple[str, ...] = ()  # what /webhook accepts besides Discord's and Slack's (store.environment)
     alert_interval: float = 30.0  # $MAPWATCH_ALERT_INTERVAL: seconds between polls of the event log
     bot_backoff: float = BOT_BACKOFF  # seconds before the first restart after a crash (then doubled)
     client_kwargs: Mapping[str, Any] = field(default_factory=dict)  # for discord.py's client (tests)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from typing import Any
 
 import aiohttp
@@ -324,7 +325,7 @@ async def test_endpoints_from_environment(monkeypatch: pytest.MonkeyPatch, fake_
     for key, value in fake_discord.env().items():
         monkeypatch.setenv(key, value)
     point_discord_py_at("https://discord.com/api/v10/", None)
-    assert from_environment() is True and fake_discord.api_base == discord.http.Route.BASE
+    assert from_environment(os.environ) is True and fake_discord.api_base == discord.http.Route.BASE
 
 
 async def test_uncompressed_gateway_and_resume_replays_missed_events(fake_discord: FakeDiscord) -> None:

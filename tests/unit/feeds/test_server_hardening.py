@@ -188,13 +188,13 @@ def test_a_bad_limit_is_a_usage_error(published: Path, name: str, value: str, ca
     assert len(err) == 1 and err[0].startswith(f"mapwatch: error: ${name} must be") and repr(value) in err[0]
 
 
-def test_the_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_limits_from_the_environment() -> None:
     from mapwatch.feeds.serving.connections import HEADER_TIMEOUT, descriptor_cap, limits_from_env
+    from mapwatch.store.environment import Environment
 
-    assert limits_from_env() == Limits() and HEADER_TIMEOUT <= 30
-    monkeypatch.setenv("MAPWATCH_HEADER_TIMEOUT", "2.5")
-    monkeypatch.setenv("MAPWATCH_MAX_CONNECTIONS", "10")
-    assert limits_from_env() == Limits(2.5, 10)
+    assert limits_from_env(Environment.read({})) == Limits() and HEADER_TIMEOUT <= 30
+    given = {"MAPWATCH_HEADER_TIMEOUT": "2.5", "MAPWATCH_MAX_CONNECTIONS": "10"}
+    assert limits_from_env(Environment.read(given)) == Limits(2.5, 10)
     import resource
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
