@@ -44,7 +44,7 @@ ROUND_SECONDS = 900.0  # no enrichment request starts later than this into its r
 
 
 class EnrichmentStage:
-    """The enrichment of `mapwatch run`: after each tick (its last after-refresh hook), one
+    """The enrichment of `mapwatch run`: after each tick (the tick's enrich step, its last), one
     round in a task of its own, bounded by `seconds`; a round still running when the next tick
     ends is left to finish (none is started beside it). Each round logs one line per source
     that was unavailable, and one summary line; an error in a round is logged and the next
