@@ -48,7 +48,7 @@ OPENALEX_MAX_PAGES = 3  # per batch: one answers it unless OpenAlex holds duplic
 S2_PAGE = 1000  # citations per Semantic Scholar request (its most)
 S2_MAX_PAGES = 10  # per paper and round: 10,000 citers
 MAX_BAD_ANSWERS = 3  # malformed answers in a row before a source is left for the next round
-S2_FIELDS = "contexts,intents,isInfluential,externalIds"
+S2_FIELDS = "contexts,intents,isInfluential,externalIds,title,year"  # the last two: a citer's stub
 OPENALEX_SELECT = "id,doi,ids,authorships,primary_location,locations"
 
 
@@ -272,7 +272,7 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
         report.stored += len(firsts) + sum(len(w.authors) for w in firsts)
 
     await _batches(rnd, report, client, due, OPENALEX_BATCH, ask)
-    if rnd.settings.discover and not report.down and not report.out_of_time:
+    if rnd.settings.discover and not report.down and not report.out_of_time and not report.problems:
         await _new_works(rnd, report, client, base)
 
 

@@ -38,7 +38,8 @@ def fakes(seeded_path: Path, clock) -> Iterator[ScholarlyFakes]:
 
 
 def round_(fakes: ScholarlyFakes, db_path: Path, clock, **kw: Any) -> RoundReport:
-    settings = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), "team@example.org", politeness=FAST)
+    settings = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), "team@example.org", politeness=FAST,
+                              source_citations="off")  # the faults of asking for citers: test_source_citations
     settings = replace(settings, **{k: v for k, v in kw.items() if k in ("sources", "limit", "politeness")})
     rest = {k: v for k, v in kw.items() if k not in ("sources", "limit", "politeness")}
     return asyncio.run(enrich_round(db_path, settings, tracked=tracking.tracked_paper_ids, clock=clock, **rest))
