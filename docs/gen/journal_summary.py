@@ -166,5 +166,6 @@ def render(journal: Journal, text: str | None = None) -> str:
     for f in latest(journal, text):
         goal = "" if f.goal == "-" else f.goal
         run = f"[{cell(f.run)}]({site}#{f.anchor})"
-        rows.append(f"| {cell(sentence(f.target))} | {cell(f.value)} | {cell(goal)} | {run} | `{cell(f.command or '')}` |")
+        target, command = cell(sentence(f.target)), cell(f.command or "")
+        rows.append(f"| {target} | {cell(f.value)} | {cell(goal)} | {run} | `{command}` |")
     return "\n".join(rows)
