@@ -97,7 +97,7 @@ class ScholarlyFakes:
         if how == "down":
             return web.Response(status=503, text="Service Unavailable")
         if how == "slow":
-            await asyncio.sleep(self.slow_seconds)
+            await asyncio.sleep(self.slow_seconds)  # on purpose: the "slow" fault
             return None
         if how == "429":
             self.fault[source] = None

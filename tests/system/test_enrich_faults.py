@@ -151,7 +151,7 @@ class VirtualTime:
 
     async def sleep(self, seconds: float) -> None:
         self.now += seconds
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # no wait: lets other tasks run, as a real sleep would
 
 
 def test_arxiv_is_asked_once_every_3_seconds(fakes: ScholarlyFakes, seeded_path: Path, clock) -> None:
