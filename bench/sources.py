@@ -38,6 +38,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bench import livemap
 from bench.freshness import SETUP, Config, build_template, delays_summary, fmt, free_port
 from bench.livemap import DEFAULT_RATE, T0, VARIANTS, LiveMap, Site
 from mapwatch.store.clock import iso, parse_iso
@@ -124,19 +125,7 @@ class SourcesSite(Site):
 
 def serve(pages: int, seed: int, rate: float, variant: str, lag: float, port: int) -> None:
     live = LiveMap(pages, seed, rate)
-    site = SourcesSite(live, variant, lag)
-
-    async def run() -> None:
-        app = web.Application()
-        app.router.add_route("*", "/{path:.*}", site.handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        tcp = web.TCPSite(runner, "127.0.0.1", port)
-        await tcp.start()
-        print(f"PORT {tcp._server.sockets[0].getsockname()[1]}", flush=True)  # type: ignore[union-attr]
-        await asyncio.Event().wait()
-
-    asyncio.run(run())
+    livemap.serve(live, variant, port, SourcesSite(live, variant, lag))
 
 
 class Server:
@@ -250,21 +239,25 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
         server.stop()
 
 
+COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, ≤24 h",
+           "tracked: citations, ≤1 tick", "from the sources (openalex, s2)", "doubled", "map requests",
+           "source requests (openalex, s2)", "CPU s: refresh, sources")
+
+
+def cells(r: dict) -> list[str]:
+    """One result's row of the table, in COLUMNS' order."""
+    f, u, a, req, prov = r["feeds"], r["unlisted"], r["alerts"], r["requests"], r["provenance"]
+    site = sum(v for kind, v in req.items() if kind not in ("openalex", "s2"))
+    return [f"{r['pages']:,}", r["variant"], "on" if r["sources"] else "off", f"{f['citations']:,}",
+            fmt(f["within_1_tick"], True), fmt(f["within_24h"], True),
+            f"{u['citations']:,}, {fmt(u['within_24h'], True)}", f"{a['citations']:,}, {fmt(a['within_1_tick'], True)}",
+            f"{prov.get('openalex', 0):,}, {prov.get('s2', 0):,}", str(r["doubled_events"]), f"{site:,}",
+            f"{req.get('openalex', 0):,}, {req.get('s2', 0):,}", f"{r['cpu_refresh_s']}, {r['cpu_sources_s']}"]
+
+
 def table(results: list[dict]) -> str:
-    head = ("| pages | site | sources | new citations | feeds ≤1 tick | feeds ≤24 h | unlisted: count, ≤24 h |"
-            " tracked: citations, ≤1 tick | from the sources (openalex, s2) | doubled | map requests |"
-            " source requests (openalex, s2) | CPU s: refresh, sources |")
-    rows = [head, "|" + "---|" * (head.count("|") - 1)]
-    for r in results:
-        f, u, a, req, prov = r["feeds"], r["unlisted"], r["alerts"], r["requests"], r["provenance"]
-        site = sum(v for kind, v in req.items() if kind not in ("openalex", "s2"))
-        rows.append(
-            f"| {r['pages']:,} | {r['variant']} | {'on' if r['sources'] else 'off'} | {f['citations']:,} | "
-            f"{fmt(f['within_1_tick'], True)} | {fmt(f['within_24h'], True)} | "
-            f"{u['citations']:,}, {fmt(u['within_24h'], True)} | {a['citations']:,}, {fmt(a['within_1_tick'], True)} | "
-            f"{prov.get('openalex', 0):,}, {prov.get('s2', 0):,} | {r['doubled_events']} | {site:,} | "
-            f"{req.get('openalex', 0):,}, {req.get('s2', 0):,} | {r['cpu_refresh_s']}, {r['cpu_sources_s']} |")
-    return "\n".join(rows)
+    lines = [COLUMNS, ("---",) * len(COLUMNS), *(cells(r) for r in results)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
 SMALL = {"pages": 400, "hours": 30, "budget": 150, "rate": 0.3, "tracked": 5}
@@ -272,12 +265,9 @@ SMALL = {"pages": 400, "hours": 30, "budget": 150, "rate": 0.3, "tracked": 5}
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.sources", description=__doc__.split("\n\n")[0])
-    p.add_argument("--pages", type=int, default=10_000)
-    p.add_argument("--hours", type=int, default=48)
-    p.add_argument("--budget", type=int, default=3_600)
-    p.add_argument("--rate", type=float, default=DEFAULT_RATE)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--tracked", type=int, default=20)
+    for flag, default in (("--pages", 10_000), ("--hours", 48), ("--budget", 3_600), ("--rate", DEFAULT_RATE),
+                          ("--seed", 1), ("--tracked", 20)):  # as bench.freshness has them
+        p.add_argument(flag, type=type(default), default=default)
     p.add_argument("--variant", default="no-sitemap", help=f"one of {', '.join(VARIANTS)}, or all (comma-separated)")
     p.add_argument("--source-lag", type=float, default=0.0, help="hours before the sources know a new paper")
     p.add_argument("--small", action="store_true", help=f"a run of seconds: {SMALL}")
