@@ -24,7 +24,7 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     from bench import generate as gen
     from bench.main import Server
     from mapwatch.bot.discord_endpoints import point_discord_py_at
-    from mapwatch.service.services import RunConfig
+    from mapwatch.service.settings import RunSettings
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
     from mapwatch.store.sources.http_client import HttpOptions
@@ -50,10 +50,10 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
         await fake.start()
         point_discord_py_at(fake.api_base, fake.gateway_url)
         stop = asyncio.Event()
-        config = RunConfig(db_path=db_path, source=base, out_dir=work / "alert-feeds", port=0,
-                           refresh=f"{interval_s}s")
-        task = asyncio.create_task(run_all(config, fake.token, say=said.append, stop=stop,
-                                           client_kwargs={"guild_ready_timeout": 0.05}))
+        settings = RunSettings(db_path=db_path, source=base, out_dir=work / "alert-feeds", port=0,
+                               refresh=f"{interval_s}s", token=fake.token,
+                               client_kwargs={"guild_ready_timeout": 0.05})
+        task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
         try:
             await fake.wait_for(lambda: fake.command_syncs and fake.identifies, timeout=30)
             channel = fake.guild.channel("alerts")

@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,14 +42,15 @@ class MapwatchBot(discord.AutoShardedClient):
 
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
-                 identify_spacing: float = 5.0, poll: bool = True, **client_kwargs: Any) -> None:
+                 identify_spacing: float = 5.0, poll: bool = True, webhook_bases: Sequence[str] = (),
+                 **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
         redact.install()  # webhook URLs in gateway events never reach a log
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.metrics = metrics
         self.identify_spacing = identify_spacing
         self._rate_log: Any = None
-        self.runner = Runner(db_path, clock=clock, base_url=base_url)
+        self.runner = Runner(db_path, clock=clock, base_url=base_url, webhook_bases=webhook_bases)
         self.tree = app_commands.CommandTree(self)
         self.tree.error(self.runner.on_tree_error)
         install_commands(self.tree, self.runner)

@@ -27,17 +27,18 @@ def point_discord_py_at(api_base: str | None, gateway_url: str | None) -> None:
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
 
 
-def check_environment(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
-    """``MAPWATCH_DISCORD_API`` and ``MAPWATCH_DISCORD_GATEWAY`` (None: unset), each an address
-    with a host; anything else raises ``BadSetting`` (a usage error). From the environment the
-    command read at start (store.environment), unless `environ` is given."""
-    from mapwatch.store.environment import Environment, current
+def check_environment(environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """``MAPWATCH_DISCORD_API`` and ``MAPWATCH_DISCORD_GATEWAY`` of `environ` (None: unset),
+    each an address with a host; anything else raises ``BadSetting`` (a usage error). The
+    commands pass the values of the environment they read at start instead
+    (store.environment: ``discord_endpoints()``)."""
+    from mapwatch.store.environment import Environment
 
-    return (current() if environ is None else Environment.read(environ)).discord_endpoints()
+    return Environment.read(environ).discord_endpoints()
 
 
-def from_environment(environ: Mapping[str, str] | None = None) -> bool:
-    """Apply ``MAPWATCH_DISCORD_API`` / ``MAPWATCH_DISCORD_GATEWAY`` if set; True if either was."""
+def from_environment(environ: Mapping[str, str]) -> bool:
+    """Apply ``MAPWATCH_DISCORD_API`` / ``MAPWATCH_DISCORD_GATEWAY`` of `environ` if set; True if either was."""
     api, gateway = check_environment(environ)
     point_discord_py_at(api, gateway)
     return bool(api or gateway)

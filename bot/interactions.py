@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,10 +44,11 @@ class Runner:
     readers run beside the refresh)."""
 
     def __init__(self, db_path: str | Path | None, *, clock: Callable[[], datetime] = utc_now,
-                 base_url: str = "") -> None:
+                 base_url: str = "", webhook_bases: Sequence[str] = ()) -> None:
         self.db_path = db_path
         self.clock = clock
         self.base_url = base_url
+        self.webhook_bases = tuple(webhook_bases)
         self.commands: dict[str, Command] = commands()
         self._local = threading.local()
 
@@ -69,7 +70,8 @@ class Runner:
                    user_id=interaction.user.id, now=self.clock(),
                    can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url,
                    can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks),
-                   can_manage_guild=in_guild and bool(perms and perms.manage_guild))
+                   can_manage_guild=in_guild and bool(perms and perms.manage_guild),
+                   webhook_bases=self.webhook_bases)
 
     def manage_check(self, interaction: discord.Interaction) -> bool:
         """Enforced for /track and /untrack: Manage Channels in a server (any DM is fine)."""

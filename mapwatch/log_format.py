@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from mapwatch.bot.redact import redact as redact_webhooks
-from mapwatch.store.environment import current
 from mapwatch.store.urls import redact_url
 
 FORMATS = ("text", "json")
@@ -21,17 +21,15 @@ TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 HIDDEN = "[DISCORD_TOKEN]"
 
 
-def log_format() -> str:
-    """$MAPWATCH_LOG_FORMAT (text or json; unset: text); anything else is a usage error."""
-    return current().log_format_name()
+Secrets = Sequence[tuple[str, str]]  # (variable, value): store.environment's `secret_values()`
 
 
 # An interaction's token, as discord.py logs gateway payloads and routes at DEBUG.
 _INTERACTION_TOKEN = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+|(/interactions/\d{1,20}/)[^/\s'"]+""")
 
 
-def _hide_token(text: str) -> str:
-    for name, secret in current().secret_values():  # every `secret` of store.settings_table
+def _hide_token(text: str, secrets: Secrets) -> str:
+    for name, secret in secrets:  # every `secret` of store.settings_table that is set
         if len(secret) >= 8:  # shorter is no key (and would hide common words)
             text = text.replace(secret, f"[{name}]")  # [DISCORD_TOKEN] is HIDDEN
     text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
@@ -39,41 +37,49 @@ def _hide_token(text: str) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    def __init__(self) -> None:
+    """One readable line per record, `secrets` (the environment's) hidden."""
+
+    def __init__(self, secrets: Secrets) -> None:
         super().__init__(TEXT)
+        self.secrets = tuple(secrets)
 
     def format(self, record: logging.LogRecord) -> str:
-        return _hide_token(super().format(record))
+        return _hide_token(super().format(record), self.secrets)
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record, on one line (newlines in the message or traceback escaped)."""
+    """One JSON object per record, on one line (newlines in the message or traceback escaped),
+    `secrets` (the environment's) hidden."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        super().__init__()
+        self.secrets = tuple(secrets)
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, object] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": _hide_token(record.getMessage()),  # (before JSON escapes its quotes)
+            "message": _hide_token(record.getMessage(), self.secrets),  # (before JSON escapes its quotes)
         }
         if record.exc_info:
-            entry["exception"] = _hide_token(self.formatException(record.exc_info))
+            entry["exception"] = _hide_token(self.formatException(record.exc_info), self.secrets)
         elif record.exc_text:
-            entry["exception"] = _hide_token(record.exc_text)
+            entry["exception"] = _hide_token(record.exc_text, self.secrets)
         if record.stack_info:
             entry["stack"] = self.formatStack(record.stack_info)
-        return _hide_token(json.dumps(entry, ensure_ascii=False, default=str))
+        return _hide_token(json.dumps(entry, ensure_ascii=False, default=str), self.secrets)
 
 
-def formatter(kind: str) -> logging.Formatter:
-    return JsonFormatter() if kind == "json" else TextFormatter()
+def formatter(kind: str, secrets: Secrets) -> logging.Formatter:
+    return JsonFormatter(secrets) if kind == "json" else TextFormatter(secrets)
 
 
-def configure(level: str, kind: str) -> None:
-    """The root logger: one stderr handler with the chosen format; the scheduler's own
-    loggers quieter below DEBUG."""
+def configure(level: str, kind: str, secrets: Secrets) -> None:
+    """The root logger: one stderr handler with the chosen format, hiding `secrets`; the
+    scheduler's own loggers quieter below DEBUG."""
     handler = logging.StreamHandler()
-    handler.setFormatter(formatter(kind))
+    handler.setFormatter(formatter(kind, secrets))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     if level != "DEBUG":
         logging.getLogger("apscheduler").setLevel(logging.WARNING)

@@ -4,9 +4,10 @@
 out of the process environment in one pass; `mapwatch` does it once at start (mapwatch.cli)
 and makes it `current()` while the command runs; it also hands it to the command as `args.environment`
 (`of_command(args)`). The commands pass what they use on (a value, or the Environment
-itself); the few deep readers left (the database's path and busy
-timeout, a tick's deadline, background priority, the webhook key) ask `current()`. Nothing
-else reads os.environ.
+itself); the few deep readers left ask `current()`: `open_db` (store.database.db) for the
+database's default path, its busy timeout and whether a replica is configured, since every
+connection of every command and thread is opened there, and store.secret_box for the webhook
+key, read where a webhook URL is sealed or opened. Nothing else reads os.environ.
 
 Each value is parsed by its table entry when it is asked for (`value(name)`), so a bad value
 is a usage error (BadSetting: exit 2, one line naming the variable) of the commands that use
@@ -175,6 +176,12 @@ class Environment:
         token, sent in the `x-api-key` header alone, never logged, echoed or stored."""
         key: str | None = self.value("MAPWATCH_S2_KEY")
         return key
+
+    def source_citations(self) -> str:
+        """$MAPWATCH_SOURCE_CITATIONS: `include` (default), `omit` or `off` (docs/enrichment.md,
+        "Citations the map does not name")."""
+        mode: str = self.value("MAPWATCH_SOURCE_CITATIONS")
+        return mode
 
     def contact_address(self) -> str | None:
         """$MAPWATCH_CONTACT: the e-mail address the sources' polite pools ask for (it goes

@@ -24,16 +24,9 @@ import os
 import sys
 import threading
 
-from mapwatch.store.environment import current
-from mapwatch.store.settings_table import DEFAULT_NICE, MAX_NICE
+from mapwatch.store.settings_table import MAX_NICE
 
 ENV = "MAPWATCH_BACKGROUND_NICE"
-
-
-def background_nice(default: int | None = DEFAULT_NICE) -> int | None:
-    """How many steps lower background work runs: $MAPWATCH_BACKGROUND_NICE (0 to 19; 0
-    leaves the priority alone), else `default`. A value out of range is a usage error."""
-    return current().nice_steps(default)
 
 
 def lower_thread_priority(steps: int | None) -> bool:
@@ -50,7 +43,8 @@ def lower_thread_priority(steps: int | None) -> bool:
     return True
 
 
-def lower_priority_if_asked() -> bool:
+def lower_priority_if_asked(steps: int | None) -> bool:
     """For `mapwatch ingest` and `mapwatch refresh`: lower this thread's priority when
-    $MAPWATCH_BACKGROUND_NICE asks for it (unset: unchanged)."""
-    return lower_thread_priority(background_nice(default=None))
+    $MAPWATCH_BACKGROUND_NICE asks for it (`steps`: the command's `nice_steps(None)`; None,
+    unset: unchanged)."""
+    return lower_thread_priority(steps)

@@ -10,19 +10,12 @@ from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.rendering import text
 from mapwatch.bot.rendering.replies import Ctx, Reply
-from mapwatch.store.environment import current
 from mapwatch.store.errors import BadOption, NotAllowed
 from mapwatch.store.questions import queries
 from mapwatch.store.subscriptions import webhooks
 
 REFUSAL = "You need the Manage Webhooks permission to add or remove this server's webhooks."
 SLACK_ENV = "MAPWATCH_SLACK_WEBHOOKS"
-
-
-def extra_bases() -> tuple[str, ...]:
-    """Webhook URL bases accepted besides Discord's and Slack's own: the Discord-compatible API
-    of $MAPWATCH_DISCORD_API and a Slack-compatible base in $MAPWATCH_SLACK_WEBHOOKS."""
-    return current().webhook_bases()
 
 
 def target_of(db: Database, paper: str | None, direction: str | None) -> tuple[str, str, str]:
@@ -74,7 +67,7 @@ def webhook_core(db: Database, ctx: Ctx, *, url: str | None = None, paper: str |
     if not url:
         return text.fit_reply(Reply(content=listing(webhooks.list_webhooks(db, guild_id=ctx.guild_id)),
                                     ephemeral=True))
-    hook = webhooks.parse_url(url, extra_bases=extra_bases())
+    hook = webhooks.parse_url(url, extra_bases=ctx.webhook_bases)
     if (author or team) and (paper or direction or (author and team)):
         raise BadOption("Give one of a paper, a direction, an author or a team.")
     kind, target, shown = subject_target(db, ctx, author, team) if author or team else target_of(db, paper, direction)

@@ -63,3 +63,4 @@ class Ctx:
     base_url: str = ""  # where the feeds are served, without a trailing slash
     can_manage_webhooks: bool = False  # the user has Manage Webhooks here
     can_manage_guild: bool = False  # the user has Manage Server here (/team add, /team remove)
+    webhook_bases: tuple[str, ...] = ()  # webhook URL bases /webhook accepts besides Discord's and Slack's

@@ -58,12 +58,9 @@ class Limits:
     max_connections: int = MAX_CONNECTIONS
 
 
-def limits_from_env(env: Environment | None = None) -> Limits:
-    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS of `env` (else
-    store.environment.current()); a bad value is a usage error naming it (BadSetting: exit 2)."""
-    from mapwatch.store.environment import current
-
-    env = env or current()
+def limits_from_env(env: Environment) -> Limits:
+    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS of `env` (the command's);
+    a bad value is a usage error naming it (BadSetting: exit 2)."""
     return Limits(env.header_timeout_seconds(HEADER_TIMEOUT), env.connection_cap(MAX_CONNECTIONS))
 
 

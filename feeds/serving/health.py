@@ -26,8 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from mapwatch.store.clock import iso, utc_now
-from mapwatch.store.database.replica import replica_status, replica_url
-from mapwatch.store.environment import current
+from mapwatch.store.database.replica import replica_status
 
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
 DB_TIMEOUT = 2.0  # seconds for the whole database check
@@ -48,8 +47,10 @@ class RefreshOutcome:
 class Health:
     """The process's own part of /healthz, written by the scheduler and the bot supervisor."""
 
-    def __init__(self, db_path: str | Path | None, *, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(self, db_path: str | Path, *, clock: Callable[[], datetime] = utc_now,
+                 replica: str | None = None) -> None:
         self.db_path = db_path
+        self.replica = replica  # $MAPWATCH_REPLICA: the Litestream replica's URL; None: none configured
         self.clock = clock
         self.refreshes: deque[RefreshOutcome] = deque(maxlen=FAILED_REFRESHES)
         self.next_refresh: Callable[[], datetime | None] = lambda: None
@@ -82,11 +83,9 @@ class Health:
         return {"state": state, "last_error": self.bot_error, "shards": self.shards()}
 
 
-def read_database(db_path: str | Path | None) -> dict[str, Any]:
+def read_database(db_path: str | Path) -> dict[str, Any]:
     """The database's part, read-only (runs in a worker thread). Raises when it cannot be read."""
-    from mapwatch.store.database.db import default_db_path
-
-    path = Path(db_path or default_db_path())
+    path = Path(db_path)
     if not path.is_file():
         raise FileNotFoundError(f"no database at {path}")
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
@@ -111,9 +110,9 @@ def read_database(db_path: str | Path | None) -> dict[str, Any]:
             "last_ingest": last}
 
 
-def read_replica(db_path: str | Path | None, now: float) -> dict[str, Any] | None:
-    """The Litestream replica's part (store/database/replica.py), None when none is configured."""
-    status = replica_status(Path(db_path or current().database()), replica_url(), now)
+def read_replica(db_path: str | Path, url: str | None, now: float) -> dict[str, Any] | None:
+    """The part of the Litestream replica at `url` (store/database/replica.py), None when none is configured."""
+    status = replica_status(Path(db_path), url, now)
     return status.shown() if status else None
 
 
@@ -135,7 +134,7 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
         last = None
     failing = len(outcomes) >= FAILED_REFRESHES and all(o.error for o in outcomes[-FAILED_REFRESHES:])
     bot = health.bot()
-    replica = await asyncio.to_thread(read_replica, health.db_path, health.clock().timestamp())
+    replica = await asyncio.to_thread(read_replica, health.db_path, health.replica, health.clock().timestamp())
     healthy = db is not None and not failing
     calm = (bot["state"] in ("off", "connected") and not (last and last.get("error"))
             and (replica is None or replica["current"]))

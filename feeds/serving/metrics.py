@@ -47,14 +47,13 @@ def request_kind(path: str) -> str:
     return "other"
 
 
-def configured_replica_lag(db_path: str | Path) -> Callable[[], float | None] | None:
-    """The lag of the Litestream replica $MAPWATCH_REPLICA names (store.database.replica), or None when
-    no replica is configured (docs/operations.md)."""
+def configured_replica_lag(db_path: str | Path, url: str | None) -> Callable[[], float | None] | None:
+    """The lag of the database's Litestream replica at `url` ($MAPWATCH_REPLICA;
+    store.database.replica), or None when no replica is configured (docs/operations.md)."""
     import time
 
-    from mapwatch.store.database.replica import replica_status, replica_url
+    from mapwatch.store.database.replica import replica_status
 
-    url = replica_url()
     if url is None:
         return None
 
@@ -66,7 +65,9 @@ def configured_replica_lag(db_path: str | Path) -> Callable[[], float | None] | 
 
 
 class Metrics:
-    """The process's metrics; `render()` is the /metrics body."""
+    """The process's metrics; `render()` is the /metrics body. `db_path`: the database whose
+    size is shown (None: none); `replica_lag`: its replica's lag in seconds (None: no such
+    series; `configured_replica_lag` makes it from $MAPWATCH_REPLICA's value)."""
 
     def __init__(self, db_path: str | Path | None = None, health: Health | None = None, *,
                  replica_lag: Callable[[], float | None] | None = None) -> None:
@@ -119,8 +120,6 @@ class Metrics:
                 self.deliveries.labels(kind, outcome)
         for outcome in ("ok", "failed"):
             self.ticks.labels(outcome)
-        if replica_lag is None and db_path is not None:
-            replica_lag = configured_replica_lag(db_path)
         self.state = _StateCollector(db_path, health, replica_lag)
         r.register(self.state)
 
@@ -237,10 +236,10 @@ class _StateCollector(Collector):
 
 
 def database_size(db_path: str | Path | None) -> int | None:
-    """The database file and its WAL, in bytes (None: no such file)."""
-    from mapwatch.store.environment import current
-
-    path = Path(db_path or current().database())
+    """The database file and its WAL, in bytes (None: no database given, or no such file)."""
+    if db_path is None:
+        return None
+    path = Path(db_path)
     try:
         size = path.stat().st_size
     except OSError:

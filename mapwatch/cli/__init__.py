@@ -132,16 +132,14 @@ class StopDeadline:
         os._exit(EXIT_OK)
 
 
-def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRACE_SECONDS, *,
-                     env: Environment | None = None) -> int:
+def run_until_signal(service: Coroutine[Any, Any, None], env: Environment,
+                     grace: float = STOP_GRACE_SECONDS) -> int:
     """Run a service until it ends or SIGINT/SIGTERM arrives; exit 0 on a signal, within
-    `grace` seconds of it whatever the service's threads are doing (StopDeadline)."""
+    `grace` seconds of it whatever the service's threads are doing (StopDeadline). Its logs
+    are as `env` says ($MAPWATCH_LOG_LEVEL, $MAPWATCH_LOG_FORMAT), hiding `env`'s secrets."""
     import asyncio
     import signal
 
-    from mapwatch.store.environment import current
-
-    env = env or current()
     try:
         level = env.log_level_name()
     except BaseException:
@@ -154,7 +152,7 @@ def run_until_signal(service: Coroutine[Any, Any, None], grace: float = STOP_GRA
     except Exception:
         service.close()  # never started
         raise
-    configure(level, kind)
+    configure(level, kind, env.secret_values())
 
     deadline = StopDeadline(grace, json_logs=kind == "json")
 
@@ -193,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.environment = env  # passed in to the command (store.environment.of_command)
         with installed(env):  # and current() for the few deep readers
             outcome = func(args)
-            return outcome if isinstance(outcome, int) else run_until_signal(outcome, env=env)
+            return outcome if isinstance(outcome, int) else run_until_signal(outcome, env)
     except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
         print(f"mapwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -75,15 +75,16 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.store.database.db import open_db
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
-    from mapwatch.store.sources.http_client import HttpOptions, tick_deadline
+    from mapwatch.store.sources.http_client import HttpOptions
     from mapwatch.store.sources.refresh import refresh
 
     # Every setting is checked before the database is opened: a typo changes nothing.
     the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
     if args.budget is not None:
         settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
-    deadline = tick_deadline()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
+    env = of_command(args)
+    lower_priority_if_asked(env.nice_steps(None))  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
+    deadline = env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
     options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
                                                                                     deadline=deadline)
     db = open_db(args.db)
@@ -126,15 +127,17 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     the_port, folder, given, entries = port(args), out_dir(args), given_base_url(args), limit(args)
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
-    limits = limits_from_env(of_command(args))  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
-    admin_at = of_command(args).admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
+    env = of_command(args)
+    limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    admin_at = env.admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
+    database = args.db or env.database()  # its size on /metrics; its replica's lag only with --db, as ever
 
     async def main() -> None:
-        from mapwatch.feeds.serving.metrics import Metrics
+        from mapwatch.feeds.serving.metrics import Metrics, configured_replica_lag
         from mapwatch.feeds.serving.server import METRICS_PATH, start_admin_server
 
         papers = PaperCache(require_db(args.db), "", entries)  # paper feeds and pages on demand
-        metrics = Metrics(args.db)
+        metrics = Metrics(database, replica_lag=configured_replica_lag(args.db, env.replica_url()) if args.db else None)
         runner, bound = await start_server(folder, args.host, the_port, papers=papers, ready=False,
                                            limits=limits, metrics=metrics, admin=admin_at is None)
         admin = None

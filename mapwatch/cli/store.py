@@ -49,12 +49,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.environment import of_command
     from mapwatch.store.pages.files import SEEDS_DIR
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
     from mapwatch.store.questions.queries import map_stats
 
-    lower_priority_if_asked()  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
+    lower_priority_if_asked(of_command(args).nice_steps(None))  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md)
     paths = args.paths or [SEEDS_DIR]
     db = open_db(args.db)
     progress = CrawlProgress()
@@ -209,9 +210,10 @@ def cmd_replica(args: argparse.Namespace) -> int:
     import time
 
     from mapwatch.store.database.db import require_db
-    from mapwatch.store.database.replica import replica_status, replica_url
+    from mapwatch.store.database.replica import replica_status
+    from mapwatch.store.environment import of_command
 
-    status = replica_status(require_db(args.db), replica_url(), time.time())  # a missing --db: exit 2
+    status = replica_status(require_db(args.db), of_command(args).replica_url(), time.time())  # a missing --db: exit 2
     if status is None:
         print("no replica configured: $MAPWATCH_REPLICA is not set (docs/operations.md)")
         return EXIT_REJECTED

@@ -26,20 +26,23 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from mapwatch.store.database.db import require_db
 
-    count = asyncio.run(sync_commands(token, require_db(args.db), base_url=env.local_base_url()))
+    count = asyncio.run(sync_commands(token, require_db(args.db), base_url=env.local_base_url(),
+                                      endpoints=env.discord_endpoints()))
     print(f"Synced {count} commands.")
     return EXIT_OK
 
 
-async def sync_commands(token: str, db_path: str | None, *, base_url: str) -> int:
-    """`mapwatch sync`: log in, sync the tree, remember its hash."""
+async def sync_commands(token: str, db_path: str | None, *, base_url: str,
+                        endpoints: tuple[str | None, str | None] = (None, None)) -> int:
+    """`mapwatch sync`: log in (discord.py pointed at `endpoints`: $MAPWATCH_DISCORD_API,
+    $MAPWATCH_DISCORD_GATEWAY; None: Discord's), sync the tree, remember its hash."""
     from mapwatch.bot.client import SYNC_HASH_KEY, MapwatchBot
-    from mapwatch.bot.discord_endpoints import from_environment
+    from mapwatch.bot.discord_endpoints import point_discord_py_at
     from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db
     from mapwatch.store.subscriptions import bot_state
 
-    from_environment()
+    point_discord_py_at(*endpoints)
     open_db(db_path).close()  # the schema
     client = MapwatchBot(db_path, base_url=base_url, sync="never")
     async with client:

@@ -57,15 +57,15 @@ def _usage(message: str) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from mapwatch.bot.commands.webhooks import extra_bases
     from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db, require_db
+    from mapwatch.store.environment import of_command
     from mapwatch.store.errors import BadOption
     from mapwatch.store.subscriptions import webhooks
 
     url = sys.stdin.readline().strip() if args.url == "-" else args.url
     try:
-        hook = webhooks.parse_url(url, extra_bases=extra_bases())
+        hook = webhooks.parse_url(url, extra_bases=of_command(args).webhook_bases())
     except BadOption as e:
         return _usage(str(e))
     db = open_db(require_db(args.db))

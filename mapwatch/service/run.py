@@ -1,12 +1,14 @@
 """`mapwatch run`: the bot (when DISCORD_TOKEN is set), the refresh scheduler and the feed
-server in one asyncio process. The one place that wires them, above the layers it composes
-(mapwatch.cli.run reads the settings and calls `run_all`).
+server in one asyncio process. The one place that wires them, above the layers it composes:
+mapwatch.cli.run builds the RunSettings (mapwatch.service.settings) and calls `run_all`, which
+makes the parts from them.
 
-The feeds side (mapwatch.service.services: `run_services`) serves and refreshes; the bot adds its
-after-refresh hook (alert delivery) and runs its client beside it. Alerts are also
-polled from the event log, so a `mapwatch refresh` run elsewhere is alerted too. The last
-hook starts an enrichment round (`EnrichmentStage`, docs/enrichment.md) in the background:
-no tick, and so no alert, ever waits for a scholarly source.
+The feeds side (mapwatch.service.services: `run_services`) serves and refreshes; the tick's
+deliver steps are `NextRefresh` (for /info) and the bot's alert delivery (`BotSide`, whose
+client runs beside it, supervised). Alerts are also polled from the event log, so a
+`mapwatch refresh` run elsewhere is alerted too. The tick's enrich step starts an enrichment
+round (`EnrichmentStage`, docs/enrichment.md) in the background: no tick, and so no alert,
+ever waits for a scholarly source.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.bot.supervisor import BOT_BACKOFF, supervise_bot
+from mapwatch.bot.supervisor import supervise_bot
 from mapwatch.feeds.serving.server import default_base_url
-from mapwatch.service.services import RunConfig, run_services, seed_if_empty
+from mapwatch.service.services import run_services, seed_if_empty
+from mapwatch.service.settings import RunSettings
 from mapwatch.service.tick import AfterRefresh
 from mapwatch.store.clock import utc_now
 
@@ -41,7 +44,7 @@ ROUND_SECONDS = 900.0  # no enrichment request starts later than this into its r
 
 
 class EnrichmentStage:
-    """The enrichment of `mapwatch run`: after each tick (its last after-refresh hook), one
+    """The enrichment of `mapwatch run`: after each tick (the tick's enrich step, its last), one
     round in a task of its own, bounded by `seconds`; a round still running when the next tick
     ends is left to finish (none is started beside it). Each round logs one line per source
     that was unavailable, and one summary line; an error in a round is logged and the next
@@ -83,7 +86,7 @@ class EnrichmentStage:
                 await self.task
 
 
-def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
+def _remember_next_refresh(db_path: str | Path, trigger: Any) -> None:
     from mapwatch.bot.commands.info import NEXT_REFRESH_KEY
     from mapwatch.store.database.db import open_db
     from mapwatch.store.subscriptions import bot_state
@@ -99,11 +102,11 @@ def _remember_next_refresh(db_path: Any, trigger: Any) -> None:
         db.close()
 
 
-@dataclass
+@dataclass(frozen=True)
 class NextRefresh:
-    """The first after-refresh hook: the next tick's time, stored for the bot's /info."""
+    """The first deliver step: the next tick's time, stored for the bot's /info."""
 
-    db_path: str | Path | None
+    db_path: str | Path
     trigger: Any
 
     async def next_refresh(self, _result: Any) -> None:
@@ -114,23 +117,23 @@ class NextRefresh:
 class BotSide:
     """The Discord bot of `mapwatch run`: `make_bot` builds one (the supervisor calls it again
     after each crash), `current` holds the one now running, and `deliver_alerts` is the
-    after-refresh hook that sends this tick's alerts through it."""
+    deliver step that sends this tick's alerts through it."""
 
-    db_path: str | Path | None
+    db_path: str | Path
     base_url: str
     alert_interval: float
     metrics: Metrics
-    client_kwargs: dict[str, Any] | None = None
+    shards: int | None = None  # $MAPWATCH_SHARDS; None: Discord's recommendation
+    webhook_bases: tuple[str, ...] = ()  # what /webhook accepts besides Discord's and Slack's
+    client_kwargs: Mapping[str, Any] = field(default_factory=dict)
     current: list[Any] = field(default_factory=list)  # one at a time; a new one after each restart
 
     def make_bot(self) -> Any:
         from mapwatch.bot.client import MapwatchBot
-        from mapwatch.store.environment import current
 
-        # $MAPWATCH_SHARDS, else Discord's recommendation
-        kwargs = {"shard_count": current().shard_count(), **(self.client_kwargs or {})}
+        kwargs = {"shard_count": self.shards, **self.client_kwargs}
         return MapwatchBot(self.db_path, base_url=self.base_url, alert_interval=self.alert_interval,
-                           metrics=self.metrics, **kwargs)
+                           metrics=self.metrics, webhook_bases=self.webhook_bases, **kwargs)
 
     async def deliver_alerts(self, _result: Any) -> None:
         bot = self.current[0] if self.current else None
@@ -140,67 +143,45 @@ class BotSide:
                 log.info("sent %d alerts", sent)
 
 
-async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], None] = print,
-                  stop: asyncio.Event | None = None, alert_interval: float = 30.0,
-                  client_kwargs: dict[str, Any] | None = None, bot_backoff: float = BOT_BACKOFF,
-                  health: Health | None = None, metrics: Metrics | None = None,
-                  replica_lag: Callable[[], float | None] | None = None,
-                  enrich: EnrichSettings | None = None) -> None:
-    """Run everything until `stop` is set (or forever). Without a token, all but the bot.
-    `metrics` (default: a new registry for this process) is served at /metrics; `replica_lag`,
-    when given, feeds its gauge mapwatch_replica_lag_seconds (seconds, None: unknown).
-    `enrich`: the enrichment after each tick (default: as the environment says; no source: none).
+async def run_all(settings: RunSettings, *, say: Callable[[str], None] = print, stop: asyncio.Event | None = None,
+                  health: Health | None = None, metrics: Metrics | None = None) -> None:
+    """Run everything `settings` says until `stop` is set (or forever): without a token, all
+    but the bot; without enrichment settings (or sources), no enrichment round. `health` and
+    `metrics` (default: new ones for this process) are served at /healthz and /metrics.
 
     The bot side is supervised: a crash (an exception out of discord.py, e.g. on a malformed
-    gateway event) is logged with its traceback and the bot restarted after `bot_backoff`
-    seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the bot side with one
-    line. The feed server and the scheduler run on throughout; only their crash ends this."""
+    gateway event) is logged with its traceback and the bot restarted after
+    `settings.bot_backoff` seconds, doubling up to `BOT_BACKOFF_CAP`; a refused token stops the
+    bot side with one line. The feed server and the scheduler run on throughout; only their
+    crash ends this."""
     from mapwatch.feeds.serving.health import Health
+    from mapwatch.feeds.serving.metrics import Metrics, configured_replica_lag
     from mapwatch.service.schedule import parse_schedule
     from mapwatch.store.database.db import open_db
-
-    trigger = parse_schedule(config.refresh)
-    await asyncio.to_thread(lambda: open_db(config.db_path).close())  # the schema, before anyone reads
-    if await asyncio.to_thread(seed_if_empty, config.db_path):  # before the bot answers anything
-        say("Empty database: stored the bundled seed pages.")
-    stop = stop or asyncio.Event()
-    health = health or Health(config.db_path)
-    from mapwatch.feeds.serving.metrics import Metrics
-
-    metrics = metrics or Metrics(config.db_path, health, replica_lag=replica_lag)
-    hooks: list[AfterRefresh] = [NextRefresh(config.db_path, trigger).next_refresh]
-    bot_side: BotSide | None = None
-    if token:
-        import mapwatch.bot.client  # noqa: F401  (discord.py loaded before the first tick, as always)
-        from mapwatch.bot.discord_endpoints import from_environment
-
-        if from_environment():
-            say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
-        base = (config.base_url or default_base_url(config.host, config.port)).rstrip("/")
-        bot_side = BotSide(config.db_path, base, alert_interval, metrics, client_kwargs)
-        hooks.append(bot_side.deliver_alerts)
-    else:
-        say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
-
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
-    if enrich is None:
-        from mapwatch.store.environment import current as environment
-        from mapwatch.store.scholarly.enrich import EnrichSettings
-
-        enrich = EnrichSettings.from_environment(environment())
-    stage = EnrichmentStage(config.db_path, enrich, tracked_paper_ids) if enrich.sources else None
-    if stage is not None:
-        hooks.append(stage.after_refresh)  # last: this tick's alerts are out first
-        enrich_log.info("enrichment: from %s after each refresh ($MAPWATCH_ENRICH)", ", ".join(enrich.sources))
+    trigger = parse_schedule(settings.refresh)
+    await asyncio.to_thread(lambda: open_db(settings.db_path).close())  # the schema, before anyone reads
+    if await asyncio.to_thread(seed_if_empty, settings.db_path):  # before the bot answers anything
+        say("Empty database: stored the bundled seed pages.")
+    stop = stop or asyncio.Event()
+    health = health or Health(settings.db_path, replica=settings.replica)
+    metrics = metrics or Metrics(settings.db_path, health,
+                                 replica_lag=configured_replica_lag(settings.db_path, settings.replica))
+    deliver: list[AfterRefresh] = [NextRefresh(settings.db_path, trigger).next_refresh]
+    bot_side = _bot_side(settings, metrics, say)
+    if bot_side is not None:
+        deliver.append(bot_side.deliver_alerts)
+    stage = _enrichment(settings)
     services = asyncio.create_task(
-        run_services(config, hooks, say=say, stop=stop, priority=tracked_paper_ids, health=health,
-                     metrics=metrics),
+        run_services(settings, deliver, enrich=stage.after_refresh if stage is not None else None,
+                     priority=tracked_paper_ids, say=say, stop=stop, health=health, metrics=metrics),
         name="mapwatch-services")
     supervisor = None
     if bot_side is not None:
         supervisor = asyncio.create_task(
-            supervise_bot(bot_side.make_bot, token or "", say, health, bot_side.current, backoff=bot_backoff),
+            supervise_bot(bot_side.make_bot, settings.token or "", say, health, bot_side.current,
+                          backoff=settings.bot_backoff),
             name="mapwatch-bot")
     try:
         await services  # a crash of the services side ends the process with its error
@@ -216,3 +197,29 @@ async def run_all(config: RunConfig, token: str | None, *, say: Callable[[str], 
             services.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await services
+
+
+def _bot_side(settings: RunSettings, metrics: Metrics, say: Callable[[str], None]) -> BotSide | None:
+    """The bot of `settings` (None, said so, without a token), discord.py pointed at its endpoints."""
+    if not settings.token:
+        say("DISCORD_TOKEN is not set: running the feeds and the refresh schedule without the Discord bot.")
+        return None
+    import mapwatch.bot.client  # noqa: F401  (discord.py loaded before the first tick, as always)
+    from mapwatch.bot.discord_endpoints import point_discord_py_at
+
+    point_discord_py_at(settings.discord_api, settings.discord_gateway)
+    if settings.discord_api or settings.discord_gateway:
+        say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
+    base = (settings.base_url or default_base_url(settings.host, settings.port)).rstrip("/")
+    return BotSide(settings.db_path, base, settings.alert_interval, metrics, shards=settings.shards,
+                   webhook_bases=settings.webhook_bases, client_kwargs=settings.client_kwargs)
+
+
+def _enrichment(settings: RunSettings) -> EnrichmentStage | None:
+    """The enrich step of `settings` (None: no sources), said in the log."""
+    from mapwatch.store.subscriptions.tracking import tracked_paper_ids
+
+    if settings.enrich is None or not settings.enrich.sources:
+        return None
+    enrich_log.info("enrichment: from %s after each refresh ($MAPWATCH_ENRICH)", ", ".join(settings.enrich.sources))
+    return EnrichmentStage(settings.db_path, settings.enrich, tracked_paper_ids)

@@ -1,6 +1,6 @@
 """The refresh schedule of `mapwatch run`: $MAPWATCH_REFRESH parsed into an APScheduler 3.11
 trigger, and one job running a tick (mapwatch.service.tick: refresh, publish, then the
-after-refresh hooks such as alert delivery).
+deliver and enrich steps).
 
 Coalesced, never two ticks at once, a real misfire grace time, and a failed tick is
 logged with its reason while the next one still runs.
@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from mapwatch.feeds.tick_report import TickResult
+from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import BadSetting
 
 if TYPE_CHECKING:
@@ -80,10 +81,14 @@ def _on_missed(event: JobExecutionEvent) -> None:
     log.warning("refresh tick missed (was due %s)", event.scheduled_run_time)
 
 
-def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, *, run_now: bool = True,
+Job = Callable[[datetime], Awaitable[object]]  # a tick's `run`: called with the time it starts
+
+
+def start_scheduler(job: Job, trigger: BaseTrigger, *, run_now: bool = True,
                     misfire_grace_time: int = MISFIRE_GRACE_SECONDS, health: Health | None = None,
                     metrics: Metrics | None = None) -> AsyncIOScheduler:
-    """Start an AsyncIOScheduler on the running loop with one job. Call inside the loop.
+    """Start an AsyncIOScheduler on the running loop with one job (`Tick.run`: each tick calls
+    it with the time it starts). Call inside the loop.
     With `health`, each tick's outcome (its error too) is reported to it, for /healthz;
     with `metrics`, counted with its duration and its report's figures, for /metrics."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
@@ -96,7 +101,7 @@ def start_scheduler(job: Callable[[], Awaitable[object]], trigger: BaseTrigger, 
     async def tick() -> None:  # a plain coroutine function, whatever `job` is
         started = time.monotonic()
         try:
-            result = await job()
+            result = await job(utc_now())
         except asyncio.CancelledError:  # the process is stopping mid-tick: say so, no traceback
             log.info("refresh tick interrupted by shutdown")
             return

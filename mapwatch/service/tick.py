@@ -1,6 +1,7 @@
-"""One tick of `mapwatch run`: refresh (read the source, store what changed), publish (rewrite
-the feeds that changed), then the after-refresh hooks (the bot's deliveries, the next
-refresh's time, the enrichment round). mapwatch.service.schedule runs it on its trigger.
+"""One tick of `mapwatch run`, made of its parts: `Refresh` (read the source, store what
+changed), `Publish` (rewrite the feeds that changed), then the `deliver` steps (the next
+refresh's time, the bot's alerts) and last the `enrich` step (start an enrichment round).
+`Tick.run(now)` runs them once; mapwatch.service.schedule runs it on its trigger.
 """
 
 from __future__ import annotations
@@ -8,100 +9,145 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.tick_report import TickResult
-from mapwatch.store.priority import background_nice, lower_thread_priority
+from mapwatch.store.priority import lower_thread_priority
+from mapwatch.store.settings_table import DEFAULT_NICE
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh_report import RefreshReport
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-__all__ = ["AfterRefresh", "Tick", "TickResult"]
+__all__ = ["AfterRefresh", "Publish", "Refresh", "Threads", "Tick", "TickClock", "TickResult"]
 
 log = logging.getLogger("mapwatch.scheduler")  # the name its lines have always had
 
 
-AfterRefresh = Callable[[TickResult], Awaitable[None]]
+AfterRefresh = Callable[[TickResult], Awaitable[None]]  # a deliver or enrich step: this tick's report in
+
+
+class TickClock:
+    """The time during a tick that started at `now`: `now`, then as much later as has passed
+    since (so a tick run at a given instant stores that instant, and a live one the time)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.start, self._started = now, time.monotonic()
+
+    def __call__(self) -> datetime:
+        return self.start + timedelta(seconds=time.monotonic() - self._started)
+
+
+@dataclass(frozen=True)
+class Threads:
+    """Where a tick's work runs: `writer` (one thread: the tick's connection is opened, used
+    and closed there) and `parsers` (the pages' parsing)."""
+
+    writer: Executor
+    parsers: Executor
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """The first part: read `source` (a folder or an http(s) URL) and store what changed
+    (store.sources.refresh). `priority` gives the papers fetched first (run: the tracked
+    ones), read in the writer thread; `options` how politely and how much to fetch."""
+
+    source: str
+    priority: Callable[[Database], Sequence[str]] | None = None
+    options: HttpOptions = field(default_factory=HttpOptions)
+
+    async def __call__(self, db: Database, clock: Callable[[], datetime], threads: Threads) -> RefreshReport:
+        from mapwatch.store.sources.refresh import refresh_async
+
+        loop = asyncio.get_running_loop()
+        tracked = await loop.run_in_executor(threads.writer, self.priority, db) if self.priority else ()
+        return await refresh_async(db, self.source, writer=threads.writer, parser=threads.parsers,
+                                   clock=clock, priority=tracked, options=self.options)
+
+
+@dataclass(frozen=True)
+class Publish:
+    """The second part: write the feeds that changed into `out_dir`, their links under
+    `base_url` (feeds.publish). Runs in the writer thread, on the tick's connection."""
+
+    out_dir: str | Path
+    base_url: str
+    limit: int = 100
+
+    def __call__(self, db: Database, clock: Callable[[], datetime]) -> PublishReport:
+        from mapwatch.feeds.publish import publish
+
+        return publish(db, self.out_dir, self.base_url, limit=self.limit, clock=clock)
 
 
 @dataclass
 class Tick:
-    """One scheduled run on the running loop: the crawl of an HTTP refresh runs on the loop;
-    the database work (the refresh's batches, the publish) runs in one thread of its own, its
-    parsing in threads of their own, all at a lower CPU priority (`nice` steps, default
-    $MAPWATCH_BACKGROUND_NICE or 10; see store/priority.py), so the bot's answers and the feed
-    server come first; then the after-refresh hooks on the loop. The tick's connection is
-    opened, used and closed by that one thread."""
+    """One scheduled run on the running loop: `refresh` then `publish` on the database at
+    `db_path`, opened, used and closed by one thread of the tick's own (its crawl on the loop,
+    its parsing in threads of their own), all `nice` steps lower in CPU priority (0 or None:
+    unchanged; store/priority.py) so the bot's answers and the feed server come first; then
+    on the loop the `deliver` steps in order and last `enrich`. A failing step after the
+    publish is logged and the next one still runs."""
 
-    db_path: str | Path | None
-    source: str
-    out_dir: str | Path
-    base_url: str
-    hooks: Sequence[AfterRefresh] = ()
-    limit: int = 100
-    priority: Callable[[Database], Sequence[str]] | None = None  # fetched first (refresh adds the tracked papers)
-    nice: int | None = None  # CPU priority steps below normal; None: $MAPWATCH_BACKGROUND_NICE, else 10
-    _thread: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)  # the writer
-    _parsers: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    db_path: str | Path
+    refresh: Refresh
+    publish: Publish
+    deliver: Sequence[AfterRefresh] = ()
+    enrich: AfterRefresh | None = None
+    nice: int | None = DEFAULT_NICE
+    _threads: Threads | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.nice is None:
-            self.nice = background_nice()  # a bad value fails here, before the first tick
-
-    def run_sync(self) -> TickResult:
-        """The same tick, synchronously, in the calling thread (store.sources.refresh.refresh)."""
-        from mapwatch.feeds.publish import publish
-        from mapwatch.store.database.db import open_db
-        from mapwatch.store.sources.refresh import refresh
-
-        db = open_db(self.db_path)
-        try:
-            report = refresh(db, self.source, priority=self.priority(db) if self.priority else ())
-            published = publish(db, self.out_dir, self.base_url, limit=self.limit)
-        finally:
-            db.close()
-        return TickResult(report, published)
-
-    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+    def threads(self) -> Threads:
+        """The tick's threads, made at the first tick and kept (ticks never overlap), lowered once."""
         from mapwatch.store.sources.http_source import PARSE_THREADS
 
-        if self._thread is None or self._parsers is None:  # kept for every tick (they never overlap), lowered once
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh",
-                                              initializer=lower_thread_priority, initargs=(self.nice,))
-            self._parsers = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="mapwatch-parse",
-                                               initializer=lower_thread_priority, initargs=(self.nice,))
-        return self._thread, self._parsers
+        if self._threads is None:
+            self._threads = Threads(
+                ThreadPoolExecutor(1, thread_name_prefix="mapwatch-refresh",
+                                   initializer=lower_thread_priority, initargs=(self.nice,)),
+                ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="mapwatch-parse",
+                                   initializer=lower_thread_priority, initargs=(self.nice,)))
+        return self._threads
 
-    async def run_async(self) -> TickResult:
-        from mapwatch.feeds.publish import publish
-        from mapwatch.store.database.db import open_db
-        from mapwatch.store.sources.refresh import refresh_async
+    def close(self) -> None:
+        """End the tick's threads (after its last run)."""
+        if self._threads is not None:
+            self._threads.writer.shutdown()
+            self._threads.parsers.shutdown()
+            self._threads = None
 
-        writer, parsers = self._executors()
-        loop = asyncio.get_running_loop()
-        db = await loop.run_in_executor(writer, open_db, self.db_path)
-        try:
-            tracked = await loop.run_in_executor(writer, self.priority, db) if self.priority else ()
-            report = await refresh_async(db, self.source, writer=writer, parser=parsers, priority=tracked)
-            published = await loop.run_in_executor(
-                writer, functools.partial(publish, db, self.out_dir, self.base_url, limit=self.limit))
-        finally:
-            await asyncio.shield(loop.run_in_executor(writer, db.close))  # after any write still under way
-        return TickResult(report, published)
-
-    async def __call__(self) -> TickResult:
-        result = await self.run_async()
+    async def run(self, now: datetime) -> TickResult:
+        """The tick, as at `now` (the time it stores and publishes; see TickClock)."""
+        result = await self._refresh_and_publish(TickClock(now))
         r = result.refresh
         log.info("refresh: %s %s", r.summary(), result.publish.summary())
         for failure in [*r.rejected, *r.failed]:
             log.warning("refresh: %s", failure)
-        for hook in self.hooks:
+        for step in [*self.deliver, *([self.enrich] if self.enrich is not None else [])]:
             try:
-                await hook(result)
+                await step(result)
             except Exception as e:
-                log.error("after-refresh step %s failed: %s", getattr(hook, "__name__", hook), e, exc_info=True)
+                log.error("after-refresh step %s failed: %s", getattr(step, "__name__", step), e, exc_info=True)
         return result
+
+    async def _refresh_and_publish(self, clock: TickClock) -> TickResult:
+        from mapwatch.store.database.db import open_db
+
+        threads = self.threads()
+        loop = asyncio.get_running_loop()
+        db = await loop.run_in_executor(threads.writer, open_db, self.db_path)
+        try:
+            report = await self.refresh(db, clock, threads)
+            published = await loop.run_in_executor(threads.writer, functools.partial(self.publish, db, clock))
+        finally:
+            await asyncio.shield(loop.run_in_executor(threads.writer, db.close))  # after any write still under way
+        return TickResult(report, published)

@@ -15,7 +15,7 @@ for is not requested (store.sources.sitemap_trust).
 Everything else is not due: it is not requested this tick (store.sources.crawl_schedule).
 
 Once every paper with a page has been checked over HTTP on the host, the plan is read through
-the indexes (migration 0026): the pages due, most overdue first, as many as the budget (all of
+the indexes (migration 0027): the pages due, most overdue first, as many as the budget (all of
 them for a host with a sitemap, whose lastmods may vouch for them), the unseen papers and the
 frontier, and the validators of the pages planned only; not every `sources` row and paper.
 """

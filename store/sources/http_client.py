@@ -19,20 +19,14 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from mapwatch.store.clock import retry_after_seconds
-from mapwatch.store.environment import current
 from mapwatch.store.pages.parse import MAX_PAGE_BYTES
+from mapwatch.store.settings_table import DEFAULT_TICK_DEADLINE
 
 log = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/plain;q=0.9, text/html;q=0.8"
 MAX_CRAWL_DELAY = 60.0  # seconds: a longer Crawl-delay is capped (and the report says so)
-
-
-def tick_deadline() -> float:
-    """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes; store.environment); a bad value
-    is a usage error naming it (BadSetting)."""
-    return current().deadline_seconds()
 
 
 @functools.cache
@@ -50,10 +44,10 @@ def user_agent() -> str:
 
 class Deadline:
     """A tick's deadline (docs/live-map.md, "Following the live map over HTTP"): `seconds` from now (None:
-    $MAPWATCH_TICK_DEADLINE, else 30 minutes). `in_flight`: the pages being fetched."""
+    30 minutes; the commands pass $MAPWATCH_TICK_DEADLINE's). `in_flight`: the pages being fetched."""
 
     def __init__(self, seconds: float | None) -> None:
-        self.seconds = seconds if seconds is not None else tick_deadline()
+        self.seconds = seconds if seconds is not None else DEFAULT_TICK_DEADLINE
         self.at = time.monotonic() + self.seconds
         self.in_flight: set[str] = set()
 
@@ -87,7 +81,7 @@ class HttpOptions:
     budget: int = 500  # pages fetched per tick at most
     max_bytes: int = MAX_PAGE_BYTES
     max_crawl_delay: float = MAX_CRAWL_DELAY
-    deadline: float | None = None  # seconds for the whole crawl; None: $MAPWATCH_TICK_DEADLINE, else 30 min
+    deadline: float | None = None  # seconds for the whole crawl ($MAPWATCH_TICK_DEADLINE); None: 30 min
     # draws the lastmod audits (store.sources.lastmods); None: the operating system's generator,
     # which a site cannot predict. A seeded one makes a test or a benchmark repeatable.
     audit_rng: random.Random | None = None

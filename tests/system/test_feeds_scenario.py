@@ -17,7 +17,8 @@ import pytest
 
 from mapwatch.cli import main
 from mapwatch.feeds.serving.server import start_server
-from mapwatch.service.services import RunConfig, run_services
+from mapwatch.service.services import run_services
+from mapwatch.service.settings import RunSettings
 from mapwatch.service.tick import TickResult
 from mapwatch.store.database.db import open_db
 from mapwatch.store.pages.files import SEEDS_DIR
@@ -152,8 +153,8 @@ async def test_run_seeds_an_empty_database_serves_feeds_and_calls_hooks(tmp_path
     async def after_refresh(result: TickResult) -> None:
         await ticks.put(result)
 
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "public",
-                       host="127.0.0.1", port=0, refresh="1h")
+    config = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "public",
+                         host="127.0.0.1", port=0, refresh="1h")
     task = asyncio.create_task(run_services(config, [after_refresh], say=said.append, stop=stop))
     try:
         result = await asyncio.wait_for(ticks.get(), 20)  # the first tick runs at start

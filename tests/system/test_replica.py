@@ -131,14 +131,14 @@ async def test_healthz_reports_the_replica(tmp_path: Path, monkeypatch) -> None:
     assert body["replica"] is None  # none configured
     monkeypatch.setenv("MAPWATCH_REPLICA", replica.as_uri())
     _litestream("replicate", "-config", str(CONFIG), "-once", env=_env(db, replica))
-    status, body = await report(Health(db))
+    status, body = await report(Health(db, replica=replica.as_uri()))  # as `mapwatch run` reads it
     assert status == 200 and body["replica"]["current"] and body["replica"]["lag_seconds"] == 0
     assert body["status"] == "ok"
     conn = open_db(db)  # mapwatch runs on (its connection open), Litestream has stopped
     try:
         with conn.atomic():
             conn.conn.execute("INSERT INTO bot_state (key, value, updated) VALUES ('x', 'y', '2026-01-01')")
-        later = Health(db, clock=lambda: datetime.now(UTC) + timedelta(seconds=MAX_LAG + 5))
+        later = Health(db, clock=lambda: datetime.now(UTC) + timedelta(seconds=MAX_LAG + 5), replica=replica.as_uri())
         status, body = await report(later)
     finally:
         conn.close()

@@ -85,12 +85,12 @@ def test_every_log_line_is_scrubbed_whichever_logger_wrote_it() -> None:
     webhook_key = "d2ViaG9vay1rZXktcGxhbnRlZC0wMTIzNDU2Nzg5YWI="
     planted["webhook key"] = f"key {webhook_key} loaded"
     secrets = ["hookSECRETpart_xyz", "slackSECRETpart", "aW50ZXJhY3Rpb25TRUNSRVQ", PASSWORD, token, s2_key, webhook_key]
-    with installed(Environment.read({"DISCORD_TOKEN": token, "MAPWATCH_S2_KEY": s2_key,
-                                     "MAPWATCH_WEBHOOK_KEY": webhook_key})):
+    env = Environment.read({"DISCORD_TOKEN": token, "MAPWATCH_S2_KEY": s2_key, "MAPWATCH_WEBHOOK_KEY": webhook_key})
+    with installed(env):
         for kind in ("text", "json"):
             for name, text in planted.items():
                 record = logging.LogRecord("mapwatch.bot.webhooks", logging.DEBUG, __file__, 1, "refused %s", (text,),
                                            None)
-                line = formatter(kind).format(record)
+                line = formatter(kind, env.secret_values()).format(record)
                 assert not any(s in line for s in secrets), (kind, name, line)
                 assert "refused" in line

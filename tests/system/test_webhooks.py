@@ -19,6 +19,7 @@ from mapwatch.bot.rendering.render_slack import slack_message
 from mapwatch.bot.rendering.replies import Embed, Field
 from mapwatch.bot.sending.delivery_webhooks import GONE, deliver_webhooks
 from mapwatch.store.database.db import open_db
+from mapwatch.store.environment import Environment
 from mapwatch.store.errors import BadOption
 from mapwatch.store.subscriptions import webhooks
 from tests import openapi_check
@@ -179,7 +180,7 @@ async def test_discord_webhooks_via_the_command_into_a_channel_and_a_forum_post(
     url = fake.add_webhook(alerts.id)
     forum_url = fake.add_webhook(forum.id)
     bot = MapwatchBot(db_path, base_url="http://feeds.example", clock=clock, poll=False,
-                      guild_ready_timeout=0.05)
+                      webhook_bases=Environment.read().webhook_bases(), guild_ready_timeout=0.05)  # as `run` does
     hooks = discord.Permissions(manage_webhooks=True)
     async with fake.connected(bot):
         h = await fake.slash("webhook", {"url": url, "paper": SURVEY})

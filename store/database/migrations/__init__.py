@@ -44,7 +44,8 @@ from mapwatch.store.database.migrations import (
     m0023_enrichment_changes,
     m0024_first_read,
     m0025_author_indexes,
-    m0026_change_rate,
+    m0026_citation_provenance,
+    m0027_change_rate,
 )
 
 # In the order they apply.
@@ -74,7 +75,8 @@ STEPS: tuple[ModuleType, ...] = (
     m0023_enrichment_changes,
     m0024_first_read,
     m0025_author_indexes,
-    m0026_change_rate,
+    m0026_citation_provenance,
+    m0027_change_rate,
 )
 
 migrations = Migrations("mapwatch")

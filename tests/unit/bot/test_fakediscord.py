@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from typing import Any
 
 import aiohttp
@@ -53,7 +54,7 @@ def toy_tree(client: Any, *, errors: list[BaseException] | None = None, late_del
     @tree.command(name="slow", description="Deferred, then a follow-up with a file")
     async def slow(interaction: discord.Interaction, count: int = 1) -> None:
         await interaction.response.defer(thinking=True)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # on purpose: a slow command, answered after its defer
         await interaction.followup.send(
             f"done {count}", file=discord.File(io.BytesIO(b"\x89PNG fake"), filename="chart.png")
         )
@@ -65,7 +66,7 @@ def toy_tree(client: Any, *, errors: list[BaseException] | None = None, late_del
 
     @tree.command(name="late", description="Answers after the deadline")
     async def late(interaction: discord.Interaction) -> None:
-        await asyncio.sleep(late_delay)
+        await asyncio.sleep(late_delay)  # on purpose: past the interaction deadline
         await interaction.response.send_message("too late")
 
     @tree.command(name="huge", description="An oversized embed")
@@ -324,7 +325,7 @@ async def test_endpoints_from_environment(monkeypatch: pytest.MonkeyPatch, fake_
     for key, value in fake_discord.env().items():
         monkeypatch.setenv(key, value)
     point_discord_py_at("https://discord.com/api/v10/", None)
-    assert from_environment() is True and fake_discord.api_base == discord.http.Route.BASE
+    assert from_environment(os.environ) is True and fake_discord.api_base == discord.http.Route.BASE
 
 
 async def test_uncompressed_gateway_and_resume_replays_missed_events(fake_discord: FakeDiscord) -> None:

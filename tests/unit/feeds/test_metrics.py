@@ -12,16 +12,13 @@ from pathlib import Path
 from mapwatch.feeds.serving.health import Health
 from mapwatch.feeds.serving.metrics import Metrics, request_kind
 from mapwatch.log_format import JsonFormatter, TextFormatter
-from mapwatch.service.services import RunConfig, run_services
+from mapwatch.service.services import run_services
+from mapwatch.service.settings import RunSettings
+from mapwatch.store.environment import Environment
 from mapwatch.store.sources.http_client import status_label
 from tests.mapsite import MapSite, seed_texts, serve_site
 from tests.metricscheck import get, parse, scrape, value
-
-
-async def _wait(predicate, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
+from tests.waiting import async_wait_until
 
 
 async def test_metrics_move_with_ticks_requests_and_builds(tmp_path: Path) -> None:
@@ -31,13 +28,14 @@ async def test_metrics_move_with_ticks_requests_and_builds(tmp_path: Path) -> No
     health = Health(db_path)
     metrics = Metrics(db_path, health)
     with serve_site(MapSite(pages=seed_texts())) as site:
-        config = RunConfig(db_path=db_path, source=site.base, out_dir=tmp_path / "out", port=0, refresh="1h")
+        config = RunSettings(db_path=db_path, source=site.base, out_dir=tmp_path / "out", port=0, refresh="1h")
         task = asyncio.create_task(run_services(config, say=said.append, stop=stop, health=health, metrics=metrics))
         try:
-            await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
+            await async_wait_until(lambda: any(s.startswith("Feeds: ") for s in said), 20,
+                                   what="the run to say where its feeds are")
             base = next(s for s in said if s.startswith("Feeds: ")).split()[1]
-            await _wait(lambda: value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
-                                      outcome="ok") == 1)
+            await async_wait_until(lambda: value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
+                                                 outcome="ok") == 1, 20, what="the first tick in /metrics")
             before = await asyncio.to_thread(scrape, base)
             # the tick: pages fetched and stored from the site, its statuses, the sitemap's URLs
             assert value(before, "mapwatch_refresh_ticks_total", outcome="failed") == 0
@@ -83,12 +81,13 @@ async def test_a_failed_tick_is_counted(tmp_path: Path) -> None:
     db_path = tmp_path / "m.db"
     metrics = Metrics(db_path)
     # a source folder that is not there: the tick raises FetchError (logged, the next tick still runs)
-    config = RunConfig(db_path=db_path, source=str(tmp_path / "no such folder"), out_dir=tmp_path / "out", port=0,
-                       refresh="1h")
+    config = RunSettings(db_path=db_path, source=str(tmp_path / "no such folder"), out_dir=tmp_path / "out", port=0,
+                         refresh="1h")
     task = asyncio.create_task(run_services(config, say=said.append, stop=stop, metrics=metrics))
     try:
-        await _wait(lambda: sum(value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
-                                      outcome=o) or 0 for o in ("ok", "failed")) >= 1)
+        await async_wait_until(lambda: sum(value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
+                                                 outcome=o) or 0 for o in ("ok", "failed")) >= 1, 20,
+                               what="a tick, ok or failed, in /metrics")
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
@@ -138,7 +137,8 @@ def test_json_log_lines_hold_the_exception_and_never_the_token(monkeypatch) -> N
         raise ValueError(f"bad {token}\nsecond line")
     except ValueError as e:
         error = e
-    line = JsonFormatter().format(_record("login with %s failed", token, exc=error))
+    secrets = Environment.read().secret_values()  # the token, as `mapwatch run` reads it
+    line = JsonFormatter(secrets).format(_record("login with %s failed", token, exc=error))
     assert "\n" not in line
     entry = json.loads(line)
     assert set(entry) == {"time", "level", "logger", "message", "exception"}
@@ -147,4 +147,4 @@ def test_json_log_lines_hold_the_exception_and_never_the_token(monkeypatch) -> N
     assert "ValueError: bad [DISCORD_TOKEN]" in entry["exception"] and "Traceback" in entry["exception"]
     assert entry["time"].endswith("+00:00")
     assert token not in line
-    assert token not in TextFormatter().format(_record("login with %s failed", token, exc=error))
+    assert token not in TextFormatter(secrets).format(_record("login with %s failed", token, exc=error))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,11 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from mapwatch.service.schedule import JOB_ID, ScheduleError, parse_schedule, start_scheduler
-from mapwatch.service.tick import Tick, TickResult
+from mapwatch.service.tick import Publish, Refresh, Tick, TickResult
+from mapwatch.store.clock import utc_now
+from mapwatch.store.database.db import open_db
 from mapwatch.store.pages.files import SEEDS_DIR
+from tests.waiting import async_wait_until
 
 
 @pytest.mark.parametrize(("spec", "seconds"), [(None, 3600), ("1h", 3600), ("30m", 1800), ("90s", 90),
@@ -40,7 +43,7 @@ async def test_a_failing_tick_is_logged_and_the_next_runs(caplog) -> None:
     calls: list[int] = []
     second = asyncio.Event()
 
-    async def job() -> None:
+    async def job(_now: datetime) -> None:
         calls.append(len(calls))
         if len(calls) == 1:
             raise RuntimeError("source down")
@@ -68,21 +71,46 @@ async def test_tick_refreshes_publishes_then_runs_hooks_even_after_a_failing_one
     async def record(result: TickResult) -> None:
         seen.append(result)
 
-    tick = Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "public", "http://x", [broken, record])
+    tick = Tick(tmp_path / "m.db", Refresh(str(SEEDS_DIR)), Publish(tmp_path / "public", "http://x"),
+                deliver=[broken, record])
     caplog.set_level(logging.INFO, logger="mapwatch.scheduler")
-    result = await tick()
+    result = await tick.run(utc_now())
     assert seen == [result]
     assert result.refresh.stored == 2 and result.refresh.new_citations == 111
     assert "feeds/lr/reinforcement-learning-for-reasoning.atom" in result.publish.written
     assert "after-refresh step broken failed: alert channel gone" in caplog.text
 
 
+async def test_a_tick_of_real_parts_runs_at_the_instant_it_is_given(tmp_path: Path) -> None:
+    """Tick.run(now): the refresh stores, and the publish dates, the tick as of `now`; the
+    deliver steps run in order, the enrich step last, each with this tick's report."""
+    now = datetime(2026, 11, 2, 3, 4, 5, tzinfo=UTC)  # the seeds hold data through 2026-10-14
+    order: list[str] = []
+
+    async def deliver(result: TickResult) -> None:
+        order.append("deliver")
+
+    async def enrich(result: TickResult) -> None:
+        order.append("enrich")
+
+    tick = Tick(tmp_path / "m.db", Refresh(str(SEEDS_DIR)), Publish(tmp_path / "public", "http://x"),
+                deliver=[deliver], enrich=enrich, nice=0)
+    result = await tick.run(now)
+    assert order == ["deliver", "enrich"] and result.refresh.stored == 2
+    db = open_db(tmp_path / "m.db")
+    try:
+        started = db.conn.execute("SELECT started_at FROM ingests").fetchall()
+    finally:
+        db.close()
+    assert started == [("2026-11-02T03:04:05+00:00",)]
+
+
 async def test_tick_with_a_missing_source_fails_with_its_reason(tmp_path: Path) -> None:
     from mapwatch.store.errors import FetchError
 
-    tick = Tick(tmp_path / "m.db", str(tmp_path / "nowhere"), tmp_path / "public", "http://x")
+    tick = Tick(tmp_path / "m.db", Refresh(str(tmp_path / "nowhere")), Publish(tmp_path / "public", "http://x"))
     with pytest.raises(FetchError, match="no such file or folder"):
-        await tick()
+        await tick.run(utc_now())
 
 
 async def test_scheduled_tick_with_a_missing_source_logs_why_then_recovers(tmp_path: Path, caplog) -> None:
@@ -94,15 +122,11 @@ async def test_scheduled_tick_with_a_missing_source_logs_why_then_recovers(tmp_p
     async def after(result: TickResult) -> None:
         done.set()
 
-    tick = Tick(tmp_path / "m.db", str(source), tmp_path / "public", "http://x", [after])
+    tick = Tick(tmp_path / "m.db", Refresh(str(source)), Publish(tmp_path / "public", "http://x"), deliver=[after])
     caplog.set_level(logging.ERROR, logger="mapwatch.scheduler")
-    scheduler = start_scheduler(tick, IntervalTrigger(seconds=0.3), run_now=True)
-    async def failure_logged() -> None:
-        while "refresh tick failed" not in caplog.text:
-            await asyncio.sleep(0.05)
-
+    scheduler = start_scheduler(tick.run, IntervalTrigger(seconds=0.3), run_now=True)
     try:
-        await asyncio.wait_for(failure_logged(), 15)
+        await async_wait_until(lambda: "refresh tick failed" in caplog.text, 15, what="the failed tick to be logged")
         shutil.copytree(SEEDS_DIR, source)  # the source comes back: the next tick succeeds
         await asyncio.wait_for(done.wait(), 15)
     finally:
@@ -120,7 +144,7 @@ async def test_a_failing_tick_is_one_line_in_the_services_log(capsys) -> None:
     second = asyncio.Event()
     calls: list[int] = []
 
-    async def job() -> None:
+    async def job(_now: datetime) -> None:
         calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("source down")
@@ -129,7 +153,7 @@ async def test_a_failing_tick_is_one_line_in_the_services_log(capsys) -> None:
     root = logging.getLogger()
     saved = (root.level, list(root.handlers))
     with installed(Environment.read({})):
-        configure("INFO", "text")
+        configure("INFO", "text", ())
         try:
             scheduler = start_scheduler(job, IntervalTrigger(seconds=0.2), run_now=True)
             try:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from mapwatch.store.environment import Environment
 from mapwatch.store.pages.format import format_page
-from mapwatch.store.sources.http_client import HttpOptions, tick_deadline, user_agent
+from mapwatch.store.sources.http_client import Deadline, HttpOptions, user_agent
 from mapwatch.store.sources.refresh import refresh
 from tests import pagegen
 from tests.mapsite import MapSite, seed_texts, serve_site
@@ -104,7 +105,8 @@ def test_a_crawl_delay_cannot_stretch_a_tick_past_its_deadline(db, clock) -> Non
 def test_the_deadline_comes_from_the_environment(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     from mapwatch.cli import main
 
-    assert HttpOptions().deadline is None and tick_deadline() == 1800  # 30 minutes by default
+    assert HttpOptions().deadline is None and Deadline(None).seconds == 1800  # 30 minutes by default
+    assert Environment.read({}).deadline_seconds() == 1800
     site = SlowSite({"2507.04136"})
     with slow_site(site) as base:
         monkeypatch.setenv("MAPWATCH_TICK_DEADLINE", "1")

@@ -11,24 +11,20 @@ from pathlib import Path
 import pytest
 
 from mapwatch.service.run import run_all
-from mapwatch.service.services import RunConfig
+from mapwatch.service.settings import RunSettings
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.environment import Environment
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.scholarly.enrich import EnrichSettings
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 from tests.scholarly_fakes import ScholarlyFakes, serve_scholarly
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 SOURCES = ("arxiv", "openalex", "s2")
-
-
-async def _wait(predicate, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
 
 
 def _get(url: str) -> int:
@@ -55,10 +51,10 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
         enrich = EnrichSettings(SOURCES, fakes.apis(), "team@example.org", politeness=politeness)
         said: list[str] = []
         stop = asyncio.Event()
-        config = RunConfig(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0, refresh="2s")
-        task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop,
-                                           alert_interval=0.2, client_kwargs={"guild_ready_timeout": 0.05},
-                                           enrich=enrich))
+        settings = RunSettings(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                               refresh="2s", enrich=enrich, token=fake_discord.token, alert_interval=0.2,
+                               client_kwargs={"guild_ready_timeout": 0.05})
+        task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
         try:
             # The first tick's refresh stores the newer seeds and the alert goes out, sources or not.
             msgs = await fake_discord.wait_channel_messages(alerts.id, 1, timeout=30)
@@ -67,10 +63,14 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
             assert await asyncio.to_thread(_get, index + "feeds/papers/2412.10400.atom") == 200
             if fault == "down":
                 # Rounds end at once: one line per source and round, then a summary.
-                await _wait(lambda: sum(r.getMessage().startswith("enrichment: arxiv:") for r in caplog.records) >= 2)
+                await async_wait_until(lambda: sum(r.getMessage().startswith("enrichment: arxiv:")
+                                                   for r in caplog.records) >= 2, 20,
+                                       what="two enrichment rounds' summaries")
             else:
-                await _wait(lambda: len(fakes.requests) >= 3)  # every source asked, none answering
-                await asyncio.sleep(2.5)  # another tick: it starts no round beside the hanging one
+                await async_wait_until(lambda: len(fakes.requests) >= 3, 20,
+                                       what="a request to every source (none answering)")
+                # Time passing is the point: another tick (2 s) comes and starts no round beside the hanging one.
+                await asyncio.sleep(2.5)  # on purpose: see above
         finally:
             stop.set()
             await asyncio.wait_for(task, 15)  # the hanging round is cancelled, not awaited
@@ -104,10 +104,13 @@ async def test_run_with_enrichment_off_adds_nothing(tmp_path: Path, caplog: pyte
     caplog.set_level(logging.INFO, logger="mapwatch.enrich")
     stop = asyncio.Event()
     said: list[str] = []
-    config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
-    task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))  # MAPWATCH_ENRICH=off (conftest)
-    await _wait(lambda: any(s.startswith("Refreshing from") for s in said))
-    await asyncio.sleep(0.5)
+    enrich = EnrichSettings.from_environment(Environment.read())  # MAPWATCH_ENRICH=off (conftest)
+    settings = RunSettings(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
+                           enrich=enrich)
+    task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
+    await async_wait_until(lambda: any(s.startswith("Refreshing from") for s in said), 20,
+                           what="the first refresh to start")
+    await asyncio.sleep(0.5)  # on purpose: the run goes on a while, and enrichment (off) adds nothing meanwhile
     stop.set()
     await asyncio.wait_for(task, 10)
     assert not [r for r in caplog.records if r.name == "mapwatch.enrich"]

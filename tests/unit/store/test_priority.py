@@ -12,10 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.service.tick import Tick
+from mapwatch.cli import build_parser
+from mapwatch.cli.run import run_settings
+from mapwatch.service.settings import RunSettings
+from mapwatch.service.tick import Publish, Refresh, Tick
 from mapwatch.store import priority
+from mapwatch.store.clock import utc_now
+from mapwatch.store.environment import Environment
 from mapwatch.store.errors import BadSetting
 from mapwatch.store.pages.files import SEEDS_DIR
+from mapwatch.store.settings_table import DEFAULT_NICE
 from tests.system.test_cli_exits import mapwatch
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -35,20 +41,16 @@ def in_new_thread(fn):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("raw", "expected"), [(None, 10), ("", 10), ("5", 5), (" 0 ", 0), ("19", 19)])
-def test_the_setting(monkeypatch: pytest.MonkeyPatch, raw: str | None, expected: int) -> None:
-    if raw is None:
-        monkeypatch.delenv(priority.ENV, raising=False)
-    else:
-        monkeypatch.setenv(priority.ENV, raw)
-    assert priority.background_nice() == expected
-    assert priority.background_nice(default=None) == (None if not (raw or "").strip() else expected)
+def test_the_setting(raw: str | None, expected: int) -> None:
+    env = Environment.read({} if raw is None else {priority.ENV: raw})
+    assert env.nice_steps() == expected
+    assert env.nice_steps(None) == (None if not (raw or "").strip() else expected)
 
 
 @pytest.mark.parametrize("raw", ["low", "20", "-1", "2.5"])
-def test_a_bad_setting_names_the_variable(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
-    monkeypatch.setenv(priority.ENV, raw)
+def test_a_bad_setting_names_the_variable(raw: str) -> None:
     with pytest.raises(BadSetting, match="MAPWATCH_BACKGROUND_NICE"):  # a setting, not a fetch (issue 22)
-        priority.background_nice()
+        Environment.read({priority.ENV: raw}).nice_steps()
 
 
 @linux_only
@@ -67,11 +69,11 @@ def test_only_the_calling_thread_is_lowered() -> None:
 
 
 @linux_only
-def test_lower_priority_if_asked_leaves_it_alone_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(priority.ENV, raising=False)
-    assert in_new_thread(lambda: (priority.lower_priority_if_asked(), thread_nice())) == (False, thread_nice())
-    monkeypatch.setenv(priority.ENV, "2")
-    done, nice = in_new_thread(lambda: (priority.lower_priority_if_asked(), thread_nice()))
+def test_lower_priority_if_asked_leaves_it_alone_when_unset() -> None:
+    unset = Environment.read({}).nice_steps(None)  # as `ingest` and `refresh` read it
+    assert in_new_thread(lambda: (priority.lower_priority_if_asked(unset), thread_nice())) == (False, thread_nice())
+    two = Environment.read({priority.ENV: "2"}).nice_steps(None)
+    done, nice = in_new_thread(lambda: (priority.lower_priority_if_asked(two), thread_nice()))
     assert done and nice == min(19, thread_nice() + 2)
 
 
@@ -84,21 +86,26 @@ async def test_each_tick_runs_in_one_lowered_thread_and_the_loop_keeps_its_prior
         return ()
 
     loop_nice = thread_nice()
-    tick = Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "public", "http://x", priority=tracked, nice=4)
-    first = await tick()
-    await tick()
+    tick = Tick(tmp_path / "m.db", Refresh(str(SEEDS_DIR), priority=tracked), Publish(tmp_path / "public", "http://x"),
+                nice=4)
+    first = await tick.run(utc_now())
+    await tick.run(utc_now())
     assert first.refresh.stored > 0 and (tmp_path / "public" / "feeds.opml").is_file()
     assert len(seen) == 2 and seen[0] == seen[1]  # the same thread, lowered once, not twice
     assert seen[0][0] != threading.get_native_id() and seen[0][1] == min(19, loop_nice + 4)
     assert thread_nice() == loop_nice
 
 
-def test_a_tick_takes_the_setting_and_refuses_a_bad_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(priority.ENV, "7")
-    assert Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x").nice == 7
-    monkeypatch.setenv(priority.ENV, "soon")
+def test_run_takes_the_setting_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    def settings(nice: str) -> RunSettings:
+        args = build_parser().parse_args(["run", "--db", str(tmp_path / "m.db"), "--source", str(SEEDS_DIR)])
+        args.environment = Environment.read({priority.ENV: nice})
+        return run_settings(args)
+
+    assert settings("7").nice == 7
+    assert settings("").nice == DEFAULT_NICE
     with pytest.raises(BadSetting, match="MAPWATCH_BACKGROUND_NICE"):  # a setting, not a fetch (issue 22)
-        Tick(tmp_path / "m.db", str(SEEDS_DIR), tmp_path / "p", "http://x")
+        settings("soon")
 
 
 @pytest.mark.parametrize("command", ["ingest", "refresh"])

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mapwatch.service.tick import Tick
+from mapwatch.service.tick import Publish, Refresh, Tick
+from mapwatch.store.clock import utc_now
 from mapwatch.store.database.db import open_db
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh, refresh_async
@@ -43,8 +44,9 @@ async def test_an_http_tick_crawls_on_the_loop_and_uses_the_database_in_one_lowe
 
     loop_thread, loop_nice = threading.get_native_id(), nice_of(threading.get_native_id())
     with serve_site(MapSite(pages=corpus_texts(30))) as site:
-        tick = Tick(tmp_path / "m.db", site.base, tmp_path / "public", "http://x", priority=tracked, nice=3)
-        result = await tick()
+        tick = Tick(tmp_path / "m.db", Refresh(site.base, priority=tracked), Publish(tmp_path / "public", "http://x"),
+                    nice=3)
+        result = await tick.run(utc_now())
     assert result.refresh.stored >= 30 and (tmp_path / "public" / "feeds.opml").is_file()
     writers = {tid for tid, _alive in statements}
     assert len(writers) == 1 and loop_thread not in writers  # saves, ranks, log and publish: one thread
@@ -55,8 +57,7 @@ async def test_an_http_tick_crawls_on_the_loop_and_uses_the_database_in_one_lowe
     parsers = [t for t in threading.enumerate() if t.name.startswith("mapwatch-parse")]
     assert parsers and all(nice_of(t.native_id or 0) == min(19, loop_nice + 3) for t in parsers)
     assert nice_of(loop_thread) == loop_nice
-    tick._thread.shutdown() if tick._thread else None  # type: ignore[func-returns-value]
-    tick._parsers.shutdown() if tick._parsers else None  # type: ignore[func-returns-value]
+    tick.close()
 
 
 async def test_the_writer_holds_at_most_two_batches(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
-"""Migration 0026_change_rate: each page's change history and change rate; an index of when pages are due."""
+"""Migration 0027_change_rate: each page's change history and change rate; an index of when pages are due."""
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-NAME = "0026_change_rate"  # as sqlite-utils records it in _sqlite_migrations: never change it
+NAME = "0027_change_rate"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
 
 def migrate(db: Database) -> None:
