@@ -226,10 +226,12 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     tracked = set(plan.tracked)
     with_sitemap = _sitemap_host(db, host)
     plan.known = {pid for (pid,) in db.conn.execute("SELECT id FROM papers")}
-    if with_sitemap:  # the lastmods are compared with every page's last check
-        for loc, checked_at in db.conn.execute(
-                "SELECT location, checked_at FROM sources WHERE checked_at IS NOT NULL AND location LIKE 'http%'"):
+    if with_sitemap:  # the lastmods are compared with every page's last check (and audits ask conditionally)
+        for loc, checked_at, etag, lm, sha in db.conn.execute(
+                "SELECT location, checked_at, etag, last_modified, sha256 FROM sources"
+                " WHERE checked_at IS NOT NULL AND location LIKE 'http%'"):
             plan.checked[loc] = checked_at
+            plan.validators[loc] = Validators(etag, lm, sha)
         plan.full = {pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE cited_by >= ?", (ROOM,))
                      if head + pid + tail in plan.checked}
     plan.pages_checked = pages  # (every one, or the full plan is made)
