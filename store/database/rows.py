@@ -1,6 +1,6 @@
 """Query rows read by column name, not by position, so an added column cannot shift a read.
 
-`named_rows` and `named_row` give `sqlite3.Row`s: index them by the SELECT's column names
+`named_rows`, `named_row` and `named_cursor` give `sqlite3.Row`s: index them by the SELECT's column names
 (the alias after AS, else the bare column name: `p.id` is `id`). The row factory is set on
 the one cursor that runs the query, never on the connection, whose other users (sqlite-utils
 among them) expect tuples; a `sqlite3.Row` is built in C, as cheap as a tuple.
@@ -36,6 +36,11 @@ def _cursor(db: Database | sqlite3.Connection) -> sqlite3.Cursor:
 def named_rows(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> list[sqlite3.Row]:
     """Every row of `sql`, each readable as `row["column"]`."""
     return _cursor(db).execute(sql, params).fetchall()
+
+
+def named_cursor(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> sqlite3.Cursor:
+    """`sql` run, its rows read lazily (iterate the cursor; stop early), each as `row["column"]`."""
+    return _cursor(db).execute(sql, params)
 
 
 def named_row(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> sqlite3.Row | None:

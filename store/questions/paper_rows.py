@@ -25,8 +25,13 @@ def named_paper(r: sqlite3.Row) -> PaperRow:
 
 def named_listed_paper(r: sqlite3.Row, directions: dict[str, tuple[str, ...]]) -> CitationRow:
     """A citing paper from a row with the `PAPER_COLS` columns and `first_seen`, read by name."""
+    return seen_paper(r, r["first_seen"], directions)
+
+
+def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str, ...]]) -> CitationRow:
+    """A citing (or cited) paper from a row with the `PAPER_COLS` columns, first seen at `first_seen`."""
     base = named_paper(r)
-    return CitationRow(**base.__dict__, first_seen=r["first_seen"], directions=directions.get(base.id, ()))
+    return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
 
 
 def paper_row(r: tuple[Any, ...]) -> PaperRow:
