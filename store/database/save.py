@@ -386,7 +386,9 @@ def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> Non
                     "('citation', ?, ?, ?, ?)", rows[start:end])
         else:
             conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
-                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)", [r[:6] for r in rows[start:end]])
+                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)",
+                             [(paper, old, new, unlisted, snapshot, seen)
+                              for paper, old, new, unlisted, snapshot, seen, _ in rows[start:end]])
         start = end
 
 
