@@ -1,9 +1,10 @@
 """Query rows read by column name, not by position, so an added column cannot shift a read.
 
-`named_rows`, `named_row` and `named_cursor` give `sqlite3.Row`s: index them by the SELECT's column names
-(the alias after AS, else the bare column name: `p.id` is `id`). The row factory is set on
-the one cursor that runs the query, never on the connection, whose other users (sqlite-utils
-among them) expect tuples; a `sqlite3.Row` is built in C, as cheap as a tuple.
+`named_rows`, `named_row` and `named_cursor` give `sqlite3.Row`s: index them by the SELECT's
+column names (the alias after AS, else the bare column name: `p.id` is `id`; an unknown name
+is an IndexError). The row factory is set on the one cursor that runs the query, never on the
+connection, whose other users (sqlite-utils among them) expect tuples; a `sqlite3.Row` is
+built in C, about as cheap as a tuple.
 `one_column` and `scalar` read a query of exactly one column, and fail loudly if it has more.
 `fill` makes a dataclass from a row's columns named like its fields.
 """
@@ -64,10 +65,19 @@ def scalar(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> 
     return v
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its field names, read once
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
 def fill(cls: type[T], row: sqlite3.Row, **extra: Any) -> T:
     """A `cls` dataclass from the row's columns named like its fields, plus `extra`. Columns no
     field names (read by name elsewhere) are left out; a field with no column keeps its default,
     and one without a default is a TypeError."""
-    keys = set(row.keys())
-    return cls(**{f.name: row[f.name] for f in fields(cls)  # type: ignore[arg-type]
-                  if f.name in keys and f.name not in extra}, **extra)
+    keys = row.keys()
+    return cls(**{name: row[name] for name in _field_names(cls) if name in keys and name not in extra}, **extra)
