@@ -342,10 +342,11 @@ class Site:
         raise web.HTTPNotFound()
 
 
-def serve(live: LiveMap, variant: str, port: int = 0) -> None:
+def serve(live: LiveMap, variant: str, port: int = 0, site: Site | None = None) -> None:
+    """Serve `site` (default: the live map's) on loopback until killed; prints "PORT <n>"."""
     import asyncio
 
-    site = Site(live, variant)
+    site = site or Site(live, variant)
 
     async def run() -> None:
         app = web.Application()

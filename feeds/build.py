@@ -15,7 +15,7 @@ from typing import Any  # feedgen's FeedGenerator and entries (the library has n
 
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.feed_queries import CountGrowth
-from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
+from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
 from mapwatch.store.urls import safe_http_url as _safe_http_url
 
 # The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
@@ -147,6 +147,8 @@ def seen_line(c: NewCiter) -> str:
     """When the entry's citer was seen: first seen on a day, or known at the first read (docs/feeds.md,
     "What new means"), with the day it was first posted on arXiv where known."""
     seen = stamp(c.first_seen).date().isoformat()
+    if c.provenance != "map":  # docs/enrichment.md, "Citations the map does not name"
+        return f"First seen on {seen}, from {PROVENANCE_NAMES[c.provenance]}: no map page names this citation yet."
     if not c.at_first_read:
         return f"First seen on {seen}."
     posted = f"; first posted on arXiv {c.posted[:10]}" if c.posted else ""

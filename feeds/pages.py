@@ -30,7 +30,7 @@ from mapwatch.feeds.build import (
     stamp,
 )
 from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
-from mapwatch.store.questions.types import Direction, NewCiter, PaperRef
+from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
 
 SITE = "mapwatch"
 STYLESHEET = "style.css"
@@ -199,6 +199,8 @@ def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_
         seen = f'<span class="first-read">known at first read</span> {_when(c.first_seen)}{posted}'
     else:
         seen = f"first seen {_when(c.first_seen)}"
+    if c.provenance != "map":  # no map page names it yet
+        seen += f' <span class="provenance">from {_t(PROVENANCE_NAMES[c.provenance])}</span>'
     return (f'<li class="entry" data-id="{_t(p.id)}" data-first-seen="{escape(c.first_seen)}">'
             f'<p class="head">{title}{_year(p)}{mark}</p>{by}{cites}'
             f'<p class="meta">{arxiv}{own} · {seen}</p></li>')

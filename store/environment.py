@@ -176,6 +176,12 @@ class Environment:
         key: str | None = self.value("MAPWATCH_S2_KEY")
         return key
 
+    def source_citations(self) -> str:
+        """$MAPWATCH_SOURCE_CITATIONS: `include` (default), `omit` or `off` (docs/enrichment.md,
+        "Citations the map does not name")."""
+        mode: str = self.value("MAPWATCH_SOURCE_CITATIONS")
+        return mode
+
     def contact_address(self) -> str | None:
         """$MAPWATCH_CONTACT: the e-mail address the sources' polite pools ask for (it goes
         into the User-Agent and OpenAlex's `mailto`); None when unset."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date
 
 from mapwatch.store.errors import ParseError
 
@@ -88,6 +89,16 @@ def _plausible(paper_id: str) -> bool:
         return True
     digits = len(paper_id.split(".")[1])
     return digits == 4 if yymm < "1501" else digits == 5 and yymm >= "1501"
+
+
+def possible_id(paper_id: str, today: date) -> bool:
+    """Whether arXiv can have given this id by `today`: a real month, the digits of its era, and
+    not a month after today's (what a source says of a citer is checked so before it is stored)."""
+    if not ID_RE.match(paper_id) or not _plausible(paper_id):
+        return False
+    yymm = paper_id.split("/")[-1][:4] if "/" in paper_id else paper_id[:4]
+    year = 2000 + int(yymm[:2]) if int(yymm[:2]) < 91 else 1900 + int(yymm[:2])
+    return (year, int(yymm[2:])) <= (today.year, today.month)
 
 
 def ids_in_text(text: str, limit: int = TEXT_IDS_MAX) -> list[str]:

@@ -226,6 +226,16 @@ def _s2_key(raw: str) -> str | None:
     return key or None
 
 
+SOURCE_CITATIONS = ("include", "omit", "off")
+
+
+def _source_citations(raw: str) -> str:
+    text = raw.strip().lower() or "include"
+    if text not in SOURCE_CITATIONS:
+        raise BadSetting(f"$MAPWATCH_SOURCE_CITATIONS must be include, omit or off, not {settings.shown(raw)}")
+    return text
+
+
 def _contact(raw: str) -> str | None:
     raw = raw.strip()
     return settings.email(raw, "$MAPWATCH_CONTACT") if raw else None
@@ -308,6 +318,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAPWATCH_S2_KEY", _s2_key, "unset (the shared public rate)",
             "a Semantic Scholar API key (a secret like the token: sent in the `x-api-key` header only, never "
             "logged, shown or stored)", secret=True),
+    Setting("MAPWATCH_SOURCE_CITATIONS", _source_citations, "`include`",
+            "citations only an open source names (no map page does): `include` them in feeds and alerts, marked "
+            "with their source; `omit` them until a map page names them (still stored); `off`: do not ask the "
+            "sources for citers ([Enrichment](enrichment.md#citations-the-map-does-not-name))"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

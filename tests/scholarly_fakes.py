@@ -64,6 +64,7 @@ class ScholarlyFakes:
     arxiv: dict[str, ArxivEntry] = field(default_factory=dict)
     openalex: dict[str, dict[str, Any]] = field(default_factory=dict)  # paper id -> Work JSON
     s2: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # cited paper id -> citation items
+    new_works: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # publication day -> arXiv Works
     fault: dict[str, str | None] = field(default_factory=lambda: dict.fromkeys(SOURCES))
     slow_seconds: float = 3.0
     retry_after: str = "1"
@@ -96,7 +97,7 @@ class ScholarlyFakes:
         if how == "down":
             return web.Response(status=503, text="Service Unavailable")
         if how == "slow":
-            await asyncio.sleep(self.slow_seconds)
+            await asyncio.sleep(self.slow_seconds)  # on purpose: the "slow" fault
             return None
         if how == "429":
             self.fault[source] = None
@@ -149,6 +150,8 @@ class ScholarlyFakes:
         if (faulty := await self._fault("openalex", request)) is not None:
             return faulty
         flt = request.query.get("filter", "")
+        if flt.startswith("from_publication_date:"):
+            return self._new_works(request, flt)
         if not flt.startswith("doi:"):
             return web.json_response({"error": "Invalid query parameters error."}, status=400)
         dois = {d.lower().removeprefix("https://doi.org/") for d in flt[4:].split("|")}
@@ -168,6 +171,23 @@ class ScholarlyFakes:
         shown = matches[(page - 1) * per_page: page * per_page]
         return web.json_response({"meta": {"count": len(matches), "db_response_time_ms": 12, "page": page,
                                            "per_page": per_page}, "results": shown, "group_by": []})
+
+    def _new_works(self, request: web.Request, flt: str) -> web.StreamResponse:
+        """`filter=from_publication_date:D,to_publication_date:D,locations.source.id:S…` paged by
+        `cursor` (`*` first; OpenAlex's `meta.next_cursor`, null on the last page)."""
+        parts = dict(p.split(":", 1) for p in flt.split(","))
+        day = parts.get("from_publication_date")
+        if day != parts.get("to_publication_date") or parts.get("locations.source.id") != "S4306400194":
+            return web.json_response({"error": "Invalid query parameters error."}, status=400)
+        works = self.new_works.get(day or "", [])
+        per_page = int(request.query.get("per-page", "25"))
+        cursor = request.query.get("cursor", "")
+        if not cursor:
+            return web.json_response({"error": "this fake pages by cursor only"}, status=400)
+        start = 0 if cursor == "*" else int(cursor)
+        nxt = start + per_page if start + per_page < len(works) else None
+        return web.json_response({"meta": {"count": len(works), "next_cursor": None if nxt is None else str(nxt),
+                                           "per_page": per_page}, "results": works[start:start + per_page]})
 
     # -- Semantic Scholar ----------------------------------------------------------------------
 
@@ -262,10 +282,25 @@ def openalex_work(pid: str, work_id: str, authors: list[dict[str, Any]], venue: 
     }
 
 
-def s2_citation(citing_id: str | None, contexts: list[str], intents: list[str], influential: bool) -> dict[str, Any]:
-    return {"contexts": contexts, "intents": intents, "isInfluential": influential,
-            "citingPaper": {"paperId": "f" * 40, "externalIds": {"ArXiv": citing_id, "CorpusId": 1} if citing_id
-                            else {"CorpusId": 2}}}
+def s2_citation(citing_id: str | None, contexts: list[str], intents: list[str], influential: bool,
+                title: str | None = None, year: int | None = None) -> dict[str, Any]:
+    paper: dict[str, Any] = {"paperId": "f" * 40, "externalIds": {"ArXiv": citing_id, "CorpusId": 1} if citing_id
+                             else {"CorpusId": 2}}
+    if title is not None:
+        paper |= {"title": title, "year": year}
+    return {"contexts": contexts, "intents": intents, "isInfluential": influential, "citingPaper": paper}
+
+
+def new_work(paper_id: str, work_id: str, title: str, year: int, references: list[str]) -> dict[str, Any]:
+    """A new arXiv work as OpenAlex's `/works` gives it (the fields mapwatch selects)."""
+    return {"id": f"https://openalex.org/{work_id}", "doi": f"https://doi.org/10.48550/arxiv.{paper_id}",
+            "ids": {"openalex": f"https://openalex.org/{work_id}",
+                    "doi": f"https://doi.org/10.48550/arxiv.{paper_id}"},
+            "title": title, "publication_year": year,
+            "referenced_works": [f"https://openalex.org/{w}" for w in references],
+            "locations": [{"landing_page_url": f"https://arxiv.org/abs/{paper_id}", "pdf_url": None,
+                           "source": {"id": "https://openalex.org/S4306400194",
+                                      "display_name": "arXiv (Cornell University)", "type": "repository"}}]}
 
 
 # -- the seeds' papers, as the fakes describe them ----------------------------------------------

@@ -49,7 +49,7 @@ class SourceServer:
         if action == "429-long":
             return web.Response(status=429, headers={"Retry-After": "3600"})
         if action == "timeout":
-            await asyncio.sleep(3)
+            await asyncio.sleep(3)  # on purpose: the "timeout" action answers too late
             return web.Response(text="too late")
         if action == "html":
             return web.Response(text="<!doctype html><html><body>Just a moment...</body></html>",

@@ -23,7 +23,7 @@ from mapwatch.bot.rendering.text import (
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import AuthorView, Person
 from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
-from mapwatch.store.questions.types import Byline, CitationRow, PaperRow
+from mapwatch.store.questions.types import PROVENANCE_NAMES, Byline, CitationRow, PaperRow
 from mapwatch.store.subscriptions.tracking import Alert, Track
 
 COLOR = 0x3B82F6
@@ -97,6 +97,8 @@ def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
         where = " · " + ", ".join(esc(d) for d in p.directions[:2])
     prefix = f"{n}. " if n is not None else "• "
     mark = f" · {SELF_MARK}" if isinstance(p, CitationRow) and p.self_citation else ""
+    if isinstance(p, CitationRow) and p.provenance != "map":  # no map page names it (yet)
+        mark += f" · via {PROVENANCE_NAMES[p.provenance]}"
     by = byline(p.byline)
     return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
         f"\n  {by}" if by else "")

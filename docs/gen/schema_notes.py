@@ -39,6 +39,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'snapshot_id': 'the page version that revealed it',
             'at_first_read': ("1: known at the cited paper's first read (revealed while its first page was read, or "
                               "before it had one), not new; 0: it appeared after (see [Feeds](feeds.md#what-new-means))"),
+            'provenance': ("`map`: a map page names it; `openalex` or `s2`: only that source has (no snapshot yet; "
+                           "see [Enrichment](enrichment.md#citations-the-map-does-not-name))"),
         }),
     'directions': (
         'a research direction',
@@ -189,6 +191,32 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'intents': 'JSON list, e.g. `["methodology"]`',
             'is_influential': '1 when Semantic Scholar counts it as influential',
             'fetched_at': '',
+        }),
+    'source_citations': (
+        "what an open source said cites a map paper, whether or not a map page names it",
+        {
+            'citing_id': 'the citing paper (an arXiv id)',
+            'cited_id': 'the cited map paper (`papers.id`)',
+            'source': '`openalex` or `s2`',
+            'first_seen': 'when the source first said so',
+            'baseline': "1: in the source's first answer about the cited paper (there before mapwatch asked, not news)",
+        }),
+    'discovery_asked': (
+        "when a source was first and last asked for a paper's citers",
+        {
+            'paper_id': '',
+            'source': '',
+            'first_asked': '',
+            'last_asked': '',
+        }),
+    'discovery_passes': (
+        "a pass over OpenAlex's new arXiv works of one publication day, read to the end",
+        {
+            'day': 'the publication day (YYYY-MM-DD)',
+            'lag': 'read this many days after it (1, then 3)',
+            'works': 'works with an arXiv id read',
+            'citations': "citations of map papers among them that no map page named",
+            'finished_at': '',
         }),
     'sitemap_trust': (
         'whether a host\'s sitemap `lastmod`s are believed ([Following the live map over HTTP](live-map.md#following-the-live-map-over-http): believed lastmods, verified)',

@@ -309,13 +309,17 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # Edges from both lists, in page order (most cited first); the first page to show an
     # edge not stored yet reveals it. Only papers stored before this group can have edges.
     # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
-    known = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
+    known, from_sources = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
     citation_rows: list[tuple[Any, ...]] = []
     event_rows: list[tuple[Any, ...]] = []
+    named_now: list[tuple[int, str, str]] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
         new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
         known.update(new_edges)
+        if from_sources:  # a citation only a source named, now named by this page: the map's from now on
+            named_now += [(snapshot_id, *e) for e in p.edges if e in from_sources]
+            from_sources.difference_update(p.edges)
         named = sum(1 for e in new_edges if e[1] == pid)
         citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
         event_rows += [(cited_id, citing, snapshot_id, now) for citing, cited_id in new_edges]
@@ -340,20 +344,29 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read)",
             "(?, ?, ?, ?, ?)", citation_rows)
+    # Its first_seen, and so its feed entry and alert, stay those of the source's news.
+    conn.executemany("UPDATE citations SET provenance = 'map', snapshot_id = ? WHERE citing_id = ? AND cited_id = ?",
+                     named_now)
     _insert_events(conn, event_rows)
 
 
-def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]], size: int = 400) -> set[tuple[str, str]]:
-    """The given (citing, cited) edges that citations holds, looked up by its primary key."""
+def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],
+                  size: int = 400) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The given (citing, cited) edges that citations holds, looked up by its primary key, and
+    those of them only an open source has named (provenance not `map`)."""
     found: set[tuple[str, str]] = set()
+    from_sources: set[tuple[str, str]] = set()
     for i in range(0, len(edges), size):
         chunk = edges[i:i + size]
         values = ",".join(["(?, ?)"] * len(chunk))
-        found.update(conn.execute(
-            f"SELECT c.citing_id, c.cited_id FROM (VALUES {values}) AS v"
-            " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
-            [key for edge in chunk for key in edge]).fetchall())
-    return found
+        for citing, cited, provenance in conn.execute(
+                f"SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {values}) AS v"
+                " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
+                [key for edge in chunk for key in edge]):
+            found.add((citing, cited))
+            if provenance != "map":
+                from_sources.add((citing, cited))
+    return found, from_sources
 
 
 def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: str) -> list[int]:

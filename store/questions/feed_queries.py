@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import bylines, with_feed_bylines
-from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef
+from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef, from_sources
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,19 @@ def direction_citers(db: Database, slug: str, limit: int = 100) -> list[NewCiter
         return []
     ids = [r[0] for r in rows]
     cited: dict[str, list[PaperRef]] = {}
+    known_from: dict[str, list[str]] = {}
     marks = ",".join("?" * len(ids))
     for row in db.conn.execute(
             # CROSS JOIN: from the listed citers' citations (bounded), never from every placement of the direction
-            f"SELECT c.citing_id, {_PAPER_COLS} FROM citations c"
+            f"SELECT c.citing_id, {_PAPER_COLS}, c.provenance FROM citations c"
             " CROSS JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
             f" CROSS JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
             " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *ids)):
-        cited.setdefault(row[0], []).append(_ref(row[1:]))
+        cited.setdefault(row[0], []).append(_ref(row[1:6]))
+        known_from.setdefault(row[0], []).append(row[6])
     return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], tuple(cited.get(r[0], ())),
-                                           at_first_read=bool(r[7]), posted=r[8]) for r in rows])
+                                           at_first_read=bool(r[7]), posted=r[8],
+                                           provenance=from_sources(known_from.get(r[0], ()))) for r in rows])
 
 
 def paper(db: Database, paper_id: str) -> PaperRef | None:
@@ -89,13 +92,14 @@ def followed_papers(db: Database) -> list[str]:
 def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter]:
     me = paper(db, paper_id)
     rows = db.conn.execute(
-        f"SELECT {_PAPER_COLS}, e.seen_at, e.id, coalesce(c.at_first_read, 0), p.first_posted"
-        " FROM events e JOIN papers p ON p.id = e.citing_id"
+        f"SELECT {_PAPER_COLS}, e.seen_at, e.id, coalesce(c.at_first_read, 0), p.first_posted,"
+        " coalesce(c.provenance, 'map') FROM events e JOIN papers p ON p.id = e.citing_id"
         " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
         " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
         (paper_id, limit)).fetchall()
     return with_feed_bylines(db, [NewCiter(_ref(r[:5]), r[5], r[6], (me,) if me else (),
-                                           at_first_read=bool(r[7]), posted=r[8]) for r in rows])
+                                           at_first_read=bool(r[7]), posted=r[8], provenance=from_sources([r[9]]))
+                                  for r in rows])
 
 
 def paper_count_growth(db: Database, paper_id: str, limit: int = 100) -> list[CountGrowth]:

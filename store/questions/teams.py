@@ -25,7 +25,7 @@ from mapwatch.store.database.rows import fill, named_row, named_rows, one_column
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import with_alert_bylines
-from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef
+from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
 from mapwatch.store.scholarly.records import clean, openalex_author, orcid
 
 NAME_KEY = "name:"
@@ -371,20 +371,24 @@ def newest_citers(db: Database, papers: set[str], limit: int = 100) -> list[NewC
     chosen = sorted(first.items(), key=lambda kv: (kv[1][0], -kv[1][1]), reverse=True)[:limit]
     cites: dict[str, list[str]] = {}
     new: set[str] = set()  # citers with a citation of the set not known at its paper's first read
+    known_from: dict[str, list[str]] = {}
     posted: dict[str, str | None] = {}
     ids = [cid for cid, _ in chosen]
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
-        for citing, cited, first_read in db.conn.execute(
-                f"SELECT citing_id, cited_id, at_first_read FROM citations WHERE citing_id IN ({marks})", list(chunk)):
+        for citing, cited, first_read, provenance in db.conn.execute(
+                f"SELECT citing_id, cited_id, at_first_read, provenance FROM citations WHERE citing_id IN ({marks})",
+                list(chunk)):
             if cited in papers:
                 cites.setdefault(citing, []).append(cited)
+                known_from.setdefault(citing, []).append(provenance)
                 if not first_read:
                     new.add(citing)
         posted.update(db.conn.execute(f"SELECT id, first_posted FROM papers WHERE id IN ({marks})", list(chunk)))
     refs = _refs(db, [*ids, *(p for ps in cites.values() for p in ps)])
     return [NewCiter(refs[cid], seen, eid, tuple(refs[p] for p in sorted(cites.get(cid, ())) if p in refs),
-                     at_first_read=cid not in new, posted=posted.get(cid))
+                     at_first_read=cid not in new, posted=posted.get(cid),
+                     provenance=from_sources(known_from.get(cid, ())))
             for cid, (seen, eid) in chosen if cid in refs]
 
 
@@ -395,3 +399,15 @@ def newest_event(db: Database, papers: set[str]) -> int:
         marks = ",".join("?" * len(chunk))
         top = max(top, scalar(db, f"SELECT max(id) FROM events WHERE paper_id IN ({marks})", list(chunk)) or 0)
     return top
+
+
+def team_paper_ids(db: Database) -> list[str]:
+    """Every team's papers, of every server: those whose citers the open sources are asked for
+    (docs/enrichment.md, "Citations the map does not name")."""
+    out: set[str] = set()
+    for row in db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug").fetchall():
+        team = _team(db, row)
+        if team is not None:
+            out |= team_papers(db, team)
+    return sorted(out)
+

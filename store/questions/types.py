@@ -7,10 +7,24 @@ only (a follow, a digest, a graph answer) stay beside the query that answers it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 NewsOrder = Literal["event", "cited"]  # new citers in event order, or most cited first
+# Where a citation is known from: a map page, or only an open source (docs/enrichment.md,
+# "Citations the map does not name"), with the name a reader is shown.
+Provenance = Literal["map", "openalex", "s2"]
+PROVENANCE_NAMES: dict[str, str] = {"map": "the map", "openalex": "OpenAlex", "s2": "Semantic Scholar"}
+
+
+def from_sources(provenances: Iterable[str]) -> Provenance:
+    """A citer's provenance from its citations': `map` if a map page names any of them."""
+    seen = set(provenances)
+    if "map" in seen or not seen:
+        return "map"
+    return "s2" if "s2" in seen else "openalex"
+
 
 @dataclass(frozen=True)
 class PaperRef:
@@ -51,6 +65,7 @@ class NewCiter:
     # citing paper's own date (ISO, "First posted on arXiv" of its page) where known.
     at_first_read: bool = False
     posted: str | None = None
+    provenance: Provenance = "map"  # `map` unless only an open source names its citations
 
     @property
     def self_citation(self) -> bool:
@@ -114,6 +129,7 @@ class CitationRow(PaperRow):
     directions: tuple[str, ...] = ()  # names of its directions (papers with pages only)
     self_citation: bool = False  # it and the paper the list is about share an author
     context: CitingContext | None = None  # what Semantic Scholar says of the citation (alerts only)
+    provenance: Provenance = "map"  # where the citation is known from (alerts)
 
 
 @dataclass(frozen=True)

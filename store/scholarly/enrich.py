@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mapwatch.store.clock import Clock, utc_now
-from mapwatch.store.scholarly import saved
+from mapwatch.store.scholarly import new_works, saved
+from mapwatch.store.scholarly.discovered import save_found_citers
 from mapwatch.store.scholarly.parse import (
     Malformed,
     openalex_doi,
@@ -31,7 +32,7 @@ from mapwatch.store.scholarly.parse import (
     parse_s2_citations,
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
-from mapwatch.store.scholarly.records import CitationContext, OpenAlexWork
+from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -47,7 +48,7 @@ OPENALEX_MAX_PAGES = 3  # per batch: one answers it unless OpenAlex holds duplic
 S2_PAGE = 1000  # citations per Semantic Scholar request (its most)
 S2_MAX_PAGES = 10  # per paper and round: 10,000 citers
 MAX_BAD_ANSWERS = 3  # malformed answers in a row before a source is left for the next round
-S2_FIELDS = "contexts,intents,isInfluential,externalIds"
+S2_FIELDS = "contexts,intents,isInfluential,externalIds,title,year"  # the last two: a citer's stub
 OPENALEX_SELECT = "id,doi,ids,authorships,primary_location,locations"
 
 
@@ -63,12 +64,19 @@ class EnrichSettings:
     s2_key: str | None = field(default=None, repr=False)
     limit: int = DEFAULT_LIMIT
     politeness: Mapping[str, Politeness] = field(default_factory=lambda: dict(POLITENESS))
+    source_citations: str = "include"  # $MAPWATCH_SOURCE_CITATIONS: include, omit or off
+
+    @property
+    def discover(self) -> bool:
+        """Whether the sources are asked for citers the map does not name (store/scholarly/discovered.py)."""
+        return self.source_citations != "off"
 
     @classmethod
     def from_environment(cls, env: Environment) -> EnrichSettings:
         """$MAPWATCH_ENRICH, the three API bases, $MAPWATCH_CONTACT, $MAPWATCH_S2_KEY, each
         checked (BadSetting names a bad one)."""
-        return cls(env.enrich_sources(), env.source_apis(), env.contact_address(), env.s2_api_key())
+        return cls(env.enrich_sources(), env.source_apis(), env.contact_address(), env.s2_api_key(),
+                   source_citations=env.source_citations())
 
     def only(self, source: str) -> EnrichSettings:
         return replace(self, sources=(source,))
@@ -86,6 +94,7 @@ class SourceReport:
     failed: int = 0
     requests: int = 0
     stored: int = 0  # rows of records, authors or contexts written
+    discovered: int = 0  # citations no map page names, added (or held back by `omit`)
     down: str | None = None  # why it was left for the next round (one line)
     problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
     out_of_time: bool = False
@@ -93,6 +102,8 @@ class SourceReport:
     def summary(self) -> str:
         text = (f"{self.source}: {self.asked:,} of {self.due:,} due asked in {self.requests:,} requests, "
                 f"{self.found:,} found, {self.not_found:,} not found, {self.failed:,} failed")
+        if self.discovered:
+            text += f", {self.discovered:,} citations the map does not name"
         if self.out_of_time:
             text += "; the rest next round (time up)"
         return text
@@ -261,6 +272,43 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
         report.stored += len(firsts) + sum(len(w.authors) for w in firsts)
 
     await _batches(rnd, report, client, due, OPENALEX_BATCH, ask)
+    if rnd.settings.discover and not report.down and not report.out_of_time and not report.problems:
+        await _new_works(rnd, report, client, base)
+
+
+async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str) -> None:
+    """The passes over OpenAlex's new arXiv works that are due (store/scholarly/new_works.py)."""
+    include = rnd.settings.source_citations == "include"
+    for day, lag in await rnd.in_db(new_works.days_due, rnd.clock().date()):
+        cursor, works, citations = "*", 0, 0
+        try:
+            for _ in range(new_works.NEW_WORKS_MAX_PAGES):
+                params = new_works.new_works_params(day, cursor, client.contact)
+                status, body = await client.get(f"{base}/works", params)
+                if status != 200:
+                    raise BadAnswer(f"HTTP {status}")
+                page = await asyncio.to_thread(new_works.parse_new_works, body)
+                found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include), page.works,
+                                        rnd.clock())
+                works += len(page.works)
+                citations += found.new + found.held
+                report.discovered += found.new + found.held
+                if page.next_cursor is None or not page.works:
+                    break
+                cursor = page.next_cursor
+        except OutOfTime:
+            report.out_of_time = True
+            return
+        except SourceDown as e:
+            report.down = client.scrub(str(e))
+            return
+        except (BadAnswer, Malformed) as e:  # the day is read again next round
+            if len(report.problems) < 5:
+                report.problems.append(f"new works of {day}: {client.scrub(str(e))}")
+            return
+        finally:
+            report.requests = client.requests
+        await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
 
 
 # -- Semantic Scholar --------------------------------------------------------------------
@@ -276,11 +324,14 @@ async def fetch_s2_citations(client: PoliteClient, base: str, paper_id: str, off
 async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
     client = rnd.client("s2")
     base = rnd.settings.apis["s2"]
+    discover = rnd.settings.discover
+    include = rnd.settings.source_citations == "include"
 
     async def ask(batch: Sequence[str]) -> None:
         (pid,) = batch
         wanted = await rnd.in_db(saved.citers_without_context, pid)
         contexts: list[CitationContext] = []
+        citers: list[FoundCiter] = []
         offset: int | None = 0
         for _ in range(S2_MAX_PAGES):
             assert offset is not None
@@ -291,9 +342,15 @@ async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
                 return
             page = await asyncio.to_thread(parse_s2_citations, body, pid)
             contexts.extend(page.contexts)
+            citers.extend(page.citers)
             offset = page.next_offset
-            if offset is None or wanted <= {c.citing_id for c in contexts}:
+            # Every page when asked for new citers too; else only until the map's citers are described.
+            if offset is None or (not discover and wanted <= {c.citing_id for c in contexts}):
                 break
+        if discover:
+            found = await rnd.in_db(functools.partial(save_found_citers, include=include), pid, "s2", citers,
+                                    rnd.clock())
+            report.discovered += found.new + found.held
         known = await rnd.in_db(saved.known_papers, [c.citing_id for c in contexts])
         kept = [c for c in contexts if c.citing_id in known]
         await rnd.in_db(saved.save_contexts, pid, kept, rnd.clock())
@@ -318,6 +375,7 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     import aiohttp
 
     from mapwatch.store.database.db import open_db
+    from mapwatch.store.questions.teams import team_paper_ids
 
     started = monotonic()
     report = RoundReport({s: SourceReport(s) for s in settings.sources})
@@ -335,7 +393,9 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         for s in settings.sources:
             if s == "s2":
                 ids = await rnd.in_db(tracked) if tracked is not None else []
-                due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit)
+                team = await rnd.in_db(team_paper_ids) if settings.discover else []
+                due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit,
+                                         team if settings.discover else None)
             else:
                 due[s] = await rnd.in_db(saved.due_papers, s, clock(), settings.limit)
             report.sources[s].due = len(due[s])

@@ -29,6 +29,7 @@ from mapwatch.store.scholarly.records import (
     ArxivRecord,
     AuthorRecord,
     CitationContext,
+    FoundCiter,
     Institution,
     OpenAlexWork,
 )
@@ -150,6 +151,9 @@ class OpenAlexPage:
     count: int
 
 
+json_body, as_dict, as_list = _json, _dict, _list  # for the other readers of the sources' JSON
+
+
 def openalex_doi(paper_id: str) -> str:
     """The DOI arXiv registered for a paper (DataCite, `10.48550/arXiv.<id>`), in OpenAlex's lower case."""
     return ARXIV_DOI_PREFIX + paper_id.lower()
@@ -232,6 +236,18 @@ class CitationsPage:
 
     contexts: tuple[CitationContext, ...]
     next_offset: int | None
+    citers: tuple[FoundCiter, ...] = ()  # the same citers, with the title and year it gives
+
+
+def _year(value: object) -> int | None:
+    """A publication year a source gives, if it is a plausible one (1900 to 2200)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 1900 <= value <= 2200 else None
+
+
+def found_citer(citing_id: str, paper: Mapping[str, Any]) -> FoundCiter:
+    """A citer with the title and year a source gives of it (cleaned, bounded)."""
+    title = r.clean(paper.get("title"), r.MAX_TITLE_CHARS) or None
+    return FoundCiter(citing_id, title, _year(paper.get("year", paper.get("publication_year"))))
 
 
 def parse_s2_citations(body: bytes, cited_id: str) -> CitationsPage:
@@ -241,9 +257,11 @@ def parse_s2_citations(body: bytes, cited_id: str) -> CitationsPage:
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise Malformed("the Semantic Scholar answer has no data list")
     out: dict[str, CitationContext] = {}
+    citers: list[FoundCiter] = []
     for item in _list(data["data"], 1000):
         item = _dict(item)
-        ext = _dict(_dict(item.get("citingPaper")).get("externalIds"))
+        citing = _dict(item.get("citingPaper"))
+        ext = _dict(citing.get("externalIds"))
         raw = ext.get("ArXiv")
         m = ID_RE.match(raw.strip()) if isinstance(raw, str) else None
         if m is None or m["id"] == cited_id or m["id"] in out:
@@ -254,5 +272,7 @@ def parse_s2_citations(body: bytes, cited_id: str) -> CitationsPage:
                                       if isinstance(x, str) and x in S2_INTENTS))
         out[m["id"]] = CitationContext(m["id"], cited_id, contexts[:r.MAX_CONTEXTS], intents,
                                        item.get("isInfluential") is True)
+        citers.append(found_citer(m["id"], citing))
     nxt = data.get("next")
-    return CitationsPage(tuple(out.values()), nxt if isinstance(nxt, int) and not isinstance(nxt, bool) else None)
+    return CitationsPage(tuple(out.values()), nxt if isinstance(nxt, int) and not isinstance(nxt, bool) else None,
+                         tuple(citers))

@@ -18,6 +18,7 @@ MAX_TEXT_CHARS = 1_000  # a comment, a journal reference, a venue's name
 MAX_CONTEXTS = 5  # citing sentences kept per citation
 MAX_CONTEXT_CHARS = 1_000
 MAX_CATEGORIES = 20
+MAX_TITLE_CHARS = 1_000  # a citer's title, as map pages bound theirs
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$")
 _OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d{1,15})$", re.I)
@@ -136,6 +137,17 @@ class OpenAlexWork:
     authors: tuple[AuthorRecord, ...]
     venue: str | None
     doi: str | None
+
+
+@dataclass(frozen=True)
+class FoundCiter:
+    """A paper a source says cites a map paper: its arXiv id, and its title and year as the source
+    gives them (a stub until its map page is read; docs/enrichment.md, "Citations the map does not
+    name")."""
+
+    citing_id: str
+    title: str | None = None
+    year: int | None = None
 
 
 @dataclass(frozen=True)

@@ -149,11 +149,22 @@ def citers_without_context(db: Database, cited_id: str) -> set[str]:
         " WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [cited_id]))
 
 
-def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: int) -> list[str]:
+# How often the citers of a tracked paper, and of a team's paper, are asked for (when the sources
+# are asked for citers the map does not name): every round (hourly, with room for a round that
+# starts a little early), and daily.
+ASK_TRACKED = timedelta(minutes=50)
+ASK_TEAM = timedelta(hours=23)
+
+
+def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: int,
+                  team: Sequence[str] | None = None) -> list[str]:
     """The tracked papers Semantic Scholar is due to be asked about: those with map citations
     it has not described, when it was never asked, when a citer appeared since it was last
     asked, or when it is due again (a failure after an hour, an unknown paper after a week, the
-    rest after a month). Most undescribed citations first."""
+    rest after a month). Most undescribed citations first. With `team` (the sources are asked
+    for citers, docs/enrichment.md, "Citations the map does not name"), then the tracked papers
+    not asked for their citers within ASK_TRACKED and the team's papers not within ASK_TEAM,
+    the longest unasked first."""
     due: list[tuple[int, str]] = []
     when = iso(now)
     for pid in dict.fromkeys(tracked):
@@ -167,7 +178,43 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
         if row is None or row["next_fetch_at"] <= when or newest > row["fetched_at"]:
             due.append((count, pid))
     due.sort(key=lambda t: (-t[0], t[1]))
-    return [pid for _, pid in due[:limit]]
+    out = [pid for _, pid in due[:limit]]
+    if team is None:
+        return out
+    asked = _asked(db, [*tracked, *team])
+    chosen = set(out) | _waiting(db, [*tracked, *team], now)
+    later: list[tuple[str, str]] = []
+    for ids, every in ((tracked, ASK_TRACKED), (team, ASK_TEAM)):
+        for pid in dict.fromkeys(ids):
+            last = asked.get(pid, "")
+            if pid not in chosen and (not last or last <= iso(now - every)):
+                chosen.add(pid)
+                later.append((last, pid))
+    later.sort()
+    return (out + [pid for _, pid in later])[:limit]
+
+
+def _waiting(db: Database, paper_ids: Sequence[str], now: datetime) -> set[str]:
+    """The papers Semantic Scholar failed on, or did not know, and that are not due again yet."""
+    ids = list(dict.fromkeys(paper_ids))
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out.update(r[0] for r in db.conn.execute(
+            "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
+            f" AND paper_id IN ({','.join('?' * len(chunk))})", [iso(now), *chunk]))
+    return out
+
+
+def _asked(db: Database, paper_ids: Sequence[str]) -> dict[str, str]:
+    """When Semantic Scholar was last asked for each paper's citers."""
+    ids = list(dict.fromkeys(paper_ids))
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out.update(db.conn.execute(f"SELECT paper_id, last_asked FROM discovery_asked WHERE source = 's2'"
+                                   f" AND paper_id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+    return out
 
 
 def save_status(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,

@@ -21,7 +21,7 @@ from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
 from mapwatch.store.questions.queries import directions_of
-from mapwatch.store.questions.types import CitationRow, PaperRow
+from mapwatch.store.questions.types import CitationRow, PaperRow, Provenance, from_sources
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.follows import normalize_mode
 from mapwatch.store.subscriptions.kinds import Mode
@@ -186,8 +186,20 @@ def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int,
         " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
         (paper_id, after, upto, limit + len(hidden))).fetchall() if r[0] not in hidden][:limit]
     dirs = directions_of(db, [r[0] for r in rows])
-    shown = authors.with_bylines(db, [listed_paper(r, dirs) for r in rows], paper_id)
+    known_from = _provenance(db, paper_id, [r[0] for r in rows])
+    shown = authors.with_bylines(db, [replace(listed_paper(r, dirs), provenance=known_from.get(r[0], "map"))
+                                      for r in rows], paper_id)
     return authors.with_contexts(db, shown, paper_id), len(hidden)
+
+
+def _provenance(db: Database, paper_id: str, citing_ids: list[str]) -> dict[str, Provenance]:
+    """Where each citation of `paper_id` by `citing_ids` is known from, when not the map."""
+    if not citing_ids:
+        return {}
+    marks = ",".join("?" * len(citing_ids))
+    return {citing: from_sources([p]) for citing, p in db.conn.execute(
+        f"SELECT citing_id, provenance FROM citations WHERE cited_id = ? AND citing_id IN ({marks})"
+        " AND provenance != 'map'", [paper_id, *citing_ids])}
 
 
 def tracked_paper_ids(db: Database) -> list[str]:

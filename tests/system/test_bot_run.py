@@ -15,6 +15,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -24,18 +25,13 @@ def _get(url: str) -> int:
         return r.status
 
 
-async def _wait(predicate, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
-
-
 async def test_run_without_token_serves_feeds_and_seeds_an_empty_db(tmp_path: Path) -> None:
     said: list[str] = []
     stop = asyncio.Event()
     config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
     task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))
-    await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
+    await async_wait_until(lambda: any(s.startswith("Feeds: ") for s in said), 10,
+                           what="the run to say where its feeds are")
     assert any("DISCORD_TOKEN is not set" in s for s in said)
     assert any("stored the bundled seed pages" in s for s in said)
     index = next(s for s in said if s.startswith("Feeds: ")).split()[1]
@@ -55,7 +51,8 @@ async def test_run_with_bot_alerts_from_another_process_refresh(fake_discord: Fa
     config = RunConfig(db_path=db_path, source=str(older), out_dir=tmp_path / "out", port=0)
     task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, alert_interval=0.2,
                                        client_kwargs={"guild_ready_timeout": 0.05}))
-    await _wait(lambda: fake_discord.command_syncs and fake_discord.identifies)
+    await async_wait_until(lambda: fake_discord.command_syncs and fake_discord.identifies, 10,
+                           what="the commands synced and the bot identified")
     channel = fake_discord.guild.channel("alerts")
     h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=channel.id,
                                  permissions=discord.Permissions(manage_channels=True))
@@ -88,7 +85,8 @@ async def test_mapwatch_run_process_answers_through_the_configured_discord(fake_
         h = await fake_discord.slash("paper", {"paper": "2412.10400"})
         msg = await h.wait_message(timeout=10)
         assert msg.embed["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
-        await _wait(lambda: "Feeds: http://" in log.read_text(), 20)
+        await async_wait_until(lambda: "Feeds: http://" in log.read_text(), 20,
+                               what="the log to say where the feeds are")
     finally:
         proc.terminate()
         await asyncio.to_thread(proc.wait, 20)

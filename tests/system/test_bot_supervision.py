@@ -29,6 +29,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -44,12 +45,6 @@ def get(url: str) -> tuple[int, bytes]:
 async def healthz(base: str) -> tuple[int, dict]:
     status, body = await asyncio.to_thread(get, base + "healthz")
     return status, json.loads(body)
-
-
-async def wait(predicate, timeout: float = 15.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def feeds_url(said: list[str]) -> str:
@@ -77,7 +72,8 @@ async def test_a_bot_crash_restarts_the_bot_and_never_stops_the_feeds(
     task = asyncio.create_task(run_all(config, fake.token, say=said.append, stop=stop, alert_interval=60,
                                        client_kwargs={"guild_ready_timeout": 0.05}, bot_backoff=3.0,
                                        health=health))
-    await wait(lambda: health.bot()["state"] == "connected" and any(s.startswith("Feeds: ") for s in said))
+    await async_wait_until(lambda: health.bot()["state"] == "connected" and any(s.startswith("Feeds: ") for s in said),
+                           15, what="the bot connected and the feeds served")
     base = feeds_url(said)
     status, body = await healthz(base)
     assert status == 200 and body["bot"]["state"] == "connected" and body["bot"]["last_error"] is None
@@ -85,17 +81,18 @@ async def test_a_bot_crash_restarts_the_bot_and_never_stops_the_feeds(
     paged = await h.wait_message()
 
     await fake.click(paged, label="Next ▶", message_patch={"interaction_metadata": None})  # the malformed event
-    await wait(lambda: health.bot()["state"] == "restarting")
+    await async_wait_until(lambda: health.bot()["state"] == "restarting", 15, what="the crashed bot to be restarting")
     crashed_at = ticks(db_path)
     status, body = await healthz(base)
     assert status == 200 and body["bot"]["state"] == "restarting"
     assert body["bot"]["last_error"].startswith("TypeError")
     assert (await asyncio.to_thread(get, base + "feeds.opml"))[0] == 200  # the feed server answers
-    await wait(lambda: ticks(db_path) > crashed_at)  # and the scheduler ticks
+    await async_wait_until(lambda: ticks(db_path) > crashed_at, 15, what="a tick since the crash: the schedule goes on")
     assert health.bot()["state"] == "restarting"  # ... while the bot is still down
     assert not task.done()
 
-    await wait(lambda: fake.identifies >= 2 and health.bot()["state"] == "connected")
+    await async_wait_until(lambda: fake.identifies >= 2 and health.bot()["state"] == "connected", 15,
+                           what="the bot to identify again and connect")
     h = await fake.slash("paper", {"paper": "2412.10400"})
     assert (await h.wait_message()).embed["title"].startswith("Reinforcement")  # it answers again
     crash = [r for r in caplog.records if "Discord bot crashed" in r.getMessage()]
@@ -116,12 +113,13 @@ async def test_a_refused_token_stops_only_the_bot(fake_discord: FakeDiscord, tmp
     task = asyncio.create_task(run_all(config, token, say=said.append, stop=stop,
                                        client_kwargs={"guild_ready_timeout": 0.05}, bot_backoff=0.01,
                                        health=health))
-    await wait(lambda: any("Discord refused DISCORD_TOKEN" in s for s in said)
-               and any(s.startswith("Feeds: ") for s in said))
+    await async_wait_until(lambda: any("Discord refused DISCORD_TOKEN" in s for s in said)
+                           and any(s.startswith("Feeds: ") for s in said), 15,
+                           what="the refused token said and the feeds served")
     assert sum("Discord refused DISCORD_TOKEN" in s for s in said) == 1
     assert fake_discord.requests_to("GET", "/users/@me")[0].status == 401
     before = ticks(db_path)
-    await wait(lambda: ticks(db_path) > before)  # the refresh goes on
+    await async_wait_until(lambda: ticks(db_path) > before, 15, what="a tick after the refused token")  # go on
     status, body = await healthz(feeds_url(said))
     assert status == 200 and body["bot"]["state"] == "off" and "refused" in body["bot"]["last_error"]
     assert not task.done()
@@ -165,18 +163,20 @@ async def test_healthz_is_503_after_three_failed_refreshes(tmp_path: Path) -> No
     tick = Tick(db_path, str(missing), tmp_path / "out", "http://x.example")
     scheduler = start_scheduler(tick, parse_schedule("1s"), run_now=True, health=health)
     try:
-        await wait(lambda: len(health.refreshes) >= 1)
+        await async_wait_until(lambda: len(health.refreshes) >= 1, 15, what="the first refresh in the health record")
         status, body = await healthz(f"http://127.0.0.1:{port}/")
         assert status == 200 and body["status"] == "degraded" and body["refresh"]["last"]["error"]
         assert body["refresh"]["next"] is not None
-        await wait(lambda: len(health.refreshes) >= FAILED_REFRESHES)
+        await async_wait_until(lambda: len(health.refreshes) >= FAILED_REFRESHES, 15,
+                               what="the failed refreshes in the health record")
         status, body = await healthz(f"http://127.0.0.1:{port}/")
         assert status == 503 and body["status"] == "failing" and body["database"]["reachable"]
         assert str(missing) in body["refresh"]["last"]["error"]
         missing.mkdir()
         for f in SEEDS_DIR.glob("*.txt"):
             (missing / f.name).write_bytes(f.read_bytes())
-        await wait(lambda: health.refreshes[-1].error is None)
+        await async_wait_until(lambda: health.refreshes[-1].error is None, 15,
+                               what="a refresh without error in the health record")
         status, body = await healthz(f"http://127.0.0.1:{port}/")
         assert status == 200 and body["refresh"]["last"]["error"] is None
     finally:

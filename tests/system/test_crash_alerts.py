@@ -34,6 +34,7 @@ from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
 from tests.system.test_discord_faults import check_exactly_once, cursors, delivered, pending
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -109,7 +110,7 @@ async def kill_loop(fake: FakeDiscord, tmp: Path, clock, kills: int, seed: int) 
                 await fake.wait_for(lambda t=target, p=proc: len(posts("POST", "/channels/*/messages")) >= t
                                     or p.poll() is not None, 30)
             else:  # anywhere from start-up on
-                await asyncio.sleep(rng.uniform(0.1, 3.0))
+                await asyncio.sleep(rng.uniform(0.1, 3.0))  # on purpose: a random moment
         except TimeoutError:  # nothing left to post: the kill lands between ticks
             pass
         finally:
@@ -124,11 +125,14 @@ async def kill_loop(fake: FakeDiscord, tmp: Path, clock, kills: int, seed: int) 
         await asyncio.to_thread(_ingest, db_path, waves[1], clock)
     proc = _start(fake, tmp, db_path, log)  # the last run: until nothing is pending
     try:
-        deadline = time.monotonic() + 60
-        while await asyncio.to_thread(pending, db_path):
-            assert time.monotonic() < deadline, "alerts still pending after 60 s"
+        def settled() -> bool:
+            if not pending(db_path):
+                return True
             assert proc.poll() is None, log.read_text()[-3000:]
-            await asyncio.sleep(0.2)
+            return False
+
+        await async_wait_until(lambda: asyncio.to_thread(settled), 60, what="every alert sent (none pending)",
+                               interval=0.2)
     finally:
         proc.terminate()
         await asyncio.to_thread(proc.wait, 20)

@@ -32,6 +32,7 @@ from mapwatch.store.pages.format import format_page
 from tests import pagegen
 from tests.mapsite import MapSite, serve_site
 from tests.system.test_live_map import dump
+from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = int(os.environ.get("LIVE_KILLS", "12"))  # the long form's
@@ -92,9 +93,7 @@ def stored_count(db: Path) -> int:
 
 def kill_when_stored(proc: subprocess.Popen, db: Path, target: int, *, timeout: float) -> None:
     """SIGKILL `proc` as soon as `target` pages are stored (or at `timeout`, or when it ended)."""
-    deadline = time.monotonic() + timeout
-    while proc.poll() is None and time.monotonic() < deadline and stored_count(db) < target:
-        time.sleep(0.02)
+    poll(lambda: proc.poll() is not None or stored_count(db) >= target, timeout, interval=0.02)
     proc.send_signal(signal.SIGKILL)
 
 

@@ -149,7 +149,7 @@ def test_backup_while_another_process_writes(tmp_path: Path) -> None:
             assert f"to {target}" in r.stdout
             assert writer.poll() is None, "the writer kept writing during the backup"
             rounds.append(check_copy(target))
-            time.sleep(0.2)
+            time.sleep(0.2)  # on purpose: the writer writes on between two backups
         assert rounds == sorted(rounds) and rounds[-1] > rounds[0], "copies are snapshots of a moving database"
         assert not list(tmp_path.glob(".tmp-*")), "no temporary file left behind"
     finally:

@@ -38,7 +38,8 @@ def fakes(seeded_path: Path, clock) -> Iterator[ScholarlyFakes]:
 
 
 def round_(fakes: ScholarlyFakes, db_path: Path, clock, **kw: Any) -> RoundReport:
-    settings = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), "team@example.org", politeness=FAST)
+    settings = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), "team@example.org", politeness=FAST,
+                              source_citations="off")  # the faults of asking for citers: test_source_citations
     settings = replace(settings, **{k: v for k, v in kw.items() if k in ("sources", "limit", "politeness")})
     rest = {k: v for k, v in kw.items() if k not in ("sources", "limit", "politeness")}
     return asyncio.run(enrich_round(db_path, settings, tracked=tracking.tracked_paper_ids, clock=clock, **rest))
@@ -150,7 +151,7 @@ class VirtualTime:
 
     async def sleep(self, seconds: float) -> None:
         self.now += seconds
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # no wait: lets other tasks run, as a real sleep would
 
 
 def test_arxiv_is_asked_once_every_3_seconds(fakes: ScholarlyFakes, seeded_path: Path, clock) -> None:

@@ -39,7 +39,9 @@ def fakes(seeded_path: Path) -> Iterator[ScholarlyFakes]:
 
 
 def settings(fakes: ScholarlyFakes, **kw: object) -> EnrichSettings:
-    base = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), CONTACT, None, politeness=FAST)
+    # Authors and contexts only: the citers the map does not name are tests/unit/store/test_source_citations.py's.
+    base = EnrichSettings(("arxiv", "openalex", "s2"), fakes.apis(), CONTACT, None, politeness=FAST,
+                          source_citations="off")
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
@@ -63,7 +65,8 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "Enriched from arxiv: 99 of 99 due asked in 1 requests, 99 found, 0 not found, 0 failed."
-    assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 2 requests, 98 found, 1 not found, 0 failed."
+    # 2 requests for the papers, and 1 each for the new arXiv works of yesterday and of 3 days ago (none here).
+    assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 4 requests, 98 found, 1 not found, 0 failed."
     assert lines[2].startswith("Enriched from s2: 1 of 1 due asked in 1 requests, 1 found")
 
     db = open_db(seeded_path)
@@ -100,11 +103,16 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     assert len(ax.query["id_list"].split(",")) == 99 and ax.query["max_results"] == "99"
     assert f"mailto:{CONTACT}" in ax.headers["User-Agent"] and ax.headers["User-Agent"].startswith("mapwatch/")
     oa = fakes.seen("openalex")
-    assert [len(q.query["filter"].removeprefix("doi:").split("|")) for q in oa] == [50, 49]
-    assert all(q.query["mailto"] == CONTACT and q.query["filter"].startswith("doi:10.48550/arxiv.") for q in oa)
+    papers = [q for q in oa if q.query["filter"].startswith("doi:")]
+    assert [len(q.query["filter"].removeprefix("doi:").split("|")) for q in papers] == [50, 49]
+    new_works = [q.query for q in oa if not q.query["filter"].startswith("doi:")]  # yesterday's, 3 days ago's
+    assert [(q["filter"].split(",")[0][:22], q["cursor"], q["mailto"]) for q in new_works] == [
+        ("from_publication_date:", "*", CONTACT)] * 2
+    assert all(q.query["mailto"] == CONTACT and q.query["filter"].startswith("doi:10.48550/arxiv.") for q in papers)
     (s2,) = fakes.seen("s2")
     assert s2.path == "/graph/v1/paper/arXiv:2412.10400/citations" and "x-api-key" not in s2.headers
-    assert set(s2.query["fields"].split(",")) == {"contexts", "intents", "isInfluential", "externalIds"}
+    assert set(s2.query["fields"].split(",")) == {"contexts", "intents", "isInfluential", "externalIds", "title",
+                                                  "year"}
 
     # Asked again at once: nothing is due, nothing requested.
     before = len(fakes.requests)
@@ -114,7 +122,7 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
 
 
 def test_one_source_and_the_limit(fakes: ScholarlyFakes, seeded_path: Path) -> None:
-    env = {**fakes.env(), "MAPWATCH_ENRICH": "off"}
+    env = {**fakes.env(), "MAPWATCH_ENRICH": "off", "MAPWATCH_SOURCE_CITATIONS": "off"}
     r = cli("enrich", "--db", str(seeded_path), env=env)
     assert r.returncode == 0 and "Enrichment is off" in r.stdout and not fakes.requests
     r = cli("enrich", "--db", str(seeded_path), "--source", "openalex", "--limit", "7", env=env)

@@ -14,6 +14,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import POOL_BATCH_SIZE, FedPage, ingest_fed, ingest_paths
 from tests.conftest import SEED_FILES, FakeClock
 from tests.unit.store.test_store_fastpaths import all_rows
+from tests.waiting import wait_until
 
 BROKEN = "# A page cut short\n\narXiv: https://arxiv.org/abs/2401.00001 · HTML: https://m.example/paper/2401.00001/\n"
 
@@ -112,7 +113,6 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
     import sqlite3
     import subprocess
     import sys
-    import time
 
     n = ingest_pool.POOL_THRESHOLD + 5600
     folder = tmp_path / "map"
@@ -123,30 +123,30 @@ def test_ctrl_c_during_a_pool_ingest_keeps_whole_batches_and_leaves_no_worker(tm
     proc = subprocess.Popen([sys.executable, "-m", "mapwatch", "ingest", str(folder), "--db", str(db), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    stored = 0
-    deadline = time.monotonic() + 120
-    while stored == 0 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    def batch_stored_or_ended() -> bool:
+        if proc.poll() is not None:
+            return True  # (said below)
         try:
             with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as c:
-                stored = c.execute("SELECT count(*) FROM snapshots").fetchone()[0]
+                return c.execute("SELECT count(*) FROM snapshots").fetchone()[0] > 0
         except sqlite3.OperationalError:
-            pass  # not created yet
-    assert stored > 0 and proc.poll() is None, "the ingest ended before a batch was stored"
+            return False  # not created yet
+
+    wait_until(batch_stored_or_ended, 120, what="the ingest to store its first batch")
+    assert proc.poll() is None, "the ingest ended before a batch was stored"
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.strip() == "mapwatch: interrupted", err
     with sqlite3.connect(db) as c:
         count = c.execute("SELECT count(*) FROM snapshots").fetchone()[0]
     assert 0 < count < n and count % POOL_BATCH_SIZE == 0  # whole batches, the rest absent
-    deadline = time.monotonic() + 10  # the pool's helper processes exit right after the ingest
-    while True:
-        left = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)], capture_output=True,
+
+    def group() -> str:
+        return subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)], capture_output=True,
                               text=True).stdout.strip()
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert left == "", f"processes left in the group: {left}"
+
+    wait_until(lambda: not group(), 10, what="the pool's helper processes to exit right after the ingest",
+               interval=0.1, detail=lambda: f"processes left in the group: {group()}")
 
 
 def test_parse_workers_run_below_the_writer() -> None:
@@ -192,6 +192,11 @@ def _alive(pid: int, started: str) -> bool:
     return fields[0] != "Z" and fields[19] == started
 
 
+def _outliving(workers: dict[int, str]) -> list[int]:
+    """The workers (pid: start time) still alive."""
+    return sorted(pid for pid, started in workers.items() if _alive(pid, started))
+
+
 def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
     """`kill -9` of a real `mapwatch ingest` while its parse workers run: no worker outlives it
     by more than a few seconds (before, they were left to PID 1 for good, ~33 MB each)."""
@@ -199,7 +204,6 @@ def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys
-    import time
 
     import pytest
 
@@ -212,22 +216,21 @@ def test_kill_9_of_an_ingest_ends_its_parse_workers(tmp_path: Path) -> None:
                              "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     workers: dict[int, str] = {}
     try:
-        deadline = time.monotonic() + 120
-        while len(workers) < ingest_pool.worker_count() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        def workers_seen_or_ended() -> bool:
+            nonlocal workers
             workers = _children(proc.pid)
+            return len(workers) >= ingest_pool.worker_count() or proc.poll() is not None
+
+        wait_until(workers_seen_or_ended, 120, what="the ingest's parse workers to start", interval=0.02)
         assert proc.poll() is None, "the ingest ended before its workers were seen"
         assert len(workers) == ingest_pool.worker_count() >= 2, f"the workers did not start: {workers}"
         assert all(_alive(pid, started) for pid, started in workers.items())
         proc.kill()  # SIGKILL: no cleanup of any kind runs in the ingest
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
-        deadline = time.monotonic() + 5  # "a few seconds"
-        left = dict(workers)
-        while left and time.monotonic() < deadline:
-            time.sleep(0.05)
-            left = {pid: s for pid, s in left.items() if _alive(pid, s)}
-        assert not left, f"{len(left)} of {len(workers)} parse workers outlived the killed ingest: {sorted(left)}"
+        wait_until(lambda: not _outliving(workers), 5, what="the parse workers to end in \"a few seconds\"",
+                   detail=lambda: f"{len(_outliving(workers))} of {len(workers)} parse workers outlived the killed "
+                                  f"ingest: {_outliving(workers)}")
     finally:
         for pid, started in workers.items():  # never leave one behind, whatever happened
             if _alive(pid, started):
@@ -248,7 +251,7 @@ ex = ProcessPoolExecutor(2, mp_context=ingest_pool._context(), initializer=inges
                          initargs=(os.getpid(),))
 assert ex.submit(ingest_pool.worker_count).result() >= 1
 print("ready", flush=True)
-time.sleep(600)
+time.sleep(600)  # until killed
 """
 
 
@@ -258,7 +261,6 @@ def test_where_prctl_is_missing_a_worker_watches_its_parent(tmp_path: Path) -> N
     import signal
     import subprocess
     import sys
-    import time
 
     import pytest
 
@@ -272,12 +274,8 @@ def test_where_prctl_is_missing_a_worker_watches_its_parent(tmp_path: Path) -> N
         assert len(workers) == 2, workers
         proc.kill()
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 5
-        left = dict(workers)
-        while left and time.monotonic() < deadline:
-            time.sleep(0.05)
-            left = {pid: s for pid, s in left.items() if _alive(pid, s)}
-        assert not left, f"{len(left)} workers outlived their parent"
+        wait_until(lambda: not _outliving(workers), 5, what="the workers to end with their parent",
+                   detail=lambda: f"{len(_outliving(workers))} workers outlived their parent")
     finally:
         for pid, started in workers.items():
             if _alive(pid, started):

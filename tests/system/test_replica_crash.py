@@ -47,6 +47,7 @@ from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
 from tests.system.test_discord_faults import alert_messages, check_exactly_once, cursors, delivered, pending
+from tests.waiting import async_poll, async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -217,13 +218,13 @@ def _ticks(log: Path) -> int:
 
 async def _published_since(mark: int, proc: subprocess.Popen, log: Path) -> None:
     """Until the run refreshed and published once more than `mark` ticks in its log."""
-    deadline = time.monotonic() + 60
-    while True:
+    def published() -> bool:
         if _ticks(log) > mark:
-            return
+            return True
         assert proc.poll() is None, log.read_text()[-3000:]
-        assert time.monotonic() < deadline, "no publish within 60 s"
-        await asyncio.sleep(0.2)
+        return False
+
+    await async_wait_until(published, 60, what=f"a publish after the log's {mark} ticks", interval=0.2)
 
 
 async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed: int) -> dict[str, object]:
@@ -259,20 +260,22 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
             seen.append((time.monotonic(), r_now, e_now))
             if proc.poll() is not None:
                 pytest.fail(log.read_text()[-3000:])
-            await asyncio.sleep(rng.uniform(0.05, 0.25))
+            await asyncio.sleep(rng.uniform(0.05, 0.25))  # on purpose: looks at random moments till the kill
         # The kill: mid-refresh. A large change (more pages than a transaction's batch), and
         # the kill once the tick committed its first batch, before its last (no new ingests row).
         site.step(BIG_STEP)
         stored, done, _ = await asyncio.to_thread(_progress, db)
-        wait_until = time.monotonic() + 10
-        while time.monotonic() < wait_until:
-            s_now, r_now, e_now = await asyncio.to_thread(_progress, db)
-            seen.append((time.monotonic(), r_now, e_now))
+
+        def first_batch_committed() -> bool:
+            nonlocal stored, done
+            s_now, r_now, e_now = _progress(db)
+            seen.append((time.monotonic(), r_now, e_now))  # noqa: B023 (called in this round only)
             if r_now != done:  # a tick finished meanwhile: count from there
                 stored, done = s_now, r_now
-            elif s_now > stored:
-                break
-            await asyncio.sleep(0.01)
+                return False
+            return s_now > stored
+
+        await async_poll(lambda: asyncio.to_thread(first_batch_committed), 10, interval=0.01)  # or kill at 10 s
         killed_at = time.monotonic()
         _kill(proc)
         feeds_before = _feeds(out)  # what feed readers could have seen by the kill
@@ -308,11 +311,14 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         _check_db(db)  # killed again at once: the local file is whole (no restore this time)
     proc = _start(fake, tmp, db, replica, log)  # the last run: until nothing is pending
     try:
-        deadline = time.monotonic() + 60
-        while await asyncio.to_thread(pending, db):
-            assert time.monotonic() < deadline, "alerts still pending after 60 s"
+        def settled() -> bool:
+            if not pending(db):
+                return True
             assert proc.poll() is None, log.read_text()[-3000:]
-            await asyncio.sleep(0.2)
+            return False
+
+        await async_wait_until(lambda: asyncio.to_thread(settled), 60, what="every alert sent (none pending)",
+                               interval=0.2)
     finally:
         proc.terminate()  # litestream passes SIGTERM on to mapwatch and waits for it
         await asyncio.to_thread(proc.wait, 30)

@@ -21,6 +21,7 @@ from mapwatch.cli import STOP_GRACE_SECONDS
 from tests.mapsite import render_page, seed_texts
 from tests.sourceserver import serve_in_thread
 from tests.system.test_cli_exits import ROOT
+from tests.waiting import wait_until
 
 ATTRIBUTES = 120_000  # on one element: lexbor alone takes a minute or more over them
 
@@ -67,10 +68,9 @@ def test_sigterm_during_a_parse_stops_run_within_seconds(tmp_path: Path) -> None
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT), "DISCORD_TOKEN": "", "SLOWPARSE_MARKS": str(marks)})
         try:
-            deadline = time.monotonic() + 120
-            while started not in marks_of(marks) and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.1)
-            time.sleep(1.0)  # well into the parse
+            wait_until(lambda: started in marks_of(marks) or proc.poll() is not None, 120,
+                       what="the parse to start (or the run to end)", interval=0.1)
+            time.sleep(1.0)  # on purpose: well into the parse
             assert proc.poll() is None and asked, "run ended, or never asked for a page"
             assert started in marks_of(marks) and ended not in marks_of(marks), marks_of(marks)
             sent = time.monotonic()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mapwatch.cli import main
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = b"localhost:8080"
@@ -54,14 +55,15 @@ def test_no_answer_ever_comes_from_the_earlier_publish(tmp_path: Path, command: 
     answers: list[tuple[str, int]] = []
     try:
         deadline = time.monotonic() + 60
-        while True:  # poll from the moment the port opens
+
+        def port_open() -> bool:
             assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.002)
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+
+        # Looked at every 2 ms: the answers below start from the moment the port opens.
+        wait_until(port_open, 60, what=f"port {port} to open", interval=0.002, ignoring=(OSError,),
+                   detail=log.read_text)
         fresh = 0
         while fresh < 20:
             assert time.monotonic() < deadline, (answers[-5:], log.read_text())

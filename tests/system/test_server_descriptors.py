@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mapwatch.cli import main
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 128
@@ -35,15 +36,13 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
+    def port_open() -> bool:
         assert proc.poll() is None, log.read_bytes()[:MAX_LOG]
-        assert time.monotonic() < deadline, log.read_bytes()[:MAX_LOG]
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+
+    wait_until(port_open, 60, what=f"port {port} to open", ignoring=(OSError,),
+               detail=lambda: log.read_bytes()[:MAX_LOG])
 
 
 def flood(port: int, n: int) -> list[socket.socket]:
@@ -95,12 +94,12 @@ def test_a_flood_against_serve_with_128_descriptors_logs_little_and_serves(site,
     socks: list[socket.socket] = []
     try:
         wait_for_port(port, proc, log)
-        while get(f"http://127.0.0.1:{port}/") != 200:  # 503 while it publishes
-            time.sleep(0.1)
+        wait_until(lambda: get(f"http://127.0.0.1:{port}/") == 200, 60, what="the first publish",  # 503 meanwhile
+                   interval=0.1)
         for _ in range(3):
             socks += flood(port, 300)  # far more than the 128 descriptors
             assert get(f"http://127.0.0.1:{port}/") == 200  # answered throughout
-        time.sleep(1.5)  # long enough for asyncio to retry a failed accept
+        time.sleep(1.5)  # on purpose: long enough for asyncio to retry a failed accept
         assert get(f"http://127.0.0.1:{port}/feeds.opml") == 200
         assert proc.poll() is None
     finally:
@@ -129,7 +128,7 @@ async def main():
     for fd in hog:  # (the executor's thread needed no descriptor)
         os.close(fd)
     print("released", flush=True)
-    await asyncio.sleep(3600)
+    await asyncio.sleep(3600)  # serves until killed
 
 asyncio.run(main())
 """
@@ -150,7 +149,7 @@ def test_no_descriptor_left_is_one_log_line_and_the_server_recovers(site, tmp_pa
         port = int(port_s)
         assert int(hogged) > 0
         socks = flood(port, 40)  # in the listen queue; every accept fails (EMFILE)
-        time.sleep(3)  # asyncio retries a failed accept after 1 s: several rounds
+        time.sleep(3)  # on purpose: asyncio retries a failed accept after 1 s: several rounds
         assert proc.poll() is None
         before = log_of(log)
         assert before.count("out of file descriptors") == 1, before
@@ -159,14 +158,9 @@ def test_no_descriptor_left_is_one_log_line_and_the_server_recovers(site, tmp_pa
         assert proc.stdout.readline().strip() == "released"
         for s in socks:
             s.close()
-        deadline = time.monotonic() + 30
-        while True:  # the accept loop comes back on its own
-            try:
-                assert get(f"http://127.0.0.1:{port}/") == 200
-                break
-            except OSError:
-                assert time.monotonic() < deadline
-                time.sleep(0.2)
+        status = wait_until(lambda: get(f"http://127.0.0.1:{port}/"), 30, what="the accept loop to come back",
+                            interval=0.2, ignoring=(OSError,))  # on its own
+        assert status == 200
     finally:
         for s in socks:
             s.close()

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.conftest import FakeClock, older_snapshot, seed_page, write_page
 from tests.htmlcheck import headings, parse_strict, text_of
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -101,25 +101,24 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Brow
             [sys.executable, "-m", "mapwatch", "run", "--db", str(db), "--source", str(full), "--out", str(out),
              "--port", "0"], cwd=ROOT, env={**env, "MAPWATCH_REFRESH": "1h"}, stdout=sink, stderr=subprocess.STDOUT)
     try:
-        base = None
-        deadline = time.monotonic() + 60
-        while base is None:
+        def feeds_line() -> str | None:
             assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            base = next((line.split(": ", 1)[1].strip().rstrip("/") for line in log.read_text().splitlines()
+            return next((line.split(": ", 1)[1].strip().rstrip("/") for line in log.read_text().splitlines()
                          if line.startswith("Feeds: ")), None)
-            time.sleep(0.2)
+
+        base = wait_until(feeds_line, 60, what="the run to say where its feeds are", interval=0.2,
+                          detail=log.read_text)
         assert base.startswith("http://127.0.0.1:")
         new = {it.id for it in seed_page("2412.10400").built_on_by.items[-DROPPED:]}
         page = f"{base}{PAGES['direction']}"
-        deadline = time.monotonic() + 60
-        while True:  # the first tick runs at start: wait until the direction page shows the new citers
+
+        def published() -> bool:  # the first tick runs at start
             with urllib.request.urlopen(page, timeout=10) as resp:
                 html = resp.read().decode()
-            if all(f'data-id="{pid}"' in html for pid in new) and answers(f"{base}/papers/2412.10400/cited-by.png"):
-                break
-            assert time.monotonic() < deadline, f"the first refresh did not publish the new citers: {log.read_text()}"
-            time.sleep(0.5)
+            return all(f'data-id="{pid}"' in html for pid in new) and answers(f"{base}/papers/2412.10400/cited-by.png")
+
+        wait_until(published, 60, what="the first refresh to publish the new citers on the direction page",
+                   interval=0.5, detail=log.read_text)
         yield base, Browser(tmp), new
     finally:
         proc.terminate()

@@ -49,7 +49,8 @@ def section(text: str, heading: str) -> str:
     return rest[:ends[0]] if ends else rest
 
 
-@pytest.mark.parametrize("name", ["commands.md", "database.md", "index.md", "bot.md", "configuration.md"])
+@pytest.mark.parametrize("name", ["commands.md", "database.md", "index.md", "bot.md", "configuration.md",
+                                  "benchmark-summary.md", "reliability-summary.md"])
 def test_the_generated_pages_are_current(name: str) -> None:
     """Each cog block's output is what its code prints now (`cog -r -I docs/gen docs/*.md` to update)."""
     blocks = COG_BLOCK.findall(page(name))
@@ -109,6 +110,93 @@ def test_the_front_page_is_the_readme_with_the_site_links() -> None:
     assert front_page.convert("[Alerts](docs/bot.md#alerts) [x](bench/RESULTS.md) [`docs/`](docs/) "
                               "![p](docs/a.png) [w](https://example.org/docs/)") == \
         "[Alerts](bot.md#alerts) [x](bench-results.md) `docs/` ![p](a.png) [w](https://example.org/docs/)"
+
+
+SUMMARY_LINK = re.compile(r"\]\(([\w.-]+\.md)#([^)\s]+)\)")
+
+
+def journal_anchors(repo_path: str) -> set[str]:
+    """The heading ids of a journal as MkDocs renders it (python-markdown's toc, fenced code
+    as superfences reads it: a `## 1. parse` line in a code block is no heading)."""
+    import markdown
+
+    md = markdown.Markdown(extensions=["toc", "tables", "pymdownx.superfences"])
+    md.convert((ROOT / repo_path).read_text(encoding="utf-8"))
+
+    def ids(tokens: list[dict]) -> set[str]:
+        return {t["id"] for t in tokens} | {i for t in tokens for i in ids(t["children"])}
+
+    return ids(md.toc_tokens)
+
+
+def broken_summary_links(text: str) -> list[str]:
+    """The links of a summary page whose journal has no heading with that anchor."""
+    import journal_summary
+
+    journals = {site: repo for site, repo in journal_summary.EXTERNAL.items() if repo.endswith(".md")}
+    anchors = {site: journal_anchors(repo) for site, repo in journals.items()}
+    return [f"{site}#{anchor}" for site, anchor in SUMMARY_LINK.findall(text)
+            if site not in anchors or anchor not in anchors[site]]
+
+
+@pytest.mark.parametrize("name", ["benchmark-summary.md", "reliability-summary.md"])
+def test_every_summary_link_names_a_heading_of_its_journal(name: str) -> None:
+    """Each row links the journal section of the run that produced its figure (the anchor MkDocs
+    gives that heading, duplicates numbered as toc numbers them), and names its command."""
+    [(_, text)] = COG_BLOCK.findall(page(name))  # the generated table
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "](" in line]
+    assert len(rows) >= 20 and all(line.endswith("` |") for line in rows), f"docs/{name}: rows without a command"
+    assert len(SUMMARY_LINK.findall(text)) == len(rows)
+    assert broken_summary_links(text) == []
+
+
+def test_a_summary_link_to_no_heading_is_reported() -> None:
+    text = ("[a](bench-results.md#every-section-one-run-on-the-final-code-0617-0624-utc-commit-0021a37) "
+            "[b](bench-results.md#1-parse) [c](reliability.md#3-data-safety-testssystemtest_data_safetypy) "
+            "[e](reliability.md#no-such-section)")
+    # `## 1. parse` of RESULTS.md is a line of a run's output, in a code block: no heading.
+    assert broken_summary_links(text) == ["bench-results.md#1-parse", "reliability.md#no-such-section"]
+
+
+def test_the_generator_gives_headings_the_anchors_mkdocs_gives_them() -> None:
+    """Repeated headings numbered `_1`, `_2` as toc numbers them; `#` lines in code blocks, backticks,
+    punctuation and non-ASCII as toc reads them."""
+    import journal_summary as js
+    import markdown
+
+    heads = ["Run", "`mapwatch --help` (issue 22; 2026-12-01)", "Run", "5. query latency", "Run", "Žlutý: kůň/ü"]
+    text = "# Journal\n\n" + "".join(f"{'#' * (2 + i % 2)} {h}\n\n<!-- figure: k.{i} | t | v | - -->\n\n"
+                                      f"```\n## {h}\n```\n\n" for i, h in enumerate(heads))
+    md = markdown.Markdown(extensions=["toc", "pymdownx.superfences"])
+    md.convert(text)
+    ids = [i for t in md.toc_tokens[0]["children"] for i in [t["id"], *(c["id"] for c in t["children"])]]
+    assert [f.anchor for f in js.figures(text)] == ids
+    assert ids[:3] == ["run", "mapwatch-help-issue-22-2026-12-01", "run_1"]
+
+
+def test_the_summary_takes_the_latest_figure_of_each_key_and_its_run() -> None:
+    import journal_summary as js
+
+    journal = js.Journal("bench/RESULTS.md", newest_first=True, groups=("parse",))
+    text = ("# Results\n\n## Newer run (2026-12-03)\n\n<!-- run: bench/run --only 1 -->\n"
+            "<!-- figure: parse.pages | parse | 9,000 pages/s | ≥ 5,000 pages/s -->\n\n"
+            "```\n## 1. parse\n```\n\n## Older run (2026-12-01)\n\n### Newer run (again)\n\n"
+            "<!-- run: bench/run -->\n<!-- figure: parse.pages | parse | 8,000 pages/s | ≥ 5,000 pages/s -->\n"
+            "<!-- figure: parse.cold | cold parse | 1 s | - -->\n")
+    [latest, cold] = js.latest(journal, text)
+    assert (latest.value, latest.command, latest.anchor, latest.run) == (
+        "9,000 pages/s", "bench/run --only 1", "newer-run-2026-12-03", "Newer run (2026-12-03)")
+    assert (cold.anchor, cold.run, cold.goal) == ("newer-run-again", "Newer run (2026-12-01)", "-")
+    oldest_last = js.Journal("tests/RELIABILITY.md", newest_first=False, groups=("parse",))
+    assert js.latest(oldest_last, text)[0].value == "8,000 pages/s"
+    assert "| Parse | 9,000 pages/s | ≥ 5,000 pages/s | [Newer run (2026-12-03)]" \
+        "(bench-results.md#newer-run-2026-12-03) | `bench/run --only 1` |" in js.render(journal, text)
+    with pytest.raises(js.MarkerError, match="line 3: a figure marker holds KEY"):
+        js.figures("# R\n\n<!-- figure: parse.pages | 9,000 pages/s -->\n")
+    with pytest.raises(js.MarkerError, match=r"figure parse\.pages has no run marker"):
+        js.latest(journal, "# R\n\n## Run\n\n<!-- figure: parse.pages | parse | 1 | - -->\n")
+    with pytest.raises(js.MarkerError, match="group 'ingest' is not one of parse"):
+        js.latest(journal, "# R\n\n## Run\n<!-- run: x -->\n<!-- figure: ingest.cold | a | 1 | - -->\n")
 
 
 def test_every_command_and_option_is_in_the_command_reference() -> None:

@@ -44,6 +44,7 @@ from mapwatch.store.database.migrations import (
     m0023_enrichment_changes,
     m0024_first_read,
     m0025_author_indexes,
+    m0026_citation_provenance,
 )
 
 # In the order they apply.
@@ -73,6 +74,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0023_enrichment_changes,
     m0024_first_read,
     m0025_author_indexes,
+    m0026_citation_provenance,
 )
 
 migrations = Migrations("mapwatch")

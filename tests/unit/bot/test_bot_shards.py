@@ -23,6 +23,7 @@ from mapwatch.store.pages.files import SEEDS_DIR
 from tests.fakediscord import FakeDiscord
 from tests.fakediscord.payloads import FakeChannel, FakeGuild, FakeRole, snowflake
 from tests.metricscheck import get, parse, scrape, value
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
@@ -42,12 +43,6 @@ def _guild_on_shard(shard: int, shards: int = 2) -> FakeGuild:
 @pytest.fixture
 def fake_config() -> dict[str, Any]:
     return {"shards": 2, "guilds": [_guild_on_shard(0), _guild_on_shard(1)]}
-
-
-async def _wait(predicate, timeout: float = 15.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
 
 
 def _healthz(base: str) -> dict[str, Any]:
@@ -74,12 +69,15 @@ async def test_two_shards_answer_deliver_once_and_survive_one_down(fake_discord:
                                        client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0},
                                        health=health, metrics=metrics))
     try:
-        await _wait(lambda: len(fake.shard_sessions) == 2 and fake.command_syncs)
-        await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
+        await async_wait_until(lambda: len(fake.shard_sessions) == 2 and fake.command_syncs, 15,
+                               what="two shard sessions and the command sync")
+        await async_wait_until(lambda: any(s.startswith("Feeds: ") for s in said), 15,
+                               what="the run to say where its feeds are")
         base = next(s for s in said if s.startswith("Feeds: ")).split()[1]
         assert sorted(fake.identified_shards) == [[0, 2], [1, 2]]  # two IDENTIFYs, one per shard
         assert fake.identifies == 2
-        await _wait(lambda: [s["state"] for s in health.shards()] == ["connected", "connected"])
+        await async_wait_until(lambda: [s["state"] for s in health.shards()] == ["connected", "connected"], 15,
+                               what="both shards connected in the health record")
 
         # commands from either shard: each guild's interaction goes out on its own shard
         guilds = sorted(fake.guilds.values(), key=lambda g: fake.shard_of(g.id))
@@ -95,8 +93,9 @@ async def test_two_shards_answer_deliver_once_and_survive_one_down(fake_discord:
         for guild in guilds:
             msgs = await fake.wait_channel_messages(guild.channel("alerts").id, 1)
             assert "3 new citers" in msgs[0].embed["title"]
-        await _wait(lambda: value(parse(metrics.render().decode()), "mapwatch_deliveries_total",
-                                  kind="track", outcome="sent") == 2)
+        await async_wait_until(lambda: value(parse(metrics.render().decode()), "mapwatch_deliveries_total",
+                                             kind="track", outcome="sent") == 2, 15,
+                               what="two deliveries sent in /metrics")
 
         health_body = await asyncio.to_thread(_healthz, base)
         assert [(s["id"], s["state"]) for s in health_body["bot"]["shards"]] == [(0, "connected"), (1, "connected")]
@@ -109,7 +108,8 @@ async def test_two_shards_answer_deliver_once_and_survive_one_down(fake_discord:
         # shard 0 goes away (and may not come back yet): shard 1 still answers
         fake.pause_gateway()
         await fake.drop_shard(0, code=None)
-        await _wait(lambda: health.shards()[0]["state"] == "disconnected")
+        await async_wait_until(lambda: health.shards()[0]["state"] == "disconnected", 15,
+                               what="shard 0 disconnected in the health record")
         h = await fake.slash("paper", {"paper": "2412.10400"}, guild_id=guilds[1].id)
         msg = await h.wait_message()
         assert msg.embed["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
@@ -126,7 +126,8 @@ async def test_two_shards_answer_deliver_once_and_survive_one_down(fake_discord:
         await fake.wait_for(lambda: fake.resumes >= 1 and fake.shard_sessions[0].ws is not None, 15)
         h = await fake.slash("paper", {"paper": "2412.10400"}, guild_id=guilds[0].id)
         assert (await h.wait_message()).embed["title"] == "Reinforcement Learning Enhanced LLMs: A Survey"
-        await _wait(lambda: health.shards()[0]["state"] == "connected")
+        await async_wait_until(lambda: health.shards()[0]["state"] == "connected", 15,
+                               what="shard 0 connected again in the health record")
         assert fake.identifies == 2  # resumed, not identified again
         # another round of delivery ran meanwhile: still one alert per channel
         deliveries = value(parse(metrics.render().decode()), "mapwatch_deliveries_total", kind="track",
@@ -152,8 +153,9 @@ async def test_shards_from_the_environment(fake_discord: FakeDiscord, tmp_path: 
                                        client_kwargs={"guild_ready_timeout": 0.05, "identify_spacing": 0.0},
                                        health=health))
     try:
-        await _wait(lambda: len(fake_discord.shard_sessions) == 2)
-        await _wait(lambda: [s["state"] for s in health.shards()] == ["connected", "connected"])
+        await async_wait_until(lambda: len(fake_discord.shard_sessions) == 2, 15, what="two shard sessions")
+        await async_wait_until(lambda: [s["state"] for s in health.shards()] == ["connected", "connected"], 15,
+                               what="both shards connected in the health record")
     finally:
         stop.set()
         await asyncio.wait_for(task, 15)
@@ -172,7 +174,7 @@ async def test_too_few_shards_say_so(fake_discord: FakeDiscord, tmp_path: Path, 
     task = asyncio.create_task(run_all(config, fake_discord.token, say=said.append, stop=stop, bot_backoff=60,
                                        client_kwargs={"guild_ready_timeout": 0.05}, health=health))
     try:
-        await _wait(lambda: health.bot()["state"] == "restarting")
+        await async_wait_until(lambda: health.bot()["state"] == "restarting", 15, what="the bot to be restarting")
     finally:
         stop.set()
         await asyncio.wait_for(task, 15)

@@ -214,7 +214,7 @@ async def test_an_old_delivery_already_posted_is_found_and_not_resent(
         [posted] = fake.channel_messages(alerts.id)
         assert posted.embed["footer"]["text"].endswith(f"ref {posted.body['nonce']}")
         clock.advance(minutes=delivery.NONCE_WINDOW.total_seconds() / 60 + 1)  # the bot was down a while
-        await asyncio.sleep(0.1)  # ... longer than the fake's nonce memory
+        await asyncio.sleep(0.1)  # on purpose: longer than the fake's nonce memory (0.05 s)
         assert await bot.deliver_alerts() == 0  # found: nothing sent
         assert len(fake.channel_messages(alerts.id)) == 1
         assert len(fake.requests_to("POST", f"/channels/{alerts.id}/messages")) == 1

@@ -53,7 +53,7 @@ def toy_tree(client: Any, *, errors: list[BaseException] | None = None, late_del
     @tree.command(name="slow", description="Deferred, then a follow-up with a file")
     async def slow(interaction: discord.Interaction, count: int = 1) -> None:
         await interaction.response.defer(thinking=True)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # on purpose: a slow command, answered after its defer
         await interaction.followup.send(
             f"done {count}", file=discord.File(io.BytesIO(b"\x89PNG fake"), filename="chart.png")
         )
@@ -65,7 +65,7 @@ def toy_tree(client: Any, *, errors: list[BaseException] | None = None, late_del
 
     @tree.command(name="late", description="Answers after the deadline")
     async def late(interaction: discord.Interaction) -> None:
-        await asyncio.sleep(late_delay)
+        await asyncio.sleep(late_delay)  # on purpose: past the interaction deadline
         await interaction.response.send_message("too late")
 
     @tree.command(name="huge", description="An oversized embed")

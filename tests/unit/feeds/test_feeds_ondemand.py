@@ -19,6 +19,7 @@ from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.subscriptions.tracking import add_track
 from tests.feedcheck import assert_valid_atom, snapshot
+from tests.waiting import async_wait_until
 
 BASE = "http://feeds.example"
 RL = "feeds/lr/reinforcement-learning-for-reasoning.atom"
@@ -184,12 +185,14 @@ async def test_the_server_sees_a_new_publish_within_two_seconds(db, clock, serve
     report = await asyncio.to_thread(publish, db, out, BASE, clock=clock)
     assert RL in report.written
     fresh = (out / RL).read_bytes()
-    for _ in range(30):
-        status, new_tag, new_body = await fetch(session, f"{base}/{RL}", tag)
-        if status == 200:
-            break
-        await asyncio.sleep(0.1)
-    assert status == 200 and new_tag != tag and new_body == fresh != body
+
+    async def changed() -> tuple[int, str, bytes] | None:
+        got = await fetch(session, f"{base}/{RL}", tag)
+        return got if got[0] == 200 else None  # 304 while the server has not seen the publish
+
+    _, new_tag, new_body = await async_wait_until(changed, 3, what="the server to serve the new publish",
+                                                  interval=0.1)
+    assert new_tag != tag and new_body == fresh != body
 
 
 async def test_etag_changes_when_a_citer_gets_its_authors(db, clock, served) -> None:

@@ -16,12 +16,7 @@ from mapwatch.service.services import RunConfig, run_services
 from mapwatch.store.sources.http_client import status_label
 from tests.mapsite import MapSite, seed_texts, serve_site
 from tests.metricscheck import get, parse, scrape, value
-
-
-async def _wait(predicate, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
+from tests.waiting import async_wait_until
 
 
 async def test_metrics_move_with_ticks_requests_and_builds(tmp_path: Path) -> None:
@@ -34,10 +29,11 @@ async def test_metrics_move_with_ticks_requests_and_builds(tmp_path: Path) -> No
         config = RunConfig(db_path=db_path, source=site.base, out_dir=tmp_path / "out", port=0, refresh="1h")
         task = asyncio.create_task(run_services(config, say=said.append, stop=stop, health=health, metrics=metrics))
         try:
-            await _wait(lambda: any(s.startswith("Feeds: ") for s in said))
+            await async_wait_until(lambda: any(s.startswith("Feeds: ") for s in said), 20,
+                                   what="the run to say where its feeds are")
             base = next(s for s in said if s.startswith("Feeds: ")).split()[1]
-            await _wait(lambda: value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
-                                      outcome="ok") == 1)
+            await async_wait_until(lambda: value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
+                                                 outcome="ok") == 1, 20, what="the first tick in /metrics")
             before = await asyncio.to_thread(scrape, base)
             # the tick: pages fetched and stored from the site, its statuses, the sitemap's URLs
             assert value(before, "mapwatch_refresh_ticks_total", outcome="failed") == 0
@@ -87,8 +83,9 @@ async def test_a_failed_tick_is_counted(tmp_path: Path) -> None:
                        refresh="1h")
     task = asyncio.create_task(run_services(config, say=said.append, stop=stop, metrics=metrics))
     try:
-        await _wait(lambda: sum(value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
-                                      outcome=o) or 0 for o in ("ok", "failed")) >= 1)
+        await async_wait_until(lambda: sum(value(parse(metrics.render().decode()), "mapwatch_refresh_ticks_total",
+                                                 outcome=o) or 0 for o in ("ok", "failed")) >= 1, 20,
+                               what="a tick, ok or failed, in /metrics")
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)

@@ -15,6 +15,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from mapwatch.service.schedule import JOB_ID, ScheduleError, parse_schedule, start_scheduler
 from mapwatch.service.tick import Tick, TickResult
 from mapwatch.store.pages.files import SEEDS_DIR
+from tests.waiting import async_wait_until
 
 
 @pytest.mark.parametrize(("spec", "seconds"), [(None, 3600), ("1h", 3600), ("30m", 1800), ("90s", 90),
@@ -97,12 +98,8 @@ async def test_scheduled_tick_with_a_missing_source_logs_why_then_recovers(tmp_p
     tick = Tick(tmp_path / "m.db", str(source), tmp_path / "public", "http://x", [after])
     caplog.set_level(logging.ERROR, logger="mapwatch.scheduler")
     scheduler = start_scheduler(tick, IntervalTrigger(seconds=0.3), run_now=True)
-    async def failure_logged() -> None:
-        while "refresh tick failed" not in caplog.text:
-            await asyncio.sleep(0.05)
-
     try:
-        await asyncio.wait_for(failure_logged(), 15)
+        await async_wait_until(lambda: "refresh tick failed" in caplog.text, 15, what="the failed tick to be logged")
         shutil.copytree(SEEDS_DIR, source)  # the source comes back: the next tick succeeds
         await asyncio.wait_for(done.wait(), 15)
     finally:

@@ -16,6 +16,7 @@ from mapwatch.feeds.serving.ondemand import PaperCache
 from mapwatch.feeds.serving.server import start_server
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
+from tests.waiting import async_wait_until
 
 RL = "lr/reinforcement-learning-for-reasoning"
 
@@ -106,7 +107,7 @@ async def test_an_unfinished_request_is_closed_after_the_header_timeout(publishe
         conns += await half_open(port, 5, b"GET / HTTP/1.1\r\nHost: x\r\n")  # headers never end
         trickle = await half_open(port, 1, b"G")
         for ch in b"ET / HTTP/1.1\r\nX-Slow: 1\r\n":  # active, but never done: closed all the same
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # on purpose: a client sending one byte every 50 ms
             try:
                 trickle[0][1].write(bytes([ch]))
             except (ConnectionError, RuntimeError):
@@ -161,8 +162,8 @@ async def test_at_the_cap_with_every_connection_busy_a_new_one_gets_503(publishe
     port = runner.addresses[0][1]
     try:
         busy = await half_open(port, 3, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        while len(runner.guard.busy) < 3:
-            await asyncio.sleep(0.01)
+        await async_wait_until(lambda: len(runner.guard.busy) >= 3, 10, what="three busy connections",
+                               interval=0.01)
         [(reader, writer)] = await half_open(port, 1, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = await closed_by_server(reader, 10)
         assert answer is not None and answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 5" in answer

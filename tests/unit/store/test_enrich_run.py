@@ -20,15 +20,10 @@ from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.subscriptions import tracking
 from tests.fakediscord import FakeDiscord
 from tests.scholarly_fakes import ScholarlyFakes, serve_scholarly
+from tests.waiting import async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
 SOURCES = ("arxiv", "openalex", "s2")
-
-
-async def _wait(predicate, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
 
 
 def _get(url: str) -> int:
@@ -67,10 +62,14 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
             assert await asyncio.to_thread(_get, index + "feeds/papers/2412.10400.atom") == 200
             if fault == "down":
                 # Rounds end at once: one line per source and round, then a summary.
-                await _wait(lambda: sum(r.getMessage().startswith("enrichment: arxiv:") for r in caplog.records) >= 2)
+                await async_wait_until(lambda: sum(r.getMessage().startswith("enrichment: arxiv:")
+                                                   for r in caplog.records) >= 2, 20,
+                                       what="two enrichment rounds' summaries")
             else:
-                await _wait(lambda: len(fakes.requests) >= 3)  # every source asked, none answering
-                await asyncio.sleep(2.5)  # another tick: it starts no round beside the hanging one
+                await async_wait_until(lambda: len(fakes.requests) >= 3, 20,
+                                       what="a request to every source (none answering)")
+                # Time passing is the point: another tick (2 s) comes and starts no round beside the hanging one.
+                await asyncio.sleep(2.5)  # on purpose: see above
         finally:
             stop.set()
             await asyncio.wait_for(task, 15)  # the hanging round is cancelled, not awaited
@@ -106,8 +105,9 @@ async def test_run_with_enrichment_off_adds_nothing(tmp_path: Path, caplog: pyte
     said: list[str] = []
     config = RunConfig(db_path=tmp_path / "m.db", source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0)
     task = asyncio.create_task(run_all(config, None, say=said.append, stop=stop))  # MAPWATCH_ENRICH=off (conftest)
-    await _wait(lambda: any(s.startswith("Refreshing from") for s in said))
-    await asyncio.sleep(0.5)
+    await async_wait_until(lambda: any(s.startswith("Refreshing from") for s in said), 20,
+                           what="the first refresh to start")
+    await asyncio.sleep(0.5)  # on purpose: the run goes on a while, and enrichment (off) adds nothing meanwhile
     stop.set()
     await asyncio.wait_for(task, 10)
     assert not [r for r in caplog.records if r.name == "mapwatch.enrich"]

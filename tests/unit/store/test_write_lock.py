@@ -21,7 +21,7 @@ def hold_write_lock(path: Path, seconds: float, held: threading.Event, done: thr
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("CREATE TABLE other_writer (x)")
     held.set()
-    time.sleep(seconds)
+    time.sleep(seconds)  # on purpose: the other writer holds the lock this long
     conn.execute("COMMIT")
     done.set()
     conn.close()

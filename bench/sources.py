@@ -1,0 +1,313 @@
+"""The citers the map never names (issue 32, item 2): bench/freshness.py's simulated map, crawled
+tick by tick by the real refresh, with and without the open sources asked after each refresh
+(the real enrichment round), as `mapwatch run` does.
+
+    python -m bench.sources --pages 10000 --hours 48 --variant all
+    python -m bench.sources --small            (seconds; what CI runs)
+
+The simulated site (bench/livemap.py) also answers, from the same ground truth, as
+- Semantic Scholar: `/graph/v1/paper/arXiv:<id>/citations`: every citer of a paper, paged;
+- OpenAlex: `/works?filter=doi:...` (a map paper's work, `W<index + 1>`) and
+  `/works?filter=from_publication_date:D,...`: the new papers of day D with their references.
+A new paper is known to both sources from its arrival (`--source-lag` hours later with the
+option): a best case for the sources' own delay, which the real ones add (days, for OpenAlex).
+
+Each variant runs twice from the same database and seed: sources off (the map alone) and on.
+The database is bench/freshness.py's (a full crawl at T0 - 1 h, the most cited papers
+tracked), and, as after enrichment, every map paper matched to its OpenAlex work and asked
+once. What is measured: the share of new citations in the feeds (`citations`) within one tick
+and 24 h, the share of the unlisted ones (no page names them) among them, the tracked papers'
+new citers alerted (`events`) within one tick, and the requests to each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+from aiohttp import web
+
+from bench import livemap
+from bench.freshness import SETUP, Config, build_template, delays_summary, fmt, free_port
+from bench.livemap import DEFAULT_RATE, T0, VARIANTS, LiveMap, Site
+from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.database.db import open_db
+from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
+from mapwatch.store.scholarly.polite import POLITENESS, Politeness
+from mapwatch.store.sources.http_client import HttpOptions
+from mapwatch.store.sources.refresh import refresh
+from mapwatch.store.subscriptions.tracking import tracked_paper_ids
+
+FAST = {s: Politeness(0.0, timeout=60.0) for s in POLITENESS}  # loopback: no rate to keep
+ARXIV_SOURCE = "https://openalex.org/S4306400194"
+
+
+class SourcesSite(Site):
+    """The live map, and the two sources answering from its ground truth."""
+
+    def __init__(self, live: LiveMap, variant: str, lag_hours: float) -> None:
+        super().__init__(live, variant)
+        self.lag = lag_hours * 3600
+        self.arrived: dict[int, float] = {}  # new paper -> arrival time
+
+    def known(self, i: int) -> bool:
+        return i < self.live.n0 or self.arrived.get(i, float("inf")) + self.lag <= self.live.now
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path.startswith("/graph/v1/paper/arXiv:") and path.endswith("/citations"):
+            self.counts["s2"] += 1
+            return self._s2(request, path[len("/graph/v1/paper/arXiv:"):-len("/citations")])
+        if path == "/works":
+            self.counts["openalex"] += 1
+            return self._openalex(request)
+        if path == "/_sim/advance":
+            before = self.live.size
+            resp = self.control(request)
+            for k, (_pid, at, _cited) in enumerate(json.loads(resp.body)["new"]):  # type: ignore[arg-type]
+                self.arrived[before + k] = at
+            return resp
+        return await super().handle(request)
+
+    def _work(self, i: int, refs: bool) -> dict:
+        live = self.live
+        pid = live.ids[i]
+        work = {"id": f"https://openalex.org/W{i + 1}", "doi": f"https://doi.org/10.48550/arxiv.{pid}",
+                "title": live.titles[i], "publication_year": live.posted[i].year,
+                "locations": [{"landing_page_url": f"https://arxiv.org/abs/{pid}",
+                               "source": {"id": ARXIV_SOURCE, "type": "repository"}}], "authorships": []}
+        if refs:
+            work["referenced_works"] = [f"https://openalex.org/W{j + 1}" for j in live.refs[i]]
+        return work
+
+    def _openalex(self, request: web.Request) -> web.Response:
+        live = self.live
+        flt = request.query.get("filter", "")
+        if flt.startswith("doi:"):
+            ids = [d.removeprefix("10.48550/arxiv.") for d in flt[4:].split("|")]
+            found = [i for pid in ids if (i := live.index.get(pid)) is not None and self.known(i)]
+            return web.json_response({"meta": {"count": len(found)}, "results": [self._work(i, False) for i in found]})
+        parts = dict(p.split(":", 1) for p in flt.split(",") if ":" in p)
+        day = date.fromisoformat(parts["from_publication_date"])
+        works = [i for i in range(live.n0, live.size) if live.posted[i] == day and self.known(i)]
+        start = 0 if request.query.get("cursor", "*") == "*" else int(request.query["cursor"])
+        per = int(request.query.get("per-page", "200"))
+        nxt = start + per if start + per < len(works) else None
+        return web.json_response({"meta": {"count": len(works), "next_cursor": None if nxt is None else str(nxt)},
+                                  "results": [self._work(i, True) for i in works[start:start + per]]})
+
+    def _s2(self, request: web.Request, pid: str) -> web.Response:
+        live = self.live
+        i = live.index.get(pid)
+        if i is None:
+            return web.json_response({"error": "not found"}, status=404)
+        citers = [c for c in live.citers[i] if self.known(c)]
+        offset, limit = int(request.query.get("offset", "0")), int(request.query.get("limit", "1000"))
+        data = [{"contexts": [], "intents": [], "isInfluential": False,
+                 "citingPaper": {"externalIds": {"ArXiv": live.ids[c]}, "title": live.titles[c],
+                                 "year": live.posted[c].year}} for c in citers[offset:offset + limit]]
+        body: dict = {"offset": offset, "data": data}
+        if offset + limit < len(citers):
+            body["next"] = offset + limit
+        return web.json_response(body)
+
+
+def serve(pages: int, seed: int, rate: float, variant: str, lag: float, port: int) -> None:
+    live = LiveMap(pages, seed, rate)
+    livemap.serve(live, variant, port, SourcesSite(live, variant, lag))
+
+
+class Server:
+    def __init__(self, cfg: Config, variant: str, lag: float, port: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.sources", "--serve", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
+             "--rate", str(cfg.rate), "--variant", variant, "--source-lag", str(lag), "--port", str(port)],
+            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("PORT "):
+            self.stop()
+            raise RuntimeError(f"the simulated site did not start: {line!r}")
+        self.base = f"http://127.0.0.1:{int(line.split()[1])}"
+
+    def call(self, what: str, method: str = "GET") -> dict:
+        import urllib.request
+
+        with urllib.request.urlopen(urllib.request.Request(f"{self.base}/_sim/{what}", method=method),
+                                    timeout=600) as r:
+            return json.loads(r.read())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def as_enriched(db_path: Path, pages: int) -> None:
+    """Every map paper matched to its OpenAlex work (`W<index + 1>`, as the site numbers them) and
+    asked once by OpenAlex, as after enrichment (bench/livemap.py builds the same ids)."""
+    live = LiveMap(pages)
+    db = open_db(db_path)
+    later = iso(SETUP + timedelta(days=30))
+    with db.atomic():
+        db.conn.executemany("INSERT OR REPLACE INTO openalex_works (paper_id, work_id, venue, doi, fetched_at)"
+                            " VALUES (?, ?, NULL, NULL, ?)",
+                            [(pid, f"W{i + 1}", iso(SETUP)) for i, pid in enumerate(live.ids)])
+        db.conn.executemany("INSERT OR REPLACE INTO enrichment_fetches (paper_id, source, fetched_at, status,"
+                            " next_fetch_at) VALUES (?, 'openalex', ?, 'ok', ?)",
+                            [(pid, iso(SETUP), later) for pid in live.ids])
+    db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, template: Path, work: Path,
+            log: Callable[[str], None]) -> dict:
+    db_path = work / f"{variant}-{'on' if sources else 'off'}.db"
+    for stale in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
+        stale.unlink(missing_ok=True)
+    shutil.copyfile(template, db_path)
+    server = Server(cfg, variant, lag, port)
+    try:
+        settings = EnrichSettings(("openalex", "s2"), {"arxiv": server.base, "openalex": server.base,
+                                                       "s2": f"{server.base}/graph/v1"}, politeness=FAST)
+        truth: dict[tuple[str, str], float] = {}
+        cpu = {"refresh": 0.0, "sources": 0.0}
+        by_kind: Counter[str] = Counter()
+        for k in range(1, cfg.hours + 1):
+            now = T0 + timedelta(hours=k)
+            for pid, at, cited in server.call(f"advance?to={now.timestamp()}", "POST")["new"]:
+                for c in cited:
+                    truth[(pid, c)] = at
+            server.call("counts?reset=1")
+            db = open_db(db_path)
+            try:
+                c0 = time.process_time()
+                refresh(db, server.base, clock=lambda now=now: now, priority=tracked_paper_ids(db),
+                        options=HttpOptions(budget=cfg.budget))
+                cpu["refresh"] += time.process_time() - c0
+            finally:
+                db.close()
+            if sources:
+                c0 = time.process_time()
+                report = asyncio.run(enrich_round(db_path, settings, tracked=tracked_paper_ids,
+                                                  clock=lambda now=now: now))
+                cpu["sources"] += time.process_time() - c0
+                for line in report.trouble_lines():
+                    log(line)
+            counts = server.call("counts")
+            counts.pop("new_pages_requested", None)
+            by_kind.update(counts)
+            log(f"{variant} sources {'on' if sources else 'off'} tick {k}: {sum(counts.values())} requests")
+        end = (T0 + timedelta(hours=cfg.hours)).timestamp()
+        db = open_db(db_path)
+        try:
+            seen = {(a, b): parse_iso(t).timestamp() for a, b, t in db.conn.execute(
+                "SELECT citing_id, cited_id, first_seen FROM citations WHERE first_seen >= ?", (iso(T0),))}
+            provenance = Counter(p for (p,) in db.conn.execute(
+                "SELECT provenance FROM citations WHERE first_seen >= ?", (iso(T0),)))
+            tracked = set(tracked_paper_ids(db))
+            alerted = {(c, p): parse_iso(t).timestamp() for p, c, t in db.conn.execute(
+                "SELECT paper_id, citing_id, min(seen_at) FROM events WHERE kind = 'citation' AND seen_at >= ?"
+                " GROUP BY paper_id, citing_id", (iso(T0),)) if p in tracked}
+            doubled = db.conn.execute("SELECT count(*) FROM (SELECT paper_id, citing_id FROM events WHERE kind ="
+                                      " 'citation' GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]
+        finally:
+            db.close()
+        unlisted = {(a, b) for a, b in server.call("unlisted")["unlisted"]} & truth.keys()
+        return {"pages": cfg.pages, "variant": variant, "sources": sources, "hours": cfg.hours,
+                "feeds": delays_summary(truth, seen, end),
+                "unlisted": delays_summary({e: truth[e] for e in unlisted}, seen, end),
+                "alerts": delays_summary({e: at for e, at in truth.items() if e[1] in tracked}, alerted, end),
+                "provenance": dict(provenance), "doubled_events": doubled,
+                "requests": dict(by_kind), "cpu_refresh_s": round(cpu["refresh"], 1),
+                "cpu_sources_s": round(cpu["sources"], 1)}
+    finally:
+        server.stop()
+
+
+COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, ≤24 h",
+           "tracked: citations, ≤1 tick", "from the sources (openalex, s2)", "doubled", "map requests",
+           "source requests (openalex, s2)", "CPU s: refresh, sources")
+
+
+def cells(r: dict) -> list[str]:
+    """One result's row of the table, in COLUMNS' order."""
+    f, u, a, req, prov = r["feeds"], r["unlisted"], r["alerts"], r["requests"], r["provenance"]
+    site = sum(v for kind, v in req.items() if kind not in ("openalex", "s2"))
+    return [f"{r['pages']:,}", r["variant"], "on" if r["sources"] else "off", f"{f['citations']:,}",
+            fmt(f["within_1_tick"], True), fmt(f["within_24h"], True),
+            f"{u['citations']:,}, {fmt(u['within_24h'], True)}", f"{a['citations']:,}, {fmt(a['within_1_tick'], True)}",
+            f"{prov.get('openalex', 0):,}, {prov.get('s2', 0):,}", str(r["doubled_events"]), f"{site:,}",
+            f"{req.get('openalex', 0):,}, {req.get('s2', 0):,}", f"{r['cpu_refresh_s']}, {r['cpu_sources_s']}"]
+
+
+def table(results: list[dict]) -> str:
+    lines = [COLUMNS, ("---",) * len(COLUMNS), *(cells(r) for r in results)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
+SMALL = {"pages": 400, "hours": 30, "budget": 150, "rate": 0.3, "tracked": 5}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.sources", description=__doc__.split("\n\n")[0])
+    for flag, default in (("--pages", 10_000), ("--hours", 48), ("--budget", 3_600), ("--rate", DEFAULT_RATE),
+                          ("--seed", 1), ("--tracked", 20)):  # as bench.freshness has them
+        p.add_argument(flag, type=type(default), default=default)
+    p.add_argument("--variant", default="no-sitemap", help=f"one of {', '.join(VARIANTS)}, or all (comma-separated)")
+    p.add_argument("--source-lag", type=float, default=0.0, help="hours before the sources know a new paper")
+    p.add_argument("--small", action="store_true", help=f"a run of seconds: {SMALL}")
+    p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.serve:
+        serve(a.pages, a.seed, a.rate, a.variant, a.source_lag, a.port)
+        return 0
+    if a.small:
+        for k, v in SMALL.items():
+            if getattr(a, k) == p.get_default(k):
+                setattr(a, k, v)
+    variants = list(VARIANTS) if a.variant == "all" else a.variant.split(",")
+    if any(v not in VARIANTS for v in variants):
+        p.error(f"--variant: one of {', '.join(VARIANTS)} or all")
+    cfg = Config(a.pages, a.hours, a.budget, a.rate, a.seed, a.tracked)
+
+    def log(s: str) -> None:
+        print(f"{datetime.now(UTC):%H:%M:%S} {s}", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="mapwatch-sources-") as tmp:
+        work = Path(tmp)
+        template = work / "template.db"
+        port = free_port()  # the template's pages name the site's base: every run's site listens there
+        build_template(cfg, f"http://127.0.0.1:{port}", template)
+        as_enriched(template, cfg.pages)
+        results = []
+        for variant in variants:
+            for sources in (False, True):
+                results.append(run_one(cfg, variant, sources, a.source_lag, port, template, work, log))
+                if a.json:
+                    a.json.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"{cfg.pages:,} pages, {cfg.hours} ticks of 1 simulated hour, budget {cfg.budget:,}, new papers "
+          f"{cfg.rate:g} of the map a day, {cfg.tracked} tracked, sources know a new paper after {a.source_lag:g} h")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Citations the map never names, as the open sources tell them (docs/enrichment.md, "Citations
+the map does not name"), checked before they are stored.
+
+A map page lists only its 30 most cited citers and references, so some citations appear on no
+page. Semantic Scholar (a tracked or team paper's citers) and OpenAlex (the new arXiv works of a
+day, with their references) can name them. What a source says is kept in `source_citations`;
+a citation no map page names yet also enters `citations` with its source as `provenance`, with
+its event (so feeds and alerts carry it once), unless $MAPWATCH_SOURCE_CITATIONS is `omit`. The
+citing paper gets a stub row (`has_page` 0), which queues its map page for the next tick.
+
+What a source says can only add: a stored paper's title is never overwritten, a map citation
+is never re-labelled, and a citation with an impossible id (a month after today, self-citing, a
+cited paper the map does not have) is dropped and counted. The first answer a source gives
+about a paper is its baseline: its citers were there before mapwatch asked, so they are kept in
+`source_citations` only, not announced as new.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, get_args
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+from mapwatch.store.ids import arxiv_url, possible_id
+from mapwatch.store.questions.types import Provenance
+from mapwatch.store.scholarly.records import FoundCiter
+
+FindingSource = Literal["openalex", "s2"]
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
+SourceCitations = Literal["include", "omit"]  # $MAPWATCH_SOURCE_CITATIONS
+MAX_NEW_PER_ANSWER = 2_000  # new citations one source's answer about one paper may add
+
+
+@dataclass
+class Findings:
+    """What one answer added: new citations (in `citations` or, with `omit`, held back), the
+    baseline kept, and the citers dropped as impossible."""
+
+    new: int = 0
+    held: int = 0
+    baseline: int = 0
+    dropped: int = 0
+    known: int = 0  # already known, from the map or this source
+
+
+def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers: Sequence[FoundCiter],
+                      now: datetime, *, include: bool = True, baseline: bool | None = None) -> Findings:
+    """Store what `source` says cites `cited_id`, in one transaction. `baseline`: whether this
+    answer is the source's first about the paper (None: decided by `discovery_asked`); OpenAlex's
+    new works are never a baseline."""
+    found = Findings()
+    conn = db.conn
+    with db.atomic():
+        if conn.execute("SELECT 1 FROM papers WHERE id = ?", [cited_id]).fetchone() is None:
+            found.dropped = len(citers)
+            return found
+        stamp = iso(now)
+        if baseline is None:
+            baseline = conn.execute("SELECT 1 FROM discovery_asked WHERE paper_id = ? AND source = ?",
+                                    [cited_id, source]).fetchone() is None
+        conn.execute("INSERT INTO discovery_asked (paper_id, source, first_asked, last_asked) VALUES (?, ?, ?, ?)"
+                     " ON CONFLICT (paper_id, source) DO UPDATE SET last_asked = excluded.last_asked",
+                     [cited_id, source, stamp, stamp])
+        today = now.date()
+        good: dict[str, FoundCiter] = {}
+        for c in citers:
+            if c.citing_id == cited_id or not possible_id(c.citing_id, today):
+                found.dropped += 1
+            else:
+                good.setdefault(c.citing_id, c)
+        said = {r[0] for r in _in_chunks(conn, "SELECT citing_id FROM source_citations WHERE cited_id = ?"
+                                         " AND source = ? AND citing_id IN ({})", [cited_id, source], list(good))}
+        fresh = [c for pid, c in good.items() if pid not in said]
+        conn.executemany("INSERT INTO source_citations (citing_id, cited_id, source, first_seen, baseline)"
+                         " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp, int(baseline))
+                                                     for c in fresh])
+        if baseline:
+            found.baseline = len(fresh)
+            found.known = len(good) - len(fresh)
+            return found
+        # What the source said before and no citation holds yet (held back by `omit` then) comes in too.
+        waiting = {r[0] for r in conn.execute(
+            "SELECT s.citing_id FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
+            " AND NOT EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = s.citing_id AND c.cited_id = s.cited_id)",
+            [cited_id, source])}
+        found.known = len(good) - len([pid for pid in good if pid in waiting])
+        if not include:
+            found.held = len(waiting)
+            return found
+        titles = {c.citing_id: c for c in fresh}
+        new = sorted(waiting)[:MAX_NEW_PER_ANSWER]
+        conn.executemany(
+            "INSERT OR IGNORE INTO papers (id, title, year, arxiv_url, has_page, first_seen, updated)"
+            " VALUES (?, ?, ?, ?, 0, ?, ?)",
+            [(pid, _title(titles.get(pid), pid), (t := titles.get(pid)) and t.year, arxiv_url(pid), stamp, stamp)
+             for pid in new])
+        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
+                         " provenance) VALUES (?, ?, ?, NULL, 0, ?)", [(pid, cited_id, stamp, source) for pid in new])
+        conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
+                         " VALUES ('citation', ?, ?, NULL, ?)", [(cited_id, pid, stamp) for pid in new])
+        found.new = len(new)
+        found.held = len(waiting) - len(new)
+    return found
+
+
+def _title(citer: FoundCiter | None, paper_id: str) -> str:
+    """A stub's title: the source's, else its id (its map page gives the real one when read)."""
+    return citer.title if citer is not None and citer.title else f"arXiv:{paper_id}"
+
+
+def _in_chunks(conn: sqlite3.Connection, sql: str, params: list[object], ids: list[str],
+               size: int = 500) -> list[tuple[str]]:
+    out: list[tuple[str]] = []
+    for i in range(0, len(ids), size):
+        chunk = ids[i:i + size]
+        out += conn.execute(sql.format(",".join("?" * len(chunk))), [*params, *chunk]).fetchall()
+    return out
+
+
+def source_only_counts(db: Database) -> dict[str, int]:
+    """How many stored citations each source alone names (for `stats`)."""
+    return dict(db.conn.execute(
+        "SELECT provenance, count(*) FROM citations WHERE provenance != 'map' GROUP BY 1").fetchall())

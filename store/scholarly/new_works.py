@@ -1,0 +1,140 @@
+"""OpenAlex's new arXiv works of a day, with their references: who newly cites the map's papers,
+whether or not a map page names them (docs/enrichment.md, "Citations the map does not name").
+
+Once a day, the works arXiv published the day before (and again three days before: OpenAlex
+lists some late) (`/works?filter=from_publication_date:D,
+to_publication_date:D,locations.source.id:<arXiv>`, paged by cursor, bounded) are read. A
+reference is an OpenAlex work id; the map papers OpenAlex has matched (`openalex_works`, from
+enrichment) are what it can name. A new work citing one of them is stored as a citation from
+`openalex` (store/scholarly/discovered.py), and its stub queues its map page for the next tick.
+`fetch_*` do the I/O, `parse_*` read, `save_*` write; nothing here trusts what it is told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlite_utils import Database
+
+from mapwatch.store.clock import iso
+from mapwatch.store.ids import arxiv_link_id, normalize_id
+from mapwatch.store.scholarly import records as r
+from mapwatch.store.scholarly.discovered import Findings, save_found_citers
+from mapwatch.store.scholarly.parse import Malformed, as_dict, as_list, found_citer, json_body
+from mapwatch.store.scholarly.records import FoundCiter
+
+ARXIV_SOURCE = "S4306400194"  # arXiv's id among OpenAlex's sources (a repository)
+NEW_WORKS_PAGE = 200  # works per request (OpenAlex's most)
+NEW_WORKS_MAX_PAGES = 50  # per day: 10,000 works (arXiv posts about 1,000 to 2,000 a day)
+MAX_REFERENCES = 2_000  # references read per work
+# A day's works are read the day after, and again three days after: OpenAlex lists some arXiv
+# works days late, and reading one again adds nothing twice.
+LAGS = (1, 3)
+NEW_WORKS_SELECT = "id,doi,ids,title,publication_year,referenced_works,locations"
+_DOI_PREFIX = "10.48550/arxiv."
+
+
+@dataclass(frozen=True)
+class NewWork:
+    """A new work with an arXiv id: the citer, and the OpenAlex ids of what it references."""
+
+    citer: FoundCiter
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NewWorksPage:
+    works: tuple[NewWork, ...]
+    next_cursor: str | None
+    skipped: int  # works without an arXiv id (or otherwise unreadable)
+
+
+def work_arxiv_id(work: Mapping[str, Any]) -> str | None:
+    """The arXiv id of a work: its arXiv DOI, else an arXiv location's URL."""
+    for value in (work.get("doi"), as_dict(work.get("ids")).get("doi")):
+        d = r.doi(value)
+        if d and d.lower().startswith(_DOI_PREFIX) and (pid := normalize_id(d[len(_DOI_PREFIX):])):
+            return pid
+    for loc in as_list(work.get("locations"), 50):
+        for key in ("landing_page_url", "pdf_url"):
+            url = as_dict(loc).get(key)
+            if isinstance(url, str) and (pid := arxiv_link_id(url)):
+                return pid
+    return None
+
+
+def parse_new_works(body: bytes) -> NewWorksPage:
+    """The works of one `/works` page of new arXiv works, and the cursor of the next page."""
+    data = json_body(body, "OpenAlex")
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise Malformed("the OpenAlex answer has no results list")
+    works: list[NewWork] = []
+    skipped = 0
+    for item in as_list(data["results"], NEW_WORKS_PAGE * 2):
+        item = as_dict(item)
+        pid = work_arxiv_id(item)
+        if pid is None:
+            skipped += 1
+            continue
+        refs = tuple(dict.fromkeys(w for w in (r.openalex_work(x) for x in as_list(item.get("referenced_works"),
+                                                                                  MAX_REFERENCES)) if w))
+        works.append(NewWork(found_citer(pid, item), refs))
+    cursor = as_dict(data.get("meta")).get("next_cursor")
+    return NewWorksPage(tuple(works), cursor if isinstance(cursor, str) and 0 < len(cursor) <= 1000 else None,
+                        skipped)
+
+
+def new_works_params(day: date, cursor: str, contact: str | None) -> dict[str, str]:
+    """The query of one page of the works arXiv published on `day`."""
+    params = {"filter": f"from_publication_date:{day.isoformat()},to_publication_date:{day.isoformat()},"
+                        f"locations.source.id:{ARXIV_SOURCE}",
+              "per-page": str(NEW_WORKS_PAGE), "cursor": cursor, "select": NEW_WORKS_SELECT}
+    if contact:
+        params["mailto"] = contact  # the polite pool
+    return params
+
+
+def days_due(db: Database, today: date) -> list[tuple[date, int]]:
+    """The (publication day, lag) passes due by `today` and not read to the end yet, oldest first."""
+    out = []
+    for lag in sorted(LAGS, reverse=True):
+        day = date.fromordinal(today.toordinal() - lag)
+        if db.conn.execute("SELECT 1 FROM discovery_passes WHERE day = ? AND lag = ?",
+                           [day.isoformat(), lag]).fetchone() is None:
+            out.append((day, lag))
+    return out
+
+
+def save_new_works(db: Database, works: Sequence[NewWork], now: datetime, *, include: bool) -> Findings:
+    """Store the citations of map papers among `works`' references (each cited paper's in one
+    transaction); the map papers are found by the OpenAlex work id enrichment matched them to."""
+    refs = sorted({w for work in works for w in work.references})
+    paper_of: dict[str, str] = {}
+    for i in range(0, len(refs), 500):
+        chunk = refs[i:i + 500]
+        paper_of.update(db.conn.execute(
+            f"SELECT work_id, paper_id FROM openalex_works WHERE work_id IN ({','.join('?' * len(chunk))})",
+            chunk).fetchall())
+    by_cited: dict[str, list[FoundCiter]] = {}
+    for work in works:
+        for ref in work.references:
+            if (cited := paper_of.get(ref)) is not None:
+                by_cited.setdefault(cited, []).append(work.citer)
+    total = Findings()
+    for cited, citers in sorted(by_cited.items()):
+        f = save_found_citers(db, cited, "openalex", citers, now, include=include, baseline=False)
+        total.new += f.new
+        total.held += f.held
+        total.dropped += f.dropped
+        total.known += f.known
+    return total
+
+
+def finish_day(db: Database, day: date, lag: int, works: int, citations: int, now: datetime) -> None:
+    """Record that `day`'s new works were read to the end at `lag` (not read again at it)."""
+    with db.atomic():
+        db.conn.execute("INSERT OR REPLACE INTO discovery_passes (day, lag, works, citations, finished_at)"
+                        " VALUES (?, ?, ?, ?, ?)", [day.isoformat(), lag, works, citations, iso(now)])

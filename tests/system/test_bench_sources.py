@@ -1,0 +1,31 @@
+"""The sources bench cannot rot: `python -m bench.sources --small` runs the real refresh and the
+real enrichment round against the simulated map and its two sources.
+
+Invariants of the report only (no freshness targets: those are measured by the bench): the
+ground truth adds up, nothing is doubled, the sources were really asked, and with them the
+unlisted citations (no page names them) reach the feeds, which the map alone cannot do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench import sources
+
+
+def test_the_small_form_finds_the_unlisted_citations_only_with_the_sources(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.json"
+    assert sources.main(["--small", "--hours", "26", "--json", str(out)]) == 0
+    off, on = json.loads(out.read_text())
+    assert (off["sources"], on["sources"]) == (False, True)
+    assert off["feeds"]["citations"] == on["feeds"]["citations"] > 0  # the same simulated map
+    assert off["unlisted"]["citations"] == on["unlisted"]["citations"] > 0
+    # The map alone never finds an unlisted citation; the sources do, marked with their provenance.
+    assert off["unlisted"]["found"] == 0 and off["provenance"].keys() <= {"map"}
+    assert on["unlisted"]["found"] > 0 and on["provenance"].get("openalex", 0) + on["provenance"].get("s2", 0) > 0
+    assert on["feeds"]["found"] > off["feeds"]["found"]
+    assert on["alerts"]["found"] >= off["alerts"]["found"]
+    assert off["doubled_events"] == on["doubled_events"] == 0  # each citation announced once
+    assert on["requests"].get("s2", 0) > 0 and on["requests"].get("openalex", 0) > 0  # really asked
+    assert "s2" not in off["requests"] and "openalex" not in off["requests"]
+    assert "| no-sitemap | on |" in capsys.readouterr().out

@@ -1,0 +1,231 @@
+"""Citations the map never names, from the open sources (issue 32, item 2; docs/enrichment.md,
+"Citations the map does not name"): Semantic Scholar's citers of tracked and team papers and
+OpenAlex's new arXiv works, each citation with its provenance until a map page names it, in
+feeds and alerts exactly once; checked before stored; held back by `omit`; nothing with `off`
+or with the sources down. Real SQLite, the real enrichment round against the sources' fakes
+on loopback, the real publish, feeds read with feedparser."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from mapwatch.bot.rendering.render import alert as render_alert
+from mapwatch.feeds.publish import publish
+from mapwatch.store.database.db import open_db
+from mapwatch.store.scholarly.discovered import save_found_citers
+from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
+from mapwatch.store.scholarly.polite import POLITENESS, Politeness
+from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
+from mapwatch.store.scholarly.saved import save_openalex
+from mapwatch.store.subscriptions.tracking import add_track, pending_alerts, tracked_paper_ids
+from tests.conftest import FakeClock, seed_page
+from tests.follow_helpers import store_pages
+from tests.scholarly_fakes import ScholarlyFakes, new_work, s2_citation, serve_scholarly
+
+SURVEY = "2412.10400"
+FAST = {s: Politeness(0.0, timeout=5.0, max_retry_after=1.0) for s in POLITENESS}
+NEW = ("2610.01234", "A Citer No Map Page Names", 2026)
+
+
+def settings(fakes: ScholarlyFakes, mode: str = "include", sources: tuple[str, ...] = ("s2",)) -> EnrichSettings:
+    return EnrichSettings(sources, fakes.apis(), politeness=FAST, source_citations=mode)
+
+
+def run_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, mode: str = "include",
+              sources: tuple[str, ...] = ("s2",)):
+    return asyncio.run(enrich_round(path, settings(fakes, mode, sources), tracked=tracked_paper_ids, clock=clock))
+
+
+def map_citers(path: Path, paper_id: str) -> list[str]:
+    db = open_db(path)
+    try:
+        return [r[0] for r in db.conn.execute("SELECT citing_id FROM citations WHERE cited_id = ? ORDER BY 1",
+                                              [paper_id])]
+    finally:
+        db.close()
+
+
+def s2_of(db_path: Path) -> list[dict]:
+    """What Semantic Scholar says cites the survey: the map's citers (so it agrees with the map)."""
+    return [s2_citation(c, [f"As {SURVEY} shows"], ["background"], False) for c in map_citers(db_path, SURVEY)]
+
+
+@pytest.fixture
+def tracked(seeded_path: Path, clock: FakeClock) -> Path:
+    db = open_db(seeded_path)
+    add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=SURVEY, created_by=3, now=clock())
+    db.close()
+    return seeded_path
+
+
+def row(path: Path, sql: str, params: list) -> tuple | None:
+    db = open_db(path)
+    try:
+        return db.conn.execute(sql, params).fetchone()
+    finally:
+        db.close()
+
+
+def test_semantic_scholar_baseline_then_a_new_citer_in_feeds_and_alerts_once(tracked: Path, clock: FakeClock,
+                                                                             tmp_path: Path) -> None:
+    fakes = ScholarlyFakes()
+    fakes.s2[SURVEY] = [*s2_of(tracked), s2_citation("2601.99999", ["an old citer"], [], False, "Old", 2026)]
+    with serve_scholarly(fakes):
+        first = run_round(tracked, fakes, clock)
+        # The first answer is the baseline: there before mapwatch asked, so not news.
+        assert first.sources["s2"].discovered == 0
+        assert row(tracked, "SELECT baseline FROM source_citations WHERE citing_id = '2601.99999'", []) == (1,)
+        assert "2601.99999" not in map_citers(tracked, SURVEY)
+        events_before = row(tracked, "SELECT count(*) FROM events", [])
+        # An hour later it names a citer no map page names: news, with its provenance.
+        fakes.s2[SURVEY].insert(0, s2_citation(NEW[0], ["We build on the survey [12]."], ["methodology"], True,
+                                               NEW[1], NEW[2]))
+        clock.advance(hours=1)
+        second = run_round(tracked, fakes, clock)
+        asked = fakes.seen("s2")
+        assert second.sources["s2"].discovered == 1, second.summary()
+    assert all(r.path == f"/graph/v1/paper/arXiv:{SURVEY}/citations" for r in asked) and len(asked) == 2
+    assert row(tracked, "SELECT provenance, snapshot_id, at_first_read FROM citations WHERE citing_id = ?",
+               [NEW[0]]) == ("s2", None, 0)
+    # Its stub queues its map page for the next tick (has_page 0), with the source's title.
+    assert row(tracked, "SELECT title, year, has_page FROM papers WHERE id = ?", [NEW[0]]) == (NEW[1], NEW[2], 0)
+    assert row(tracked, "SELECT count(*) FROM events", [])[0] == events_before[0] + 1
+
+    db = open_db(tracked)
+    try:
+        (a,) = pending_alerts(db)
+        assert [(c.id, c.provenance) for c in a.new_citers] == [(NEW[0], "s2")]
+        text = render_alert(a).embeds[0].description
+        assert "via Semantic Scholar" in text and "We build on the survey" in text  # and the sentence that cites
+        publish(db, tmp_path / "out", "https://example.org/", clock=clock)
+    finally:
+        db.close()
+    feeds = sorted((tmp_path / "out" / "feeds").glob("**/*.atom"))
+    assert len(feeds) == 3  # the survey's two directions and its own feed
+    for path in feeds:
+        feed = feedparser.parse(path.read_bytes())
+        assert not feed.bozo, (path, feed.bozo_exception)
+        entries = [e for e in feed.entries if e.id.endswith(f"/citer/{NEW[0]}") or NEW[1] in e.title]
+        assert len(entries) == 1, path
+        assert "from Semantic Scholar: no map page names this citation yet" in entries[0].summary
+        others = [e for e in feed.entries if e not in entries]
+        assert others and not any("Semantic Scholar" in e.summary for e in others)  # map citations as before
+
+
+def test_a_map_page_naming_it_later_makes_it_the_maps_without_a_second_entry(tracked: Path, clock: FakeClock) -> None:
+    db = open_db(tracked)
+    try:
+        save_found_citers(db, SURVEY, "s2", [], clock(), include=True)  # the baseline: nothing
+        clock.advance(hours=1)
+        found = save_found_citers(db, SURVEY, "s2", [FoundCiter(NEW[0], NEW[1], NEW[2])], clock(), include=True)
+        assert (found.new, found.baseline) == (1, 0)
+        first_seen = db.conn.execute("SELECT first_seen FROM citations WHERE citing_id = ?", [NEW[0]]).fetchone()[0]
+        events = db.conn.execute("SELECT count(*) FROM events WHERE citing_id = ?", [NEW[0]]).fetchone()[0]
+        # The survey's page a day later lists the new citer first.
+        page = seed_page(SURVEY)
+        assert page.built_on_by is not None
+        listed = replace(page.built_on_by, items=(replace(page.built_on_by.items[0], id=NEW[0], title=NEW[1]),
+                                                  *page.built_on_by.items[1:]))
+        clock.advance(days=1)
+        store_pages(db, [replace(page, built_on_by=listed)], clock)
+        got = db.conn.execute("SELECT provenance, first_seen, snapshot_id IS NOT NULL FROM citations"
+                              " WHERE citing_id = ?", [NEW[0]]).fetchone()
+        assert got == ("map", first_seen, 1)
+        assert db.conn.execute("SELECT count(*) FROM events WHERE citing_id = ?", [NEW[0]]).fetchone()[0] == events
+        # Saying it again adds nothing either.
+        assert save_found_citers(db, SURVEY, "s2", [FoundCiter(NEW[0])], clock(), include=True).new == 0
+    finally:
+        db.close()
+
+
+def test_what_a_source_says_is_checked_before_it_is_stored(tracked: Path, clock: FakeClock) -> None:
+    db = open_db(tracked)
+    try:
+        # A paper the map has (from a list) that does not cite the survey, with its title.
+        other, title = db.conn.execute(
+            "SELECT id, title FROM papers p WHERE id != ? AND id LIKE '2%' AND NOT EXISTS (SELECT 1 FROM citations c"
+            " WHERE c.citing_id = p.id AND c.cited_id = ?) ORDER BY id LIMIT 1", [SURVEY, SURVEY]).fetchone()
+        save_found_citers(db, SURVEY, "s2", [], clock(), include=True)
+        bad = [FoundCiter("2712.00001", "From a month to come"), FoundCiter(SURVEY, "Itself"),
+               FoundCiter("2613.00001", "Month 13"), FoundCiter("1501.0001", "Four digits in 2015")]
+        found = save_found_citers(db, SURVEY, "s2", [*bad, FoundCiter(other, "A Hostile Rename")], clock(),
+                                  include=True)
+        assert found.dropped == 4 and found.new == 1
+        # A map paper's title is never overwritten by what a source says of it.
+        assert db.conn.execute("SELECT title FROM papers WHERE id = ?", [other]).fetchone()[0] == title
+        assert db.conn.execute("SELECT provenance FROM citations WHERE citing_id = ? AND cited_id = ?",
+                               [other, SURVEY]).fetchone() == ("s2",)
+        # A cited paper the map does not have: nothing is stored at all.
+        nothing = save_found_citers(db, "2601.00001", "s2", [FoundCiter(NEW[0])], clock(), include=True)
+        assert nothing.dropped == 1
+        assert db.conn.execute("SELECT count(*) FROM source_citations WHERE cited_id = '2601.00001'").fetchone() == (0,)
+        impossible = db.conn.execute("SELECT count(*) FROM papers WHERE id IN ('2712.00001', '2613.00001')")
+        assert impossible.fetchone() == (0,)
+    finally:
+        db.close()
+
+
+def test_omit_holds_them_back_until_include_or_a_map_page(tracked: Path, clock: FakeClock) -> None:
+    fakes = ScholarlyFakes()
+    fakes.s2[SURVEY] = s2_of(tracked)
+    with serve_scholarly(fakes):
+        run_round(tracked, fakes, clock, "omit")
+        fakes.s2[SURVEY].insert(0, s2_citation(NEW[0], [], [], False, NEW[1], NEW[2]))
+        clock.advance(hours=1)
+        held = run_round(tracked, fakes, clock, "omit")
+        assert held.sources["s2"].discovered == 1
+        assert NEW[0] not in map_citers(tracked, SURVEY)  # not in feeds or alerts
+        assert row(tracked, "SELECT source, baseline FROM source_citations WHERE citing_id = ?", [NEW[0]]) == ("s2", 0)
+        clock.advance(hours=1)
+        run_round(tracked, fakes, clock, "include")  # the setting changed: it comes in at the next answer
+    assert row(tracked, "SELECT provenance FROM citations WHERE citing_id = ?", [NEW[0]]) == ("s2",)
+
+
+def test_off_and_sources_down_change_nothing(tracked: Path, clock: FakeClock) -> None:
+    fakes = ScholarlyFakes()
+    fakes.s2[SURVEY] = [*s2_of(tracked), s2_citation(NEW[0], [], [], False)]
+    with serve_scholarly(fakes):
+        run_round(tracked, fakes, clock, "off")
+        assert row(tracked, "SELECT count(*) FROM discovery_asked", []) == (0,)
+        before = row(tracked, "SELECT count(*), (SELECT count(*) FROM events) FROM citations", [])
+        fakes.down("s2")
+        clock.advance(hours=1)
+        report = run_round(tracked, fakes, clock)
+        assert report.sources["s2"].down is not None
+        assert len(fakes.seen("s2")) >= 2  # the fake really was asked, and really refused
+    assert row(tracked, "SELECT count(*), (SELECT count(*) FROM events) FROM citations", []) == before
+    assert row(tracked, "SELECT count(*) FROM source_citations", []) == (0,)
+
+
+def test_openalex_new_works_name_citers_of_map_papers(seeded_path: Path, clock: FakeClock) -> None:
+    db = open_db(seeded_path)
+    save_openalex(db, [OpenAlexWork(SURVEY, "W4405000000", (), None, None)], [SURVEY], clock())
+    db.close()
+    fakes = ScholarlyFakes()
+    yesterday = (clock().date() - timedelta(days=1)).isoformat()
+    unrelated = [new_work(f"2610.{90000 + k}", f"W99{k}", f"Unrelated {k}", 2026, ["W1"]) for k in range(250)]
+    fakes.new_works[yesterday] = [*unrelated, new_work(NEW[0], "W77", NEW[1], NEW[2], ["W4405000000", "W1"]),
+                                  {"id": "https://openalex.org/W78", "title": "Not on arXiv", "doi": None}]
+    with serve_scholarly(fakes):
+        report = run_round(seeded_path, fakes, clock, sources=("openalex",))
+        pages = [r for r in fakes.seen("openalex") if "from_publication_date" in r.query.get("filter", "")]
+        again = run_round(seeded_path, fakes, clock, sources=("openalex",))  # the same day: not read again
+        pages_again = [r for r in fakes.seen("openalex") if "from_publication_date" in r.query.get("filter", "")]
+    assert report.sources["openalex"].discovered == 1, report.summary()
+    # Yesterday's works paged by cursor to the end; three days ago's (read again for late ones) empty.
+    days = [r.query["filter"].split(",")[0].split(":")[1] for r in pages]
+    three_ago = (clock().date() - timedelta(days=3)).isoformat()
+    assert days == [three_ago, yesterday, yesterday]
+    assert [r.query["cursor"] for r in pages] == ["*", "*", "200"]
+    assert again.sources["openalex"].discovered == 0 and len(pages_again) == len(pages)
+    assert row(seeded_path, "SELECT provenance FROM citations WHERE citing_id = ? AND cited_id = ?",
+               [NEW[0], SURVEY]) == ("openalex",)
+    assert row(seeded_path, "SELECT has_page, title FROM papers WHERE id = ?", [NEW[0]]) == (0, NEW[1])
+    assert row(seeded_path, "SELECT works, citations FROM discovery_passes WHERE day = ? AND lag = 1",
+               [yesterday]) == (251, 1)
