@@ -405,7 +405,7 @@ def team_paper_ids(db: Database) -> list[str]:
     """Every team's papers, of every server: those whose citers the open sources are asked for
     (docs/enrichment.md, "Citations the map does not name")."""
     out: set[str] = set()
-    for row in db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug").fetchall():
+    for row in named_rows(db, f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug"):
         team = _team(db, row)
         if team is not None:
             out |= team_papers(db, team)

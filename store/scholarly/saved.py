@@ -200,8 +200,8 @@ def _waiting(db: Database, paper_ids: Sequence[str], now: datetime) -> set[str]:
     out: set[str] = set()
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        out.update(r[0] for r in db.conn.execute(
-            "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
+        out.update(one_column(
+            db, "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
             f" AND paper_id IN ({','.join('?' * len(chunk))})", [iso(now), *chunk]))
     return out
 
