@@ -25,6 +25,7 @@ from mapwatch.store.database.rows import fill, named_row, named_rows, one_column
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import with_alert_bylines
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
 from mapwatch.store.scholarly.records import clean, openalex_author, orcid
 
@@ -330,10 +331,11 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
             g[0], g[1], g[2] = min(g[0], old), max(g[1], new), g[2] + (unlisted or 0)
     refs = _refs(db, [*grouped, *(p for _, _, ps in grouped.values() for p in ps), *counts])
     cited_by = {pid: by for pid, by in _cited_by(db, list(grouped))}
-    citers = [AlertCiter(cid, refs[cid].title, refs[cid].year, refs[cid].url, refs[cid].arxiv_url or arxiv_url(cid),
-                         cited_by.get(cid), eid, seen, tuple(refs[p] for p in cited if p in refs))
+    citers = [AlertCiter(id=cid, title=refs[cid].title, year=refs[cid].year, url=refs[cid].url,
+                         arxiv_url=refs[cid].arxiv_url or arxiv_url(cid), cited_by=cited_by.get(cid), event_id=eid,
+                         seen_at=seen, cites=tuple(refs[p] for p in cited if p in refs))
               for cid, (eid, seen, cited) in grouped.items() if cid in refs]
-    citers = with_alert_bylines(db, citers)  # their authors, and which cited papers share one
+    citers = with_alert_bylines(db, with_provenance(db, citers))  # their authors, and which cited papers share one
     hidden = 0
     if hide_self:  # `self:hide`: a citing paper every one of whose citations here is a self-citation
         kept = [a for a in citers if set(a.self_cites) != {r.id for r in a.cites}]

@@ -26,6 +26,7 @@ from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, PaperRef
 from mapwatch.store.subscriptions import deliveries, people_tracks
 from mapwatch.store.subscriptions.follows import (
@@ -314,8 +315,9 @@ def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list
         c, "SELECT min(old_count) AS old_count, max(new_count) AS new_count, coalesce(sum(unlisted), 0) AS unlisted"
         " FROM events WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto))
     assert counts is not None  # an aggregate always has its one row
-    citers = [AlertCiter(r["id"], r["title"], r["year"], r["url"], r["arxiv_url"] or arxiv_url(r["id"]),
-                         r["cited_by"], r["event_id"], r["seen_at"], cites) for r in rows]
+    citers = with_provenance(db, [AlertCiter(
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=cites) for r in rows])
     old_count, new_count, unlisted = counts["old_count"], counts["new_count"], counts["unlisted"]
     return citers, old_count, new_count, unlisted
 

@@ -29,6 +29,7 @@ from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewsOrder, PaperRef
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.kinds import MODES, Mode
@@ -243,8 +244,10 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
                 f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
                 " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
             cites.setdefault(citing, []).append(PaperRef(pid, title, year))
-    return [AlertCiter(r["id"], r["title"], r["year"], r["url"], r["arxiv_url"] or arxiv_url(r["id"]), r["cited_by"],
-                       r["event_id"], r["seen_at"], tuple(cites.get(r["id"], ()))) for r in rows]
+    return with_provenance(db, [AlertCiter(
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=tuple(cites.get(r["id"], ())))
+        for r in rows])
 
 
 def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
