@@ -41,7 +41,7 @@ from mapwatch.bot.rendering.text import (
     role_mention,
     safe_link,
 )
-from mapwatch.store.questions.types import AlertCiter
+from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
 from mapwatch.store.subscriptions.digests import Digest, DigestSection
 from mapwatch.store.subscriptions.follows import Follow, FollowNews
 from mapwatch.store.subscriptions.tracking import Alert
@@ -113,6 +113,8 @@ def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:
         line = f"• {link(c.title, c.url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{counts}"
     if c.self_citation:
         line += f" · {SELF_MARK}"
+    if c.provenance != "map":  # no map page names it yet
+        line += f" · via {PROVENANCE_NAMES[c.provenance]}"
     if with_cites and c.cites:
         names = ", ".join(clip(esc(r.title), 60) for r in c.cites[:2])
         extra = f" and {len(c.cites) - 2} more" if len(c.cites) > 2 else ""

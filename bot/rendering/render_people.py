@@ -26,7 +26,7 @@ from mapwatch.bot.rendering.text import (
     safe_link,
 )
 from mapwatch.store.questions.teams import Person, Team
-from mapwatch.store.questions.types import AlertCiter
+from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
 from mapwatch.store.subscriptions.people_tracks import SubjectAlert, SubjectTrack
 
 TITLE_LINK_MAX = 160
@@ -47,6 +47,8 @@ def citer_entry(c: AlertCiter, t: SubjectTrack) -> str:
     when it shares an author with one of them."""
     year = f" ({c.year})" if c.year else ""
     mark = f" · {SELF_MARK}" if c.self_citation else ""
+    if c.provenance != "map":  # no map page names it yet
+        mark += f" · via {PROVENANCE_NAMES[c.provenance]}"
     head = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{mark}"
     names = "; ".join(clip(esc(r.title), 70) for r in c.cites[:3])
     extra = f"; and {len(c.cites) - 3} more" if len(c.cites) > 3 else ""

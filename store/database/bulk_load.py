@@ -133,7 +133,7 @@ def _build(db: Database) -> int:
         rest = db.conn.execute("SELECT name, kind, sql FROM pending_builds ORDER BY kind = 'fts', seq").fetchall()
         for _name, _kind, sql in rest:  # the triggers first, then each full-text index from papers
             db.conn.execute(sql)
-        for name, _kind, _sql in (r for r in rest if r[1] == "fts"):
+        for name in (name for name, kind, _sql in rest if kind == "fts"):
             # A rebuild leaves its index in many segments, which every query then reads: merged
             # into one, the 1M map's autocomplete p99 fell from ~20 to ~8 ms (bench/RESULTS.md).
             db.conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")

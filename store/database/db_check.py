@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 
 from mapwatch.store.atomic import not_replaceable
+from mapwatch.store.database.rows import one_column
 from mapwatch.store.errors import NotMapwatchDatabase
 
 MIGRATIONS_TABLE = "_sqlite_migrations"
@@ -39,7 +40,7 @@ def database_kind(conn: sqlite3.Connection) -> tuple[Kind, list[str]]:
     Only reads (raises sqlite3.DatabaseError for a file that is not a SQLite database)."""
     from mapwatch.store.database.migrations import migrations
 
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")}
+    names = set(one_column(conn, "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"))
     applied: list[str] = []
     others = 0
     if MIGRATIONS_TABLE in names:
@@ -61,8 +62,8 @@ def _interrupted_start(conn: sqlite3.Connection, names: set[str]) -> bool:
     no row in any of them. Another program's file never passes for this."""
     if MIGRATIONS_TABLE not in names or not names - {MIGRATIONS_TABLE} <= first_migration_objects():
         return False
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
-                                         "'CREATE VIRTUAL%' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")]
+    tables = one_column(conn, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
+                              "'CREATE VIRTUAL%' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
     return all(conn.execute(f"SELECT 1 FROM [{t}] LIMIT 1").fetchone() is None for t in tables
                if t != MIGRATIONS_TABLE and not t.startswith("papers_fts_"))
 
@@ -78,8 +79,8 @@ def first_migration_objects() -> frozenset[str]:
 
         first = migrations._migrations[1].name if len(migrations._migrations) > 1 else None
         migrations.apply(Database(scratch, execute_plugins=False), stop_before=first)
-        return frozenset(r[0] for r in scratch.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE "
-                                                       "'sqlite\\_%' ESCAPE '\\'")) - {MIGRATIONS_TABLE}
+        return frozenset(one_column(scratch, "SELECT name FROM sqlite_master WHERE name NOT LIKE "
+                                             "'sqlite\\_%' ESCAPE '\\'")) - {MIGRATIONS_TABLE}
     finally:
         scratch.close()
 

@@ -21,13 +21,15 @@ import sqlite3
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_row, one_column
+
 # A citer's row is at the first read (1) while every citation of it into the direction's papers is
 # (citations.at_first_read; docs/feeds.md, "What new means"): one new citation makes it new (0).
 _FLAG = "min(coalesce(c.at_first_read, 0))"
 _CITATION = " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
 _FIRSTS = (f"SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG} FROM events e"
            f" JOIN placements pl ON pl.paper_id = e.paper_id{_CITATION} WHERE e.kind = 'citation'")
-_STATS = ("SELECT pl.direction_slug, count(*), min(p.first_seen) FROM placements pl"
+_STATS = ("SELECT pl.direction_slug, count(*) AS papers, min(p.first_seen) AS since FROM placements pl"
           " JOIN papers p ON p.id = pl.paper_id")
 
 
@@ -36,8 +38,8 @@ def update(db: Database) -> None:
     conn = db.conn
     e1 = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
     s1 = conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0]
-    state = conn.execute("SELECT last_event_id, last_snapshot_id FROM feed_index_state WHERE id = 1").fetchone()
-    if state is not None and tuple(state) == (e1, s1):
+    state = named_row(conn, "SELECT last_event_id, last_snapshot_id FROM feed_index_state WHERE id = 1")
+    if state is not None and (state["last_event_id"], state["last_snapshot_id"]) == (e1, s1):
         return
     with db.atomic():
         if state is None:
@@ -45,7 +47,7 @@ def update(db: Database) -> None:
         else:
             _counting(conn, True)
             try:
-                _advance(db, state[0], state[1], e1)
+                _advance(db, state["last_event_id"], state["last_snapshot_id"], e1)
             finally:
                 _counting(conn, False)
         conn.execute("INSERT INTO feed_index_state (id, last_event_id, last_snapshot_id) VALUES (1, ?, ?)"
@@ -138,20 +140,22 @@ def _restat(db: Database) -> None:
     """Paper counts of the directions papers joined or left (an index count each); the first
     paper's first_seen from the papers that joined, recomputed whole where one left."""
     conn = db.conn
-    slugs = [r[0] for r in conn.execute("SELECT slug FROM temp.feed_joined UNION SELECT slug FROM temp.feed_left")]
+    slugs = one_column(conn, "SELECT slug FROM temp.feed_joined UNION SELECT slug FROM temp.feed_left")
     for slug in slugs:
         papers = conn.execute("SELECT count(*) FROM placements WHERE direction_slug = ?", (slug,)).fetchone()[0]
-        old = conn.execute("SELECT since FROM feed_direction_stats WHERE direction_slug = ?", (slug,)).fetchone()
+        old = named_row(conn, "SELECT since FROM feed_direction_stats WHERE direction_slug = ?", (slug,))
         lost = conn.execute("SELECT 1 FROM temp.feed_left WHERE slug = ? LIMIT 1", (slug,)).fetchone()
         if not papers:
             conn.execute("DELETE FROM feed_direction_stats WHERE direction_slug = ?", (slug,))
             continue
         if old is None or lost:
-            since = conn.execute(f"{_STATS} WHERE pl.direction_slug = ?", (slug,)).fetchone()[2]
+            stats = named_row(conn, f"{_STATS} WHERE pl.direction_slug = ?", (slug,))
+            assert stats is not None  # an aggregate always has its one row
+            since = stats["since"]
         else:
             new = conn.execute("SELECT min(p.first_seen) FROM temp.feed_joined j JOIN papers p ON p.id = j.paper_id"
                                " WHERE j.slug = ?", (slug,)).fetchone()[0]
-            since = min(old[0], new) if new is not None else old[0]
+            since = min(old["since"], new) if new is not None else old["since"]
         conn.execute("INSERT INTO feed_direction_stats VALUES (?, ?, ?) ON CONFLICT (direction_slug)"
                      " DO UPDATE SET papers = excluded.papers, since = excluded.since", (slug, papers, since))
 

@@ -98,6 +98,7 @@ def _distinct_groups(pages: Sequence[Prepared]) -> list[list[Prepared]]:
     return [g for g in groups if g]
 
 
+_VALIDATORS = SourceInfo._fields[1:]  # sha256, size, mtime_ns, etag, last_modified: columns of `sources` too
 ROWS_PER_STATEMENT = 64  # rows an INSERT writes at once (its VALUES list); see _insert
 
 
@@ -123,26 +124,30 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> 
             " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
             " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
             " checked_at=excluded.checked_at")
-    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [r[0] for r in rows])
+    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [location for location, *_ in rows])
 
 
 def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500,
-                   extra: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Run `sql` (with one `{}` for a list of placeholders, then `extra`'s) over `keys` in chunks; its rows."""
-    rows: list[tuple[Any, ...]] = []
+                   extra: tuple[Any, ...] = ()) -> list[Any]:
+    """Run `sql` (with one `{}` for a list of placeholders, then `extra`'s) over `keys` in chunks;
+    its rows, each a `sqlite3.Row` (read by column name, store/database/rows.py)."""
+    cur = conn.cursor()
+    cur.row_factory = sqlite3.Row
+    rows: list[Any] = []
     for i in range(0, len(keys), size):
         chunk = keys[i:i + size]
-        rows += conn.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
+        rows += cur.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
     return rows
 
 
 def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today: date,
                 result: SaveResult) -> None:
     """Save pages of distinct papers, with the outcome of saving them one by one."""
-    stored = {row[0]: row[1:] for row in _chunked_query(
+    # paper -> (has_page, data_through, cited_by, its last snapshot's hash)
+    stored = {r["id"]: (r["has_page"], r["data_through"], r["cited_by"], r["last_hash"]) for r in _chunked_query(
         conn,
         "SELECT p.id, p.has_page, p.data_through, p.cited_by,"
-        " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1)"
+        " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1) AS last_hash"
         " FROM papers p WHERE p.id IN ({})", [p.id for p in group])}
 
     room = _DirectionRoom(conn, group)
@@ -179,8 +184,9 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
         _write_accepted(conn, accepted, stored, now, result)
 
     # Sources, in page order: every stored page's, and the new validators of the others.
-    kept_known = {row[0]: row[1:] for row in _chunked_query(
-        conn, "SELECT location, sha256, size, mtime_ns, etag, last_modified FROM sources"
+    # location -> its stored validators, in SourceInfo's order (as `validators` below)
+    kept_known = {r["location"]: tuple(r[f] for f in _VALIDATORS) for r in _chunked_query(
+        conn, f"SELECT location, {', '.join(_VALIDATORS)} FROM sources"
               " WHERE location IN ({})", list(dict.fromkeys(p.source.location for p in kept)))}
     source_rows: list[tuple[Any, ...]] = []
     for was_accepted, p in order:
@@ -200,7 +206,7 @@ class _DirectionRoom:
     def __init__(self, conn: sqlite3.Connection, group: list[Prepared]) -> None:
         self.conn = conn
         slugs = list({pl[0] for p in group for pl in p.placements})
-        self.known = {r[0] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
+        self.known = {r["slug"] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
         self.per_host: dict[str, int] | None = None
 
     def take(self, p: Prepared) -> str | None:
@@ -330,10 +336,11 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
     done = conn.execute("SELECT max(finished_at) FROM ingests").fetchone()[0] if citation_rows else None
-    read_before = {r[0] for r in _chunked_query(
+    read_before = {r["paper_id"] for r in _chunked_query(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
-        list({row[1] for row in citation_rows}), extra=(done,))} if done else set()
-    citation_rows = [(*row, 0 if row[1] in read_before else 1) for row in citation_rows]
+        list({cited for _, cited, _, _ in citation_rows}), extra=(done,))} if done else set()
+    citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1)
+                     for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read)",
             "(?, ?, ?, ?, ?)", citation_rows)
@@ -365,8 +372,11 @@ def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],
 def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: str) -> list[int]:
     """One snapshot per page, in page order; their ids (one statement for the batch: the ids
     an AUTOINCREMENT table gives rows inserted together in one transaction follow each other)."""
-    rows = [(p.id, p.through, p.cited_by, p.row[5], p.row[6], p.citers_listed, p.refs_listed, p.hash,
-             p.source.location, now) for p in accepted]
+    rows = []
+    for p in accepted:
+        _title, _arxiv_url, _abstract, _posted, _cited_by, refs_in_map, refs_total = p.row
+        rows.append((p.id, p.through, p.cited_by, refs_in_map, refs_total, p.citers_listed, p.refs_listed, p.hash,
+                     p.source.location, now))
     first = (conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'").fetchone() or (0,))[0]
     top = conn.execute("SELECT max(id) FROM snapshots").fetchone()[0] or 0
     start = max(first, top) + 1
@@ -389,7 +399,9 @@ def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> Non
                     "('citation', ?, ?, ?, ?)", rows[start:end])
         else:
             conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
-                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)", [r[:6] for r in rows[start:end]])
+                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)",
+                             [(paper, old, new, unlisted, snapshot, seen)
+                              for paper, old, new, unlisted, snapshot, seen, _ in rows[start:end]])
         start = end
 
 

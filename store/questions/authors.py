@@ -5,13 +5,15 @@ any list of papers in one query, a person's papers, and whether a citation is a 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
-from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
+from mapwatch.store.database.rows import named_rows, one_column
+from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
 from mapwatch.store.questions.types import (
     AlertCiter,
     Author,
@@ -220,23 +222,23 @@ def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Perso
             if len(text) < PREFIX_MIN:
                 return ()
             where, params = "pa.name >= ? COLLATE NOCASE AND pa.name < ? COLLATE NOCASE", [text, text + "\U0010ffff"]
-    groups: dict[str, list[tuple[str, int, str, str | None, str | None]]] = {}
-    for pid, pos, name, aid, orc in db.conn.execute(
-            f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
+    groups: dict[str, list[sqlite3.Row]] = {}
+    for r in named_rows(
+            db, f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
             " LIMIT ?", [*params, SCAN_MAX]):
-        k = aid or orc or "name:" + " ".join(name.split()).lower()
-        groups.setdefault(k, []).append((pid, pos, name, aid, orc))
+        k = r["author_id"] or r["orcid"] or "name:" + " ".join(r["name"].split()).lower()
+        groups.setdefault(k, []).append(r)
     people = []
     for rows in groups.values():
-        names = [r[2] for r in rows]
+        names = [r["name"] for r in rows]
         name = max(set(names), key=lambda n: (names.count(n), n))
-        aid = next((r[3] for r in rows if r[3]), None)
-        orc = next((r[4] for r in rows if r[4]), None)
-        newest = max(rows, key=lambda r: r[0])
-        inst = tuple(n for (n,) in db.conn.execute(
-            "SELECT i.name FROM paper_author_institutions pai JOIN institutions i ON i.id = pai.institution_id"
-            " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", (newest[0], newest[1])))
-        people.append(Person(aid or orc or f"name:{name}", name, aid, orc, len({r[0] for r in rows}), inst))
+        aid = next((r["author_id"] for r in rows if r["author_id"]), None)
+        orc = next((r["orcid"] for r in rows if r["orcid"]), None)
+        newest = max(rows, key=lambda r: r["paper_id"])
+        inst = tuple(one_column(
+            db, "SELECT i.name FROM paper_author_institutions pai JOIN institutions i ON i.id = pai.institution_id"
+            " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", (newest["paper_id"], newest["position"])))
+        people.append(Person(aid or orc or f"name:{name}", name, aid, orc, len({r["paper_id"] for r in rows}), inst))
     people.sort(key=lambda p: (-p.papers, p.name.casefold(), p.key))
     return tuple(people[:limit])
 
@@ -253,39 +255,41 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     picked on the indexes (citations_cited_seen covers the citers' order), then those few
     papers are read."""
     where, params = _person_where(person.key)
-    ids = [r[0] for r in db.conn.execute(
-        f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?", [*params, SCAN_MAX])]
+    ids = one_column(db, f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?",
+                     [*params, SCAN_MAX])
     if not ids:
         return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
     total_papers = db.conn.execute(f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids).fetchone()[0]
-    mine = [paper_row(r) for r in db.conn.execute(
-        f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
+    mine = [named_paper(r) for r in named_rows(
+        db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
         " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC LIMIT ?", [*ids, papers])]
     total_citers = db.conn.execute(
         f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
-    newest = db.conn.execute(
-        f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
-        " ORDER BY c.first_seen DESC, c.citing_id LIMIT ?", [*ids, citers]).fetchall()
+    newest = named_rows(
+        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
+        " ORDER BY c.first_seen DESC, c.citing_id LIMIT ?", [*ids, citers])
     by_id = {p.id: p for p in mine}
-    cited_unshown = [x[2] for x in newest if x[2] not in by_id]
-    wanted = list(dict.fromkeys([x[0] for x in newest] + cited_unshown))
-    read: dict[str, tuple[Any, ...]] = {}
+    cited_unshown = [x["cited_id"] for x in newest if x["cited_id"] not in by_id]
+    wanted = list(dict.fromkeys([x["citing_id"] for x in newest] + cited_unshown))
+    read: dict[str, sqlite3.Row] = {}
     if wanted:
-        read = {r[0]: r for r in db.conn.execute(
-            f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({','.join('?' * len(wanted))})", wanted)}
-    by_id.update({pid: paper_row(read[pid]) for pid in cited_unshown if pid in read})
-    rows = [(*read[citing][:6], seen, cited) for citing, seen, cited in newest if citing in read and cited in by_id]
-    shown = [*mine, *(r for r in (by_id[x[7]] for x in rows) if r not in mine)]
-    known = bylines(db, [p.id for p in shown] + [x[0] for x in rows])
+        read = {r["id"]: r for r in named_rows(
+            db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({','.join('?' * len(wanted))})", wanted)}
+    by_id.update({pid: named_paper(read[pid]) for pid in cited_unshown if pid in read})
+    # (citing paper's row, when it was first seen citing, the cited paper)
+    rows = [(read[x["citing_id"]], x["first_seen"], x["cited_id"]) for x in newest
+            if x["citing_id"] in read and x["cited_id"] in by_id]
+    shown = [*mine, *(r for r in (by_id[cited] for _, _, cited in rows) if r not in mine)]
+    known = bylines(db, [p.id for p in shown] + [citing["id"] for citing, _, _ in rows])
 
     def own(p: PaperRow) -> PaperRow:
         return replace(p, byline=known[p.id]) if p.id in known else p
 
     cites = []
-    for x in rows:
-        c = listed_paper(x[:7], {})
-        b, cited = known.get(c.id), by_id[x[7]]
+    for citing, seen, cited_id in rows:
+        c = seen_paper(citing, seen, {})
+        b, cited = known.get(c.id), by_id[cited_id]
         self_cite = bool(b and cited.id in known and b.people() & known[cited.id].people())
         cites.append(AuthorCitation(replace(c, byline=b, self_citation=self_cite) if b else c, own(cited)))
     return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers)
@@ -297,6 +301,6 @@ def papers_by_name(db: Database, text: str, limit: int = 300) -> list[str]:
     name = " ".join(text.split())[:MAX_QUERY]
     if len(name) < PREFIX_MIN:
         return []
-    return [r[0] for r in db.conn.execute(
-        "SELECT DISTINCT paper_id FROM paper_authors WHERE name = ? COLLATE NOCASE ORDER BY paper_id DESC LIMIT ?",
-        (name, limit))]
+    return one_column(
+        db, "SELECT DISTINCT paper_id FROM paper_authors WHERE name = ? COLLATE NOCASE ORDER BY paper_id DESC LIMIT ?",
+        (name, limit))

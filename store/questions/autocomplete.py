@@ -6,11 +6,12 @@ a keystroke costs a few milliseconds on a large map."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass
-from typing import Any
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_rows
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.fts_text import MIN_PREFIX_CHARS, WORD, fold, fts_query, query_words
 from mapwatch.store.questions.paper_rows import PAPER_COLS
@@ -32,34 +33,35 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
     """Up to 25 choices for a <paper> option: by id prefix, title prefix, then title words."""
     text = " ".join(text.split())[:200]
     limit = min(limit, AUTOCOMPLETE_LIMIT)
-    seen: dict[str, tuple[Any, ...]] = {}
+    seen: dict[str, sqlite3.Row] = {}
 
-    def add(rows: list[tuple[Any, ...]]) -> None:
+    def add(rows: list[sqlite3.Row]) -> None:
         for r in rows:
             if len(seen) < limit:
-                seen.setdefault(r[0], r)
+                seen.setdefault(r["id"], r)
 
     c = db.conn
     if not text:
-        add(c.execute(f"SELECT {PAPER_COLS} FROM papers p INDEXED BY papers_cited_by"
-                      " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC LIMIT ?", (limit,)).fetchall())
+        add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p INDEXED BY papers_cited_by"
+                       " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC LIMIT ?", (limit,)))
     else:
         pid = normalize_id(text)
         if pid:
-            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (pid,)).fetchall())
+            add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (pid,)))
         if re.fullmatch(r"[\w.\-/]+", text):
             lo, hi = text, text + "\U0010ffff"
-            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id >= ? AND p.id < ? ORDER BY p.id LIMIT ?",
-                          (lo, hi, limit)).fetchall())
+            add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id >= ? AND p.id < ? ORDER BY p.id LIMIT ?",
+                           (lo, hi, limit)))
         if len(seen) < limit:
             lo, hi = nocase_prefix_bounds(text)
-            add(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.title >= ? COLLATE NOCASE"
-                          " AND p.title < ? COLLATE NOCASE ORDER BY p.title COLLATE NOCASE LIMIT ?",
-                          (lo, hi, limit)).fetchall())
+            add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.title >= ? COLLATE NOCASE"
+                           " AND p.title < ? COLLATE NOCASE ORDER BY p.title COLLATE NOCASE LIMIT ?",
+                           (lo, hi, limit)))
         if len(seen) < limit:
             add(_title_words(db, text, limit))
     out = []
-    for pid, title, year, *_ in seen.values():
+    for r in seen.values():
+        pid, title, year = r["id"], r["title"], r["year"]
         if len(pid) > CHOICE_MAX:
             continue
         label = f"{pid} · {title}" + (f" ({year})" if year else "")
@@ -67,7 +69,7 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
     return tuple(out)
 
 
-def _title_words(db: Database, text: str, limit: int) -> list[tuple[Any, ...]]:
+def _title_words(db: Database, text: str, limit: int) -> list[sqlite3.Row]:
     """Papers whose titles hold the words typed, the last one as a prefix (oldest first,
     the index's order). A prefix such as "learn" would merge the index entries of every word
     it starts, most of the map for a common one; so the titles holding the whole words are
@@ -110,10 +112,10 @@ def _has_prefix(title: str, prefix: str) -> bool:
     return prefix in t and any(w.startswith(prefix) for w in WORD.findall(t))
 
 
-def _papers_by_rowid(db: Database, rowids: list[int]) -> list[tuple[Any, ...]]:
-    """The papers' rows (PAPER_COLS), in the order of `rowids`."""
-    rows = {r[0]: r[1:] for r in db.conn.execute(
-        f"SELECT p.rowid, {PAPER_COLS} FROM papers p WHERE p.rowid IN ({','.join('?' * len(rowids))})", rowids)}
+def _papers_by_rowid(db: Database, rowids: list[int]) -> list[sqlite3.Row]:
+    """The papers' rows (PAPER_COLS, and their rowid), in the order of `rowids`."""
+    rows = {r["rowid"]: r for r in named_rows(
+        db, f"SELECT p.rowid, {PAPER_COLS} FROM papers p WHERE p.rowid IN ({','.join('?' * len(rowids))})", rowids)}
     return [rows[r] for r in rowids if r in rows]
 
 
@@ -123,17 +125,19 @@ def autocomplete_directions(db: Database, text: str, limit: int = AUTOCOMPLETE_L
     limit = min(limit, AUTOCOMPLETE_LIMIT)
     c = db.conn
     lo, hi = nocase_prefix_bounds(text)
-    rows = c.execute(f"SELECT {DIR_COLS} FROM directions d WHERE d.name >= ? COLLATE NOCASE"
-                     " AND d.name < ? COLLATE NOCASE ORDER BY d.name COLLATE NOCASE LIMIT ?",
-                     (lo, hi, limit)).fetchall()
+    rows = named_rows(c, f"SELECT {DIR_COLS} FROM directions d WHERE d.name >= ? COLLATE NOCASE"
+                      " AND d.name < ? COLLATE NOCASE ORDER BY d.name COLLATE NOCASE LIMIT ?",
+                      (lo, hi, limit))
     if len(rows) < limit and text:
         esc = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        more = c.execute(f"SELECT {DIR_COLS} FROM directions d WHERE (d.name LIKE ? ESCAPE '\\'"
-                         " OR d.slug LIKE ? ESCAPE '\\') ORDER BY d.name LIMIT ?",
-                         (f"%{esc}%", f"%{esc}%", limit * 2)).fetchall()
-        rows += [r for r in more if r not in rows]
+        more = named_rows(c, f"SELECT {DIR_COLS} FROM directions d WHERE (d.name LIKE ? ESCAPE '\\'"
+                          " OR d.slug LIKE ? ESCAPE '\\') ORDER BY d.name LIMIT ?",
+                          (f"%{esc}%", f"%{esc}%", limit * 2))
+        have = {r["slug"] for r in rows}  # a slug is a direction's key: equal slugs, equal rows
+        rows += [r for r in more if r["slug"] not in have]
     out = []
-    for slug, name, area, *_ in rows[:limit]:
+    for r in rows[:limit]:
+        slug, name, area = r["slug"], r["name"], r["area"]
         if len(slug) > CHOICE_MAX:
             continue
         out.append(Choice(clip(f"{name} ({area})"), slug))

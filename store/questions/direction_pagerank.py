@@ -34,6 +34,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_row, one_column
 from mapwatch.store.errors import RankNotConverged
 
 _CHUNK = 500  # ids per SQL IN (...)
@@ -57,7 +58,7 @@ def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
     conn = db.conn
     marks = _marks(conn)  # read first: what is stored after it is read again by the next update
     stamp = _stamp(now)
-    slugs = [r[0] for r in conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
+    slugs = one_column(conn, "SELECT DISTINCT direction_slug FROM placements ORDER BY 1")
     rows = [row for slug in slugs for row in direction_rows(conn, slug, stamp)]
     with db.atomic():
         _write(conn, None, rows)
@@ -107,8 +108,7 @@ def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
     the directions whose subgraph changed (a paper joined or left, a new citation joins two of
     its papers), and every direction a changed paper is placed in now or was ranked in, with
     those papers."""
-    papers = [r[0] for r in conn.execute(
-        "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))]
+    papers = one_column(conn, "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))
     now_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})", papers))
     was_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM direction_ranks WHERE paper_id IN ({})",
                         papers))
@@ -218,8 +218,8 @@ def _marks(conn: sqlite3.Connection) -> tuple[int, int]:
 
 def _state(conn: sqlite3.Connection) -> tuple[int, int] | None:
     """The marks the stored ranks were computed at; None: never computed (by this version)."""
-    row = conn.execute("SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1").fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    row = named_row(conn, "SELECT last_snapshot_id, last_event_id FROM ranks_state WHERE id = 1")
+    return None if row is None else (int(row["last_snapshot_id"]), int(row["last_event_id"]))
 
 
 def _set_marks(conn: sqlite3.Connection, marks: tuple[int, int]) -> None:

@@ -26,6 +26,7 @@ from datetime import date, datetime, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import utc_now
+from mapwatch.store.database.rows import named_rows
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's names)
@@ -251,13 +252,13 @@ def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionR
     """A direction's papers by their stored PageRank (store/questions/direction_pagerank.py);
     `computed_at`: when its PageRank was last computed (nothing it depends on changed since)."""
     slug, name = resolve_direction(db, direction)
-    rows = db.conn.execute(
-        "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"
+    rows = named_rows(
+        db, "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"
         " FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
-        " WHERE r.direction_slug = ? ORDER BY r.rank LIMIT ?", (slug, limit)).fetchall()
-    papers = tuple(RankedPaper(PaperRef(pid, title, year), rank, pr, cited)
-                   for pid, title, year, rank, pr, cited, _ in rows)
-    return DirectionRanks(slug=slug, name=name, computed_at=rows[0][6] if rows else None, papers=papers)
+        " WHERE r.direction_slug = ? ORDER BY r.rank LIMIT ?", (slug, limit))
+    papers = tuple(RankedPaper(PaperRef(r["paper_id"], r["title"], r["year"]), r["rank"], r["pagerank"], r["cited_by"])
+                   for r in rows)
+    return DirectionRanks(slug=slug, name=name, computed_at=rows[0]["computed_at"] if rows else None, papers=papers)
 
 
 # ---------------------------------------------------------------------------- count history

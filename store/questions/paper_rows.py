@@ -1,17 +1,37 @@
 """How a paper is read from SQL: the columns every paper query selects and the rows they become.
 
 Shared by the questions (queries, authors, search, autocomplete) and the subscriptions,
-so none of them has to import another for these three pieces.
+so none of them has to import another for these pieces. `named_paper` and `named_listed_paper`
+read a `sqlite3.Row` (store.database.rows) by column name; `paper_row` and `listed_paper` read
+a plain tuple by position, for store.subscriptions.tracking until it reads rows by name too.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+
+
+def named_paper(r: sqlite3.Row) -> PaperRow:
+    """A paper from a row with the `PAPER_COLS` columns (and maybe more), read by name."""
+    pid = r["id"]
+    return PaperRow(pid, r["title"], r["year"], r["url"], arxiv_url(pid), r["cited_by"], bool(r["has_page"]))
+
+
+def named_listed_paper(r: sqlite3.Row, directions: dict[str, tuple[str, ...]]) -> CitationRow:
+    """A citing paper from a row with the `PAPER_COLS` columns and `first_seen`, read by name."""
+    return seen_paper(r, r["first_seen"], directions)
+
+
+def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str, ...]]) -> CitationRow:
+    """A citing (or cited) paper from a row with the `PAPER_COLS` columns, first seen at `first_seen`."""
+    base = named_paper(r)
+    return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
 
 
 def paper_row(r: tuple[Any, ...]) -> PaperRow:

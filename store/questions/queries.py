@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import difflib
 import re
+import sqlite3
 from dataclasses import dataclass
-from typing import Any
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.authors import with_bylines
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
-from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
+from mapwatch.store.questions.paper_rows import PAPER_COLS, named_listed_paper, named_paper, seen_paper
 from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
 
 
@@ -40,7 +41,7 @@ def map_stats(db: Database) -> MapStats:
     c = db.conn
     papers, with_page, newest = c.execute(
         "SELECT count(*), coalesce(sum(has_page), 0), max(data_through) FROM papers").fetchone()
-    last = c.execute("SELECT finished_at, source FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+    last = named_row(c, "SELECT finished_at, source FROM ingests ORDER BY id DESC LIMIT 1")
     return MapStats(
         papers=papers,
         papers_with_page=with_page,
@@ -48,8 +49,8 @@ def map_stats(db: Database) -> MapStats:
         directions=c.execute("SELECT count(*) FROM directions").fetchone()[0],
         events=c.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0],
         newest_data_through=newest,
-        last_ingest_at=last[0] if last else None,
-        last_ingest_source=last[1] if last else None,
+        last_ingest_at=last["finished_at"] if last else None,
+        last_ingest_source=last["source"] if last else None,
         pages_rejected_now=c.execute("SELECT count(*) FROM ingest_errors").fetchone()[0],
     )
 
@@ -122,8 +123,8 @@ def nocase_prefix_bounds(prefix: str) -> tuple[str, str]:
 
 
 def get_paper(db: Database, paper_id: str) -> PaperRow | None:
-    r = db.conn.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
-    return paper_row(r) if r else None
+    r = named_row(db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (paper_id,))
+    return named_paper(r) if r else None
 
 
 def suggest_titles(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
@@ -148,22 +149,22 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
             return found
         raise PaperNotFound(pid, suggest_titles(db, text))
     title = text[:1000]
-    rows = db.conn.execute(
-        f"SELECT {PAPER_COLS} FROM papers p WHERE p.title = ? COLLATE NOCASE"
-        " ORDER BY p.has_page DESC, p.cited_by DESC LIMIT 1", (title,)).fetchall()
+    rows = named_rows(
+        db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.title = ? COLLATE NOCASE"
+        " ORDER BY p.has_page DESC, p.cited_by DESC LIMIT 1", (title,))
     if rows:
-        return paper_row(rows[0])
+        return named_paper(rows[0])
     # "Title (id)" as autocomplete shows it, when a client sends the name instead of the value.
     m = re.search(r"\(([^()]+)\)\s*$", title)
     if m and (pid := normalize_id(m.group(1))) and (found := get_paper(db, pid)):
         return found
     q = fts_query(title)
     if q:
-        rows = db.conn.execute(
-            f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
-            " WHERE papers_title_fts MATCH ? LIMIT 2", (q,)).fetchall()
+        rows = named_rows(
+            db, f"SELECT {PAPER_COLS} FROM papers_title_fts t JOIN papers p ON p.rowid = t.rowid"
+            " WHERE papers_title_fts MATCH ? LIMIT 2", (q,))
         if len(rows) == 1:
-            return paper_row(rows[0])
+            return named_paper(rows[0])
     raise PaperNotFound(clip(text, 200), suggest_titles(db, title))
 
 
@@ -179,15 +180,15 @@ def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
-    """Full rows (paper columns + first_seen) for (id, first_seen) pairs, in their order:
-    the sort runs on narrow indexes, and only the page shown reads whole rows."""
+def _rows_in_order(db: Database, keys: list[tuple[str, str]]) -> list[tuple[sqlite3.Row, str]]:
+    """(paper row, first_seen) for (id, first_seen) pairs, in their order: the sort runs
+    on narrow indexes, and only the page shown reads whole rows."""
     if not keys:
         return []
     marks = ",".join("?" * len(keys))
-    found = {r[0]: r for r in db.conn.execute(
-        f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
-    return [(*found[k], seen) for k, seen in keys if k in found]
+    found = {r["id"]: r for r in named_rows(
+        db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})", [k for k, _ in keys])}
+    return [(found[k], seen) for k, seen in keys if k in found]
 
 
 def check_page(offset: int, limit: int) -> None:
@@ -223,8 +224,8 @@ def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str |
             f"SELECT c.citing_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.citing_id"
             f" WHERE {where} ORDER BY {order} LIMIT :lim OFFSET :off", params).fetchall()
     rows = _rows_in_order(db, keys)
-    dirs = directions_of(db, [r[0] for r in rows])
-    items = tuple(listed_paper(r, dirs) for r in rows)
+    dirs = directions_of(db, [r["id"] for r, _ in rows])
+    items = tuple(seen_paper(r, seen, dirs) for r, seen in rows)
     return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)
 
 
@@ -239,36 +240,38 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10, autho
         " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
         " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
     total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
-    dirs = directions_of(db, [r[0] for r in rows])
-    items = tuple(listed_paper(r, dirs) for r in rows)
+    dirs = directions_of(db, [r["id"] for r, _ in rows])
+    items = tuple(seen_paper(r, seen, dirs) for r, seen in rows)
     return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)
 
 
 def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
-    r = db.conn.execute(
-        f"SELECT {PAPER_COLS}, p.abstract, p.first_posted, p.data_through, p.refs_in_map, p.refs_total"
-        " FROM papers p WHERE p.id = ?", (paper_id,)).fetchone()
+    r = named_row(
+        db, f"SELECT {PAPER_COLS}, p.abstract, p.first_posted, p.data_through, p.refs_in_map, p.refs_total"
+        " FROM papers p WHERE p.id = ?", (paper_id,))
     if not r:
         raise PaperNotFound(paper_id)
     cit = citers(db, paper_id, limit=top, authors=False)
     ref = refs(db, paper_id, limit=top, authors=False)
-    dirs = tuple(Direction(*d) for d in db.conn.execute(
-        "SELECT d.slug, d.name, d.area, d.breadcrumb, d.url FROM placements pl"
+    dirs = tuple(_direction_row(d) for d in named_rows(
+        db, f"SELECT {DIR_COLS} FROM placements pl"
         " JOIN directions d ON d.slug = pl.direction_slug WHERE pl.paper_id = ? ORDER BY pl.position",
         (paper_id,)))
-    snaps = tuple(Snapshot(*s) for s in db.conn.execute(
-        "SELECT data_through, cited_by, ingested_at FROM snapshots WHERE paper_id = ? ORDER BY id",
+    snaps = tuple(fill(Snapshot, s) for s in named_rows(
+        db, "SELECT data_through, cited_by, ingested_at FROM snapshots WHERE paper_id = ? ORDER BY id",
         (paper_id,)))
     # One bylines() read for the card: the paper, its top citers and its top references.
-    me, *listed = with_bylines(db, [paper_row(r), *cit.items, *ref.items], paper_id)
+    me, *listed = with_bylines(db, [named_paper(r), *cit.items, *ref.items], paper_id)
     top_citers, top_refs = listed[:len(cit.items)], listed[len(cit.items):]
-    return PaperView(me, r[6], r[7], r[8], r[9], r[10], cit.total, ref.total, dirs,
+    return PaperView(me, r["abstract"], r["first_posted"], r["data_through"], r["refs_in_map"], r["refs_total"],
+                     cit.total, ref.total, dirs,
                      tuple(c for c in top_citers if isinstance(c, CitationRow)),
                      tuple(c for c in top_refs if isinstance(c, CitationRow)), snaps)
 
 
-def _direction_row(r: tuple[Any, ...]) -> Direction:
-    return Direction(*r)
+def _direction_row(r: sqlite3.Row) -> Direction:
+    """A direction from a row of `DIR_COLS` (and maybe `papers`, its count of papers)."""
+    return fill(Direction, r)
 
 
 DIR_COLS = "d.slug, d.name, d.area, d.breadcrumb, d.url"
@@ -284,16 +287,15 @@ def resolve_direction(db: Database, ref: str) -> Direction:
     if m:
         candidates.append(m.group("slug").strip("/"))
     for slug in candidates:
-        r = db.conn.execute(f"SELECT {DIR_COLS} FROM directions d WHERE d.slug = ?", (slug,)).fetchone()
+        r = named_row(db, f"SELECT {DIR_COLS} FROM directions d WHERE d.slug = ?", (slug,))
         if r:
             return _direction_row(r)
-    r = db.conn.execute(
-        f"SELECT {DIR_COLS} FROM directions d WHERE d.name = ? COLLATE NOCASE LIMIT 1", (text,)).fetchone()
+    r = named_row(db, f"SELECT {DIR_COLS} FROM directions d WHERE d.name = ? COLLATE NOCASE LIMIT 1", (text,))
     if r:
         return _direction_row(r)
     lo, hi = nocase_prefix_bounds(text)
-    rows = db.conn.execute(f"SELECT {DIR_COLS} FROM directions d WHERE d.name >= ? COLLATE NOCASE"
-                           " AND d.name < ? COLLATE NOCASE LIMIT 2", (lo, hi)).fetchall()
+    rows = named_rows(db, f"SELECT {DIR_COLS} FROM directions d WHERE d.name >= ? COLLATE NOCASE"
+                      " AND d.name < ? COLLATE NOCASE LIMIT 2", (lo, hi))
     if len(rows) == 1:
         return _direction_row(rows[0])
     words = [w.lower() for w in WORD.findall(text) if len(w) >= 3]
@@ -308,40 +310,40 @@ def resolve_direction(db: Database, ref: str) -> Direction:
 
 
 def direction_view(db: Database, slug: str, top: int = 10, newest: int = 5) -> DirectionView:
-    r = db.conn.execute(
-        f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements WHERE direction_slug = d.slug)"
-        " FROM directions d WHERE d.slug = ?", (slug,)).fetchone()
+    r = named_row(
+        db, f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements WHERE direction_slug = d.slug) AS papers"
+        " FROM directions d WHERE d.slug = ?", (slug,))
     if not r:
         raise DirectionNotFound(slug)
-    papers = tuple(paper_row(p) for p in db.conn.execute(
-        f"SELECT {PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+    papers = tuple(named_paper(p) for p in named_rows(
+        db, f"SELECT {PAPER_COLS} FROM placements pl JOIN papers p ON p.id = pl.paper_id"
         " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
         (slug, top)))
     # Walk the event log backwards (ids only grow) until enough distinct citers are found.
-    rows: list[tuple[Any, ...]] = []
+    rows: list[sqlite3.Row] = []
     seen: set[str] = set()
-    for ev in db.conn.execute(
-            f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+    for ev in named_cursor(
+            db, f"SELECT {PAPER_COLS}, e.seen_at AS first_seen FROM events e JOIN papers p ON p.id = e.citing_id"
             " WHERE e.kind = 'citation' AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = e.paper_id"
             " AND pl.direction_slug = ?) ORDER BY e.id DESC LIMIT 2000", (slug,)):
-        if ev[0] not in seen:
-            seen.add(ev[0])
+        if ev["id"] not in seen:
+            seen.add(ev["id"])
             rows.append(ev)
             if len(rows) >= newest:
                 break
-    dirs = directions_of(db, [x[0] for x in rows])
-    shown = with_bylines(db, [*papers, *(listed_paper(x, dirs) for x in rows)])
+    dirs = directions_of(db, [x["id"] for x in rows])
+    shown = with_bylines(db, [*papers, *(named_listed_paper(x, dirs) for x in rows)])
     return DirectionView(_direction_row(r), shown[:len(papers)],
                          tuple(c for c in shown[len(papers):] if isinstance(c, CitationRow)))
 
 
 def directions_by_area(db: Database) -> tuple[AreaDirections, ...]:
-    rows = db.conn.execute(
-        f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements pl WHERE pl.direction_slug = d.slug)"
-        " FROM directions d ORDER BY d.area COLLATE NOCASE, d.name COLLATE NOCASE").fetchall()
+    rows = named_rows(
+        db, f"SELECT {DIR_COLS}, (SELECT count(*) FROM placements pl WHERE pl.direction_slug = d.slug) AS papers"
+        " FROM directions d ORDER BY d.area COLLATE NOCASE, d.name COLLATE NOCASE")
     areas: dict[str, list[Direction]] = {}
     for r in rows:
-        areas.setdefault(r[2], []).append(_direction_row(r))
+        areas.setdefault(r["area"], []).append(_direction_row(r))
     return tuple(AreaDirections(a, tuple(ds)) for a, ds in areas.items())
 
 

@@ -109,9 +109,9 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     keep = set(ranked)
     both: dict[str, list[str]] = {c: [] for c in ranked}
     refs_both: dict[str, list[str]] = {c: [] for c in ranked}
-    for citing, cited in sorted(r for r in co_rows if r[1] in keep):
+    for citing, cited in sorted((citing, cited) for citing, cited in co_rows if cited in keep):
         both[cited].append(citing)
-    for citing, ref in sorted(r for r in cp_rows if r[0] in keep):
+    for citing, ref in sorted((citing, ref) for citing, ref in cp_rows if citing in keep):
         refs_both[citing].append(ref)
     named = [*ranked]
     for c in ranked:

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_rows
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.authors import papers_by_name, with_bylines
 from mapwatch.store.questions.fts_text import fts_query, query_words, quote
-from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper
+from mapwatch.store.questions.paper_rows import PAPER_COLS, named_listed_paper
 from mapwatch.store.questions.queries import PaperPage, check_page, directions_of
 
 SEARCH_COUNT_CAP = 2000   # matches counted ("2,000 or more")
@@ -155,11 +156,12 @@ def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) 
         total = len(authored) + total - (len(ranked) - len(rest))
         ranked = authored + rest
     page = ranked[offset:offset + limit]
-    found = {r[0]: r for r in db.conn.execute(
-        f"SELECT p.rowid, {PAPER_COLS}, '' FROM papers p WHERE p.rowid IN ({','.join('?' * len(page))})", page)}
-    rows = [found[r][1:] for r in page if r in found]
-    dirs = directions_of(db, [r[0] for r in rows])
-    items = with_bylines(db, [listed_paper(r, dirs) for r in rows])
+    found = {r["rowid"]: r for r in named_rows(
+        db, f"SELECT p.rowid, {PAPER_COLS}, '' AS first_seen FROM papers p"
+        f" WHERE p.rowid IN ({','.join('?' * len(page))})", page)}
+    rows = [found[r] for r in page if r in found]
+    dirs = directions_of(db, [r["id"] for r in rows])
+    items = with_bylines(db, [named_listed_paper(r, dirs) for r in rows])
     return PaperPage(items, offset, limit, total, len(authored))
 
 

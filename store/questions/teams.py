@@ -14,15 +14,18 @@ No discord here: plain frozen dataclasses out.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import with_alert_bylines
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
 from mapwatch.store.scholarly.records import clean, openalex_author, orcid
 
@@ -84,11 +87,11 @@ def _identifiers(db: Database, key: str) -> tuple[set[str], set[str]]:
     identifier the rows carrying it pair it with."""
     c = db.conn
     if is_orcid(key):
-        ids = {r[0] for r in c.execute("SELECT DISTINCT author_id FROM paper_authors WHERE orcid = ?"
-                                       " AND author_id IS NOT NULL", (key,))}
+        ids = set(one_column(c, "SELECT DISTINCT author_id FROM paper_authors WHERE orcid = ?"
+                                " AND author_id IS NOT NULL", (key,)))
         return ids, {key}
-    orcids = {r[0] for r in c.execute("SELECT DISTINCT orcid FROM paper_authors WHERE author_id = ?"
-                                      " AND orcid IS NOT NULL", (key,))}
+    orcids = set(one_column(c, "SELECT DISTINCT orcid FROM paper_authors WHERE author_id = ?"
+                               " AND orcid IS NOT NULL", (key,)))
     return {key}, orcids
 
 
@@ -96,30 +99,32 @@ def person_papers(db: Database, key: str) -> set[str]:
     """The ids of the map's papers the person of `key` wrote."""
     c = db.conn
     if key.startswith(NAME_KEY):
-        return {r[0] for r in c.execute(
-            "SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+        return set(one_column(
+            c, "SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
             " WHERE pa.name = ? COLLATE NOCASE AND pa.author_id IS NULL AND pa.orcid IS NULL",
-            (key[len(NAME_KEY):],))}
+            (key[len(NAME_KEY):],)))
     ids, orcids = _identifiers(db, key)
     out: set[str] = set()
     for col, values in (("author_id", sorted(ids)), ("orcid", sorted(orcids))):
         for chunk in _chunks(values):
             marks = ",".join("?" * len(chunk))
-            out |= {r[0] for r in c.execute(
-                f"SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
-                f" WHERE pa.{col} IN ({marks})", list(chunk))}
+            out |= set(one_column(
+                c, f"SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+                f" WHERE pa.{col} IN ({marks})", list(chunk)))
     return out
 
 
 def _example(db: Database, papers: set[str]) -> PaperRef | None:
-    best: tuple[Any, ...] | None = None
+    best: sqlite3.Row | None = None
     for chunk in _chunks(sorted(papers)):
         marks = ",".join("?" * len(chunk))
-        row = db.conn.execute(f"SELECT id, title, year, url, arxiv_url, coalesce(cited_by, -1) FROM papers"
-                              f" WHERE id IN ({marks}) ORDER BY cited_by DESC, id LIMIT 1", list(chunk)).fetchone()
-        if row and (best is None or row[5] > best[5]):
+        row = named_row(db, f"SELECT id, title, year, url, arxiv_url, coalesce(cited_by, -1) AS rank_by FROM papers"
+                        f" WHERE id IN ({marks}) ORDER BY cited_by DESC, id LIMIT 1", list(chunk))
+        if row and (best is None or row["rank_by"] > best["rank_by"]):
             best = row
-    return PaperRef(best[0], best[1], best[2], best[3], best[4] or arxiv_url(best[0])) if best else None
+    if best is None:
+        return None
+    return PaperRef(best["id"], best["title"], best["year"], best["url"], best["arxiv_url"] or arxiv_url(best["id"]))
 
 
 def person(db: Database, key: str) -> Person:
@@ -133,9 +138,9 @@ def person(db: Database, key: str) -> Person:
         oid = key if is_orcid(key) else (min(orcids) if orcids else None)
         where = "author_id = ? OR orcid = ?"
         params = [aid or "", oid or ""]
-    row = db.conn.execute(f"SELECT name FROM paper_authors WHERE {where} GROUP BY name"
-                          " ORDER BY count(*) DESC, name LIMIT 1", params).fetchone()
-    name = row[0] if row else (key[len(NAME_KEY):] if key.startswith(NAME_KEY) else key)
+    row = named_row(db, f"SELECT name FROM paper_authors WHERE {where} GROUP BY name"
+                    " ORDER BY count(*) DESC, name LIMIT 1", params)
+    name = row["name"] if row else (key[len(NAME_KEY):] if key.startswith(NAME_KEY) else key)
     return Person(key, name, aid, oid, len(papers), _example(db, papers))
 
 
@@ -171,9 +176,9 @@ def resolve_person(db: Database, ref: str) -> Person:
                         key=lambda p: (-p.papers, p.key))
         raise PersonChoice(text, tuple(people[:CHOICES_MAX]), max(0, len(people) - CHOICES_MAX))
     if nameless:
-        row = db.conn.execute("SELECT name FROM paper_authors WHERE name = ? COLLATE NOCASE LIMIT 1",
-                              (text,)).fetchone()
-        return person(db, NAME_KEY + row[0])
+        row = named_row(db, "SELECT name FROM paper_authors WHERE name = ? COLLATE NOCASE LIMIT 1", (text,))
+        assert row is not None  # `nameless`: a row of that name was just read
+        return person(db, NAME_KEY + row["name"])
     raise PersonNotFound(text, suggest_names(db, text))
 
 
@@ -185,8 +190,8 @@ def suggest_names(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
     last = words[-1].replace("%", "").replace("_", "")
     if len(last) < 2:
         return ()
-    return tuple(r[0] for r in db.conn.execute(
-        "SELECT name FROM paper_authors WHERE name LIKE ? GROUP BY name ORDER BY count(*) DESC, name LIMIT ?",
+    return tuple(one_column(
+        db, "SELECT name FROM paper_authors WHERE name LIKE ? GROUP BY name ORDER BY count(*) DESC, name LIMIT ?",
         (f"%{last}%", limit)))
 
 
@@ -213,37 +218,34 @@ class Team:
 _TEAM_COLS = "guild_id, slug, name, feed_slug, created_at, created_by"
 
 
-def _team(db: Database, row: tuple[Any, ...] | None) -> Team | None:
+def _team(db: Database, row: sqlite3.Row | None) -> Team | None:
     if row is None:
         return None
-    members = tuple(Member(*r) for r in db.conn.execute(
-        "SELECT kind, value, label FROM team_members WHERE guild_id = ? AND team_slug = ?"
-        " ORDER BY kind, label COLLATE NOCASE, value", (row[0], row[1])))
-    gid, slug, name, feed_slug, created_at, created_by = row
-    return Team(gid, slug, name, feed_slug, created_at, created_by, members)
+    members = tuple(fill(Member, r) for r in named_rows(
+        db, "SELECT kind, value, label FROM team_members WHERE guild_id = ? AND team_slug = ?"
+        " ORDER BY kind, label COLLATE NOCASE, value", (row["guild_id"], row["slug"])))
+    return fill(Team, row, members=members)
 
 
 def get_team(db: Database, guild_id: int, slug: str) -> Team | None:
-    return _team(db, db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND slug = ?",
-                                     (guild_id, slug)).fetchone())
+    return _team(db, named_row(db, f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND slug = ?",
+                               (guild_id, slug)))
 
 
 def find_team(db: Database, guild_id: int, ref: str) -> Team | None:
     """A server's team by slug or by name (any case)."""
-    return _team(db, db.conn.execute(
-        f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND (slug = ? OR name = ? COLLATE NOCASE)"
-        " ORDER BY slug = ? DESC LIMIT 1", (guild_id, ref.strip().lower(), ref.strip(), ref.strip().lower())
-    ).fetchone())
+    return _team(db, named_row(
+        db, f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? AND (slug = ? OR name = ? COLLATE NOCASE)"
+        " ORDER BY slug = ? DESC LIMIT 1", (guild_id, ref.strip().lower(), ref.strip(), ref.strip().lower())))
 
 
 def team_by_feed(db: Database, feed_slug: str) -> Team | None:
-    return _team(db, db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE feed_slug = ?",
-                                     (feed_slug,)).fetchone())
+    return _team(db, named_row(db, f"SELECT {_TEAM_COLS} FROM teams WHERE feed_slug = ?", (feed_slug,)))
 
 
 def list_teams(db: Database, guild_id: int) -> list[Team]:
-    rows = db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? ORDER BY name COLLATE NOCASE",
-                           (guild_id,)).fetchall()
+    rows = named_rows(db, f"SELECT {_TEAM_COLS} FROM teams WHERE guild_id = ? ORDER BY name COLLATE NOCASE",
+                      (guild_id,))
     return [t for t in (_team(db, r) for r in rows) if t is not None]
 
 
@@ -294,9 +296,10 @@ def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
     out: dict[str, PaperRef] = {}
     for chunk in _chunks(sorted(set(ids))):
         marks = ",".join("?" * len(chunk))
-        for pid, title, year, url, arx in db.conn.execute(
-                f"SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({marks})", list(chunk)):
-            out[pid] = PaperRef(pid, title, year, url, arx or arxiv_url(pid))
+        for r in named_rows(db, f"SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({marks})",
+                            list(chunk)):
+            pid = r["id"]
+            out[pid] = PaperRef(pid, r["title"], r["year"], r["url"], r["arxiv_url"] or arxiv_url(pid))
     return out
 
 
@@ -306,17 +309,19 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     order="cited"), each with its byline and self-citation marks; with `hide_self`, a citing
     paper whose every citation of the set is a self-citation is left out (counted in `hidden`)."""
     c = db.conn
-    events: list[tuple[int, str, str, str | None, int | None, int | None, int | None, str]] = []
+    events: list[sqlite3.Row] = []
     for chunk in _chunks(sorted(papers)):
         marks = ",".join("?" * len(chunk))
-        events += c.execute(
-            "SELECT e.id, e.kind, e.paper_id, e.citing_id, e.old_count, e.new_count, e.unlisted, e.seen_at"
+        events += named_rows(
+            c, "SELECT e.id, e.kind, e.paper_id, e.citing_id, e.old_count, e.new_count, e.unlisted, e.seen_at"
             f" FROM events e WHERE e.paper_id IN ({marks}) AND e.id > ? AND e.id <= ?",
-            [*chunk, after, upto]).fetchall()
-    events.sort()
+            [*chunk, after, upto])
+    events.sort(key=lambda e: e["id"])  # event ids are unique: the order a sort of whole rows gave
     grouped: dict[str, tuple[int, str, list[str]]] = {}
     counts: dict[str, list[int]] = {}
-    for eid, kind, pid, citing, old, new, unlisted, seen in events:
+    for e in events:
+        eid, kind, pid, citing, seen = e["id"], e["kind"], e["paper_id"], e["citing_id"], e["seen_at"]
+        old, new, unlisted = e["old_count"], e["new_count"], e["unlisted"]
         if kind == "citation" and citing:
             first = grouped.setdefault(citing, (eid, seen, []))
             if pid not in first[2]:
@@ -326,10 +331,11 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
             g[0], g[1], g[2] = min(g[0], old), max(g[1], new), g[2] + (unlisted or 0)
     refs = _refs(db, [*grouped, *(p for _, _, ps in grouped.values() for p in ps), *counts])
     cited_by = {pid: by for pid, by in _cited_by(db, list(grouped))}
-    citers = [AlertCiter(cid, refs[cid].title, refs[cid].year, refs[cid].url, refs[cid].arxiv_url or arxiv_url(cid),
-                         cited_by.get(cid), eid, seen, tuple(refs[p] for p in cited if p in refs))
+    citers = [AlertCiter(id=cid, title=refs[cid].title, year=refs[cid].year, url=refs[cid].url,
+                         arxiv_url=refs[cid].arxiv_url or arxiv_url(cid), cited_by=cited_by.get(cid), event_id=eid,
+                         seen_at=seen, cites=tuple(refs[p] for p in cited if p in refs))
               for cid, (eid, seen, cited) in grouped.items() if cid in refs]
-    citers = with_alert_bylines(db, citers)  # their authors, and which cited papers share one
+    citers = with_alert_bylines(db, with_provenance(db, citers))  # their authors, and which cited papers share one
     hidden = 0
     if hide_self:  # `self:hide`: a citing paper every one of whose citations here is a self-citation
         kept = [a for a in citers if set(a.self_cites) != {r.id for r in a.cites}]
@@ -339,10 +345,10 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     shown = tuple(citers[:limit])
     first_direction = ""
     if shown:
-        row = c.execute("SELECT d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
-                        " WHERE pl.paper_id = ? ORDER BY pl.position LIMIT 1", (shown[0].id,)).fetchone()
-        first_direction = row[0] if row else ""
-    return News(shown, len(citers), growth, max((e[0] for e in events), default=0), first_direction, hidden)
+        row = named_row(c, "SELECT d.name FROM placements pl JOIN directions d ON d.slug = pl.direction_slug"
+                        " WHERE pl.paper_id = ? ORDER BY pl.position LIMIT 1", (shown[0].id,))
+        first_direction = row["name"] if row else ""
+    return News(shown, len(citers), growth, max((e["id"] for e in events), default=0), first_direction, hidden)
 
 
 def _cited_by(db: Database, ids: list[str]) -> list[tuple[str, int | None]]:
@@ -393,8 +399,7 @@ def newest_event(db: Database, papers: set[str]) -> int:
     top = 0
     for chunk in _chunks(sorted(papers)):
         marks = ",".join("?" * len(chunk))
-        row = db.conn.execute(f"SELECT max(id) FROM events WHERE paper_id IN ({marks})", list(chunk)).fetchone()
-        top = max(top, row[0] or 0)
+        top = max(top, scalar(db, f"SELECT max(id) FROM events WHERE paper_id IN ({marks})", list(chunk)) or 0)
     return top
 
 
@@ -402,7 +407,7 @@ def team_paper_ids(db: Database) -> list[str]:
     """Every team's papers, of every server: those whose citers the open sources are asked for
     (docs/enrichment.md, "Citations the map does not name")."""
     out: set[str] = set()
-    for row in db.conn.execute(f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug").fetchall():
+    for row in named_rows(db, f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug"):
         team = _team(db, row)
         if team is not None:
             out |= team_papers(db, team)

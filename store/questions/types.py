@@ -96,6 +96,7 @@ class AlertCiter:
     cites: tuple[PaperRef, ...]  # the direction's papers it cites (or the tracked paper)
     byline: Byline | None = None  # its authors, when a source named them
     self_cites: tuple[str, ...] = ()  # ids of the cited papers it shares an author with
+    provenance: Provenance = "map"  # `map` unless only an open source names its citations listed
 
     @property
     def self_citation(self) -> bool:

@@ -26,6 +26,7 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import one_column
 from mapwatch.store.ids import arxiv_url, possible_id
 from mapwatch.store.questions.types import Provenance
 from mapwatch.store.scholarly.records import FoundCiter
@@ -73,8 +74,8 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
                 found.dropped += 1
             else:
                 good.setdefault(c.citing_id, c)
-        said = {r[0] for r in _in_chunks(conn, "SELECT citing_id FROM source_citations WHERE cited_id = ?"
-                                         " AND source = ? AND citing_id IN ({})", [cited_id, source], list(good))}
+        said = {pid for (pid,) in _in_chunks(conn, "SELECT citing_id FROM source_citations WHERE cited_id = ?"
+                                             " AND source = ? AND citing_id IN ({})", [cited_id, source], list(good))}
         fresh = [c for pid, c in good.items() if pid not in said]
         conn.executemany("INSERT INTO source_citations (citing_id, cited_id, source, first_seen, baseline)"
                          " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp, int(baseline))
@@ -84,10 +85,10 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             found.known = len(good) - len(fresh)
             return found
         # What the source said before and no citation holds yet (held back by `omit` then) comes in too.
-        waiting = {r[0] for r in conn.execute(
-            "SELECT s.citing_id FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
+        waiting = set(one_column(
+            conn, "SELECT s.citing_id FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
             " AND NOT EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = s.citing_id AND c.cited_id = s.cited_id)",
-            [cited_id, source])}
+            [cited_id, source]))
         found.known = len(good) - len([pid for pid in good if pid in waiting])
         if not include:
             found.held = len(waiting)

@@ -12,6 +12,7 @@ from typing import Literal
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import named_row, one_column
 from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
 
 Source = Literal["arxiv", "openalex", "s2"]
@@ -130,22 +131,22 @@ def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContex
 def due_papers(db: Database, source: Source, now: datetime, limit: int) -> list[str]:
     """Papers of the map `source` has not been asked about, or is due to be asked again:
     never asked first (papers with pages, then the newest ids), then the most overdue."""
-    never = [r[0] for r in db.conn.execute(
-        "SELECT p.id FROM papers p WHERE NOT EXISTS (SELECT 1 FROM enrichment_fetches f"
-        " WHERE f.paper_id = p.id AND f.source = ?) ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])]
+    never = one_column(
+        db, "SELECT p.id FROM papers p WHERE NOT EXISTS (SELECT 1 FROM enrichment_fetches f"
+        " WHERE f.paper_id = p.id AND f.source = ?) ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])
     if len(never) >= limit:
         return never
-    again = [r[0] for r in db.conn.execute(
-        "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND next_fetch_at <= ?"
-        " ORDER BY next_fetch_at LIMIT ?", [source, iso(now), limit - len(never)])]
+    again = one_column(
+        db, "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND next_fetch_at <= ?"
+        " ORDER BY next_fetch_at LIMIT ?", [source, iso(now), limit - len(never)])
     return never + again
 
 
 def citers_without_context(db: Database, cited_id: str) -> set[str]:
     """The map's citers of `cited_id` whose citation Semantic Scholar has not described yet."""
-    return {r[0] for r in db.conn.execute(
-        "SELECT c.citing_id FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1 FROM citation_contexts x"
-        " WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [cited_id])}
+    return set(one_column(
+        db, "SELECT c.citing_id FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1 FROM citation_contexts x"
+        " WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [cited_id]))
 
 
 # How often the citers of a tracked paper, and of a team's paper, are asked for (when the sources
@@ -167,15 +168,14 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
     due: list[tuple[int, str]] = []
     when = iso(now)
     for pid in dict.fromkeys(tracked):
-        row = db.conn.execute("SELECT fetched_at, next_fetch_at FROM enrichment_fetches WHERE paper_id = ?"
-                              " AND source = 's2'", [pid]).fetchone()
-        missing = db.conn.execute(
+        row = named_row(db, "SELECT fetched_at, next_fetch_at FROM enrichment_fetches WHERE paper_id = ?"
+                        " AND source = 's2'", [pid])
+        count, newest = db.conn.execute(
             "SELECT count(*), max(c.first_seen) FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1"
             " FROM citation_contexts x WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [pid]).fetchone()
-        count, newest = missing
         if not count:
             continue
-        if row is None or row[1] <= when or newest > row[0]:
+        if row is None or row["next_fetch_at"] <= when or newest > row["fetched_at"]:
             due.append((count, pid))
     due.sort(key=lambda t: (-t[0], t[1]))
     out = [pid for _, pid in due[:limit]]
@@ -200,8 +200,8 @@ def _waiting(db: Database, paper_ids: Sequence[str], now: datetime) -> set[str]:
     out: set[str] = set()
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        out.update(r[0] for r in db.conn.execute(
-            "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
+        out.update(one_column(
+            db, "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
             f" AND paper_id IN ({','.join('?' * len(chunk))})", [iso(now), *chunk]))
     return out
 
@@ -231,6 +231,5 @@ def known_papers(db: Database, paper_ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        found.update(r[0] for r in db.conn.execute(
-            f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        found.update(one_column(db, f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(chunk))})", chunk))
     return found

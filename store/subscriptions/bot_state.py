@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (tests
     from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import scalar
 from mapwatch.store.subscriptions.kinds import KINDS
 
 REFUSED = "refused:"  # key prefix: how often Discord refused a delivery for good (by its nonce)
@@ -26,8 +27,7 @@ REFUSED_DAYS = 30  # a refusal count not touched for this long belongs to a deli
 
 
 def get_state(db: Database, key: str) -> str | None:
-    r = db.conn.execute("SELECT value FROM bot_state WHERE key = ?", (key,)).fetchone()
-    return r[0] if r else None
+    return scalar(db, "SELECT value FROM bot_state WHERE key = ?", (key,))  # type: ignore[no-any-return]
 
 
 def set_state(db: Database, key: str, value: str, now: datetime) -> None:

@@ -21,10 +21,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.database.rows import named_row, named_rows, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, PaperRef
 from mapwatch.store.subscriptions import deliveries, people_tracks
 from mapwatch.store.subscriptions.follows import (
@@ -154,11 +156,11 @@ def disable_follows_in(db: Database, place: Place, reason: str, *, mode: str | N
 def get_digest_settings(db: Database, *, guild_id: int | None, user_id: int | None) -> DigestSettings:
     """A server's (or, guild_id None, a user's DM) digest hour and time zone; 09:00 UTC if unset."""
     dm_user = dm_recipient(guild_id, user_id)
-    r = db.conn.execute("SELECT hour, timezone FROM digest_settings WHERE coalesce(guild_id, 0) = ?"
-                        " AND coalesce(user_id, 0) = ?", (guild_id or 0, dm_user or 0)).fetchone()
+    r = named_row(db, "SELECT hour, timezone FROM digest_settings WHERE coalesce(guild_id, 0) = ?"
+                  " AND coalesce(user_id, 0) = ?", (guild_id or 0, dm_user or 0))
     if r is None:
         return DigestSettings(guild_id, dm_user, DEFAULT_HOUR, DEFAULT_TIMEZONE, is_default=True)
-    return DigestSettings(guild_id, dm_user, r[0], r[1])
+    return DigestSettings(guild_id, dm_user, r["hour"], r["timezone"])
 
 
 def set_digest_settings(db: Database, *, guild_id: int | None, user_id: int | None, hour: int,
@@ -227,11 +229,11 @@ def _digest_places(db: Database) -> list[tuple[Place, DigestMode, str]]:
 
 
 def last_digest_period(db: Database, place: Place, mode: str) -> datetime | None:
-    r = db.conn.execute(
-        "SELECT max(period) FROM digests WHERE coalesce(guild_id, 0) = ? AND channel_id = ?"
+    last = scalar(
+        db, "SELECT max(period) FROM digests WHERE coalesce(guild_id, 0) = ? AND channel_id = ?"
         " AND coalesce(user_id, 0) = ? AND mode = ?",
-        (place.guild_id or 0, place.channel_id, place.user_id or 0, mode)).fetchone()
-    return parse_iso(r[0]) if r and r[0] else None
+        (place.guild_id or 0, place.channel_id, place.user_id or 0, mode))
+    return parse_iso(last) if last else None
 
 
 def _settings_for(db: Database, place: Place) -> DigestSettings:
@@ -267,13 +269,15 @@ def compose_digest(db: Database, place: Place, mode: DigestMode, period: datetim
         if news.total:
             sections.append(DigestSection("direction", f.id, f.direction_slug, f.direction_name, f.direction_url,
                                           f.keyword, f.role_id, news.total, news.citers))
-    tracks = db.conn.execute(
-        "SELECT t.id, t.paper_id, p.title, p.url, p.arxiv_url, t.role_id, t.last_event_id, t.hide_self"
+    tracks = named_rows(
+        db, "SELECT t.id, t.paper_id, p.title, p.url, p.arxiv_url, t.role_id, t.last_event_id, t.hide_self"
         " FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.disabled_reason IS NULL AND t.mode = ?"
         " AND coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ?"
         " ORDER BY p.title COLLATE NOCASE, t.id",
-        (mode, place.guild_id or 0, place.channel_id, place.user_id or 0)).fetchall()
-    for tid, pid, title, url, arxiv, role, cursor, hide_self in tracks:
+        (mode, place.guild_id or 0, place.channel_id, place.user_id or 0))
+    for t in tracks:
+        tid, pid, title, url, arxiv = t["id"], t["paper_id"], t["title"], t["url"], t["arxiv_url"]
+        role, cursor, hide_self = t["role_id"], t["last_event_id"], t["hide_self"]
         citers, old_count, new_count, unlisted = paper_news(db, pid, cursor, top)
         if hide_self:  # `self:hide`: the self-citations are left out, and the growth they make
             every = authors.with_alert_bylines(db, citers)
@@ -289,10 +293,11 @@ def compose_digest(db: Database, place: Place, mode: DigestMode, period: datetim
     for st, a in busy:  # people and teams (store.subscriptions.people_tracks)
         sections.append(DigestSection(st.kind, st.id, st.subject, st.name, None, None, st.role_id, a.news.total,
                                       a.news.citers, unlisted=sum(g.unlisted for g in a.news.growth)))
-    cursors = [f.last_event_id for f in follows] + [t[6] for t in tracks] + [t.last_event_id for t in subject_tracks]
+    cursors = ([f.last_event_id for f in follows] + [t["last_event_id"] for t in tracks]
+               + [t.last_event_id for t in subject_tracks])
     period_text = period if isinstance(period, str) else iso(period)
     return Digest(place, mode, period_text, min(cursors, default=top), max([top, *cursors]), tuple(sections),
-                  tuple(f.id for f in follows), tuple(t[0] for t in tracks) + tuple(t.id for t in subject_tracks))
+                  tuple(f.id for f in follows), tuple(t["id"] for t in tracks) + tuple(t.id for t in subject_tracks))
 
 
 def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list[AlertCiter], int | None, int | None,
@@ -300,17 +305,20 @@ def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list
     """A tracked paper's events in (after, upto]: its new citers (event order), and how its
     stated cited-by count moved (old, new, how many gained citers its page does not name)."""
     c = db.conn
-    me = c.execute("SELECT id, title, year FROM papers WHERE id = ?", (paper_id,)).fetchone()
-    cites = (PaperRef(*me),) if me else ()
-    rows = c.execute(
-        "SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, e.id, e.seen_at FROM events e"
+    me = named_row(c, "SELECT id, title, year FROM papers WHERE id = ?", (paper_id,))
+    cites = (PaperRef(me["id"], me["title"], me["year"]),) if me else ()
+    rows = named_rows(
+        c, "SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, e.id AS event_id, e.seen_at FROM events e"
         " JOIN papers p ON p.id = e.citing_id WHERE e.paper_id = ? AND e.kind = 'citation' AND e.id > ?"
-        " AND e.id <= ? ORDER BY e.id", (paper_id, after, upto)).fetchall()
-    old_count, new_count, unlisted = c.execute(
-        "SELECT min(old_count), max(new_count), coalesce(sum(unlisted), 0) FROM events"
-        " WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto)).fetchone()
-    citers = [AlertCiter(r[0], r[1], r[2], r[3], r[4] or arxiv_url(r[0]), r[5], r[6], r[7], cites)
-              for r in rows]
+        " AND e.id <= ? ORDER BY e.id", (paper_id, after, upto))
+    counts = named_row(
+        c, "SELECT min(old_count) AS old_count, max(new_count) AS new_count, coalesce(sum(unlisted), 0) AS unlisted"
+        " FROM events WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto))
+    assert counts is not None  # an aggregate always has its one row
+    citers = with_provenance(db, [AlertCiter(
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=cites) for r in rows])
+    old_count, new_count, unlisted = counts["old_count"], counts["new_count"], counts["unlisted"]
     return citers, old_count, new_count, unlisted
 
 

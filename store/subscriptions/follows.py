@@ -16,18 +16,20 @@ No discord here: plain frozen dataclasses out, the clock passed in.
 
 from __future__ import annotations
 
+import sqlite3
 import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import fill, named_row, named_rows
 from mapwatch.store.errors import BadOption, DirectionNotFound
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewsOrder, PaperRef
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.kinds import MODES, Mode
@@ -128,27 +130,28 @@ def dm_recipient(guild_id: int | None, user_id: int | None) -> int | None:
 
 # -- follows ------------------------------------------------------------------------------
 
-_FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.name, d.url, f.keyword, f.mode,"
+_FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.name AS direction_name,"
+                " d.url AS direction_url, f.keyword, f.mode,"
                 " f.role_id, f.created_at, f.created_by, f.last_event_id, f.last_delivery_at, f.disabled_reason,"
                 " f.last_failure, f.hide_self")
 _FOLLOW_FROM = "follows f JOIN directions d ON d.slug = f.direction_slug"
 
 
-def _follow(r: tuple[Any, ...]) -> Follow:
-    return replace(Follow(*r[:-1]), hide_self=bool(r[-1]))
+def _follow(r: sqlite3.Row) -> Follow:
+    return fill(Follow, r, hide_self=bool(r["hide_self"]))
 
 
 def _find_follow(db: Database, guild_id: int | None, channel_id: int, dm_user: int | None,
                  slug: str) -> Follow | None:
-    r = db.conn.execute(
-        f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE coalesce(f.guild_id, 0) = ? AND f.channel_id = ?"
+    r = named_row(
+        db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE coalesce(f.guild_id, 0) = ? AND f.channel_id = ?"
         " AND coalesce(f.user_id, 0) = ? AND f.direction_slug = ?",
-        (guild_id or 0, channel_id, dm_user or 0, slug)).fetchone()
+        (guild_id or 0, channel_id, dm_user or 0, slug))
     return _follow(r) if r else None
 
 
 def get_follow(db: Database, follow_id: int) -> Follow | None:
-    r = db.conn.execute(f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE f.id = ?", (follow_id,)).fetchone()
+    r = named_row(db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE f.id = ?", (follow_id,))
     return _follow(r) if r else None
 
 
@@ -199,15 +202,15 @@ def list_follows(db: Database, *, guild_id: int | None, user_id: int | None,
     """A server's follows (all its channels) or, in a DM, the user's own."""
     where, params = (("f.guild_id = ?", [guild_id]) if guild_id is not None
                      else ("f.guild_id IS NULL AND f.user_id = ?", [user_id]))
-    return tuple(_follow(r) for r in db.conn.execute(
-        f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE {where} ORDER BY f.created_at, f.id LIMIT ?",
+    return tuple(_follow(r) for r in named_rows(
+        db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE {where} ORDER BY f.created_at, f.id LIMIT ?",
         [*params, limit]))
 
 
 def follows_of(db: Database, place: Place, mode: str) -> list[Follow]:
     """A place's enabled follows of one delivery mode, by direction name."""
-    return [_follow(r) for r in db.conn.execute(
-        f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE f.disabled_reason IS NULL AND f.mode = ?"
+    return [_follow(r) for r in named_rows(
+        db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM} WHERE f.disabled_reason IS NULL AND f.mode = ?"
         " AND coalesce(f.guild_id, 0) = ? AND f.channel_id = ? AND coalesce(f.user_id, 0) = ?"
         " ORDER BY d.name, f.id", (mode, place.guild_id or 0, place.channel_id, place.user_id or 0))]
 
@@ -216,21 +219,21 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
     """Citing papers whose first citation of a paper placed in `slug` is in (after, upto]:
     the direction feed's entries added in that window, in event order."""
     c = db.conn
-    rows = c.execute(
-        "WITH fresh AS ("
+    rows = named_rows(
+        c, "WITH fresh AS ("
         "  SELECT e.citing_id AS citing_id, min(e.id) AS first_id FROM events e"
         "  JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = :slug"
         "  WHERE e.kind = 'citation' AND e.id > :after AND e.id <= :upto GROUP BY e.citing_id)"
-        " SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, f.first_id, e.seen_at"
+        " SELECT p.id, p.title, p.year, p.url, p.arxiv_url, p.cited_by, f.first_id AS event_id, e.seen_at"
         " FROM fresh f JOIN papers p ON p.id = f.citing_id JOIN events e ON e.id = f.first_id"
         " WHERE NOT EXISTS (SELECT 1 FROM events o"
         "   JOIN placements op ON op.paper_id = o.paper_id AND op.direction_slug = :slug"
         "   WHERE o.citing_id = f.citing_id AND o.kind = 'citation' AND o.id <= :after)"
         " ORDER BY f.first_id",
-        {"slug": slug, "after": after, "upto": upto}).fetchall()
+        {"slug": slug, "after": after, "upto": upto})
     if not rows:
         return []
-    ids = [r[0] for r in rows]
+    ids = [r["id"] for r in rows]
     cites: dict[str, list[PaperRef]] = {}
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
@@ -241,8 +244,10 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
                 f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
                 " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
             cites.setdefault(citing, []).append(PaperRef(pid, title, year))
-    return [AlertCiter(r[0], r[1], r[2], r[3], r[4] or arxiv_url(r[0]), r[5], r[6], r[7],
-                       tuple(cites.get(r[0], ()))) for r in rows]
+    return with_provenance(db, [AlertCiter(
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=tuple(cites.get(r["id"], ())))
+        for r in rows])
 
 
 def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
@@ -269,8 +274,8 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
     to deliver. News with total 0 (nothing new to the direction, or no title matched the
     keyword) is returned too: the caller advances its cursor without posting."""
     upto = last_event_id(db)
-    follows = [_follow(r) for r in db.conn.execute(
-        f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM}"
+    follows = [_follow(r) for r in named_rows(
+        db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM}"
         " WHERE f.disabled_reason IS NULL AND f.mode = 'instant' AND f.last_event_id < ?"
         " AND EXISTS (SELECT 1 FROM events e JOIN placements pl ON pl.paper_id = e.paper_id"
         "   AND pl.direction_slug = f.direction_slug WHERE e.id > f.last_event_id AND e.id <= ?"

@@ -11,13 +11,15 @@ paper citing three of them is one entry, "X cites 3 of your papers".
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import fill, named_row, named_rows
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import teams as people
 from mapwatch.store.questions.feed_queries import last_event_id
@@ -91,24 +93,23 @@ def subject_name(db: Database, t: SubjectTrack) -> str:
     return team.name if team else (t.team_slug or "")
 
 
-def _track(db: Database, r: tuple[Any, ...]) -> SubjectTrack:
-    t = replace(SubjectTrack(*r[:-1]), hide_self=bool(r[-1]))
+def _track(db: Database, r: sqlite3.Row) -> SubjectTrack:
+    t = fill(SubjectTrack, r, hide_self=bool(r["hide_self"]))
     return replace(t, name=subject_name(db, t))
 
 
 def _find(db: Database, guild_id: int | None, channel_id: int, dm_user: int | None, author_key: str | None,
           team_slug: str | None) -> SubjectTrack | None:
-    r = db.conn.execute(
-        f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND coalesce(t.guild_id, 0) = ?"
+    r = named_row(
+        db, f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND coalesce(t.guild_id, 0) = ?"
         " AND t.channel_id = ? AND coalesce(t.user_id, 0) = ? AND coalesce(t.author_key, '') = ?"
         " AND coalesce(t.team_slug, '') = ?",
-        (guild_id or 0, channel_id, dm_user or 0, author_key or "", team_slug or "")).fetchone()
+        (guild_id or 0, channel_id, dm_user or 0, author_key or "", team_slug or ""))
     return _track(db, r) if r else None
 
 
 def get_subject_track(db: Database, track_id: int) -> SubjectTrack | None:
-    r = db.conn.execute(f"SELECT {_COLS} FROM tracks t WHERE t.id = ? AND t.paper_id IS NULL",
-                        (track_id,)).fetchone()
+    r = named_row(db, f"SELECT {_COLS} FROM tracks t WHERE t.id = ? AND t.paper_id IS NULL", (track_id,))
     return _track(db, r) if r else None
 
 
@@ -160,8 +161,8 @@ def list_subject_tracks(db: Database, *, guild_id: int | None, user_id: int | No
     """A server's tracks on people and teams (or, in a DM, the user's own)."""
     where, params = (("t.guild_id = ?", [guild_id]) if guild_id is not None
                      else ("t.guild_id IS NULL AND t.user_id = ?", [user_id]))
-    return tuple(_track(db, r) for r in db.conn.execute(
-        f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND {where} ORDER BY t.created_at, t.id LIMIT ?",
+    return tuple(_track(db, r) for r in named_rows(
+        db, f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND {where} ORDER BY t.created_at, t.id LIMIT ?",
         [*params, limit]))
 
 
@@ -186,8 +187,8 @@ def pending_subject_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1
     concern its papers: the alert to send. A quiet one (only counts that did not grow) is
     returned too: the caller moves its cursor without posting."""
     top = last_event_id(db)
-    tracks = [_track(db, r) for r in db.conn.execute(
-        f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND t.disabled_reason IS NULL"
+    tracks = [_track(db, r) for r in named_rows(
+        db, f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND t.disabled_reason IS NULL"
         " AND t.mode = 'instant' AND t.last_event_id < ? ORDER BY t.id LIMIT ?", (top, max_tracks))]
     caps = deliveries.markers(db, deliveries.TRACKS)
     out = []
@@ -207,8 +208,8 @@ def digest_sections(db: Database, place: Place, mode: str, upto: int,
                     limit: int) -> tuple[list[tuple[SubjectTrack, SubjectAlert]], list[SubjectTrack]]:
     """For a place's digest: its enabled tracks on people and teams of that mode, and of those
     the ones with something new up to `upto` (most cited citers first)."""
-    tracks = [_track(db, r) for r in db.conn.execute(
-        f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND t.disabled_reason IS NULL AND t.mode = ?"
+    tracks = [_track(db, r) for r in named_rows(
+        db, f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND t.disabled_reason IS NULL AND t.mode = ?"
         " AND coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ? ORDER BY t.id",
         (mode, place.guild_id or 0, place.channel_id, place.user_id or 0))]
     busy = []

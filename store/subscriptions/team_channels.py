@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import named_row, one_column, scalar
 from mapwatch.store.subscriptions.kinds import THREAD_KINDS
 
 
@@ -26,14 +27,11 @@ def set_threads(db: Database, kind: str, item_id: int, on: bool) -> None:
 
 def threads_on(db: Database, kind: str) -> set[int]:
     """The ids of the tracks (or follows) whose alerts open a thread each."""
-    return {r[0] for r in db.conn.execute(
-        "SELECT item_id FROM delivery_options WHERE kind = ? AND threads = 1", (kind,))}
+    return set(one_column(db, "SELECT item_id FROM delivery_options WHERE kind = ? AND threads = 1", (kind,)))
 
 
 def has_threads(db: Database, kind: str, item_id: int) -> bool:
-    row = db.conn.execute("SELECT threads FROM delivery_options WHERE kind = ? AND item_id = ?",
-                          (kind, item_id)).fetchone()
-    return bool(row and row[0])
+    return bool(scalar(db, "SELECT threads FROM delivery_options WHERE kind = ? AND item_id = ?", (kind, item_id)))
 
 
 # -- forum channels -----------------------------------------------------------------------
@@ -46,16 +44,16 @@ def add_forum(db: Database, guild_id: int, channel_id: int, now: datetime) -> No
 
 
 def forum_channels(db: Database) -> set[int]:
-    return {r[0] for r in db.conn.execute("SELECT channel_id FROM forum_channels")}
+    return set(one_column(db, "SELECT channel_id FROM forum_channels"))
 
 
 def forum_post(db: Database, channel_id: int, keys: Sequence[str]) -> int | None:
     """The post (thread id) of the first of `keys` (citing papers' ids) that has one in the forum."""
     for key in keys:
-        r = db.conn.execute("SELECT thread_id FROM forum_posts WHERE channel_id = ? AND citer_id = ?",
-                            (channel_id, key)).fetchone()
+        r = named_row(db, "SELECT thread_id FROM forum_posts WHERE channel_id = ? AND citer_id = ?",
+                      (channel_id, key))
         if r:
-            return int(r[0])
+            return int(r["thread_id"])
     return None
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import one_column
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.teams import Team, get_team
 from mapwatch.store.subscriptions.follows import clean_text
@@ -89,8 +90,8 @@ def remove_member(db: Database, team: Team, kind: str, value: str) -> bool:
 
 def team_tracks(db: Database, team: Team) -> list[int]:
     """The channels whose tracks follow the team."""
-    return [r[0] for r in db.conn.execute("SELECT channel_id FROM tracks WHERE guild_id = ? AND team_slug = ?"
-                                          " ORDER BY channel_id", (team.guild_id, team.slug))]
+    return one_column(db, "SELECT channel_id FROM tracks WHERE guild_id = ? AND team_slug = ? ORDER BY channel_id",
+                  (team.guild_id, team.slug))
 
 
 def delete_team(db: Database, team: Team) -> None:

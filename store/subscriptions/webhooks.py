@@ -19,8 +19,9 @@ from sqlite_utils import Database
 
 from mapwatch.store import secret_box
 from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.database.rows import fill, named_row, named_rows, one_column
 from mapwatch.store.errors import BadOption
-from mapwatch.store.questions.paper_rows import PAPER_COLS, paper_row
+from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper
 from mapwatch.store.subscriptions.kinds import WebhookKind, WebhookTarget
 from mapwatch.store.subscriptions.tracking import Alert, Track, alert_citers
 
@@ -119,14 +120,13 @@ class Webhook:
 
 _COLS = ("id, kind, target_kind, target, url_hint, guild_id, created_at, last_event_id, last_delivery_at,"
          " disabled_reason, last_failure, no_answer_since")
-_NCOLS = 12
 NO_ANSWER_LIMIT = timedelta(hours=24)  # a receiver silent this long (and NO_ANSWER_ROUNDS rounds) is disabled
 NO_ANSWER_ROUNDS = 3
 
 
 def _db_file(db: Database) -> str:
-    row = db.conn.execute("PRAGMA database_list").fetchone()
-    return str(row[2] or "") if row else ""
+    row = named_row(db, "PRAGMA database_list")
+    return str(row["file"] or "") if row else ""
 
 
 def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *, guild_id: int | None,
@@ -159,15 +159,16 @@ def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *
             (hook.kind, target_kind, target, secret_box.seal(key, hook.url, url_id.encode()), url_id, hook.hint,
              guild_id, created_by, iso(now)))
         new = cur.rowcount == 1
-    row = db.conn.execute(f"SELECT {_COLS} FROM webhooks WHERE url_id = ? AND target_kind = ? AND target = ?",
-                          (url_id, target_kind, target)).fetchone()
-    return Webhook(*row), new
+    row = named_row(db, f"SELECT {_COLS} FROM webhooks WHERE url_id = ? AND target_kind = ? AND target = ?",
+                    (url_id, target_kind, target))
+    assert row is not None  # inserted above, or already there
+    return fill(Webhook, row), new
 
 
 def list_webhooks(db: Database, *, guild_id: int | None = None, every: bool = False) -> list[Webhook]:
     """This server's webhooks (or, `every`, all of them: the CLI)."""
     where, params = ("1", ()) if every else ("guild_id IS ?", (guild_id,))
-    return [Webhook(*r) for r in db.conn.execute(f"SELECT {_COLS} FROM webhooks WHERE {where} ORDER BY id", params)]
+    return [fill(Webhook, r) for r in named_rows(db, f"SELECT {_COLS} FROM webhooks WHERE {where} ORDER BY id", params)]
 
 
 def remove_webhook(db: Database, webhook_id: int, *, guild_id: int | None = None, every: bool = False) -> bool:
@@ -183,11 +184,11 @@ def webhook_url(db: Database, webhook_id: int) -> str:
     """The URL, opened with the database's key (raises secret_box.SecretUnreadable, KeyMissing
     when there is no key). A URL still sealed the old way (a database migrated while its key
     was away) is sealed again with AES-GCM here."""
-    row = db.conn.execute("SELECT url_sealed, url_id FROM webhooks WHERE id = ?", (webhook_id,)).fetchone()
+    row = named_row(db, "SELECT url_sealed, url_id FROM webhooks WHERE id = ?", (webhook_id,))
     if row is None:
         raise secret_box.SecretUnreadable("no such webhook")
     key = secret_box.load_key(_db_file(db), create=False)
-    blob, url_id = bytes(row[0]), str(row[1])
+    blob, url_id = bytes(row["url_sealed"]), str(row["url_id"])
     if not secret_box.is_legacy(blob):
         return secret_box.open_secret(key, blob, url_id.encode())
     url = secret_box.open_legacy(key, blob)
@@ -200,7 +201,7 @@ def webhook_url(db: Database, webhook_id: int) -> str:
 def key_state(db: Database) -> str | None:
     """None when the webhooks' URLs can be opened (or there are none); else one line: which
     webhooks wait and why (a restored database without its key)."""
-    ids = [r[0] for r in db.conn.execute("SELECT id FROM webhooks WHERE disabled_reason IS NULL ORDER BY id")]
+    ids = one_column(db, "SELECT id FROM webhooks WHERE disabled_reason IS NULL ORDER BY id")
     if not ids:
         return None
     try:
@@ -233,12 +234,12 @@ def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
     top = last_event_id(db)
     out: list[Pending] = []
     c = db.conn
-    for r in c.execute(f"SELECT {_COLS}, sending_upto, sending_since FROM webhooks"
-                       " WHERE disabled_reason IS NULL AND last_event_id < ? ORDER BY id", (top,)).fetchall():
-        hook = Webhook(*r[:_NCOLS])
-        resend = r[_NCOLS] is not None and r[_NCOLS] > hook.last_event_id
-        upto = r[_NCOLS] if resend else top
-        since = r[_NCOLS + 1] if resend else None
+    for r in named_rows(db, f"SELECT {_COLS}, sending_upto, sending_since FROM webhooks"
+                        " WHERE disabled_reason IS NULL AND last_event_id < ? ORDER BY id", (top,)):
+        hook = fill(Webhook, r)
+        resend = r["sending_upto"] is not None and r["sending_upto"] > hook.last_event_id
+        upto = r["sending_upto"] if resend else top
+        since = r["sending_since"] if resend else None
         if hook.target_kind == "paper":
             alert = _paper_alert(db, hook, upto, limit, since)
             if alert is not None:
@@ -259,11 +260,11 @@ def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
             else:
                 mark_delivered(db, hook.id, upto, None)
         else:
-            d = c.execute("SELECT name, url FROM directions WHERE slug = ?", (hook.target,)).fetchone()
+            d = named_row(c, "SELECT name, url FROM directions WHERE slug = ?", (hook.target,))
             if d is None:
                 continue
-            f = Follow(hook.id, None, 0, None, hook.target, d[0], d[1], None, "instant", None, hook.created_at,
-                       None, hook.last_event_id, hook.last_delivery_at, None)
+            f = Follow(hook.id, None, 0, None, hook.target, d["name"], d["url"], None, "instant", None,
+                       hook.created_at, None, hook.last_event_id, hook.last_delivery_at, None)
             news = follow_news(db, f, upto=upto, limit=limit)
             if news.total:
                 out.append(Pending(hook, None, news, upto, since))
@@ -274,16 +275,20 @@ def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
 
 def _paper_alert(db: Database, hook: Webhook, hi: int, limit: int, since: str | None) -> Alert | None:
     c = db.conn
-    paper = c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (hook.target,)).fetchone()
+    paper = named_row(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (hook.target,))
     if paper is None:
         return None
-    upto, n_citers, old_count, new_count, unlisted = c.execute(
-        "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
-        " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (hook.target, hook.last_event_id, hi)).fetchone()
+    news = named_row(
+        c, "SELECT max(id) AS upto, sum(kind = 'citation') AS n_citers, min(old_count) AS old_count,"
+        " max(new_count) AS new_count, coalesce(sum(unlisted), 0) AS unlisted"
+        " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (hook.target, hook.last_event_id, hi))
+    assert news is not None  # an aggregate always has its one row
+    upto, n_citers, old_count, new_count, unlisted = (
+        news["upto"], news["n_citers"], news["old_count"], news["new_count"], news["unlisted"])
     if upto is None:
         return None
     shown, _ = alert_citers(db, hook.target, hook.last_event_id, hi, limit)
-    p = paper_row(paper)
+    p = named_paper(paper)
     track = Track(hook.id, None, 0, None, p.id, p.title, hook.created_at, None, hook.last_event_id,
                   hook.last_delivery_at, None)
     return Alert(track, p, shown, max(0, (n_citers or 0) - len(shown)), old_count, new_count, unlisted, hi, since)

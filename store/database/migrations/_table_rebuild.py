@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_rows, one_column
+
 
 def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra: str = "") -> None:
     """Rebuild `table` with its stored CREATE statement edited (SQLite cannot drop a NOT NULL or
@@ -21,10 +23,10 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
         end = sql.rindex(")")
         sql = f"{sql[:end]}\n, {extra}\n)"  # a newline first: the last line may end in a comment
     head = sql.index("(")
-    indexes = [r[0] for r in conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
-        (table,))]
-    columns = ", ".join(f"[{r[1]}]" for r in conn.execute(f"PRAGMA table_info([{table}])"))
+    indexes = one_column(
+        conn, "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
+        (table,))
+    columns = ", ".join(f"[{r['name']}]" for r in named_rows(conn, f"PRAGMA table_info([{table}])"))
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone() \
         if "AUTOINCREMENT" in sql.upper() else None
     with db.atomic():  # the migration's transaction (a savepoint in it), or one of its own

@@ -16,6 +16,7 @@ import feedparser
 import pytest
 
 from mapwatch.bot.rendering.render import alert as render_alert
+from mapwatch.bot.rendering.render_follow import citer_line
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.scholarly.discovered import save_found_citers
@@ -23,6 +24,8 @@ from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
+from mapwatch.store.subscriptions.digests import paper_news
+from mapwatch.store.subscriptions.follows import add_follow, pending_follow_alerts
 from mapwatch.store.subscriptions.tracking import add_track, pending_alerts, tracked_paper_ids
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import store_pages
@@ -229,3 +232,22 @@ def test_openalex_new_works_name_citers_of_map_papers(seeded_path: Path, clock: 
     assert row(seeded_path, "SELECT has_page, title FROM papers WHERE id = ?", [NEW[0]]) == (0, NEW[1])
     assert row(seeded_path, "SELECT works, citations FROM discovery_passes WHERE day = ? AND lag = 1",
                [yesterday]) == (251, 1)
+
+
+def test_direction_follows_and_digests_say_where_the_citation_is_known_from(tracked: Path, clock: FakeClock) -> None:
+    db = open_db(tracked)
+    try:
+        slug = db.conn.execute("SELECT direction_slug FROM placements WHERE paper_id = ? ORDER BY position",
+                               [SURVEY]).fetchone()[0]
+        follow, _new = add_follow(db, guild_id=1, channel_id=5, user_id=None, direction_slug=slug, created_by=3,
+                                  now=clock())
+        after = db.conn.execute("SELECT max(id) FROM events").fetchone()[0]
+        save_found_citers(db, SURVEY, "s2", [], clock(), include=True)  # the baseline
+        save_found_citers(db, SURVEY, "s2", [FoundCiter(NEW[0], NEW[1], NEW[2])], clock(), include=True)
+        (news,) = [n for n in pending_follow_alerts(db) if n.follow.id == follow.id]
+        assert [(c.id, c.provenance) for c in news.citers] == [(NEW[0], "s2")]
+        assert "via Semantic Scholar" in citer_line(news.citers[0])
+        citers, *_counts = paper_news(db, SURVEY, after, after + 10)
+        assert [(c.id, c.provenance) for c in citers] == [(NEW[0], "s2")]
+    finally:
+        db.close()

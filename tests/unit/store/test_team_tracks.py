@@ -84,6 +84,7 @@ def test_a_team_holds_people_and_papers(db_path: Path, clock: FakeClock) -> None
     teams.add_member(db, again, "paper", TECH, "Tech", 1, clock())
     assert people.team_papers(db, people.find_team(db, 5, "Reading Group!")) == {SURVEY, TECH}
     assert people.find_team(db, 6, "reading-group") is None  # teams are per server
+    assert people.team_paper_ids(db) == sorted({SURVEY, TECH})  # every server's teams (the sources are asked)
     try:
         teams.ensure_team(db, 5, "!!!", 1, clock())
         raise AssertionError("a name without a letter")

@@ -1,0 +1,83 @@
+"""Query rows read by column name, not by position, so an added column cannot shift a read.
+
+`named_rows`, `named_row` and `named_cursor` give `sqlite3.Row`s: index them by the SELECT's
+column names (the alias after AS, else the bare column name: `p.id` is `id`; an unknown name
+is an IndexError). The row factory is set on the one cursor that runs the query, never on the
+connection, whose other users (sqlite-utils among them) expect tuples; a `sqlite3.Row` is
+built in C, about as cheap as a tuple.
+`one_column` and `scalar` read a query of exactly one column, and fail loudly if it has more.
+`fill` makes a dataclass from a row's columns named like its fields.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (bot_state imports this)
+    from sqlite_utils import Database
+
+T = TypeVar("T")
+
+Params = Sequence[Any] | dict[str, Any]
+
+
+def _conn(db: Database | sqlite3.Connection) -> sqlite3.Connection:
+    return db if isinstance(db, sqlite3.Connection) else db.conn
+
+
+def _cursor(db: Database | sqlite3.Connection) -> sqlite3.Cursor:
+    cur = _conn(db).cursor()
+    cur.row_factory = sqlite3.Row
+    return cur
+
+
+def named_rows(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+    """Every row of `sql`, each readable as `row["column"]`."""
+    return _cursor(db).execute(sql, params).fetchall()
+
+
+def named_cursor(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> sqlite3.Cursor:
+    """`sql` run, its rows read lazily (iterate the cursor; stop early), each as `row["column"]`."""
+    return _cursor(db).execute(sql, params)
+
+
+def named_row(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> sqlite3.Row | None:
+    """The first row of `sql` (or None), readable as `row["column"]`."""
+    row: sqlite3.Row | None = _cursor(db).execute(sql, params).fetchone()
+    return row
+
+
+def one_column(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> list[Any]:
+    """The values of `sql`'s one column, in row order (ValueError if it selects more than one)."""
+    return [v for (v,) in _conn(db).execute(sql, params)]
+
+
+def scalar(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> Any:
+    """The one column of `sql`'s first row, or None when there is no row (ValueError if it
+    selects more than one column)."""
+    row = _conn(db).execute(sql, params).fetchone()
+    if row is None:
+        return None
+    (v,) = row
+    return v
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its field names, read once
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+def fill(cls: type[T], row: sqlite3.Row, **extra: Any) -> T:
+    """A `cls` dataclass from the row's columns named like its fields, plus `extra`. Columns no
+    field names (read by name elsewhere) are left out; a field with no column keeps its default,
+    and one without a default is a TypeError."""
+    keys = row.keys()
+    return cls(**{name: row[name] for name in _field_names(cls) if name in keys and name not in extra}, **extra)
