@@ -140,6 +140,7 @@ class CrawlSaver:
             b.texts.append((out.alternate, out.url))
             if out.error is not None:
                 b.rejected.append(Rejection(out.url, out.error.line, out.error.reason, out.sha256 or None))
+                found = "rejected"  # read, but says nothing about whether the page changed
             elif out.page is not None:
                 b.pages.append((out.page, info))
                 found = "page"  # changed if the save stores it
@@ -238,7 +239,7 @@ class CrawlSaver:
     def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str], prior: dict[str, _Prior],
                   last_modified: dict[str, str | None]) -> None:
         """Each location checked: its next check, sooner when it changed (a new page stored),
-        later when not; a failure is tried again after the shortest interval. A check that
+        later when not (a rejected page too); a failure is tried again after the shortest interval. A check that
         compared a page with its stored version (changed or not) adds to its change history
         (store.sources.change_rate): the interval since its previous check, and, for a change
         the site dated (Last-Modified, after that check), the time since the change."""
@@ -257,7 +258,7 @@ class CrawlSaver:
             changed = found == "page" and pid in stored
             history = p.history
             since = _seconds(p.checked_at, self.now)
-            if found != "missing" and since is not None and since > 0:
+            if found in ("page", "same") and since is not None and since > 0:
                 history = history.after(since, changed, _since_change(last_modified.get(url), self.now)
                                         if changed else None)
             weight = None
