@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS
+from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS, SourceCitationsMode
 
 
 @dataclass(frozen=True)
@@ -177,10 +177,10 @@ class Environment:
         key: str | None = self.value("MAPWATCH_S2_KEY")
         return key
 
-    def source_citations(self) -> str:
+    def source_citations(self) -> SourceCitationsMode:
         """$MAPWATCH_SOURCE_CITATIONS: `include` (default), `omit` or `off` (docs/enrichment.md,
         "Citations the map does not name")."""
-        mode: str = self.value("MAPWATCH_SOURCE_CITATIONS")
+        mode: SourceCitationsMode = self.value("MAPWATCH_SOURCE_CITATIONS")
         return mode
 
     def contact_address(self) -> str | None:

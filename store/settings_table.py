@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from mapwatch.store import settings
 from mapwatch.store.errors import BadSetting
@@ -67,17 +67,23 @@ def _database(raw: str) -> str:
     return raw or DEFAULT_DB
 
 
+def _seconds_within(raw: str, name: str, high: float, *, zero_ok: bool) -> float:
+    """Seconds from 0 (or more than 0) to `high`; NaN and infinities refused."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not ((value >= 0) if zero_ok else (value > 0)) or not value <= high:  # NaN fails every comparison
+        bounds = f"0 to {high:g}" if zero_ok else f"more than 0, at most {high:g}"
+        raise BadSetting(f"{name} must be seconds ({bounds}), not {raw!r}")
+    return value
+
+
 def _busy_timeout_ms(raw: str) -> int:
     raw = raw.strip()
     if not raw:
         return DEFAULT_BUSY_TIMEOUT_MS
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86_400:
-        raise BadSetting(f"$MAPWATCH_BUSY_TIMEOUT must be seconds (0 to 86400), not {raw!r}")
-    return int(seconds * 1000)
+    return int(_seconds_within(raw, "$MAPWATCH_BUSY_TIMEOUT", 86_400, zero_ok=True) * 1000)
 
 
 def _source(raw: str) -> str | None:
@@ -103,28 +109,12 @@ def _refresh(raw: str) -> str | None:
 
 def _tick_deadline(raw: str) -> float:
     raw = raw.strip()
-    if not raw:
-        return DEFAULT_TICK_DEADLINE
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds <= 86_400:
-        raise BadSetting(f"$MAPWATCH_TICK_DEADLINE must be seconds (more than 0, at most 86400), not {raw!r}")
-    return seconds
+    return _seconds_within(raw, "$MAPWATCH_TICK_DEADLINE", 86_400, zero_ok=False) if raw else DEFAULT_TICK_DEADLINE
 
 
 def _header_timeout(raw: str) -> float | None:
     raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        timeout = float(raw)
-    except ValueError:
-        timeout = float("nan")
-    if not 0 < timeout <= 3600:  # NaN fails every comparison
-        raise BadSetting(f"$MAPWATCH_HEADER_TIMEOUT must be seconds (more than 0, at most 3600), not {raw!r}")
-    return timeout
+    return _seconds_within(raw, "$MAPWATCH_HEADER_TIMEOUT", 3600, zero_ok=False) if raw else None
 
 
 def _max_connections(raw: str) -> int | None:
@@ -226,10 +216,11 @@ def _s2_key(raw: str) -> str | None:
     return key or None
 
 
-SOURCE_CITATIONS = ("include", "omit", "off")
+SourceCitationsMode = Literal["include", "omit", "off"]  # $MAPWATCH_SOURCE_CITATIONS
+SOURCE_CITATIONS: tuple[SourceCitationsMode, ...] = get_args(SourceCitationsMode)
 
 
-def _source_citations(raw: str) -> str:
+def _source_citations(raw: str) -> SourceCitationsMode:
     text = raw.strip().lower() or "include"
     if text not in SOURCE_CITATIONS:
         raise BadSetting(f"$MAPWATCH_SOURCE_CITATIONS must be include, omit or off, not {settings.shown(raw)}")

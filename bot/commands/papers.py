@@ -31,22 +31,20 @@ def paper_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
 
 def citers_core(db: Database, ctx: Ctx, *, paper: str, direction: str | None = None,
                 sort: str | None = None, page: int | None = None) -> Reply:
-    sort = (sort or "cited").strip().lower()
-    if sort not in queries.SORTS:
-        raise BadOption(f"sort must be one of: {', '.join(queries.SORTS)}")
+    order = queries.citer_sort(sort)
     found = queries.resolve_paper(db, paper)
     d = queries.resolve_direction(db, direction) if direction and direction.strip() else None
     n = _page(page)
-    result = queries.citers(db, found.id, sort=sort, direction=d.slug if d else None,
+    result = queries.citers(db, found.id, sort=order, direction=d.slug if d else None,
                             offset=n * PAGE_SIZE, limit=PAGE_SIZE)
-    args: dict[str, Any] = {"paper": found.id, "sort": sort}
+    args: dict[str, Any] = {"paper": found.id, "sort": order}
     if d:
         args["direction"] = d.slug
     return render.paper_list(
         f"Citers of {found.title}", found.url, result,
         subtitle=(f"Cited by {found.cited_by} (stated on its map page); {result.total} known by name"
                   if found.cited_by is not None else f"{result.total} known citers")
-        + (f", placed in {d.name}" if d else "") + (" · newest first" if sort == "newest" else " · most cited first"),
+        + (f", placed in {d.name}" if d else "") + (" · newest first" if order == "newest" else " · most cited first"),
         empty="No citing papers known" + (" in that direction." if d else " yet."),
         pager=Pager("citers", args, n, pages(result.total)))
 

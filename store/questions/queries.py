@@ -10,6 +10,7 @@ import difflib
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from sqlite_utils import Database
 
@@ -62,7 +63,8 @@ def map_stats(db: Database) -> MapStats:
 # ---------------------------------------------------------------------------
 
 CHOICE_MAX = 100  # Discord: choice names and values are at most 100 characters
-SORTS = ("cited", "newest")
+CiterSort = Literal["cited", "newest"]  # most cited first, or most recently first seen first
+SORTS: tuple[CiterSort, ...] = get_args(CiterSort)
 WALK_MIN_CITERS = 500  # from this many citers, the first pages come from walking papers by count
 _MAP_DIRECTION_URL = re.compile(r"^https?://[^/\s]+/(?P<slug>[^?#\s]+?)/?(?:[?#].*)?$")
 
@@ -196,7 +198,16 @@ def check_page(offset: int, limit: int) -> None:
         raise BadOption("page out of range")
 
 
-def citers(db: Database, paper_id: str, *, sort: str = "cited", direction: str | None = None,
+def citer_sort(text: str | None) -> CiterSort:
+    """A user's sort option (any case; none: `cited`), or BadOption naming the choices."""
+    sort = (text or "cited").strip().lower()
+    for known in SORTS:
+        if sort == known:
+            return known
+    raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+
+
+def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction: str | None = None,
            offset: int = 0, limit: int = 10, authors: bool = True) -> PaperPage:
     """The papers citing `paper_id`: `cited` = most cited first (stated count, then the
     order the map lists them), `newest` = most recently first seen first. With `authors`,

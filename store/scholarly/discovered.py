@@ -33,7 +33,6 @@ from mapwatch.store.scholarly.records import FoundCiter
 
 FindingSource = Literal["openalex", "s2"]
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
-SourceCitations = Literal["include", "omit"]  # $MAPWATCH_SOURCE_CITATIONS
 MAX_NEW_PER_ANSWER = 2_000  # new citations one source's answer about one paper may add
 
 

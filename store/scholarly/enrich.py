@@ -33,6 +33,7 @@ from mapwatch.store.scholarly.parse import (
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
 from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
+from mapwatch.store.settings_table import SourceCitationsMode
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -64,7 +65,7 @@ class EnrichSettings:
     s2_key: str | None = field(default=None, repr=False)
     limit: int = DEFAULT_LIMIT
     politeness: Mapping[str, Politeness] = field(default_factory=lambda: dict(POLITENESS))
-    source_citations: str = "include"  # $MAPWATCH_SOURCE_CITATIONS: include, omit or off
+    source_citations: SourceCitationsMode = "include"  # $MAPWATCH_SOURCE_CITATIONS
 
     @property
     def discover(self) -> bool:
