@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mapwatch.store.clock import retry_after_seconds
+from mapwatch.store.http_body import read_capped
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # an answer of 100 papers is a few hundred kB
 
@@ -157,7 +158,7 @@ class PoliteClient:
                     raise BadAnswer(f"HTTP {status}")
                 if resp.content_length is not None and resp.content_length > MAX_BODY_BYTES:
                     raise BadAnswer(f"an answer of {resp.content_length:,} bytes (at most {MAX_BODY_BYTES:,} read)")
-                body = await _read_capped(resp, MAX_BODY_BYTES)
+                body = await read_capped(resp, MAX_BODY_BYTES)
                 self.bytes_read += len(body)
                 if len(body) > MAX_BODY_BYTES:
                     raise BadAnswer(f"an answer of more than {MAX_BODY_BYTES:,} bytes")
@@ -170,14 +171,3 @@ class PoliteClient:
             raise SourceDown(self.scrub(f"cannot connect ({_short(e)})")) from None
 
 
-async def _read_capped(resp: Any, limit: int) -> bytes:
-    """The body, or its first limit+1 bytes when it is longer."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = await resp.content.read(min(65536, limit + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)

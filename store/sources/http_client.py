@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from mapwatch.store.clock import retry_after_seconds
+from mapwatch.store.http_body import read_capped
 from mapwatch.store.pages.parse import MAX_PAGE_BYTES
 from mapwatch.store.settings_table import DEFAULT_TICK_DEADLINE
 
@@ -217,20 +218,6 @@ class HttpClient:
             raise Retry(f"body cut off ({short(e)})") from None
         except aiohttp.ClientError as e:
             raise Retry(f"connection failed ({short(e)})") from None
-
-
-async def read_capped(resp: Any, limit: int) -> bytes:
-    """The body, or its first limit+1 bytes when it is longer. A body cut off before its
-    announced length raises aiohttp.ClientPayloadError."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = await resp.content.read(min(65536, limit + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def short(e: BaseException) -> str:
