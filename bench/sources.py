@@ -3,7 +3,11 @@ tick by tick by the real refresh, with and without the open sources asked after 
 (the real enrichment round), as `mapwatch run` does.
 
     python -m bench.sources --pages 10000 --hours 48 --variant all
+    python -m bench.sources --pages 100000 --hours 48 --variant no-sitemap --steady
     python -m bench.sources --small            (seconds; what CI runs)
+
+`--steady` starts the crawl in its steady state (bench/freshness.py's schedule_steady): without
+it, every page of the template was checked at T0 - 1 h, and the first ticks re-check the map.
 
 The simulated site (bench/livemap.py) also answers, from the same ground truth, as
 - Semantic Scholar: `/graph/v1/paper/arXiv:<id>/citations`: every citer of a paper, paged;
@@ -15,9 +19,13 @@ option): a best case for the sources' own delay, which the real ones add (days, 
 Each variant runs twice from the same database and seed: sources off (the map alone) and on.
 The database is bench/freshness.py's (a full crawl at T0 - 1 h, the most cited papers
 tracked), and, as after enrichment, every map paper matched to its OpenAlex work and asked
-once. What is measured: the share of new citations in the feeds (`citations`) within one tick
-and 24 h, the share of the unlisted ones (no page names them) among them, the tracked papers'
-new citers alerted (`events`) within one tick, and the requests to each.
+once; with the sources on, one enrichment round at T0 takes their baseline (what a source
+says first about a paper is kept, not announced), as a mapwatch running before would have.
+
+What is measured: the share of new citations in the feeds (`citations`) within one tick and
+24 h, the share of the unlisted ones (no page names them) among them, the tracked papers' new
+citers alerted (`events`) within one tick, the citations a source announced first (their event
+has no snapshot; a map page may name them later), and each tick's requests to each and CPU.
 """
 
 from __future__ import annotations
@@ -39,7 +47,16 @@ from pathlib import Path
 from aiohttp import web
 
 from bench import livemap
-from bench.freshness import SETUP, Config, build_template, delays_summary, fmt, free_port
+from bench.freshness import (
+    SETUP,
+    STEADY_AGE,
+    Config,
+    build_template,
+    delays_summary,
+    fmt,
+    free_port,
+    schedule_steady,
+)
 from bench.livemap import DEFAULT_RATE, T0, VARIANTS, LiveMap, Site
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.db import open_db
@@ -51,6 +68,7 @@ from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
 FAST = {s: Politeness(0.0, timeout=60.0) for s in POLITENESS}  # loopback: no rate to keep
 ARXIV_SOURCE = "https://openalex.org/S4306400194"
+SOURCES = ("openalex", "s2")  # the request kinds that are the sources'; the others are the map's
 
 
 class SourcesSite(Site):
@@ -123,16 +141,17 @@ class SourcesSite(Site):
         return web.json_response(body)
 
 
-def serve(pages: int, seed: int, rate: float, variant: str, lag: float, port: int) -> None:
-    live = LiveMap(pages, seed, rate)
+def serve(pages: int, seed: int, rate: float, variant: str, lag: float, port: int, initial_age: float) -> None:
+    live = LiveMap(pages, seed, rate, initial_age)
     livemap.serve(live, variant, port, SourcesSite(live, variant, lag))
 
 
 class Server:
-    def __init__(self, cfg: Config, variant: str, lag: float, port: int) -> None:
+    def __init__(self, cfg: Config, variant: str, lag: float, port: int, initial_age: float = 1.0) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.sources", "--serve", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
-             "--rate", str(cfg.rate), "--variant", variant, "--source-lag", str(lag), "--port", str(port)],
+             "--rate", str(cfg.rate), "--variant", variant, "--source-lag", str(lag), "--port", str(port),
+             "--initial-age", str(initial_age)],
             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -175,18 +194,28 @@ def as_enriched(db_path: Path, pages: int) -> None:
 
 
 def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, template: Path, work: Path,
-            log: Callable[[str], None]) -> dict:
+            log: Callable[[str], None], steady: bool = False) -> dict:
     db_path = work / f"{variant}-{'on' if sources else 'off'}.db"
     for stale in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
         stale.unlink(missing_ok=True)
     shutil.copyfile(template, db_path)
-    server = Server(cfg, variant, lag, port)
+    if steady:
+        log(f"scheduled {schedule_steady(db_path, variant, cfg.budget):,} pages as in a steady state")
+    server = Server(cfg, variant, lag, port, STEADY_AGE if steady else 1.0)
     try:
         settings = EnrichSettings(("openalex", "s2"), {"arxiv": server.base, "openalex": server.base,
                                                        "s2": f"{server.base}/graph/v1"}, politeness=FAST)
+        if sources:
+            # The sources' first answer about a paper is its baseline (store/scholarly/discovered.py):
+            # kept, never announced. A running mapwatch took it long before; here, at T0, before
+            # the first new paper (not counted: the counts are reset each tick).
+            for line in asyncio.run(enrich_round(db_path, settings, tracked=tracked_paper_ids,
+                                                 clock=lambda: T0)).trouble_lines():
+                log(line)
         truth: dict[tuple[str, str], float] = {}
         cpu = {"refresh": 0.0, "sources": 0.0}
         by_kind: Counter[str] = Counter()
+        ticks: list[dict] = []  # each tick's requests (the map's, each source's) and CPU
         for k in range(1, cfg.hours + 1):
             now = T0 + timedelta(hours=k)
             for pid, at, cited in server.call(f"advance?to={now.timestamp()}", "POST")["new"]:
@@ -198,19 +227,25 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
                 c0 = time.process_time()
                 refresh(db, server.base, clock=lambda now=now: now, priority=tracked_paper_ids(db),
                         options=HttpOptions(budget=cfg.budget))
-                cpu["refresh"] += time.process_time() - c0
+                tick_cpu = {"refresh": time.process_time() - c0, "sources": 0.0}
             finally:
                 db.close()
             if sources:
                 c0 = time.process_time()
                 report = asyncio.run(enrich_round(db_path, settings, tracked=tracked_paper_ids,
                                                   clock=lambda now=now: now))
-                cpu["sources"] += time.process_time() - c0
+                tick_cpu["sources"] = time.process_time() - c0
                 for line in report.trouble_lines():
                     log(line)
+            for part, v in tick_cpu.items():
+                cpu[part] += v
             counts = server.call("counts")
             counts.pop("new_pages_requested", None)
             by_kind.update(counts)
+            ticks.append({"map": sum(v for kind, v in counts.items() if kind not in SOURCES),
+                          "openalex": counts.get("openalex", 0), "s2": counts.get("s2", 0),
+                          "cpu_refresh_s": round(tick_cpu["refresh"], 3),
+                          "cpu_sources_s": round(tick_cpu["sources"], 3)})
             log(f"{variant} sources {'on' if sources else 'off'} tick {k}: {sum(counts.values())} requests")
         end = (T0 + timedelta(hours=cfg.hours)).timestamp()
         db = open_db(db_path)
@@ -223,36 +258,59 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
             alerted = {(c, p): parse_iso(t).timestamp() for p, c, t in db.conn.execute(
                 "SELECT paper_id, citing_id, min(seen_at) FROM events WHERE kind = 'citation' AND seen_at >= ?"
                 " GROUP BY paper_id, citing_id", (iso(T0),)) if p in tracked}
+            # Announced first by a source (its event has no snapshot: no page named it then), by the
+            # source(s) that said it at that moment; the map may name it later (its provenance then
+            # becomes `map`, so `provenance` counts only what is still source-only at the end).
+            first_from: Counter[str] = Counter()
+            for (src,) in db.conn.execute(
+                    "SELECT group_concat(s.source) FROM events e JOIN source_citations s ON s.cited_id = e.paper_id"
+                    " AND s.citing_id = e.citing_id AND s.first_seen <= e.seen_at AND s.baseline = 0"
+                    " WHERE e.kind = 'citation' AND e.snapshot_id IS NULL AND e.seen_at >= ? GROUP BY e.id",
+                    (iso(T0),)):
+                first_from["+".join(sorted(set(src.split(","))))] += 1
             doubled = db.conn.execute("SELECT count(*) FROM (SELECT paper_id, citing_id FROM events WHERE kind ="
                                       " 'citation' GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]
         finally:
             db.close()
         unlisted = {(a, b) for a, b in server.call("unlisted")["unlisted"]} & truth.keys()
-        return {"pages": cfg.pages, "variant": variant, "sources": sources, "hours": cfg.hours,
+        stored = Counter(round((t - T0.timestamp()) / 3600) for e, t in seen.items() if e in truth)
+        for k, tick in enumerate(ticks, 1):
+            tick["stored"] = stored.get(k, 0)  # new citations stored (or learned from a source) this tick
+        return {"pages": cfg.pages, "variant": variant, "sources": sources, "hours": cfg.hours, "steady": steady,
                 "feeds": delays_summary(truth, seen, end),
                 "unlisted": delays_summary({e: truth[e] for e in unlisted}, seen, end),
                 "alerts": delays_summary({e: at for e, at in truth.items() if e[1] in tracked}, alerted, end),
-                "provenance": dict(provenance), "doubled_events": doubled,
+                "provenance": dict(provenance), "first_from_sources": dict(first_from), "doubled_events": doubled,
                 "requests": dict(by_kind), "cpu_refresh_s": round(cpu["refresh"], 1),
-                "cpu_sources_s": round(cpu["sources"], 1)}
+                "cpu_sources_s": round(cpu["sources"], 1), "ticks": ticks}
     finally:
         server.stop()
 
 
-COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, ≤24 h",
-           "tracked: citations, ≤1 tick", "from the sources (openalex, s2)", "doubled", "map requests",
-           "source requests (openalex, s2)", "CPU s: refresh, sources")
+COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, found, ≤24 h",
+           "tracked: citations, ≤1 tick", "first from a source (openalex, s2; source-only at the end)", "doubled",
+           "map requests (per citation stored)", "source requests a tick (openalex, s2)",
+           "CPU s: refresh, sources (sources a tick)")
 
 
 def cells(r: dict) -> list[str]:
     """One result's row of the table, in COLUMNS' order."""
     f, u, a, req, prov = r["feeds"], r["unlisted"], r["alerts"], r["requests"], r["provenance"]
-    site = sum(v for kind, v in req.items() if kind not in ("openalex", "s2"))
+    first = Counter[str]()
+    for who, n in r.get("first_from_sources", {}).items():
+        for s in who.split("+"):
+            first[s] += n
+    site = sum(v for kind, v in req.items() if kind not in SOURCES)
+    per_citation = f"{site / f['found']:.1f}" if f["found"] else "-"
+    hours = max(1, r["hours"])
     return [f"{r['pages']:,}", r["variant"], "on" if r["sources"] else "off", f"{f['citations']:,}",
             fmt(f["within_1_tick"], True), fmt(f["within_24h"], True),
-            f"{u['citations']:,}, {fmt(u['within_24h'], True)}", f"{a['citations']:,}, {fmt(a['within_1_tick'], True)}",
-            f"{prov.get('openalex', 0):,}, {prov.get('s2', 0):,}", str(r["doubled_events"]), f"{site:,}",
-            f"{req.get('openalex', 0):,}, {req.get('s2', 0):,}", f"{r['cpu_refresh_s']}, {r['cpu_sources_s']}"]
+            f"{u['citations']:,}, {u['found']:,}, {fmt(u['within_24h'], True)}",
+            f"{a['citations']:,}, {fmt(a['within_1_tick'], True)}",
+            f"{first['openalex']:,}, {first['s2']:,} ({prov.get('openalex', 0) + prov.get('s2', 0):,})",
+            str(r["doubled_events"]), f"{site:,} ({per_citation})",
+            f"{req.get('openalex', 0) / hours:.1f}, {req.get('s2', 0) / hours:.1f}",
+            f"{r['cpu_refresh_s']}, {r['cpu_sources_s']} ({r['cpu_sources_s'] / hours:.2f})"]
 
 
 def table(results: list[dict]) -> str:
@@ -270,13 +328,16 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(flag, type=type(default), default=default)
     p.add_argument("--variant", default="no-sitemap", help=f"one of {', '.join(VARIANTS)}, or all (comma-separated)")
     p.add_argument("--source-lag", type=float, default=0.0, help="hours before the sources know a new paper")
+    p.add_argument("--steady", action="store_true",
+                   help="start the crawl in its steady state, as bench.freshness --steady does (see schedule_steady)")
+    p.add_argument("--initial-age", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--small", action="store_true", help=f"a run of seconds: {SMALL}")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.serve:
-        serve(a.pages, a.seed, a.rate, a.variant, a.source_lag, a.port)
+        serve(a.pages, a.seed, a.rate, a.variant, a.source_lag, a.port, a.initial_age)
         return 0
     if a.small:
         for k, v in SMALL.items():
@@ -299,11 +360,12 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for variant in variants:
             for sources in (False, True):
-                results.append(run_one(cfg, variant, sources, a.source_lag, port, template, work, log))
+                results.append(run_one(cfg, variant, sources, a.source_lag, port, template, work, log, a.steady))
                 if a.json:
                     a.json.write_text(json.dumps(results, indent=1) + "\n")
     print(f"{cfg.pages:,} pages, {cfg.hours} ticks of 1 simulated hour, budget {cfg.budget:,}, new papers "
-          f"{cfg.rate:g} of the map a day, {cfg.tracked} tracked, sources know a new paper after {a.source_lag:g} h")
+          f"{cfg.rate:g} of the map a day, {cfg.tracked} tracked, sources know a new paper after {a.source_lag:g} h"
+          + (", steady crawl" if a.steady else ""))
     print(table(results))
     return 0
 

@@ -24,6 +24,13 @@ def test_the_small_form_finds_the_unlisted_citations_only_with_the_sources(tmp_p
     assert off["unlisted"]["found"] == 0 and off["provenance"].keys() <= {"map"}
     assert on["unlisted"]["found"] > 0 and on["provenance"].get("openalex", 0) + on["provenance"].get("s2", 0) > 0
     assert on["feeds"]["found"] > off["feeds"]["found"]
+    # An unlisted citation can only come from a source: announced by it first (no snapshot).
+    assert off["first_from_sources"] == {} and sum(on["first_from_sources"].values()) >= on["unlisted"]["found"]
+    for r in (off, on):  # the ticks add up to the run
+        assert len(r["ticks"]) == r["hours"] == 26
+        assert sum(t["map"] for t in r["ticks"]) == sum(v for k, v in r["requests"].items() if k not in sources.SOURCES)
+        assert sum(t["s2"] for t in r["ticks"]) == r["requests"].get("s2", 0)
+        assert sum(t["stored"] for t in r["ticks"]) == r["feeds"]["found"]
     assert on["alerts"]["found"] >= off["alerts"]["found"]
     assert off["doubled_events"] == on["doubled_events"] == 0  # each citation announced once
     assert on["requests"].get("s2", 0) > 0 and on["requests"].get("openalex", 0) > 0  # really asked
