@@ -744,6 +744,10 @@ def check(cfg: Config, plan: Plan, dirs_of: dict[str, list[str]], named: dict[tu
     doubled = sum(n - 1 for n in channel_count.values() if n > 1) + sum(n - 1 for n in hook_count.values() if n > 1) \
         + sum(n - 1 for n in follow_count.values() if n > 1) + len(feeds.doubled)
     problems += [f"follow {s}: {c} posted {n} times" for (s, c), n in follow_count.items() if n > 1][:10]
+    # follows: each new citer of a paper placed in a followed direction (a citation a page names), posted
+    expected_follows = {(slug, citer) for (citer, cited) in named if (citer, cited) not in initial
+                        for slug in dirs_of.get(cited, []) if slug in followed}
+    follows_missing = len(expected_follows - follow_count.keys())
     problems += lost[:20]
     new_stored = {p for p in stored if p not in initial}
     return {
@@ -756,7 +760,7 @@ def check(cfg: Config, plan: Plan, dirs_of: dict[str, list[str]], named: dict[tu
                   "missing": missing_feed, "delay_ticks": delay_summary(feed_delays)},
         "alerts": {"expected": len(expected_alerts), "missing": missing_alerts,
                    "delay_ticks": delay_summary(alert_delays), "webhook_delay_ticks": delay_summary(hook_delays)},
-        "follow_posts": sum(follow_count.values()),
+        "follows": {"expected": len(expected_follows), "posted": len(follow_count), "missing": follows_missing},
         "lost": len(lost), "doubled": doubled,
         "faults": dict(faults_seen), "faults_skipped": skipped, "restore": restored,
         "drain_ticks": sum(1 for t in ticks if "drain" in t.faults),
