@@ -579,6 +579,7 @@ async def run_month(cfg: Config, work: Path, log: Any = print) -> dict[str, Any]
         faults_seen["discord_5xx"] = sum(1 for r in injected if r.status >= 500)
         faults_seen["discord_429"] = sum(1 for r in injected if r.status == 429)
         faults_seen["webhook_hang"] = receiver.abandoned
+        faults_seen["discord_nonce_repeats"] = fake.nonce_repeats  # resends Discord dropped by their nonce
         unlisted = {(a, b) for a, b in site.call("unlisted")["unlisted"]}
         named = {e: k for e, k in truth.items() if e not in unlisted}
         return check(cfg, plan, live_dirs(live), named, truth, unlisted, initial, stored, lost, feeds, fake,
