@@ -27,7 +27,12 @@ What the server answers (site variants: VARIANTS):
 - anything else: 404.
 Control (not counted as requests): `POST /_sim/advance?to=<epoch s>[&quiet=1]` moves the
 clock, returns the new papers as JSON; `GET /_sim/counts?reset=1` the requests by kind;
-`GET /_sim/unlisted` the new citations no page lists now.
+`GET /_sim/unlisted` the new citations no page lists now; `POST /_sim/faults?5xx=S&truncated=S&timeouts=N
+&hold=H&seed=K` makes a share S of the next page and direction requests answer 503 or a body cut short
+(its Content-Length promised, half sent, the connection closed), and the next N hang H seconds before
+answering (bench/month.py); `GET /_sim/faults` the faults injected so far, by kind (`timeout_abandoned`:
+hangs whose client had gone when the answer was due). With `--sim-date` every answer's `Date` is the
+site's clock, not the machine's.
 
     python -m bench.livemap --pages N [--seed S] [--variant V] [--rate R]   (prints "PORT <n>")
 """
@@ -35,6 +40,7 @@ clock, returns the new papers as JSON; `GET /_sim/counts?reset=1` the requests b
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import email.utils
 import hashlib
@@ -235,7 +241,7 @@ class LiveMap:
 # --- the server ------------------------------------------------------------------------
 
 class Site:
-    def __init__(self, live: LiveMap, variant: str) -> None:
+    def __init__(self, live: LiveMap, variant: str, sim_date: bool = False) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r} (one of {', '.join(VARIANTS)})")
         self.live, self.variant = live, variant
@@ -243,6 +249,11 @@ class Site:
         self.new_requested: set[int] = set()  # new papers whose page was asked for
         self.dir_paths = {f"/{d.slug}/": k for k, d in enumerate(live.dirs)}
         self._cache: dict[str, tuple[int, bytes, str]] = {}  # path -> (generation, body, etag)
+        self.sim_date = sim_date
+        self.fault_share = {"5xx": 0.0, "truncated": 0.0}
+        self.timeouts_left, self.hold = 0, 25.0
+        self.fault_rng = random.Random(live.seed)
+        self.faulted: Counter[str] = Counter()  # faults injected, by kind
 
     @property
     def sitemap(self) -> bool:
@@ -265,6 +276,10 @@ class Site:
         base = f"http://{request.host}"
         if path.startswith("/_sim/"):
             return self.control(request)
+        if path.startswith("/paper/") or path in self.dir_paths:
+            fault = await self._fault(request)
+            if fault is not None:
+                return fault
         if path == "/robots.txt":
             self.counts["robots"] += 1
             text = "User-agent: *\nDisallow: /search/\n" + (f"Sitemap: {base}/sitemap.xml\n" if self.sitemap else "")
@@ -325,9 +340,44 @@ class Site:
                 f"<body><article><h1>{html.escape(d.name)}</h1><p>{len(live.members[k])} papers placed here.</p>"
                 f"<ul>{items}</ul></article></body></html>\n").encode()
 
+    async def _fault(self, request: web.Request) -> web.StreamResponse | None:
+        """An injected fault for this request (POST /_sim/faults), or None to answer it."""
+        if self.timeouts_left > 0:
+            self.timeouts_left -= 1
+            self.faulted["timeout"] += 1
+            await asyncio.sleep(self.hold)  # the hang is the fault: the client's timeout must pass first
+            if request.transport is None or request.transport.is_closing():
+                self.faulted["timeout_abandoned"] += 1
+            return None
+        r = self.fault_rng.random()
+        if r < self.fault_share["5xx"]:
+            self.faulted["5xx"] += 1
+            return web.Response(status=503, text="injected fault\n")
+        if r < self.fault_share["5xx"] + self.fault_share["truncated"]:
+            body = b"<!DOCTYPE html>\n<html><body><article>" + b"x" * 4096 + b"</article></body></html>\n"
+            resp = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+            resp.content_length = len(body)
+            await resp.prepare(request)
+            await resp.write(body[:len(body) // 2])
+            if request.transport is not None:
+                request.transport.close()
+            self.faulted["truncated"] += 1
+            return resp
+        return None
+
     def control(self, request: web.Request) -> web.Response:
         live = self.live
         what = request.path[len("/_sim/"):]
+        if what == "faults":
+            if request.method == "POST":
+                q = request.query
+                for kind in self.fault_share:
+                    self.fault_share[kind] = float(q.get(kind, 0.0))
+                self.timeouts_left = int(q.get("timeouts", 0))
+                self.hold = float(q.get("hold", self.hold))
+                if "seed" in q:
+                    self.fault_rng.seed(int(q["seed"]))
+            return web.json_response(dict(self.faulted))
         if what == "advance":
             new = live.advance(float(request.query["to"]), quiet=request.query.get("quiet") == "1")
             return web.json_response({"new": new, "size": live.size})
@@ -351,6 +401,11 @@ def serve(live: LiveMap, variant: str, port: int = 0, site: Site | None = None) 
     async def run() -> None:
         app = web.Application()
         app.router.add_route("*", "/{path:.*}", site.handle)
+        if site.sim_date:
+            async def dated(_request: web.Request, response: web.StreamResponse) -> None:
+                response.headers["Date"] = http_date(site.live.now)
+
+            app.on_response_prepare.append(dated)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         tcp = web.TCPSite(runner, "127.0.0.1", port)
@@ -369,12 +424,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
     p.add_argument("--rate", type=float, default=DEFAULT_RATE)
     p.add_argument("--port", type=int, default=0)
+    p.add_argument("--sim-date", action="store_true", help="answer with the site's clock in `Date`")
     p.add_argument("--initial-age", type=float, default=1.0,
                    help="days before T0 the initial map's pages last changed (their Last-Modified and lastmod)")
     a = p.parse_args(argv)
     live = LiveMap(a.pages, a.seed, a.rate, a.initial_age)
     with contextlib.suppress(KeyboardInterrupt):
-        serve(live, a.variant, a.port)
+        serve(live, a.variant, a.port, Site(live, a.variant, a.sim_date))
     return 0
 
 

@@ -49,7 +49,8 @@ class Journal:
 
 
 BENCH = Journal("bench/RESULTS.md", newest_first=True, groups=(
-    "parse", "ingest", "refresh", "queries", "feeds", "freshness", "alerts", "pages", "server", "enrichment", "cli"))
+    "parse", "ingest", "refresh", "queries", "feeds", "freshness", "alerts", "month", "pages", "server", "enrichment",
+    "cli"))
 RELIABILITY = Journal("tests/RELIABILITY.md", newest_first=False, groups=(
     "fuzz", "crash", "data", "faults", "abuse", "cli"))
 
