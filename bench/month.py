@@ -417,6 +417,7 @@ async def run_month(cfg: Config, work: Path, log: Any = print) -> dict[str, Any]
     logs = work / "logs"
     logs.mkdir(exist_ok=True)
     key = secret_box.encode_key(os.urandom(32))
+    key_before = os.environ.get(secret_box.KEY_ENV)
     os.environ[secret_box.KEY_ENV] = key  # add_webhook seals with it, as the service will open with it
     t_setup = time.perf_counter()
     try:
@@ -592,6 +593,10 @@ async def run_month(cfg: Config, work: Path, log: Any = print) -> dict[str, Any]
         await receiver.close()
         await fake.close()
         disk.unmount()
+        if key_before is None:  # the key is this run's only: the calling process gets its own back
+            os.environ.pop(secret_box.KEY_ENV, None)
+        else:
+            os.environ[secret_box.KEY_ENV] = key_before
 
 
 def live_dirs(live: LiveMap) -> dict[str, list[str]]:
