@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -87,15 +88,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Server:
-    """bench.livemap in a subprocess of its own."""
+class SimProcess:
+    """A simulated site (bench.livemap, or bench.sources serving) in a subprocess of its own,
+    started with `argv` (after `python -m`); it prints `PORT <n>` once it listens."""
 
-    def __init__(self, cfg: Config, variant: str, port: int, initial_age: float = 1.0) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.livemap", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
-             "--variant", variant, "--rate", str(cfg.rate), "--port", str(port),
-             "--initial-age", str(initial_age)],
-            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", *argv], stdout=subprocess.PIPE, text=True,
+                                     cwd=Path(__file__).resolve().parent.parent)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.startswith("PORT "):
@@ -103,7 +102,7 @@ class Server:
             raise RuntimeError(f"the simulated site did not start: {line!r}")
         self.base = f"http://127.0.0.1:{int(line.split()[1])}"
 
-    def call(self, what: str, method: str = "GET") -> dict:
+    def call(self, what: str, method: str = "GET") -> Any:
         req = urllib.request.Request(f"{self.base}/_sim/{what}", method=method)
         with urllib.request.urlopen(req, timeout=600) as r:
             return json.loads(r.read())
@@ -115,6 +114,15 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class Server(SimProcess):
+    """bench.livemap in a subprocess of its own."""
+
+    def __init__(self, cfg: Config, variant: str, port: int, initial_age: float = 1.0) -> None:
+        super().__init__(["bench.livemap", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
+                          "--variant", variant, "--rate", str(cfg.rate), "--port", str(port),
+                          "--initial-age", str(initial_age)])
 
 
 def build_template(cfg: Config, base: str, path: Path) -> dict:

@@ -53,7 +53,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -63,7 +62,7 @@ from typing import Any
 from aiohttp import web
 
 from bench.freshness import Config as FreshConfig
-from bench.freshness import build_template, free_port, pct, schedule_as_crawled
+from bench.freshness import SimProcess, build_template, free_port, pct, schedule_as_crawled
 from bench.livemap import DEFAULT_RATE, T0, LiveMap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,33 +127,12 @@ def make_plan(cfg: Config) -> Plan:
 
 # --- the site ---------------------------------------------------------------------------------
 
-class SiteProcess:
+class SiteProcess(SimProcess):
     """bench.livemap in a process of its own, answering with its own clock in `Date`."""
 
     def __init__(self, cfg: Config, port: int) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.livemap", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
-             "--variant", cfg.variant, "--rate", str(cfg.rate), "--port", str(port), "--sim-date"],
-            stdout=subprocess.PIPE, text=True, cwd=ROOT)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            self.stop()
-            raise RuntimeError(f"the simulated site did not start: {line!r}")
-        self.base = f"http://127.0.0.1:{int(line.split()[1])}"
-
-    def call(self, what: str, method: str = "GET") -> Any:
-        req = urllib.request.Request(f"{self.base}/_sim/{what}", method=method)
-        with urllib.request.urlopen(req, timeout=600) as r:
-            return json.loads(r.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(["bench.livemap", "--pages", str(cfg.pages), "--seed", str(cfg.seed), "--variant",
+                          cfg.variant, "--rate", str(cfg.rate), "--port", str(port), "--sim-date"])
 
 
 # --- the webhook receiver ---------------------------------------------------------------------

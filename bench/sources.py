@@ -35,7 +35,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ from bench.freshness import (
     SETUP,
     STEADY_AGE,
     Config,
+    SimProcess,
     build_template,
     delays_summary,
     fmt,
@@ -146,34 +146,11 @@ def serve(pages: int, seed: int, rate: float, variant: str, lag: float, port: in
     livemap.serve(live, variant, port, SourcesSite(live, variant, lag))
 
 
-class Server:
+class Server(SimProcess):
     def __init__(self, cfg: Config, variant: str, lag: float, port: int, initial_age: float = 1.0) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.sources", "--serve", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
-             "--rate", str(cfg.rate), "--variant", variant, "--source-lag", str(lag), "--port", str(port),
-             "--initial-age", str(initial_age)],
-            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            self.stop()
-            raise RuntimeError(f"the simulated site did not start: {line!r}")
-        self.base = f"http://127.0.0.1:{int(line.split()[1])}"
-
-    def call(self, what: str, method: str = "GET") -> dict:
-        import urllib.request
-
-        with urllib.request.urlopen(urllib.request.Request(f"{self.base}/_sim/{what}", method=method),
-                                    timeout=600) as r:
-            return json.loads(r.read())
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(["bench.sources", "--serve", "--pages", str(cfg.pages), "--seed", str(cfg.seed),
+                          "--rate", str(cfg.rate), "--variant", variant, "--source-lag", str(lag), "--port",
+                          str(port), "--initial-age", str(initial_age)])
 
 
 def as_enriched(db_path: Path, pages: int) -> None:
