@@ -193,9 +193,11 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
         cpu = {"refresh": 0.0, "sources": 0.0}
         by_kind: Counter[str] = Counter()
         ticks: list[dict] = []  # each tick's requests (the map's, each source's) and CPU
-        for k in range(1, cfg.hours + 1):
+        def tick(k: int, quiet: bool = False) -> dict:
+            """One hour: the site moves on (nothing new if `quiet`), a refresh, an enrichment round."""
             now = T0 + timedelta(hours=k)
-            for pid, at, cited in server.call(f"advance?to={now.timestamp()}", "POST")["new"]:
+            for pid, at, cited in server.call(f"advance?to={now.timestamp()}" + ("&quiet=1" if quiet else ""),
+                                              "POST")["new"]:
                 for c in cited:
                     truth[(pid, c)] = at
             server.call("counts?reset=1")
@@ -214,16 +216,23 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
                 tick_cpu["sources"] = time.process_time() - c0
                 for line in report.trouble_lines():
                     log(line)
-            for part, v in tick_cpu.items():
-                cpu[part] += v
             counts = server.call("counts")
             counts.pop("new_pages_requested", None)
+            log(f"{variant} sources {'on' if sources else 'off'} tick {k}{' (quiet)' if quiet else ''}: "
+                f"{sum(counts.values())} requests, CPU refresh {tick_cpu['refresh']:.2f} s,"
+                f" sources {tick_cpu['sources']:.2f} s")
+            return {"counts": counts, "cpu": tick_cpu}
+
+        for k in range(1, cfg.hours + 1):
+            one = tick(k)
+            counts, tick_cpu = one["counts"], one["cpu"]
+            for part, v in tick_cpu.items():
+                cpu[part] += v
             by_kind.update(counts)
             ticks.append({"map": sum(v for kind, v in counts.items() if kind not in SOURCES),
                           "openalex": counts.get("openalex", 0), "s2": counts.get("s2", 0),
                           "cpu_refresh_s": round(tick_cpu["refresh"], 3),
                           "cpu_sources_s": round(tick_cpu["sources"], 3)})
-            log(f"{variant} sources {'on' if sources else 'off'} tick {k}: {sum(counts.values())} requests")
         end = (T0 + timedelta(hours=cfg.hours)).timestamp()
         db = open_db(db_path)
         try:
@@ -251,9 +260,17 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
             db.close()
         unlisted = {(a, b) for a, b in server.call("unlisted")["unlisted"]} & truth.keys()
         stored = Counter(round((t - T0.timestamp()) / 3600) for e, t in seen.items() if e in truth)
-        for k, tick in enumerate(ticks, 1):
-            tick["stored"] = stored.get(k, 0)  # new citations stored (or learned from a source) this tick
+        for k, row in enumerate(ticks, 1):
+            row["stored"] = stored.get(k, 0)  # new citations stored (or learned from a source) this tick
+        # The quiet tick: one more hour with nothing new on the site, measured apart (not in the
+        # figures above: what it stores arrived earlier).
+        q = tick(cfg.hours + 1, quiet=True)
+        quiet_map = sum(v for kind, v in q["counts"].items() if kind not in SOURCES)
+        quiet = {"map": quiet_map, "openalex": q["counts"].get("openalex", 0), "s2": q["counts"].get("s2", 0),
+                 "budget_share": round(quiet_map / cfg.budget, 4),
+                 "cpu_refresh_s": round(q["cpu"]["refresh"], 3), "cpu_sources_s": round(q["cpu"]["sources"], 3)}
         return {"pages": cfg.pages, "variant": variant, "sources": sources, "hours": cfg.hours, "steady": steady,
+                "quiet": quiet,
                 "feeds": delays_summary(truth, seen, end),
                 "unlisted": delays_summary({e: truth[e] for e in unlisted}, seen, end),
                 "alerts": delays_summary({e: at for e, at in truth.items() if e[1] in tracked}, alerted, end),
@@ -267,12 +284,13 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
 COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, found, ≤24 h",
            "tracked: citations, ≤1 tick", "first from a source (openalex, s2; source-only at the end)", "doubled",
            "map requests (per citation stored)", "source requests a tick (openalex, s2)",
-           "CPU s: refresh, sources (sources a tick)")
+           "CPU s: refresh, sources (sources a tick)", "quiet tick: map requests (budget), CPU s refresh, sources")
 
 
 def cells(r: dict) -> list[str]:
     """One result's row of the table, in COLUMNS' order."""
     f, u, a, req, prov = r["feeds"], r["unlisted"], r["alerts"], r["requests"], r["provenance"]
+    q = r.get("quiet")
     first = Counter[str]()
     for who, n in r.get("first_from_sources", {}).items():
         for s in who.split("+"):
@@ -287,12 +305,35 @@ def cells(r: dict) -> list[str]:
             f"{first['openalex']:,}, {first['s2']:,} ({prov.get('openalex', 0) + prov.get('s2', 0):,})",
             str(r["doubled_events"]), f"{site:,} ({per_citation})",
             f"{req.get('openalex', 0) / hours:.1f}, {req.get('s2', 0) / hours:.1f}",
-            f"{r['cpu_refresh_s']}, {r['cpu_sources_s']} ({r['cpu_sources_s'] / hours:.2f})"]
+            f"{r['cpu_refresh_s']}, {r['cpu_sources_s']} ({r['cpu_sources_s'] / hours:.2f})",
+            f"{q['map']:,} ({fmt(q['budget_share'], True)}), {q['cpu_refresh_s']}, {q['cpu_sources_s']}" if q else "-"]
 
 
 def table(results: list[dict]) -> str:
     lines = [COLUMNS, ("---",) * len(COLUMNS), *(cells(r) for r in results)]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
+def starting_database(cfg: Config, work: Path, log: Callable[[str], None]) -> tuple[Path, int]:
+    """The starting database of `cfg`'s map in `work`, built once (bench.freshness.build_template,
+    then as_enriched) and reused by later runs with the same folder; and the loopback port its
+    pages name (every run's site listens there)."""
+    template = work / f"template-{cfg.pages}-{cfg.seed}-{cfg.tracked}.db"
+    meta = template.with_suffix(".json")
+    if template.exists() and meta.exists():
+        port = int(json.loads(meta.read_text())["port"])
+        log(f"reusing the starting database {template} (site port {port})")
+        return template, port
+    port = free_port()
+    partial = template.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    log(f"building the starting database of {cfg.pages:,} pages")
+    info = build_template(cfg, f"http://127.0.0.1:{port}", partial)
+    as_enriched(partial, cfg.pages)
+    partial.replace(template)
+    meta.write_text(json.dumps({"port": port, **info}) + "\n")
+    log(f"built in {info['setup_seconds']} s")
+    return template, port
 
 
 SMALL = {"pages": 400, "hours": 30, "budget": 150, "rate": 0.3, "tracked": 5}
@@ -309,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="start the crawl in its steady state, as bench.freshness --steady does (see schedule_steady)")
     p.add_argument("--initial-age", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--small", action="store_true", help=f"a run of seconds: {SMALL}")
+    p.add_argument("--sources", choices=("on", "off", "both"), default="both",
+                   help="run each variant with the open sources on, off, or both (default)")
+    p.add_argument("--work", type=Path, default=None,
+                   help="folder for the databases; its starting database is kept and reused (default: a temporary one)")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -328,15 +373,14 @@ def main(argv: list[str] | None = None) -> int:
     def log(s: str) -> None:
         print(f"{datetime.now(UTC):%H:%M:%S} {s}", file=sys.stderr, flush=True)
 
+    modes = {"on": (True,), "off": (False,), "both": (False, True)}[a.sources]
     with tempfile.TemporaryDirectory(prefix="mapwatch-sources-") as tmp:
-        work = Path(tmp)
-        template = work / "template.db"
-        port = free_port()  # the template's pages name the site's base: every run's site listens there
-        build_template(cfg, f"http://127.0.0.1:{port}", template)
-        as_enriched(template, cfg.pages)
+        work = a.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        template, port = starting_database(cfg, work, log)
         results = []
         for variant in variants:
-            for sources in (False, True):
+            for sources in modes:
                 results.append(run_one(cfg, variant, sources, a.source_lag, port, template, work, log, a.steady))
                 if a.json:
                     a.json.write_text(json.dumps(results, indent=1) + "\n")
