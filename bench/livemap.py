@@ -21,7 +21,9 @@ What the server answers (site variants: VARIANTS):
   in the sitemap variants;
 - `/sitemap.xml` (variants "sitemap-lastmod", "sitemap"): an index of `/sitemap-<k>.xml`,
   50,000 pages each, with each page's `lastmod` (its last change, a W3C date-time) in
-  "sitemap-lastmod" and without it in "sitemap"; 404 in the others;
+  "sitemap-lastmod" and without it in "sitemap"; each file with an `ETag` of its bytes (as a
+  static file server gives it: `If-None-Match` answers 304 while it is unchanged); 404 in the
+  others;
 - direction pages at the directions' paths (`/lr/<slug>/`): the first DIRECTION_LIST papers
   placed there, most cited first, or newest first in "directions-newest";
 - anything else: 404.
@@ -259,7 +261,8 @@ class Site:
     def sitemap(self) -> bool:
         return self.variant.startswith("sitemap")
 
-    def _cached(self, request: web.Request, key: str, make: Callable[[], bytes]) -> web.Response:
+    def _cached(self, request: web.Request, key: str, make: Callable[[], bytes],
+                content_type: str = "text/html; charset=utf-8") -> web.Response:
         hit = self._cache.get(key)
         if hit is None or hit[0] != self.live.generation:
             body = make()
@@ -268,7 +271,7 @@ class Site:
         _gen, body, etag = hit
         if request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers={"ETag": etag})
-        return web.Response(body=body, headers={"ETag": etag, "Content-Type": "text/html; charset=utf-8"})
+        return web.Response(body=body, headers={"ETag": etag, "Content-Type": content_type})
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -321,12 +324,21 @@ class Site:
             if lo >= hi:
                 raise web.HTTPNotFound()
             lastmod = self.variant == "sitemap-lastmod"
-            urls = "".join(
-                f"<url><loc>{base}/paper/{live.ids[i]}/</loc>"
-                + (f"<lastmod>{w3c(live.changed_at[i])}</lastmod>" if lastmod else "") + "</url>\n"
-                for i in range(lo, hi))
-            return web.Response(text='<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org'
-                                     f'/schemas/sitemap/0.9">\n{urls}</urlset>\n', content_type="application/xml")
+
+            def urlset() -> bytes:
+                urls = "".join(
+                    f"<url><loc>{base}/paper/{live.ids[i]}/</loc>"
+                    + (f"<lastmod>{w3c(live.changed_at[i])}</lastmod>" if lastmod else "") + "</url>\n"
+                    for i in range(lo, hi))
+                return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org'
+                        f'/schemas/sitemap/0.9">\n{urls}</urlset>\n').encode()
+
+            # An ETag of its bytes, as a static file server gives: unchanged files answer 304.
+            resp = self._cached(request, path, urlset, "application/xml")
+            if resp.status == 304:
+                self.counts["sitemap"] -= 1
+                self.counts["sitemap_304"] += 1
+            return resp
         self.counts["other"] += 1
         raise web.HTTPNotFound(text="not found\n")
 

@@ -279,6 +279,8 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
                 "cpu_sources_s": round(cpu["sources"], 1), "ticks": ticks}
     finally:
         server.stop()
+        for copy in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):  # (the starting database is kept)
+            copy.unlink(missing_ok=True)
 
 
 COLUMNS = ("pages", "site", "sources", "new citations", "feeds ≤1 tick", "feeds ≤24 h", "unlisted: count, found, ≤24 h",

@@ -109,6 +109,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'unchanged_s': 'the seconds it is known to have stayed unchanged (to the change, when dated)',
             'change_rate': 'its estimated changes a day (Cho and Garcia-Molina; docs/live-map.md, "Re-checks by value")',
             'recheck_weight': 'sqrt(change rate x value): its re-check period is a scale over it (the square-root rule)',
+            'listed_lastmod': "the `lastmod` a sitemap lists for the page (docs/live-map.md, \"Sitemaps read as they change\")",
+            'listed_in': 'the sitemap file that lists it; NULL: none read lists it',
         }),
     'crawl_resources': (
         'robots.txt, a sitemap or a direction page of the map, as last read, for conditional requests',
@@ -123,6 +125,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'changed_at': '',
             'next_check_at': "direction pages' polling",
             'interval_s': "direction pages' polling",
+            'listed': 'a sitemap file of pages: the pages it lists, as recorded (NULL: not read in full yet)',
+            'dated': 'of those, the ones with a date-time lastmod',
         }),
     'enrichment_fetches': (
         'when each open source (arXiv, OpenAlex, Semantic Scholar) was last asked about a paper, and when it is asked again (Enrichment)',

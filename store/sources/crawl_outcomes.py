@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mapwatch.store.errors import ParseError
 from mapwatch.store.pages.model import MapPage
@@ -86,6 +87,15 @@ class Vouched:
 
 
 @dataclass(frozen=True)
+class Unrecorded:
+    """Pages a sitemap file read in full lists that had no `sources` row when it was compared
+    (store.sources.listed_pages): what it lists for each is recorded once a row is stored for it
+    this tick (a paper found, a page read)."""
+
+    pages: dict[str, tuple[str | None, str]]  # location -> (lastmod, the sitemap file)
+
+
+@dataclass(frozen=True)
 class Forgotten:
     """Papers only a sitemap had named, never confirmed by a page, that the host's covering
     sitemaps list no longer: their `sources` rows are deleted (if still never checked)."""
@@ -94,7 +104,10 @@ class Forgotten:
 
 
 Outcome = Fetched | NotModified | Missing | Failed
-Emit = Callable[[Outcome | Discovered | ResourceSeen | Vouched | Forgotten], Awaitable[None]]
+Emit = Callable[[Outcome | Discovered | ResourceSeen | Vouched | Forgotten | Unrecorded], Awaitable[None]]
+# Runs `fn(db, *args)` where the refresh uses its database (its writer thread) and returns what it
+# returns: how a crawl compares a sitemap file it read with what the database recorded.
+Consult = Callable[..., Awaitable[Any]]
 
 
 @dataclass

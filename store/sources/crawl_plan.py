@@ -22,6 +22,7 @@ frontier, and the validators of the pages planned only; not every `sources` row 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -38,9 +39,11 @@ from mapwatch.store.sources.crawl_schedule import (
     DEFAULT_WEIGHT,
     DUE_TOLERANCE,
     REFERENCE,
+    audit_size,
     newest_first,
     recheck_scale,
 )
+from mapwatch.store.sources.known_papers import KnownIds, database_file, known_papers
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
@@ -91,13 +94,18 @@ class Resource:
     next_check_at: str | None = None
     interval_s: int | None = None
     checked_at: str | None = None
+    # A sitemap file whose pages' lastmods are recorded (store.sources.listed_pages): the pages
+    # it lists, and those with a date-time lastmod; None before it was first read in full.
+    listed: int | None = None
+    dated: int | None = None
 
 
 def conditional_headers(known: Resource | None, keep_body: bool) -> dict[str, str]:
     """The headers asking whether a resource changed since it was `known` (only when what a
-    304 stands for is known: for robots.txt and sitemaps, `keep_body`, its kept body)."""
+    304 stands for is known: for robots.txt and sitemaps, `keep_body`, its kept body, or for a
+    sitemap file, the pages it lists, recorded)."""
     headers: dict[str, str] = {}
-    if known is not None and (known.body is not None or not keep_body):
+    if known is not None and (known.body is not None or not keep_body or known.listed is not None):
         if known.etag:
             headers["If-None-Match"] = known.etag
         if known.last_modified:
@@ -113,7 +121,8 @@ class CrawlPlan:
     unseen: list[str] = field(default_factory=list)  # newest first
     unseen_share: int = 0
     not_due: int = 0  # pages known but not due this tick
-    known: set[str] = field(default_factory=set)  # paper ids the database has a row for
+    # Paper ids the database has a row for (read once per process: store.sources.known_papers).
+    known: KnownIds = field(default_factory=KnownIds)
     # Papers only a sitemap or a direction page named (a `sources` row, no page read, no paper
     # row): at most MAX_FRONTIER, and forgotten when a covering sitemap stops listing them.
     frontier: dict[str, str] = field(default_factory=dict)  # paper id -> its location
@@ -139,6 +148,12 @@ class CrawlPlan:
     full: set[str] = field(default_factory=set)
     # The square-root rule's scale for the pages' re-check periods (crawl_schedule.recheck_scale).
     recheck_scale: float = REFERENCE
+    # What the sitemaps listed for the pages planned (store.sources.listed_pages): paper id ->
+    # (lastmod, the sitemap file listing it); the frontier's too.
+    listed: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    # The vouched pages the audits draw from (store.sources.lastmods.Lastmods.audit): the listed
+    # pages checked longest ago and pages drawn at random; None: every page the sitemaps vouch for.
+    audit_pool: list[str] | None = None
 
     def direction_due(self, url: str) -> bool:
         """Followed, never read, or due by DUE_TOLERANCE after the tick's start (a tick that starts a
@@ -169,7 +184,8 @@ def tracked_ids(db: Database) -> list[str]:
     return tracked_paper_ids(db)
 
 
-def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:
+def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = (),
+               rng: random.Random | None = None) -> CrawlPlan:
     """The tick's plan for `source` at `now` (see the module's docstring). Once every paper with a
     page has been checked over HTTP on this host, the plan is read through the indexes
     (`_plan_indexed`): the pages due, most overdue first, up to the budget (every one due when
@@ -182,7 +198,7 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     pages = _pages_unchecked(db, host, head, tail)
     if pages is None:
         return _plan_full(db, source, now, budget, priority)
-    return _plan_indexed(db, host, head, tail, now, budget, priority, pages)
+    return _plan_indexed(db, host, head, tail, now, budget, priority, pages, rng)
 
 
 def _location_parts(template: str, base: str) -> tuple[str, str]:
@@ -199,24 +215,40 @@ def _sitemap_host(db: Database, host: str) -> bool:
         "SELECT location FROM crawl_resources WHERE kind = 'sitemap'"))
 
 
+# Per database file and page location: (papers with a page, the highest papers rowid, its id)
+# when every one of those papers was found checked over HTTP. A paper never loses its page and
+# a check is never undone, so while the three are the same, so is the answer (`_pages_unchecked`).
+_ALL_CHECKED: dict[tuple[str, str, str], tuple[int, int, str]] = {}
+
+
 def _pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
     """The papers with a page, when every one was checked over HTTP on this host; None for an
     empty database, a host never crawled (no robots.txt read), or papers with a page not yet
-    checked there (those are due, and only the full plan finds them)."""
-    if db.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers)").fetchone()[0]:
+    checked there (those are due, and only the full plan finds them). Counted through the
+    indexes; the check of every page against its `sources` row is made again only when papers
+    were added or given a page since it last held (`_ALL_CHECKED`)."""
+    top = db.conn.execute("SELECT rowid, id FROM papers ORDER BY rowid DESC LIMIT 1").fetchone()
+    if top is None:
         return None
     if not any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
             "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
         return None
-    (pages,) = db.conn.execute("SELECT count(*) FROM papers WHERE has_page").fetchone()
+    (pages,) = db.conn.execute(
+        "SELECT (SELECT count(*) FROM papers) - (SELECT count(*) FROM papers WHERE has_page = 0)").fetchone()
+    key, seen = (database_file(db), head, tail), (int(pages), int(top[0]), str(top[1]))
+    if key[0] and _ALL_CHECKED.get(key) == seen:
+        return int(pages)
     (checked,) = db.conn.execute(
         "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
         " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
-    return None if checked < pages else int(pages)
+    if checked < pages:
+        return None
+    _ALL_CHECKED[key] = seen
+    return int(pages)
 
 
 def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, budget: int,
-                  priority: Sequence[str], pages: int) -> CrawlPlan:
+                  priority: Sequence[str], pages: int, rng: random.Random | None = None) -> CrawlPlan:
     """The plan read through the indexes (see `plan_crawl`); the same plan as `_plan_full`'s on
     a database where every paper with a page was checked over HTTP, but for the due list's
     length (the budget's, without a sitemap) and the validators (only the pages planned)."""
@@ -225,15 +257,7 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     plan.tracked = list(dict.fromkeys([*priority, *tracked_ids(db)]))
     tracked = set(plan.tracked)
     with_sitemap = _sitemap_host(db, host)
-    plan.known = {pid for (pid,) in db.conn.execute("SELECT id FROM papers")}
-    if with_sitemap:  # the lastmods are compared with every page's last check (and audits ask conditionally)
-        for loc, checked_at, etag, lm, sha in db.conn.execute(
-                "SELECT location, checked_at, etag, last_modified, sha256 FROM sources"
-                " WHERE checked_at IS NOT NULL AND location LIKE 'http%'"):
-            plan.checked[loc] = checked_at
-            plan.validators[loc] = Validators(etag, lm, sha)
-        plan.full = {pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE cited_by >= ?", (ROOM,))
-                     if head + pid + tail in plan.checked}
+    plan.known = KnownIds(known_papers(db))
     plan.pages_checked = pages  # (every one, or the full plan is made)
     limit = None if with_sitemap else budget + len(tracked)
     due: list[tuple[bool, str, str]] = []  # (no page, most overdue first): pages before 404s
@@ -256,40 +280,54 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
             break
     due.sort()
     plan.due = [pid for _missing, _key, pid in due][:limit]
+    # The counts of what is left and what is not due: read from the schedule's indexes alone (every
+    # location scheduled, this host's pages in all but a database that follows several hosts).
     if limit is not None and len(due) >= limit:  # more are due than planned: they are left for the next tick
         (total,) = db.conn.execute(
-            "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE s.location = ? || s.paper_id || ?"
-            " AND ((s.next_check_at IS NOT NULL AND s.next_check_at <= ?) OR"
-            " (s.next_check_at IS NULL AND s.checked_at IS NOT NULL))", (head, tail, now_s)).fetchone()
+            "SELECT (SELECT count(*) FROM sources WHERE next_check_at IS NOT NULL AND next_check_at <= ?)"
+            " + (SELECT count(*) FROM sources WHERE next_check_at IS NULL AND checked_at IS NOT NULL)",
+            (now_s,)).fetchone()
         plan.unplanned = max(0, total - _count_due(db, [head + pid + tail for pid in plan.tracked], now_s)
                              - len(plan.due))
-    (later,) = db.conn.execute(
-        "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE s.next_check_at > ?"
-        " AND s.location = ? || s.paper_id || ?", (now_s, head, tail)).fetchone()
+    (later,) = db.conn.execute("SELECT count(*) FROM sources WHERE next_check_at IS NOT NULL AND next_check_at > ?",
+                               (now_s,)).fetchone()
     plan.not_due = later - _count_not_due(db, [head + pid + tail for pid in plan.tracked], now_s)
     unseen = [pid for (pid,) in db.conn.execute(
         "SELECT p.id FROM papers p WHERE p.has_page = 0 AND NOT EXISTS (SELECT 1 FROM sources s"
         " WHERE s.location = ? || p.id || ? AND s.checked_at IS NOT NULL)", (head, tail)) if pid not in tracked]
-    for pid, loc in db.conn.execute(
-            "SELECT paper_id, location FROM sources WHERE checked_at IS NULL AND paper_id IS NOT NULL"):
+    for pid, loc, lastmod, listed_in in db.conn.execute(
+            "SELECT paper_id, location, listed_lastmod, listed_in FROM sources WHERE checked_at IS NULL"
+            " AND paper_id IS NOT NULL"):
         if pid not in plan.known and pid not in tracked and loc == head + pid + tail:
             unseen.append(pid)
             plan.frontier[pid] = loc
+            if listed_in:
+                plan.listed[pid] = (lastmod, listed_in)
     plan.known.update(plan.frontier)
     plan.unseen = newest_first(list(dict.fromkeys(unseen)))
     plan.unseen_share = budget // UNSEEN_SHARE
     _plan_searches(db, plan, budget)
-    locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy])]
+    # With a sitemap: the lastmods recorded for the pages planned are compared with their last
+    # check (store.sources.lastmods), and the audits draw from a pool (`_audit_pool`).
+    pool = _audit_pool(db, head, tail, budget, rng) if with_sitemap else []
+    plan.audit_pool = pool if with_sitemap else None
+    locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy, *pool])]
     for i in range(0, len(locations), 500):
         chunk = locations[i:i + 500]
         marks = ",".join("?" * len(chunk))
-        for loc, etag, lm, sha, checked_at in db.conn.execute(
-                f"SELECT location, etag, last_modified, sha256, checked_at FROM sources WHERE location IN ({marks})",
-                chunk):
+        for loc, pid, etag, lm, sha, checked_at, lastmod, listed_in, cited_by in db.conn.execute(
+                "SELECT s.location, s.paper_id, s.etag, s.last_modified, s.sha256, s.checked_at, s.listed_lastmod,"
+                f" s.listed_in, p.cited_by FROM sources s LEFT JOIN papers p ON p.id = s.paper_id"
+                f" WHERE s.location IN ({marks})", chunk):
             plan.validators[loc] = Validators(etag, lm, sha)
             if checked_at:
                 plan.checked[loc] = checked_at
-    plan.alternates = dict(db.conn.execute(
+            if with_sitemap and pid:
+                if listed_in:
+                    plan.listed[pid] = (lastmod, listed_in)
+                if checked_at and cited_by is not None and cited_by >= ROOM:
+                    plan.full.add(pid)
+    plan.alternates = dict(db.conn.execute(  # (through the index of the pages with one: migration 0028)
         "SELECT location, text_url FROM sources WHERE text_url IS NOT NULL AND location LIKE 'http%'"))
     _plan_rest(db, plan, host, budget)
     return plan
@@ -315,6 +353,35 @@ def _count_not_due(db: Database, locations: list[str], now_s: str) -> int:
                                (now_s, *locations)).fetchone()[0])
 
 
+POOL = 4  # the audit pool holds this many times the tick's audits, of each half
+WHOLE_POOL = 2_000  # up to this many pages listed, every one is in the pool
+
+
+def _audit_pool(db: Database, head: str, tail: str, budget: int, rng: random.Random | None) -> list[str]:
+    """The pages the tick's audits are drawn from, read through the indexes: every page a
+    sitemap lists while they are at most WHOLE_POOL; else the listed pages checked longest ago and
+    as many drawn at random (by rowid), POOL times the audits of each half. Which of them a
+    lastmod vouches for is decided by the crawl (store.sources.lastmods)."""
+    size = audit_size(budget)
+    listed = "SELECT location, paper_id FROM sources WHERE listed_in IS NOT NULL AND checked_at IS NOT NULL"
+    (few,) = db.conn.execute(f"SELECT count(*) <= ? FROM ({listed} LIMIT ?)", (WHOLE_POOL, WHOLE_POOL + 1)).fetchone()
+    rows = db.conn.execute(f"{listed} ORDER BY checked_at, location" + ("" if few else " LIMIT ?"),
+                           () if few else (POOL * size,))
+    pool = [pid for loc, pid in rows if pid and loc == head + pid + tail]
+    if few:
+        return pool
+    lo, hi = db.conn.execute("SELECT min(rowid), max(rowid) FROM sources").fetchone()
+    if lo is None:
+        return pool
+    rng = rng or random.SystemRandom()  # (a site cannot know which of its pages will be compared)
+    for _ in range(POOL * size):
+        for loc, pid in db.conn.execute("SELECT location, paper_id FROM sources WHERE rowid >= ? AND listed_in"
+                                        " IS NOT NULL AND checked_at IS NOT NULL LIMIT 1", (rng.randint(lo, hi),)):
+            if pid and loc == head + pid + tail:
+                pool.append(pid)
+    return list(dict.fromkeys(pool))
+
+
 def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
     """The tracked papers' stored counts, and the pages with room a search for their unnamed
     new citers reads."""
@@ -330,10 +397,28 @@ def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
 def _plan_rest(db: Database, plan: CrawlPlan, host: str, budget: int) -> None:
     """What every plan reads alike: the lastmods' standing, the re-checks' scale, the direction pages."""
     plan.lastmod_believed = read_trust(db, host, plan.now).believed
+    plan.recheck_scale = recheck_scale(_total_weight(db, plan.now), budget)
+    _plan_directions(db, plan, host)
+
+
+# The re-checks' total weight is summed over every page checked: kept per database file for
+# WEIGHT_KEPT of the tick clock (it moves slowly: a page's weight changes at its own re-check).
+WEIGHT_KEPT = timedelta(hours=6)
+_WEIGHTS: dict[str, tuple[datetime, float]] = {}
+
+
+def _total_weight(db: Database, now: datetime) -> float:
+    """Σ recheck_weight over the pages checked over HTTP (crawl_schedule.recheck_scale's sum),
+    summed again when WEIGHT_KEPT has passed on the tick clock since it was (or never was)."""
+    path = database_file(db)
+    kept = _WEIGHTS.get(path) if path else None
+    if kept is not None and timedelta(0) <= now - kept[0] < WEIGHT_KEPT:
+        return kept[1]
     (total,) = db.conn.execute("SELECT total(coalesce(recheck_weight, ?)) FROM sources"
                                " WHERE checked_at IS NOT NULL AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
-    plan.recheck_scale = recheck_scale(total, budget)
-    _plan_directions(db, plan, host)
+    if path:
+        _WEIGHTS[path] = (now, float(total))
+    return float(total)
 
 
 def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:
@@ -347,10 +432,12 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
     tracked = set(plan.tracked)
     rows: dict[str, tuple[str | None, str | None, str | None]] = {}
     frontier: list[str] = []
-    for loc, pid, etag, lm, sha, text_url, checked_at, next_at in db.conn.execute(
-            "SELECT location, paper_id, etag, last_modified, sha256, text_url, checked_at, next_check_at"
-            " FROM sources WHERE location LIKE 'http%'"):
+    for loc, pid, etag, lm, sha, text_url, checked_at, next_at, lastmod, listed_in in db.conn.execute(
+            "SELECT location, paper_id, etag, last_modified, sha256, text_url, checked_at, next_check_at,"
+            " listed_lastmod, listed_in FROM sources WHERE location LIKE 'http%'"):
         plan.validators[loc] = Validators(etag, lm, sha)
+        if pid and listed_in:
+            plan.listed[pid] = (lastmod, listed_in)
         if text_url:
             plan.alternates[loc] = text_url
         if checked_at:
@@ -367,7 +454,7 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
     if not has_page:  # an empty database: start from the bundled seeds' papers
         has_page = {pid: 1 for f in sorted(SEEDS_DIR.glob("*.txt")) if (pid := normalize_id(f.stem))}
     else:
-        plan.known = set(has_page)
+        plan.known = KnownIds(known_papers(db))
     due: list[tuple[bool, str, str]] = []  # (no page, most overdue first): pages before 404s
     unseen: list[str] = []
     for pid, page in has_page.items():
@@ -382,12 +469,13 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
             _pid, checked_at, next_at = pid_row
             if not next_at or next_at <= now_s:
                 due.append((not page, next_at or checked_at or "", pid))
-            else:
-                plan.not_due += 1
         elif page:
             due.append((False, "", pid))
         else:
             unseen.append(pid)
+    # Not due: every location scheduled later (a paper's page, or a 404 of one never stored).
+    plan.not_due = sum(1 for pid, _checked, next_at in rows.values() if next_at and next_at > now_s
+                       and pid not in tracked)
     for pid in frontier:
         if pid not in has_page and pid not in tracked and (loc := page_url(template, base, pid)) in rows:
             unseen.append(pid)
@@ -403,11 +491,12 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
 
 
 def _plan_directions(db: Database, plan: CrawlPlan, host: str) -> None:
-    for loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at in db.conn.execute(
+    for loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at, listed, dated in db.conn.execute(
             "SELECT location, kind, etag, last_modified, sha256, body, changed_at, next_check_at, interval_s,"
-            " checked_at FROM crawl_resources"):
+            " checked_at, listed, dated FROM crawl_resources"):
         if urlsplit(loc).netloc.lower() == host:
-            plan.resources[loc] = Resource(loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at)
+            plan.resources[loc] = Resource(loc, kind, etag, lm, sha, body, changed_at, next_at, interval, checked_at,
+                                           listed, dated)
     urls = [u for (u,) in db.conn.execute("SELECT url FROM directions WHERE url IS NOT NULL")
             if urlsplit(u).netloc.lower() == host]
     plan.followed = {u for (u,) in db.conn.execute(

@@ -10,11 +10,14 @@ sitemaps say changed since their last check whose "Built on by" list is full (`S
 a list of the 30 most cited cannot name a new citer, only its count can move, so a storm of
 re-ordered hub lists waits behind every page that can reveal one). Each page taken, a
 direction page too, spends one of the budget (a site that answers with a thousand direction
-pages cannot keep the tracked papers from being read). A quiet tick (nothing changed so far:
-no new paper found, no sitemap saying a page changed, no page read in a new version) takes at
-most QUIET_SHARE of the budget in re-checks; the rest wait until the tick sees a change (then
-they go on, since where one page changed others may have) or for the next tick. Used by
-store.sources.http_source, on its event loop (docs/live-map.md).
+pages cannot keep the tracked papers from being read). A quiet tick (nothing new so far: no
+paper new to the database found, no sitemap saying a page changed) takes at most QUIET_SHARE of
+the budget in re-checks; the rest wait until the tick sees something new (then they go on,
+since where one new paper appeared others may have) or for the next tick. A re-checked page in
+a new version that names no new paper (its list re-ordered, its counts moved, its new citers
+already stored) does not end the quiet: else the changes a quiet tick's re-checks are there to
+find would let them take the whole budget. Used by store.sources.http_source, on its event
+loop (docs/live-map.md).
 """
 
 from __future__ import annotations

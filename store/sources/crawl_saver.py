@@ -30,6 +30,7 @@ from mapwatch.store.sources.crawl_outcomes import (
     NotModified,
     Outcome,
     ResourceSeen,
+    Unrecorded,
     Vouched,
 )
 from mapwatch.store.sources.crawl_plan import ROOM, CrawlPlan
@@ -108,6 +109,8 @@ class CrawlSaver:
         # Pages requested although a lastmod said they had not changed, and how many of those had
         # (the tick's evidence about the lastmods: store.sources.sitemap_trust).
         self.lastmod_compared = self.lastmod_missed = 0
+        # Pages a sitemap lists that had no row when it was compared: recorded as their rows are stored.
+        self.unrecorded: dict[str, tuple[str | None, str]] = {}
 
     @property
     def pending(self) -> int:
@@ -117,7 +120,7 @@ class CrawlSaver:
         batch, self.batch = self.batch, CrawlBatch()
         return batch
 
-    def take(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten) -> bool:
+    def take(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten | Unrecorded) -> bool:
         """Take an outcome; True for a page's (progress counts those)."""
         report, b = self.report, self.batch
         if isinstance(out, Discovered):
@@ -131,6 +134,9 @@ class CrawlSaver:
             return False
         if isinstance(out, Forgotten):
             b.forgotten.extend(out.locations)
+            return False
+        if isinstance(out, Unrecorded):
+            self.unrecorded.update(out.pages)
             return False
         found = "same"
         if isinstance(out, Fetched):
@@ -196,6 +202,12 @@ class CrawlSaver:
             db.conn.executemany("DELETE FROM sources WHERE location = ? AND checked_at IS NULL",
                                 [(url,) for url in b.forgotten])
             self._remember_resources(b.resources, now)
+            if self.unrecorded:  # what a sitemap lists for the rows stored now (store.sources.listed_pages)
+                rows = [(*self.unrecorded.pop(url), url) for url in
+                        dict.fromkeys([url for url, _pid in b.found] + [url for url, _pid, _f in b.touched])
+                        if url in self.unrecorded]
+                db.conn.executemany("UPDATE sources SET listed_lastmod = ?, listed_in = ? WHERE location = ?"
+                                    " AND listed_in IS NULL", rows)
         self._weigh_lastmods(b.touched, stored)
 
     def _weigh_lastmods(self, touched: list[tuple[str, str, str]], stored: set[str]) -> None:
@@ -278,29 +290,33 @@ class CrawlSaver:
             " WHERE location = ?", rows)
 
     def _remember_resources(self, resources: list[ResourceSeen], now: str) -> None:
-        """robots.txt, sitemaps, direction pages: validators (and body) after a 200, the
-        time of the check, and a direction page's next poll."""
-        for r in resources:
-            prev = r.previous
-            interval, next_at, changed_at = None, None, prev.changed_at if prev else None
-            if r.kind == "direction":
-                s = after_check(self.now, prev.interval_s if prev else None, r.changed, changed_at,
-                                DIRECTION_FAILED_BOUNDS if r.failed else DIRECTION_BOUNDS)
-                interval, next_at, changed_at = s.interval_s, s.next_check_at, s.changed_at
-            elif r.changed:
-                changed_at = now
-            if r.not_modified:  # a 304 (or a direction page that could not be read): the schedule only
-                self.db.conn.execute(
-                    "INSERT INTO crawl_resources (location, kind, checked_at, changed_at, next_check_at, interval_s)"
-                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at,"
-                    " changed_at = excluded.changed_at, next_check_at = excluded.next_check_at,"
-                    " interval_s = excluded.interval_s", (r.location, r.kind, now, changed_at, next_at, interval))
-                continue
-            self.db.conn.execute(
-                "INSERT INTO crawl_resources (location, kind, etag, last_modified, sha256, body, checked_at,"
-                " changed_at, next_check_at, interval_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(location) DO UPDATE SET kind = excluded.kind, etag = excluded.etag,"
-                " last_modified = excluded.last_modified, sha256 = excluded.sha256, body = excluded.body,"
-                " checked_at = excluded.checked_at, changed_at = excluded.changed_at,"
-                " next_check_at = excluded.next_check_at, interval_s = excluded.interval_s",
-                (r.location, r.kind, r.etag, r.last_modified, r.sha256, r.body, now, changed_at, next_at, interval))
+        remember_resources(self.db, self.now, resources, now)
+
+
+def remember_resources(db: Database, tick: datetime, resources: list[ResourceSeen], now: str) -> None:
+    """robots.txt, sitemaps, direction pages: validators (and body) after a 200, the time of
+    the check (`now`), and a direction page's next poll (from the tick's start, `tick`)."""
+    for r in resources:
+        prev = r.previous
+        interval, next_at, changed_at = None, None, prev.changed_at if prev else None
+        if r.kind == "direction":
+            s = after_check(tick, prev.interval_s if prev else None, r.changed, changed_at,
+                            DIRECTION_FAILED_BOUNDS if r.failed else DIRECTION_BOUNDS)
+            interval, next_at, changed_at = s.interval_s, s.next_check_at, s.changed_at
+        elif r.changed:
+            changed_at = now
+        if r.not_modified:  # a 304 (or a direction page that could not be read): the schedule only
+            db.conn.execute(
+                "INSERT INTO crawl_resources (location, kind, checked_at, changed_at, next_check_at, interval_s)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(location) DO UPDATE SET checked_at = excluded.checked_at,"
+                " changed_at = excluded.changed_at, next_check_at = excluded.next_check_at,"
+                " interval_s = excluded.interval_s", (r.location, r.kind, now, changed_at, next_at, interval))
+            continue
+        db.conn.execute(
+            "INSERT INTO crawl_resources (location, kind, etag, last_modified, sha256, body, checked_at,"
+            " changed_at, next_check_at, interval_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(location) DO UPDATE SET kind = excluded.kind, etag = excluded.etag,"
+            " last_modified = excluded.last_modified, sha256 = excluded.sha256, body = excluded.body,"
+            " checked_at = excluded.checked_at, changed_at = excluded.changed_at,"
+            " next_check_at = excluded.next_check_at, interval_s = excluded.interval_s",
+            (r.location, r.kind, r.etag, r.last_modified, r.sha256, r.body, now, changed_at, next_at, interval))

@@ -79,6 +79,24 @@ VALUE_TRACKED = 4.0
 VALUE_FOLLOWED = 2.0
 REFERENCE = 1.0  # sqrt-days: a page of value 1 changing once a day is checked daily (when the budget allows)
 MIN_RATE = 1 / 49  # changes a day
+# Audits: each tick, a fixed number of the pages a believed lastmod vouches for are requested
+# all the same: `audit_size(budget)`, AUDIT_SHARE of the budget (rounded, at least 1; all of
+# them when fewer are vouched). Half of them (rounded down) are drawn at random among the vouched
+# pages (by `HttpOptions.audit_rng`, else the operating system's generator: a site cannot know
+# which of its pages will be compared); the others are the vouched pages checked longest ago (ties
+# drawn at random), so every page vouched for at a tick is audited within
+# ceil(N / (size - size // 2)) ticks of N vouched pages (or re-checked at VOUCHED_CEILING, if
+# sooner). Lastmods that hide changes on some pages are so found out within days, not at the
+# monthly re-check (docs/live-map.md, "Believed lastmods, verified").
+AUDIT_SHARE = 0.01
+
+
+def audit_size(budget: int) -> int:
+    """Vouched pages audited a tick at a page budget of `budget`: AUDIT_SHARE of it, rounded,
+    at least 1 (36 at the default hourly 3,600; 5 at 500)."""
+    return max(1, round(budget * AUDIT_SHARE))
+
+
 RECHECK_SHARE = 0.08  # of the budget of an hourly tick, when the periods must stretch to fit it
 VALUE_BOUNDS = Bounds(HOUR, 6 * HOUR, 56 * DAY)
 DEFAULT_WEIGHT = math.sqrt(MIN_RATE * VALUE_ROOM)  # a page with no history yet

@@ -31,6 +31,7 @@ from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.model import MapPage
 
 from .crawl_outcomes import (
+    Consult,
     CrawlResult,
     Discovered,
     Emit,
@@ -40,6 +41,7 @@ from .crawl_outcomes import (
     Missing,
     Outcome,
     ResourceSeen,
+    Unrecorded,
     Vouched,
 )
 from .crawl_plan import MAX_FRONTIER, CrawlPlan, conditional_headers, page_url, split_source
@@ -60,6 +62,7 @@ from .crawl_queue import (
 from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
 from .http_client import ACCEPT, Deadline, Gone, HttpClient, HttpOptions, Retry, user_agent
 from .lastmods import Lastmods, direction_stale
+from .listed_pages import SitemapsRead
 from .page_fetch import fetch_from
 from .robots import SiteFiles
 from .sitemaps import CLOCK_SKEW
@@ -83,7 +86,7 @@ class _Crawl(SiteFiles):
     """One tick's crawl of one host; see `crawl`."""
 
     def __init__(self, session: Any, source: str, plan: CrawlPlan, options: HttpOptions, emit: Emit,
-                 parser: Executor | None = None) -> None:
+                 consult: Consult, parser: Executor | None = None) -> None:
         self.base, self.template = split_source(source)
         self.host, self.pages_at = urlsplit(self.base).netloc.lower(), f"{self.base}/paper/"
         self.plan = plan
@@ -103,6 +106,8 @@ class _Crawl(SiteFiles):
         self.in_flight: set[str] = set()  # pages being fetched (left for the next tick at the deadline)
         self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
         self.citers, self.covering = CiterSearch(self.queue), False  # (covering: store.sources.lastmods)
+        self.consult = consult
+        self.head, _sep, self.tail = page_url(self.template, self.base, "\x00").partition("\x00")
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
@@ -186,24 +191,29 @@ class _Crawl(SiteFiles):
     async def _run(self) -> CrawlResult:
         plan = self.plan
         robots_failure = await self.read_robots()
-        sitemap = await self.read_sitemaps() if robots_failure is None else {}
+        sitemaps = await self.read_sitemaps() if robots_failure is None else SitemapsRead()
         skew = timedelta(seconds=self.result.clock_skew or 0)
         if abs(skew) > CLOCK_SKEW:
             self.result.notes.append(f"the clock of {self.host} is {_span(abs(skew))} "
                                      f"{'ahead of' if skew > timedelta(0) else 'behind'} ours (its Date header): "
                                      "its sitemap lastmods are read on our clock")
-        lastmods = Lastmods(plan, sitemap, lambda pid: page_url(self.template, self.base, pid), skew)
-        if sitemap and lastmods.covering and not self.sitemaps_failed:  # every sitemap read, naming the map
-            gone = [loc for pid, loc in plan.frontier.items() if pid not in sitemap]
-            if gone:
-                self.result.forgotten = len(gone)
-                await self.emit(Forgotten(gone))
-                dropped = {pid for pid in plan.frontier if pid not in sitemap}
+        compared = sitemaps.compared
+        plan.checked.update(compared.checked)
+        plan.full |= compared.full
+        if compared.unknown:
+            await self.emit(Unrecorded({self.head + pid + self.tail: said for pid, said in compared.unknown.items()}))
+        lastmods = Lastmods(plan, self.lastmods_said(sitemaps), lambda pid: page_url(self.template, self.base, pid),
+                            skew, dated=sitemaps.dated if sitemaps.files else None)
+        if sitemaps.files and lastmods.covering and not self.sitemaps_failed:  # every sitemap read, naming the map
+            dropped = {pid for pid in plan.frontier if not self.still_listed(pid, sitemaps)}
+            if dropped:
+                self.result.forgotten = len(dropped)
+                await self.emit(Forgotten([plan.frontier[pid] for pid in dropped]))
                 for pid in dropped:
                     del plan.frontier[pid]
                     plan.known.discard(pid)
                 plan.unseen = [pid for pid in plan.unseen if pid not in dropped]
-        del sitemap
+        del sitemaps
         self.result.sitemap_changed = len(lastmods.changed)
         if lastmods.changed:
             self.queue.stir()
@@ -260,6 +270,25 @@ class _Crawl(SiteFiles):
         self.result.over_budget += left
         return self.result
 
+    def lastmods_said(self, sitemaps: SitemapsRead) -> dict[str, str | None]:
+        """Paper id -> the lastmod the sitemaps list now, for the pages this tick weighs: those
+        planned (recorded, in a file named this tick and still listed there) and every entry a
+        file read in full moved or added."""
+        c = sitemaps.compared
+        said = {pid: mod for pid, (mod, file) in self.plan.listed.items()
+                if file in sitemaps.files and pid not in c.dropped}
+        said.update(c.moved)
+        said.update((pid, mod) for pid, (mod, _file) in c.unknown.items())
+        return said
+
+    def still_listed(self, pid: str, sitemaps: SitemapsRead) -> bool:
+        """Whether a sitemap named this tick lists the paper (a frontier paper's standing)."""
+        c = sitemaps.compared
+        if pid in c.moved or pid in c.unknown:
+            return True
+        recorded = self.plan.listed.get(pid)
+        return recorded is not None and recorded[1] in sitemaps.files and pid not in c.dropped
+
     async def worker(self) -> None:
         while True:
             if self.citers.due():  # tracked papers' new citers named nowhere yet: the pages with room
@@ -282,7 +311,9 @@ class _Crawl(SiteFiles):
                     self.in_flight.add(what)
                     outcome = await self.fetch_page(what)
                     if isinstance(outcome, Fetched) and outcome.page is not None:
-                        self.queue.stir()  # a page in a new version: the tick is not quiet
+                        # (a page in a new version that names a paper new to the database stirs the
+                        # queue through `found`; one that only re-orders or recounts known papers
+                        # does not: the tick stays quiet, crawl_queue.QUIET_SHARE)
                         await self.discover(outcome.page)
                     await self.emit(outcome)
                 else:
@@ -352,6 +383,7 @@ async def crawl(
     plan: CrawlPlan,
     emit: Emit,
     *,
+    consult: Consult,
     options: HttpOptions | None = None,
     result: CrawlResult | None = None,
     parser: Executor | None = None,
@@ -360,8 +392,10 @@ async def crawl(
     names, then take from the queue (see the module's docstring) until it is empty or
     `options.budget` pages were taken; papers found on fetched pages and on direction pages
     (same host only) join the queue as they are found. Each outcome goes to `emit` as soon
-    as it is known. `result` (if given) is filled in as the crawl goes, for progress. Parsing
-    runs in `parser`'s threads (None: asyncio's default executor), never on the loop."""
+    as it is known; a sitemap file read in full is compared with what the database recorded of
+    it through `consult` (store.sources.listed_pages). `result` (if given) is filled in as the
+    crawl goes, for progress. Parsing runs in `parser`'s threads (None: asyncio's default
+    executor), never on the loop."""
     import aiohttp
 
     options = options or HttpOptions()
@@ -369,7 +403,7 @@ async def crawl(
     headers = {"User-Agent": user_agent(), "Accept": ACCEPT}
     connector = aiohttp.TCPConnector(limit=options.concurrency)
     async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
-        c = _Crawl(session, source, plan, options, emit, parser)
+        c = _Crawl(session, source, plan, options, emit, consult, parser)
         if result is not None:
             c.result = result
         return await c.run()

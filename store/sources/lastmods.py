@@ -12,31 +12,25 @@ from datetime import timedelta
 
 from mapwatch.store.clock import iso
 from mapwatch.store.sources.crawl_plan import CrawlPlan
-from mapwatch.store.sources.crawl_schedule import VOUCHED_DIRECTIONS, vouched_until
+from mapwatch.store.sources.crawl_schedule import AUDIT_SHARE, VOUCHED_DIRECTIONS, audit_size, vouched_until
 from mapwatch.store.sources.sitemaps import lastmod_says
 
 # A believed sitemap whose lastmods speak for at least this share of the pages checked over
 # HTTP (papers with a page) names (nearly) every page, new ones included: direction pages
 # (which then name nothing new) are read every VOUCHED_DIRECTIONS instead of every tick.
 COVERING = 0.9
-# Audits: each tick, a fixed number of the pages a believed lastmod vouches for are requested
-# all the same: `audit_size(budget)`, AUDIT_SHARE of the budget (rounded, at least 1; all of
-# them when fewer are vouched). Half of them (rounded down) are drawn at random among the vouched
-# pages (by `HttpOptions.audit_rng`, else the operating system's generator: a site cannot know
-# which of its pages will be compared); the others are the vouched pages checked longest ago (ties
-# drawn at random), so every page vouched for at a tick is audited within
-# ceil(N / (size - size // 2)) ticks of N vouched pages (or re-checked at VOUCHED_CEILING, if
-# sooner). Lastmods that hide changes on some pages are so found out within days, not at the
-# monthly re-check (docs/live-map.md, "Believed lastmods, verified").
-AUDIT_SHARE = 0.01
 
 
 class Lastmods:
     def __init__(self, plan: CrawlPlan, sitemap: dict[str, str | None], location: Callable[[str], str],
-                 skew: timedelta = timedelta(0)) -> None:
-        """`sitemap`: paper id -> lastmod (or None), as the sitemaps list them; `location`: a
-        paper's page location (what `plan.checked` is keyed on); `skew`: how far the site's
-        clock is ahead of ours (its lastmods are read on our clock)."""
+                 skew: timedelta = timedelta(0), dated: int | None = None) -> None:
+        """`sitemap`: paper id -> lastmod (or None), as the sitemaps list them, for the pages the
+        tick weighs (store.sources.http_source: those planned, and what the files read in full
+        changed); `location`: a paper's page location (what `plan.checked` is keyed on); `skew`:
+        how far the site's clock is ahead of ours (its lastmods are read on our clock);
+        `dated`: the pages the sitemap files list with a date-time lastmod, all of them (the
+        files' recorded counts: store.sources.listed_pages), which say whether they cover the
+        map; None: counted from `sitemap` itself, which then holds every page listed."""
         self.plan, self.location = plan, location
         self.now = iso(plan.now)
         self.changed: list[tuple[str, str]] = []  # (lastmod, paper id): newer than the last check, newest first
@@ -54,8 +48,8 @@ class Lastmods:
         self.changed.sort(reverse=True)
         # (a page changed minutes before its last check is named all the same: with value-based
         # re-checks it may not be read again for days, and must not stop the sitemap covering)
-        self.covering = plan.lastmod_believed and (
-            len(self.same) + len(self.changed) + close >= COVERING * plan.pages_checked)
+        listed = len(self.same) + len(self.changed) + close if dated is None else dated
+        self.covering = plan.lastmod_believed and listed >= COVERING * plan.pages_checked
         self.rescheduled: list[tuple[str, str]] = []  # (location, next check) of pages vouched for, due
         self.vouched = 0  # pages not requested because of their lastmod
 
@@ -64,12 +58,15 @@ class Lastmods:
         did not change: `audit_size(budget)` of them (all when fewer), half at random, the rest
         the longest unchecked; they are requested, and their check is evidence for or against the
         lastmods (`plan.vouched_same`). None while the lastmods are not believed (every page is
-        then requested on its own schedule)."""
-        if not self.plan.lastmod_believed or not self.same:
+        then requested on its own schedule). Drawn from `plan.audit_pool` when the plan has one
+        (the listed pages checked longest ago and some drawn at random, read through the indexes:
+        store.sources.crawl_plan), else from every page vouched for."""
+        pool = self.same if self.plan.audit_pool is None else self.same.intersection(self.plan.audit_pool)
+        if not self.plan.lastmod_believed or not pool:
             return []
         rng = rng or random.SystemRandom()
-        size = min(audit_size(budget), len(self.same))
-        ordered = sorted(self.same)  # (a seeded generator then draws the same pages)
+        size = min(audit_size(budget), len(pool))
+        ordered = sorted(pool)  # (a seeded generator then draws the same pages)
         checked = {pid: self.plan.checked.get(self.location(pid), "") for pid in ordered}
         oldest = size - size // 2
         edge = checked[heapq.nsmallest(oldest, ordered, key=checked.__getitem__)[-1]]
@@ -106,12 +103,6 @@ class Lastmods:
         return not self.covering or direction_stale(self.plan, url)
 
 
-def audit_size(budget: int) -> int:
-    """Vouched pages audited a tick at a page budget of `budget`: AUDIT_SHARE of it, rounded,
-    at least 1 (36 at the default hourly 3,600; 5 at 500)."""
-    return max(1, round(budget * AUDIT_SHARE))
-
-
 def direction_stale(plan: CrawlPlan, url: str) -> bool:
     """A direction page last read VOUCHED_DIRECTIONS ago (spread by location), or never."""
     r = plan.resources.get(url)
@@ -119,3 +110,6 @@ def direction_stale(plan: CrawlPlan, url: str) -> bool:
         return True
     until = vouched_until(r.checked_at, url, VOUCHED_DIRECTIONS)
     return until is None or until <= iso(plan.now)
+
+
+__all__ = ["AUDIT_SHARE", "COVERING", "Lastmods", "audit_size", "direction_stale"]

@@ -28,7 +28,15 @@ from mapwatch.store.clock import Clock
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import log_ingest
 from mapwatch.store.errors import FetchError
-from mapwatch.store.sources.crawl_outcomes import CrawlResult, Discovered, Forgotten, Outcome, ResourceSeen, Vouched
+from mapwatch.store.sources.crawl_outcomes import (
+    CrawlResult,
+    Discovered,
+    Forgotten,
+    Outcome,
+    ResourceSeen,
+    Unrecorded,
+    Vouched,
+)
 from mapwatch.store.sources.crawl_plan import plan_crawl, split_source
 from mapwatch.store.sources.crawl_saver import CrawlBatch, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
@@ -66,7 +74,7 @@ class _Batches:
         self.error: BaseException | None = None  # a batch that could not be stored
         self.crawl: asyncio.Task[CrawlResult] | None = None
 
-    async def emit(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten) -> None:
+    async def emit(self, out: Outcome | Discovered | ResourceSeen | Vouched | Forgotten | Unrecorded) -> None:
         if self.error is not None:
             return  # the crawl is being stopped
         if not self.saver.take(out):
@@ -155,12 +163,16 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
     batch as it arrives; `report` is filled in and returned."""
     write = _Writer(writer)
     started = clock()
-    plan = await write(plan_crawl, db, source, started, options.budget, priority)
+    plan = await write(plan_crawl, db, source, started, options.budget, priority, options.audit_rng)
     stats = report.crawl = CrawlResult()
     saver = CrawlSaver(db, report, clock, plan)
     batches = _Batches(saver, write, batch_size, progress, stats)
     try:
-        await batches.run(crawl(source, plan, batches.emit, options=options, result=stats, parser=parser))
+        async def consult(fn: Callable[..., T], *args: object) -> T:
+            return await write(fn, db, *args)
+
+        await batches.run(crawl(source, plan, batches.emit, consult=consult, options=options, result=stats,
+                                parser=parser))
     except ValueError as e:
         if e is batches.error:
             raise

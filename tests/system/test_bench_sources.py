@@ -36,3 +36,7 @@ def test_the_small_form_finds_the_unlisted_citations_only_with_the_sources(tmp_p
     assert on["requests"].get("s2", 0) > 0 and on["requests"].get("openalex", 0) > 0  # really asked
     assert "s2" not in off["requests"] and "openalex" not in off["requests"]
     assert "| no-sitemap | on |" in capsys.readouterr().out
+    for r in (off, on):  # the quiet tick after the run: measured apart, and nothing new to find
+        q = r["quiet"]
+        assert q["map"] > 0 and q["budget_share"] == round(q["map"] / sources.SMALL["budget"], 4)
+        assert q["cpu_refresh_s"] > 0 and (q["s2"] > 0) == r["sources"]

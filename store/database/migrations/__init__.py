@@ -46,6 +46,7 @@ from mapwatch.store.database.migrations import (
     m0025_author_indexes,
     m0026_citation_provenance,
     m0027_change_rate,
+    m0028_listed_lastmods,
 )
 
 # In the order they apply.
@@ -77,6 +78,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0025_author_indexes,
     m0026_citation_provenance,
     m0027_change_rate,
+    m0028_listed_lastmods,
 )
 
 migrations = Migrations("mapwatch")

@@ -458,3 +458,26 @@ def test_the_queue_takes_tracked_papers_first_every_take_spends_the_budget_and_a
     q.push(DIRECTION, "direction", "http://map.test/e/")
     assert q.take() is None  # a direction page spends the budget too: none is left
     assert q.drain_pages() == ["2601.00001", "2601.00002", "2609.00003"] and q.pages_left() == 0
+
+
+def test_re_checks_that_find_pages_recounted_but_nothing_new_keep_the_tick_quiet(db) -> None:
+    """A quiet tick's re-checks are there to find changed pages: finding some (their counts
+    moved, their lists naming no paper new to the database) must not lift the 8% cap, else
+    the tick that finds the most change old news asks for the whole budget."""
+    texts = corpus(120)
+    clock = FakeClock(T0)
+    budget = 500  # the cap: 40 re-checks
+    with serve_site(MapSite(pages=texts, sitemap=False)) as site:
+        fill(db, site, clock, texts)
+        pages = {p.id: p for p in pagegen.generate(120).v1}
+        recounted = [pid for pid, p in pages.items() if p.built_on_by is not None][:60]
+        site.swap({**texts, **{pid: format_page(grown(pages[pid])) for pid in recounted}})
+        clock.advance(hours=1)
+        with db.atomic():  # every page due for its re-check at this tick
+            db.conn.execute("UPDATE sources SET next_check_at = ? WHERE checked_at IS NOT NULL", (iso(clock()),))
+        site.requests.clear()
+        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=budget))
+        rechecked = page_requests(site)
+    assert report.stored >= 1  # re-checks did find pages in a new version (the fault this is about)
+    assert len(rechecked) == 40, len(rechecked)  # 8% of 500: the others wait for the next tick
+    assert report.crawl.over_budget >= 120 - 40
