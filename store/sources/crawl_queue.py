@@ -12,12 +12,13 @@ re-ordered hub lists waits behind every page that can reveal one). Each page tak
 direction page too, spends one of the budget (a site that answers with a thousand direction
 pages cannot keep the tracked papers from being read). A quiet tick (nothing new so far: no
 paper new to the database found, no sitemap saying a page changed) takes at most QUIET_SHARE of
-the budget in re-checks; the rest wait until the tick sees something new (then they go on,
-since where one new paper appeared others may have) or for the next tick. A re-checked page in
-a new version that names no new paper (its list re-ordered, its counts moved, its new citers
-already stored) does not end the quiet: else the changes a quiet tick's re-checks are there to
-find would let them take the whole budget. Used by store.sources.http_source, on its event
-loop (docs/live-map.md).
+the budget in re-checks, and stops them once its routine requests (robots.txt, the sitemaps,
+tracked papers, direction pages) and re-checks reach QUIET_LIMIT of it (its audits are always
+asked); the rest wait until the tick sees something new (then they go on, since where one new
+paper appeared others may have) or for the next tick. A re-checked page in a new version that
+names no new paper (its list re-ordered, its counts moved, its new citers already stored) does
+not end the quiet: else the changes a quiet tick's re-checks are there to find would let them
+take the whole budget. Used by store.sources.http_source, on its event loop (docs/live-map.md).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ MAX_SEARCH = 50  # unseen papers a tracked paper's unlisted new citers move ahea
 # (crawl_schedule.RECHECK_SHARE), so with the direction pages, robots.txt and the sitemaps a quiet
 # tick stays within 10% of its budget.
 QUIET_SHARE = RECHECK_SHARE
+# ... and a quiet tick's requests in all (robots.txt, the sitemaps, tracked papers, direction pages
+# and those re-checks), a share of the budget: the re-checks stop there too.
+QUIET_LIMIT = 0.10
 RECHECK = 1  # the key (RECHECK, 0) of a DUE page checked before on the host: counted by QUIET_SHARE
 
 
@@ -46,8 +50,22 @@ class CrawlQueue:
         self.seq = 0
         self.wake = asyncio.Event()  # set when something is queued (or a worker finishes)
         self.taken_class = DUE  # the class of what `take` gave last
-        self.quiet_left = max(1, round(QUIET_SHARE * budget))  # re-checks left while nothing changed
+        self.quiet_share = max(1, round(QUIET_SHARE * budget))  # re-checks while nothing changed
+        self.quiet_limit = max(1, round(QUIET_LIMIT * budget))  # requests in all while nothing changed
+        self.rechecks = 0  # re-checks taken while nothing changed
+        self.routine = 0  # tracked papers and direction pages taken (a quiet tick's fixed work)
+        self.spent_before = 0  # requests sent before the queue's (robots.txt, sitemaps): `spend_before`
+        self.floor = 1  # re-checks a quiet tick always takes (the tick's audits: `keep_for_audits`)
         self.stirred = False  # something changed this tick: re-checks are no longer held back
+
+    def keep_for_audits(self, audits: int) -> None:
+        """A quiet tick takes at least this many re-checks (queued first): its audits."""
+        self.floor = max(1, audits)
+
+    def spend_before(self, requests: int) -> None:
+        """The requests the tick sent before taking from the queue (robots.txt, the sitemaps):
+        they count towards QUIET_LIMIT."""
+        self.spent_before = requests
 
     def stir(self) -> None:
         """Something changed this tick (a new paper, a changed page): the re-checks held back by
@@ -83,8 +101,10 @@ class CrawlQueue:
         if not self.heap or self._held():
             return None  # (held back: a quiet tick, see QUIET_SHARE)
         if self._capped():
-            self.quiet_left -= 1
+            self.rechecks += 1
         self.taken_class, _k, _s, kind, what = heapq.heappop(self.heap)
+        if self.taken_class in (TRACKED, FOLLOWED, DIRECTION):
+            self.routine += 1
         self.budget -= 1
         return kind, what
 
@@ -94,8 +114,11 @@ class CrawlQueue:
 
     def _held(self) -> bool:
         """Whether the next item is a re-check held back: QUIET_SHARE of the budget spent on
-        re-checks while nothing changed."""
-        return self._capped() and self.quiet_left <= 0
+        re-checks, or QUIET_LIMIT of it on requests in all, while nothing changed."""
+        if not self._capped() or self.rechecks < self.floor:
+            return False
+        return self.rechecks >= self.quiet_share or \
+            self.spent_before + self.routine + self.rechecks >= self.quiet_limit
 
     def _unseen_next(self) -> bool:
         """Whether the next page comes from the unseen papers past their share: nothing else is

@@ -223,6 +223,7 @@ class _Crawl(SiteFiles):
         # requested all the same: the lastmods' evidence
         audited = lastmods.audit(self.options.budget, self.options.audit_rng)
         self.result.audited = len(audited)
+        self.queue.keep_for_audits(len(audited))
         for pid in plan.tracked:
             if not lastmods.vouch(pid, VOUCHED_TRACKED, due=False):
                 self.enqueue(pid, TRACKED)
@@ -252,6 +253,7 @@ class _Crawl(SiteFiles):
                                        f"not requested: {robots_failure}", requested=False))
             self.result.over_budget = max(0, len(pages) - self.options.budget) + plan.unplanned
             return self.result
+        self.queue.spend_before(self.http.requests)  # (robots.txt and the sitemaps: a quiet tick counts them)
         workers = [asyncio.create_task(self.worker()) for _ in range(max(1, self.options.concurrency))]
         gathered = asyncio.gather(*workers)
         # Its outcome retrieved whenever it ends (no "exception was never retrieved" log), also

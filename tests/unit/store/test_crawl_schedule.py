@@ -479,5 +479,6 @@ def test_re_checks_that_find_pages_recounted_but_nothing_new_keep_the_tick_quiet
         report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=budget))
         rechecked = page_requests(site)
     assert report.stored >= 1  # re-checks did find pages in a new version (the fault this is about)
-    assert len(rechecked) == 40, len(rechecked)  # 8% of 500: the others wait for the next tick
-    assert report.crawl.over_budget >= 120 - 40
+    # 8% of 500 at most, and 10% of it in all (robots.txt and the direction pages first): the others wait
+    assert len(rechecked) == min(40, 50 - (report.requests - len(rechecked))), (len(rechecked), report.requests)
+    assert report.requests <= 50 and report.crawl.over_budget >= 120 - 40

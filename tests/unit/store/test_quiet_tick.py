@@ -3,7 +3,16 @@
 
 from __future__ import annotations
 
-from mapwatch.store.sources.crawl_queue import DUE, QUIET_SHARE, RECHECK, UNSEEN, CrawlQueue
+from mapwatch.store.sources.crawl_queue import (
+    DIRECTION,
+    DUE,
+    QUIET_LIMIT,
+    QUIET_SHARE,
+    RECHECK,
+    TRACKED,
+    UNSEEN,
+    CrawlQueue,
+)
 from mapwatch.store.sources.crawl_schedule import RECHECK_SHARE
 
 
@@ -48,3 +57,19 @@ def test_first_checks_and_unseen_papers_are_not_held() -> None:
     assert len([t for t in taken if t.startswith("re-")]) == 80
     assert len([t for t in taken if t.startswith("unseen-")]) == 30  # read although the re-checks wait
     assert q.next_class() is None and q.pages_left() == 500 - 80 and UNSEEN < DUE
+
+
+def test_a_quiet_tick_stops_its_re_checks_at_a_tenth_of_the_budget_in_all() -> None:
+    """robots.txt and the sitemaps (before the queue), 20 tracked papers and 60 direction pages
+    come first: the re-checks take what is left of 10% of the budget (279 of 3,600, not 288)."""
+    assert QUIET_LIMIT == 0.10
+    q = _queue(3_600, 2_000)
+    for i in range(20):
+        q.push(TRACKED, "page", f"tracked-{i}")
+    for i in range(60):
+        q.push(DIRECTION, "direction", f"/d{i}/")
+    q.spend_before(1)  # robots.txt
+    taken = _drain(q)
+    assert len(taken) == 360 - 1 and len([t for t in taken if t.startswith("re-")]) == 360 - 1 - 20 - 60
+    q.stir()
+    assert len(_drain(q)) == 2_000 - 279  # something new: the rest go on
