@@ -10,7 +10,8 @@ tick by tick by the real refresh, with and without the open sources asked after 
 it, every page of the template was checked at T0 - 1 h, and the first ticks re-check the map.
 
 The simulated site (bench/livemap.py) also answers, from the same ground truth, as
-- Semantic Scholar: `/graph/v1/paper/arXiv:<id>/citations`: every citer of a paper, paged;
+- Semantic Scholar: `/graph/v1/paper/arXiv:<id>/citations`: every citer of a paper, paged, and
+  `/graph/v1/paper/arXiv:<id>?fields=citationCount`: how many;
 - OpenAlex: `/works?filter=doi:...` (a map paper's work, `W<index + 1>`) and
   `/works?filter=from_publication_date:D,...`: the new papers of day D with their references.
 A new paper is known to both sources from its arrival (`--source-lag` hours later with the
@@ -87,6 +88,12 @@ class SourcesSite(Site):
         if path.startswith("/graph/v1/paper/arXiv:") and path.endswith("/citations"):
             self.counts["s2"] += 1
             return self._s2(request, path[len("/graph/v1/paper/arXiv:"):-len("/citations")])
+        if path.startswith("/graph/v1/paper/arXiv:"):  # ?fields=citationCount
+            self.counts["s2"] += 1
+            i = self.live.index.get(path[len("/graph/v1/paper/arXiv:"):])
+            if i is None:
+                return web.json_response({"error": "not found"}, status=404)
+            return web.json_response({"citationCount": sum(1 for c in self.live.citers[i] if self.known(c))})
         if path == "/works":
             self.counts["openalex"] += 1
             return self._openalex(request)

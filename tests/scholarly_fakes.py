@@ -9,7 +9,8 @@
 - OpenAlex (`GET /works?filter=doi:a|b&per-page=N&page=P`): `{"meta": {...}, "results": [Work]}`.
 - Semantic Scholar (`GET /graph/v1/paper/arXiv:<id>/citations?offset=&limit=&fields=`):
   `{"offset", "next", "data": [{contexts, intents, isInfluential, citingPaper}]}`; 404 for a
-  paper it does not know.
+  paper it does not know; `GET /graph/v1/paper/arXiv:<id>?fields=citationCount`:
+  `{"paperId", "citationCount"}` (how many citers it lists).
 
 `fault[source]`: None, "down" (503), "slow" (answers after `slow_seconds`), "429" (429 with
 Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-date" (an
@@ -207,6 +208,17 @@ class ScholarlyFakes:
         return web.json_response(body)
 
 
+    async def s2_paper(self, request: web.Request) -> web.StreamResponse:
+        """`/paper/arXiv:<id>?fields=citationCount`: how many citers it lists (any kind)."""
+        if (faulty := await self._fault("s2", request)) is not None:
+            return faulty
+        ref = request.match_info["ref"]
+        items = self.s2.get(ref.removeprefix("arXiv:"))
+        if items is None:
+            return web.json_response({"error": f"Paper with id {ref} not found"}, status=404)
+        return web.json_response({"paperId": f"s2-{ref}", "citationCount": len(items)})
+
+
 ARXIV_FEED = """<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"
       xmlns:arxiv="http://arxiv.org/schemas/atom">
@@ -347,6 +359,7 @@ def serve_scholarly(fakes: ScholarlyFakes) -> Iterator[ScholarlyFakes]:
         app.router.add_get("/api/query", fakes.arxiv_query)
         app.router.add_get("/works", fakes.openalex_works)
         app.router.add_get("/graph/v1/paper/{ref:.+}/citations", fakes.s2_citations)
+        app.router.add_get("/graph/v1/paper/{ref:.+}", fakes.s2_paper)
 
     with serve_in_thread(routes) as base:
         fakes.base = base

@@ -219,6 +219,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'source': '',
             'first_asked': '',
             'last_asked': '',
+            'citation_count': "Semantic Scholar's citation count of the paper when its citers were last read in full",
+            'read_at': 'when they were (a round that finds the same count reads them again after a week)',
         }),
     'discovery_passes': (
         "a pass over OpenAlex's new arXiv works of one publication day, read to the end",

@@ -49,10 +49,13 @@ class Findings:
 
 
 def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers: Sequence[FoundCiter],
-                      now: datetime, *, include: bool = True, baseline: bool | None = None) -> Findings:
+                      now: datetime, *, include: bool = True, baseline: bool | None = None,
+                      count: int | None = None) -> Findings:
     """Store what `source` says cites `cited_id`, in one transaction. `baseline`: whether this
     answer is the source's first about the paper (None: decided by `discovery_asked`); OpenAlex's
-    new works are never a baseline."""
+    new works are never a baseline. `count`: the source's citation count of the paper, read with
+    every page of its citers (kept, with the time: a later round that finds it the same need not
+    read them again, store/scholarly/saved.py `same_count`)."""
     found = Findings()
     conn = db.conn
     with db.atomic():
@@ -63,9 +66,10 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         if baseline is None:
             baseline = conn.execute("SELECT 1 FROM discovery_asked WHERE paper_id = ? AND source = ?",
                                     [cited_id, source]).fetchone() is None
-        conn.execute("INSERT INTO discovery_asked (paper_id, source, first_asked, last_asked) VALUES (?, ?, ?, ?)"
-                     " ON CONFLICT (paper_id, source) DO UPDATE SET last_asked = excluded.last_asked",
-                     [cited_id, source, stamp, stamp])
+        conn.execute("INSERT INTO discovery_asked (paper_id, source, first_asked, last_asked, citation_count,"
+                     " read_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (paper_id, source) DO UPDATE SET"
+                     " last_asked = excluded.last_asked, citation_count = excluded.citation_count,"
+                     " read_at = excluded.read_at", [cited_id, source, stamp, stamp, count, stamp])
         today = now.date()
         good: dict[str, FoundCiter] = {}
         for c in citers:

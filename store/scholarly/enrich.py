@@ -30,6 +30,7 @@ from mapwatch.store.scholarly.parse import (
     parse_arxiv,
     parse_openalex,
     parse_s2_citations,
+    parse_s2_count,
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
 from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
@@ -96,6 +97,7 @@ class SourceReport:
     requests: int = 0
     stored: int = 0  # rows of records, authors or contexts written
     discovered: int = 0  # citations no map page names, added (or held back by `omit`)
+    unchanged: int = 0  # papers whose citation count had not moved: their citers not read again
     down: str | None = None  # why it was left for the next round (one line)
     problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
     out_of_time: bool = False
@@ -105,6 +107,8 @@ class SourceReport:
                 f"{self.found:,} found, {self.not_found:,} not found, {self.failed:,} failed")
         if self.discovered:
             text += f", {self.discovered:,} citations the map does not name"
+        if self.unchanged:
+            text += f", {self.unchanged:,} with the same citation count (not read again)"
         if self.out_of_time:
             text += "; the rest next round (time up)"
         return text
@@ -315,6 +319,13 @@ async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, ba
 # -- Semantic Scholar --------------------------------------------------------------------
 
 
+async def fetch_s2_count(client: PoliteClient, base: str, paper_id: str) -> int | None:
+    """Semantic Scholar's citation count of an arXiv paper (one request); None when it does not
+    answer with one (the paper unknown, an error, a malformed answer)."""
+    status, body = await client.get(f"{base}/paper/arXiv:{paper_id}", {"fields": "citationCount"})
+    return parse_s2_count(body) if status == 200 else None
+
+
 async def fetch_s2_citations(client: PoliteClient, base: str, paper_id: str, offset: int) -> bytes | None:
     """One page of Semantic Scholar's citations of an arXiv paper; None when it does not know the paper."""
     status, body = await client.get(f"{base}/paper/arXiv:{paper_id}/citations",
@@ -330,6 +341,13 @@ async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
 
     async def ask(batch: Sequence[str]) -> None:
         (pid,) = batch
+        count: int | None = None
+        if discover:  # asked for its citers each round: one request says whether they moved
+            count = await fetch_s2_count(client, base, pid)
+            if count is not None and await rnd.in_db(saved.same_count, pid, "s2", count, rnd.clock(), include):
+                report.found += 1
+                report.unchanged += 1
+                return
         wanted = await rnd.in_db(saved.citers_without_context, pid)
         contexts: list[CitationContext] = []
         citers: list[FoundCiter] = []
@@ -349,8 +367,8 @@ async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
             if offset is None or (not discover and wanted <= {c.citing_id for c in contexts}):
                 break
         if discover:
-            found = await rnd.in_db(functools.partial(save_found_citers, include=include), pid, "s2", citers,
-                                    rnd.clock())
+            found = await rnd.in_db(functools.partial(save_found_citers, include=include, count=count), pid, "s2",
+                                    citers, rnd.clock())
             report.discovered += found.new + found.held
         known = await rnd.in_db(saved.known_papers, [c.citing_id for c in contexts])
         kept = [c for c in contexts if c.citing_id in known]

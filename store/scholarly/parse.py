@@ -250,6 +250,17 @@ def found_citer(citing_id: str, paper: Mapping[str, Any]) -> FoundCiter:
     return FoundCiter(citing_id, title, _year(paper.get("year", paper.get("publication_year"))))
 
 
+def parse_s2_count(body: bytes) -> int | None:
+    """The `citationCount` of a Semantic Scholar `/paper/arXiv:<id>?fields=citationCount` answer;
+    None when it holds none (a count that is not a whole number of at least 0 is none)."""
+    try:
+        data = _json(body, "Semantic Scholar")
+    except Malformed:
+        return None
+    count = data.get("citationCount") if isinstance(data, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+
+
 def parse_s2_citations(body: bytes, cited_id: str) -> CitationsPage:
     """Semantic Scholar's citations of `cited_id` in a `/paper/arXiv:<id>/citations` answer:
     the citing sentences, intents and influence of each citer it knows an arXiv id for."""

@@ -217,6 +217,32 @@ def _asked(db: Database, paper_ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
+# A paper whose citation count has not moved is read in full again after this all the same (a
+# citing sentence added to a citation it had does not move the count).
+FULL_READ = timedelta(days=7)
+
+
+def same_count(db: Database, paper_id: str, source: str, count: int, now: datetime, include: bool = True) -> bool:
+    """Whether `source` gives `paper_id` the citation count it gave when its citers were last
+    read in full, less than FULL_READ ago, and (with `include`) none of what it said then is
+    still held back (by `omit` then, or past an answer's most): then they are not read again,
+    and the paper counts as asked now (its next ask is a round away: `due_citations`)."""
+    if include and db.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
+            " AND NOT EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = s.citing_id AND c.cited_id = s.cited_id))",
+            (paper_id, source)).fetchone() != (0,):
+        return False
+    with db.atomic():
+        for last, read_at in db.conn.execute(
+                "SELECT citation_count, read_at FROM discovery_asked WHERE paper_id = ? AND source = ?",
+                (paper_id, source)):
+            if last == count and read_at and read_at > iso(now - FULL_READ):
+                db.conn.execute("UPDATE discovery_asked SET last_asked = ? WHERE paper_id = ? AND source = ?",
+                                (iso(now), paper_id, source))
+                return True
+    return False
+
+
 def save_status(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,
                 reason: str | None = None) -> None:
     """`source` could not say anything of these papers (`not_found`; `failed`, asked again after

@@ -149,7 +149,10 @@ class SiteFiles:
                     await self.consult(clear_listing, seen, self.plan.now)
                 continue
             if kind == "index":
-                await self.emit(seen)
+                if known is not None and known.listed is not None:  # a file of pages before: its listing goes
+                    await self.consult(clear_listing, seen, self.plan.now)
+                else:
+                    await self.emit(seen)
                 pending.extend(loc for loc, _mod in entries if urlsplit(loc).netloc.lower() == self.host)
                 continue
             listing = Listing(url, {pid: mod for loc, mod in entries if (pid := self.id_of(loc)) is not None}, seen)

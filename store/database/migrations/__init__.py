@@ -47,6 +47,7 @@ from mapwatch.store.database.migrations import (
     m0026_citation_provenance,
     m0027_change_rate,
     m0028_listed_lastmods,
+    m0029_source_counts,
 )
 
 # In the order they apply.
@@ -79,6 +80,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0026_citation_provenance,
     m0027_change_rate,
     m0028_listed_lastmods,
+    m0029_source_counts,
 )
 
 migrations = Migrations("mapwatch")

@@ -35,7 +35,7 @@ RECORDED_NAMES = [
     "0015_team_channels", "0016_sitemap_trust", "0017_ranks_state", "0018_enrichment",
     "0019_self_citations", "0020_teams", "0021_webhook_seal", "0022_webhook_no_answer",
     "0023_enrichment_changes", "0024_first_read", "0025_author_indexes", "0026_citation_provenance",
-    "0027_change_rate", "0028_listed_lastmods",
+    "0027_change_rate", "0028_listed_lastmods", "0029_source_counts",
 ]
 
 

@@ -93,7 +93,9 @@ def test_semantic_scholar_baseline_then_a_new_citer_in_feeds_and_alerts_once(tra
         second = run_round(tracked, fakes, clock)
         asked = fakes.seen("s2")
         assert second.sources["s2"].discovered == 1, second.summary()
-    assert all(r.path == f"/graph/v1/paper/arXiv:{SURVEY}/citations" for r in asked) and len(asked) == 2
+    # Each round: its citation count, then (it moved, or was never read) every page of its citers.
+    paper = f"/graph/v1/paper/arXiv:{SURVEY}"
+    assert [r.path for r in asked] == [paper, f"{paper}/citations"] * 2
     assert row(tracked, "SELECT provenance, snapshot_id, at_first_read FROM citations WHERE citing_id = ?",
                [NEW[0]]) == ("s2", None, 0)
     # Its stub queues its map page for the next tick (has_page 0), with the source's title.
@@ -119,6 +121,31 @@ def test_semantic_scholar_baseline_then_a_new_citer_in_feeds_and_alerts_once(tra
         assert "from Semantic Scholar: no map page names this citation yet" in entries[0].summary
         others = [e for e in feed.entries if e not in entries]
         assert others and not any("Semantic Scholar" in e.summary for e in others)  # map citations as before
+
+
+def test_a_citation_count_that_did_not_move_costs_one_request_and_a_week_a_full_read(tracked: Path,
+                                                                                     clock: FakeClock) -> None:
+    fakes = ScholarlyFakes()
+    fakes.s2[SURVEY] = s2_of(tracked)
+    with serve_scholarly(fakes):
+        run_round(tracked, fakes, clock)  # the baseline: every page read
+        for hours in (1, 1, 1):  # nothing new: one request a round, its citers not read again
+            clock.advance(hours=hours)
+            fakes.requests.clear()
+            quiet = run_round(tracked, fakes, clock).sources["s2"]
+            assert [r.path for r in fakes.seen("s2")] == [f"/graph/v1/paper/arXiv:{SURVEY}"]
+            assert quiet.unchanged == 1 and quiet.requests == 1 and "same citation count" in quiet.summary()
+        fakes.s2[SURVEY].insert(0, s2_citation(NEW[0], ["We build on it."], [], False, NEW[1], NEW[2]))
+        clock.advance(hours=1)
+        fakes.requests.clear()
+        moved = run_round(tracked, fakes, clock).sources["s2"]
+        assert moved.discovered == 1 and moved.unchanged == 0 and len(fakes.seen("s2")) == 2  # count, then citers
+        clock.advance(days=7, hours=1)  # a week since the last full read: read again, the count the same
+        fakes.requests.clear()
+        weekly = run_round(tracked, fakes, clock).sources["s2"]
+        assert weekly.unchanged == 0 and [r.path.endswith("/citations") for r in fakes.seen("s2")] == [False, True]
+    assert row(tracked, "SELECT citation_count FROM discovery_asked WHERE paper_id = ? AND source = 's2'",
+               [SURVEY]) == (len(fakes.s2[SURVEY]),)
 
 
 def test_a_map_page_naming_it_later_makes_it_the_maps_without_a_second_entry(tracked: Path, clock: FakeClock) -> None:
