@@ -67,7 +67,8 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     assert lines[0] == "Enriched from arxiv: 99 of 99 due asked in 1 requests, 99 found, 0 not found, 0 failed."
     # 2 requests for the papers, and 1 each for the new arXiv works of yesterday and of 3 days ago (none here).
     assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 4 requests, 98 found, 1 not found, 0 failed."
-    assert lines[2].startswith("Enriched from s2: 1 of 1 due asked in 1 requests, 1 found")
+    # (its citation count first, then its citers: never read before)
+    assert lines[2].startswith("Enriched from s2: 1 of 1 due asked in 2 requests, 1 found")
 
     db = open_db(seeded_path)
     b = bylines(db, ["2412.10400"])["2412.10400"]
@@ -109,7 +110,8 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     assert [(q["filter"].split(",")[0][:22], q["cursor"], q["mailto"]) for q in new_works] == [
         ("from_publication_date:", "*", CONTACT)] * 2
     assert all(q.query["mailto"] == CONTACT and q.query["filter"].startswith("doi:10.48550/arxiv.") for q in papers)
-    (s2,) = fakes.seen("s2")
+    count, s2 = fakes.seen("s2")
+    assert count.path == "/graph/v1/paper/arXiv:2412.10400" and count.query == {"fields": "citationCount"}
     assert s2.path == "/graph/v1/paper/arXiv:2412.10400/citations" and "x-api-key" not in s2.headers
     assert set(s2.query["fields"].split(",")) == {"contexts", "intents", "isInfluential", "externalIds", "title",
                                                   "year"}
