@@ -36,14 +36,13 @@ from mapwatch.store.ids import normalize_id
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_schedule import (
-    DEFAULT_WEIGHT,
     DUE_TOLERANCE,
     REFERENCE,
-    audit_size,
     newest_first,
     recheck_scale,
 )
-from mapwatch.store.sources.known_papers import KnownIds, database_file, known_papers
+from mapwatch.store.sources.known_papers import KnownIds, known_papers
+from mapwatch.store.sources.plan_counts import audit_pool, count_due, count_not_due, pages_unchecked, total_weight
 from mapwatch.store.sources.sitemap_trust import read_trust
 
 UNSEEN_SHARE = 4  # 1/4 of the budget is kept for unseen papers
@@ -195,7 +194,7 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     base, template = split_source(source)
     host = urlsplit(base).netloc.lower()
     head, tail = _location_parts(template, base)
-    pages = _pages_unchecked(db, host, head, tail)
+    pages = pages_unchecked(db, host, head, tail)
     if pages is None:
         return _plan_full(db, source, now, budget, priority)
     return _plan_indexed(db, host, head, tail, now, budget, priority, pages, rng)
@@ -213,38 +212,6 @@ def _sitemap_host(db: Database, host: str) -> bool:
     """Whether the host's robots.txt named a sitemap read before (its lastmods need every page's last check)."""
     return any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
         "SELECT location FROM crawl_resources WHERE kind = 'sitemap'"))
-
-
-# Per database file and page location: (papers with a page, the highest papers rowid, its id)
-# when every one of those papers was found checked over HTTP. A paper never loses its page and
-# a check is never undone, so while the three are the same, so is the answer (`_pages_unchecked`).
-_ALL_CHECKED: dict[tuple[str, str, str], tuple[int, int, str]] = {}
-
-
-def _pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
-    """The papers with a page, when every one was checked over HTTP on this host; None for an
-    empty database, a host never crawled (no robots.txt read), or papers with a page not yet
-    checked there (those are due, and only the full plan finds them). Counted through the
-    indexes; the check of every page against its `sources` row is made again only when papers
-    were added or given a page since it last held (`_ALL_CHECKED`)."""
-    top = db.conn.execute("SELECT rowid, id FROM papers ORDER BY rowid DESC LIMIT 1").fetchone()
-    if top is None:
-        return None
-    if not any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
-            "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
-        return None
-    (pages,) = db.conn.execute(
-        "SELECT (SELECT count(*) FROM papers) - (SELECT count(*) FROM papers WHERE has_page = 0)").fetchone()
-    key, seen = (database_file(db), head, tail), (int(pages), int(top[0]), str(top[1]))
-    if key[0] and _ALL_CHECKED.get(key) == seen:
-        return int(pages)
-    (checked,) = db.conn.execute(
-        "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
-        " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
-    if checked < pages:
-        return None
-    _ALL_CHECKED[key] = seen
-    return int(pages)
 
 
 def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, budget: int,
@@ -287,11 +254,11 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
             "SELECT (SELECT count(*) FROM sources WHERE next_check_at IS NOT NULL AND next_check_at <= ?)"
             " + (SELECT count(*) FROM sources WHERE next_check_at IS NULL AND checked_at IS NOT NULL)",
             (now_s,)).fetchone()
-        plan.unplanned = max(0, total - _count_due(db, [head + pid + tail for pid in plan.tracked], now_s)
+        plan.unplanned = max(0, total - count_due(db, [head + pid + tail for pid in plan.tracked], now_s)
                              - len(plan.due))
     (later,) = db.conn.execute("SELECT count(*) FROM sources WHERE next_check_at IS NOT NULL AND next_check_at > ?",
                                (now_s,)).fetchone()
-    plan.not_due = later - _count_not_due(db, [head + pid + tail for pid in plan.tracked], now_s)
+    plan.not_due = later - count_not_due(db, [head + pid + tail for pid in plan.tracked], now_s)
     unseen = [pid for (pid,) in db.conn.execute(
         "SELECT p.id FROM papers p WHERE p.has_page = 0 AND NOT EXISTS (SELECT 1 FROM sources s"
         " WHERE s.location = ? || p.id || ? AND s.checked_at IS NOT NULL)", (head, tail)) if pid not in tracked]
@@ -308,8 +275,8 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     plan.unseen_share = budget // UNSEEN_SHARE
     _plan_searches(db, plan, budget)
     # With a sitemap: the lastmods recorded for the pages planned are compared with their last
-    # check (store.sources.lastmods), and the audits draw from a pool (`_audit_pool`).
-    pool = _audit_pool(db, head, tail, budget, rng) if with_sitemap else []
+    # check (store.sources.lastmods), and the audits draw from a pool (store.sources.plan_counts `audit_pool`).
+    pool = audit_pool(db, head, tail, budget, rng) if with_sitemap else []
     plan.audit_pool = pool if with_sitemap else None
     locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy, *pool])]
     for i in range(0, len(locations), 500):
@@ -333,55 +300,6 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     return plan
 
 
-def _count_due(db: Database, locations: list[str], now_s: str) -> int:
-    """How many of `locations` are due at `now_s` (or checked and never scheduled)."""
-    if not locations:
-        return 0
-    marks = ",".join("?" * len(locations))
-    return int(db.conn.execute(
-        "SELECT count(*) FROM sources WHERE ((next_check_at IS NOT NULL AND next_check_at <= ?) OR"
-        f" (next_check_at IS NULL AND checked_at IS NOT NULL)) AND location IN ({marks})",
-        (now_s, *locations)).fetchone()[0])
-
-
-def _count_not_due(db: Database, locations: list[str], now_s: str) -> int:
-    """How many of `locations` are scheduled after `now_s`."""
-    if not locations:
-        return 0
-    marks = ",".join("?" * len(locations))
-    return int(db.conn.execute(f"SELECT count(*) FROM sources WHERE next_check_at > ? AND location IN ({marks})",
-                               (now_s, *locations)).fetchone()[0])
-
-
-POOL = 4  # the audit pool holds this many times the tick's audits, of each half
-WHOLE_POOL = 2_000  # up to this many pages listed, every one is in the pool
-
-
-def _audit_pool(db: Database, head: str, tail: str, budget: int, rng: random.Random | None) -> list[str]:
-    """The pages the tick's audits are drawn from, read through the indexes: every page a
-    sitemap lists while they are at most WHOLE_POOL; else the listed pages checked longest ago and
-    as many drawn at random (by rowid), POOL times the audits of each half. Which of them a
-    lastmod vouches for is decided by the crawl (store.sources.lastmods)."""
-    size = audit_size(budget)
-    listed = "SELECT location, paper_id FROM sources WHERE listed_in IS NOT NULL AND checked_at IS NOT NULL"
-    (few,) = db.conn.execute(f"SELECT count(*) <= ? FROM ({listed} LIMIT ?)", (WHOLE_POOL, WHOLE_POOL + 1)).fetchone()
-    rows = db.conn.execute(f"{listed} ORDER BY checked_at, location" + ("" if few else " LIMIT ?"),
-                           () if few else (POOL * size,))
-    pool = [pid for loc, pid in rows if pid and loc == head + pid + tail]
-    if few:
-        return pool
-    lo, hi = db.conn.execute("SELECT min(rowid), max(rowid) FROM sources").fetchone()
-    if lo is None:
-        return pool
-    rng = rng or random.SystemRandom()  # (a site cannot know which of its pages will be compared)
-    for _ in range(POOL * size):
-        for loc, pid in db.conn.execute("SELECT location, paper_id FROM sources WHERE rowid >= ? AND listed_in"
-                                        " IS NOT NULL AND checked_at IS NOT NULL LIMIT 1", (rng.randint(lo, hi),)):
-            if pid and loc == head + pid + tail:
-                pool.append(pid)
-    return list(dict.fromkeys(pool))
-
-
 def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
     """The tracked papers' stored counts, and the pages with room a search for their unnamed
     new citers reads."""
@@ -397,28 +315,8 @@ def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
 def _plan_rest(db: Database, plan: CrawlPlan, host: str, budget: int) -> None:
     """What every plan reads alike: the lastmods' standing, the re-checks' scale, the direction pages."""
     plan.lastmod_believed = read_trust(db, host, plan.now).believed
-    plan.recheck_scale = recheck_scale(_total_weight(db, plan.now), budget)
+    plan.recheck_scale = recheck_scale(total_weight(db, plan.now), budget)
     _plan_directions(db, plan, host)
-
-
-# The re-checks' total weight is summed over every page checked: kept per database file for
-# WEIGHT_KEPT of the tick clock (it moves slowly: a page's weight changes at its own re-check).
-WEIGHT_KEPT = timedelta(hours=6)
-_WEIGHTS: dict[str, tuple[datetime, float]] = {}
-
-
-def _total_weight(db: Database, now: datetime) -> float:
-    """Σ recheck_weight over the pages checked over HTTP (crawl_schedule.recheck_scale's sum),
-    summed again when WEIGHT_KEPT has passed on the tick clock since it was (or never was)."""
-    path = database_file(db)
-    kept = _WEIGHTS.get(path) if path else None
-    if kept is not None and timedelta(0) <= now - kept[0] < WEIGHT_KEPT:
-        return kept[1]
-    (total,) = db.conn.execute("SELECT total(coalesce(recheck_weight, ?)) FROM sources"
-                               " WHERE checked_at IS NOT NULL AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
-    if path:
-        _WEIGHTS[path] = (now, float(total))
-    return float(total)
 
 
 def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = ()) -> CrawlPlan:

@@ -62,7 +62,7 @@ from .crawl_queue import (
 from .crawl_schedule import VOUCHED_CEILING, VOUCHED_TRACKED, id_age
 from .http_client import ACCEPT, Deadline, Gone, HttpClient, HttpOptions, Retry, user_agent
 from .lastmods import Lastmods, direction_stale
-from .listed_pages import SitemapsRead
+from .listed_pages import SitemapsRead, lastmods_said, still_listed
 from .page_fetch import fetch_from
 from .robots import SiteFiles
 from .sitemaps import CLOCK_SKEW
@@ -202,10 +202,10 @@ class _Crawl(SiteFiles):
         plan.full |= compared.full
         if compared.unknown:
             await self.emit(Unrecorded({self.head + pid + self.tail: said for pid, said in compared.unknown.items()}))
-        lastmods = Lastmods(plan, self.lastmods_said(sitemaps), lambda pid: page_url(self.template, self.base, pid),
+        lastmods = Lastmods(plan, lastmods_said(plan, sitemaps), lambda pid: page_url(self.template, self.base, pid),
                             skew, dated=sitemaps.dated if sitemaps.files else None)
         if sitemaps.files and lastmods.covering and not self.sitemaps_failed:  # every sitemap read, naming the map
-            dropped = {pid for pid in plan.frontier if not self.still_listed(pid, sitemaps)}
+            dropped = {pid for pid in plan.frontier if not still_listed(plan, pid, sitemaps)}
             if dropped:
                 self.result.forgotten = len(dropped)
                 await self.emit(Forgotten([plan.frontier[pid] for pid in dropped]))
@@ -271,25 +271,6 @@ class _Crawl(SiteFiles):
             self.result.notes.append(self.deadline.note(left))
         self.result.over_budget += left
         return self.result
-
-    def lastmods_said(self, sitemaps: SitemapsRead) -> dict[str, str | None]:
-        """Paper id -> the lastmod the sitemaps list now, for the pages this tick weighs: those
-        planned (recorded, in a file named this tick and still listed there) and every entry a
-        file read in full moved or added."""
-        c = sitemaps.compared
-        said = {pid: mod for pid, (mod, file) in self.plan.listed.items()
-                if file in sitemaps.files and pid not in c.dropped}
-        said.update(c.moved)
-        said.update((pid, mod) for pid, (mod, _file) in c.unknown.items())
-        return said
-
-    def still_listed(self, pid: str, sitemaps: SitemapsRead) -> bool:
-        """Whether a sitemap named this tick lists the paper (a frontier paper's standing)."""
-        c = sitemaps.compared
-        if pid in c.moved or pid in c.unknown:
-            return True
-        recorded = self.plan.listed.get(pid)
-        return recorded is not None and recorded[1] in sitemaps.files and pid not in c.dropped
 
     async def worker(self) -> None:
         while True:

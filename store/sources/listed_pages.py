@@ -26,7 +26,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.sources.crawl_outcomes import ResourceSeen
-from mapwatch.store.sources.crawl_plan import ROOM
+from mapwatch.store.sources.crawl_plan import ROOM, CrawlPlan
 from mapwatch.store.sources.crawl_saver import remember_resources
 from mapwatch.store.sources.sitemaps import lastmod_says
 
@@ -81,6 +81,26 @@ class SitemapsRead:
     @property
     def dated(self) -> int:
         return sum(d for _n, d in self.files.values())
+
+
+def lastmods_said(plan: CrawlPlan, sitemaps: SitemapsRead) -> dict[str, str | None]:
+    """Paper id -> the lastmod the sitemaps list now, for the pages a tick weighs: those
+    planned (recorded, in a file named this tick and still listed there) and every entry a
+    file read in full moved or added."""
+    c = sitemaps.compared
+    said = {pid: mod for pid, (mod, file) in plan.listed.items() if file in sitemaps.files and pid not in c.dropped}
+    said.update(c.moved)
+    said.update((pid, mod) for pid, (mod, _file) in c.unknown.items())
+    return said
+
+
+def still_listed(plan: CrawlPlan, pid: str, sitemaps: SitemapsRead) -> bool:
+    """Whether a sitemap named this tick lists the paper (a frontier paper's standing)."""
+    c = sitemaps.compared
+    if pid in c.moved or pid in c.unknown:
+        return True
+    recorded = plan.listed.get(pid)
+    return recorded is not None and recorded[1] in sitemaps.files and pid not in c.dropped
 
 
 def clear_listing(db: Database, seen: ResourceSeen, now: datetime) -> None:

@@ -51,7 +51,7 @@ def test_the_indexed_plan_is_the_full_plan(db, sitemap: bool) -> None:
         base, template = cp.split_source(site.base)
         host = cp.urlsplit(base).netloc.lower()
         head, tail = cp._location_parts(template, base)
-        pages_with_page = cp._pages_unchecked(db, host, head, tail)
+        pages_with_page = cp.pages_unchecked(db, host, head, tail)
         assert pages_with_page == 40
         full = cp._plan_full(db, site.base, now, 1_000, ())
         fast = cp._plan_indexed(db, host, head, tail, now, 1_000, (), pages_with_page)
@@ -83,8 +83,8 @@ def test_a_page_never_checked_over_http_makes_the_full_plan(db) -> None:
         base, template = cp.split_source(site.base)
         host = cp.urlsplit(base).netloc.lower()
         head, tail = cp._location_parts(template, base)
-        assert cp._pages_unchecked(db, host, head, tail) == 10
-        assert cp._pages_unchecked(db, host, head, tail) == 10  # (the second time from what held)
+        assert cp.pages_unchecked(db, host, head, tail) == 10
+        assert cp.pages_unchecked(db, host, head, tail) == 10  # (the second time from what held)
         # A page stored from elsewhere (a folder, `mapwatch ingest`), never checked over HTTP:
         # the pages it lists now have one too (stubs given a page keep their rowid).
         page = pagegen.generate(12).v1[11]
@@ -92,6 +92,6 @@ def test_a_page_never_checked_over_http_makes_the_full_plan(db) -> None:
             db.conn.execute("INSERT OR IGNORE INTO papers (id, title, first_seen, updated) VALUES (?, 'x', 'x', 'x')",
                             (pid,))
         save_pages(db, [(page, SourceInfo("/folder/page.txt", "ab"))], clock())
-        assert cp._pages_unchecked(db, host, head, tail) is None
+        assert cp.pages_unchecked(db, host, head, tail) is None
         assert page.id in cp.plan_crawl(db, site.base, clock(), 500).due
     assert dataclasses.is_dataclass(cp.CrawlPlan)

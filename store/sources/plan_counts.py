@@ -1,0 +1,116 @@
+"""What a tick's plan counts and samples through the indexes, and what it keeps between ticks
+of one process (store.sources.crawl_plan's indexed plan): whether every paper with a page was
+checked over HTTP, the pages due or not due among some locations, the audits' pool, the
+re-checks' total weight. Each grows with what changed since the last tick, not with the map
+(docs/live-map.md, "Re-checks by value")."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from sqlite_utils import Database
+
+from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
+from mapwatch.store.sources.known_papers import database_file
+
+# Per database file and page location: (papers with a page, the highest papers rowid, its id)
+# when every one of those papers was found checked over HTTP. A paper never loses its page and
+# a check is never undone, so while the three are the same, so is the answer (`pages_unchecked`).
+_ALL_CHECKED: dict[tuple[str, str, str], tuple[int, int, str]] = {}
+
+
+def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
+    """The papers with a page, when every one was checked over HTTP on this host; None for an
+    empty database, a host never crawled (no robots.txt read), or papers with a page not yet
+    checked there (those are due, and only the full plan finds them). Counted through the
+    indexes; the check of every page against its `sources` row is made again only when papers
+    were added or given a page since it last held (`_ALL_CHECKED`)."""
+    top = db.conn.execute("SELECT rowid, id FROM papers ORDER BY rowid DESC LIMIT 1").fetchone()
+    if top is None:
+        return None
+    if not any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
+            "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
+        return None
+    (pages,) = db.conn.execute(
+        "SELECT (SELECT count(*) FROM papers) - (SELECT count(*) FROM papers WHERE has_page = 0)").fetchone()
+    key, seen = (database_file(db), head, tail), (int(pages), int(top[0]), str(top[1]))
+    if key[0] and _ALL_CHECKED.get(key) == seen:
+        return int(pages)
+    (checked,) = db.conn.execute(
+        "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
+        " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
+    if checked < pages:
+        return None
+    _ALL_CHECKED[key] = seen
+    return int(pages)
+
+
+def count_due(db: Database, locations: list[str], now_s: str) -> int:
+    """How many of `locations` are due at `now_s` (or checked and never scheduled)."""
+    if not locations:
+        return 0
+    marks = ",".join("?" * len(locations))
+    return int(db.conn.execute(
+        "SELECT count(*) FROM sources WHERE ((next_check_at IS NOT NULL AND next_check_at <= ?) OR"
+        f" (next_check_at IS NULL AND checked_at IS NOT NULL)) AND location IN ({marks})",
+        (now_s, *locations)).fetchone()[0])
+
+
+def count_not_due(db: Database, locations: list[str], now_s: str) -> int:
+    """How many of `locations` are scheduled after `now_s`."""
+    if not locations:
+        return 0
+    marks = ",".join("?" * len(locations))
+    return int(db.conn.execute(f"SELECT count(*) FROM sources WHERE next_check_at > ? AND location IN ({marks})",
+                               (now_s, *locations)).fetchone()[0])
+
+
+POOL = 4  # the audit pool holds this many times the tick's audits, of each half
+WHOLE_POOL = 2_000  # up to this many pages listed, every one is in the pool
+
+
+def audit_pool(db: Database, head: str, tail: str, budget: int, rng: random.Random | None) -> list[str]:
+    """The pages the tick's audits are drawn from, read through the indexes: every page a
+    sitemap lists while they are at most WHOLE_POOL; else the listed pages checked longest ago and
+    as many drawn at random (by rowid), POOL times the audits of each half. Which of them a
+    lastmod vouches for is decided by the crawl (store.sources.lastmods)."""
+    size = audit_size(budget)
+    listed = "SELECT location, paper_id FROM sources WHERE listed_in IS NOT NULL AND checked_at IS NOT NULL"
+    (few,) = db.conn.execute(f"SELECT count(*) <= ? FROM ({listed} LIMIT ?)", (WHOLE_POOL, WHOLE_POOL + 1)).fetchone()
+    rows = db.conn.execute(f"{listed} ORDER BY checked_at, location" + ("" if few else " LIMIT ?"),
+                           () if few else (POOL * size,))
+    pool = [pid for loc, pid in rows if pid and loc == head + pid + tail]
+    if few:
+        return pool
+    lo, hi = db.conn.execute("SELECT min(rowid), max(rowid) FROM sources").fetchone()
+    if lo is None:
+        return pool
+    rng = rng or random.SystemRandom()  # (a site cannot know which of its pages will be compared)
+    for _ in range(POOL * size):
+        for loc, pid in db.conn.execute("SELECT location, paper_id FROM sources WHERE rowid >= ? AND listed_in"
+                                        " IS NOT NULL AND checked_at IS NOT NULL LIMIT 1", (rng.randint(lo, hi),)):
+            if pid and loc == head + pid + tail:
+                pool.append(pid)
+    return list(dict.fromkeys(pool))
+
+
+# The re-checks' total weight is summed over every page checked: kept per database file for
+# WEIGHT_KEPT of the tick clock (it moves slowly: a page's weight changes at its own re-check).
+WEIGHT_KEPT = timedelta(hours=6)
+_WEIGHTS: dict[str, tuple[datetime, float]] = {}
+
+
+def total_weight(db: Database, now: datetime) -> float:
+    """Σ recheck_weight over the pages checked over HTTP (crawl_schedule.recheck_scale's sum),
+    summed again when WEIGHT_KEPT has passed on the tick clock since it was (or never was)."""
+    path = database_file(db)
+    kept = _WEIGHTS.get(path) if path else None
+    if kept is not None and timedelta(0) <= now - kept[0] < WEIGHT_KEPT:
+        return kept[1]
+    (total,) = db.conn.execute("SELECT total(coalesce(recheck_weight, ?)) FROM sources"
+                               " WHERE checked_at IS NOT NULL AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
+    if path:
+        _WEIGHTS[path] = (now, float(total))
+    return float(total)
