@@ -1,7 +1,8 @@
 """Quiet ticks on a map in its steady state (issue 32, item 3): bench.sources' starting database
 (`--work` keeps it), scheduled as after weeks of crawling (bench.freshness.schedule_steady), the
 simulated site with nothing new on it, and a few ticks of the real refresh in one process, as
-`mapwatch run` makes them, each measured: its requests by kind and its CPU.
+`mapwatch run` makes them, each measured: its requests by kind and its CPU; with `--busy N` the
+first N ticks have new papers arriving, so the quiet ones after them are a night's first hours.
 
     python -m bench.quiet_tick --pages 1000000 --variant no-sitemap --work W
     python -m bench.quiet_tick --pages 1000000 --variant sitemap-lastmod --work W --profile q.prof
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pages", type=int, default=10_000)
     p.add_argument("--variant", choices=VARIANTS, default="no-sitemap")
     p.add_argument("--ticks", type=int, default=3)
+    p.add_argument("--busy", type=int, default=0, help="the first BUSY ticks have new papers (the rest: quiet)")
     p.add_argument("--budget", type=int, default=3_600)
     p.add_argument("--work", type=Path, required=True, help="folder of the starting database (built there if missing)")
     p.add_argument("--profile", type=Path, default=None)
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for k in range(1, a.ticks + 1):
             now = T0 + timedelta(hours=k)
-            server.call(f"advance?to={now.timestamp()}&quiet=1", "POST")
+            quiet = k > a.busy
+            server.call(f"advance?to={now.timestamp()}" + ("&quiet=1" if quiet else ""), "POST")
             server.call("counts?reset=1")
             db = open_db(db_path)
             prof = cProfile.Profile() if a.profile and k == a.ticks else None
@@ -77,10 +80,10 @@ def main(argv: list[str] | None = None) -> int:
             counts = server.call("counts")
             counts.pop("new_pages_requested", None)
             requests = sum(counts.values())
-            ticks.append({"tick": k, "cpu_s": round(cpu, 3), "wall_s": round(wall, 2), "requests": requests,
-                          "budget_share": round(requests / a.budget, 4), "by_kind": counts})
-            log(f"{a.variant} quiet tick {k}: {requests} requests ({requests / a.budget:.1%} of the budget),"
-                f" CPU {cpu:.2f} s, wall {wall:.1f} s {counts}")
+            ticks.append({"tick": k, "quiet": quiet, "cpu_s": round(cpu, 3), "wall_s": round(wall, 2),
+                          "requests": requests, "budget_share": round(requests / a.budget, 4), "by_kind": counts})
+            log(f"{a.variant} {'quiet' if quiet else 'busy'} tick {k}: {requests} requests"
+                f" ({requests / a.budget:.1%} of the budget), CPU {cpu:.2f} s, wall {wall:.1f} s {counts}")
             if prof and a.profile:
                 prof.dump_stats(a.profile)
                 pstats.Stats(str(a.profile)).sort_stats("cumulative").print_stats(30)

@@ -51,6 +51,7 @@ class SaveResult:
     stale: int = 0  # older than what is stored: ignored
     new_citations: int = 0
     new_papers: int = 0
+    paged: int = 0  # papers given a page by this save (new ones, and stubs that had none)
     rejected: list[Rejection] = field(default_factory=list)  # pages refused while saving (nothing stored)
 
     def add(self, other: SaveResult) -> None:
@@ -60,6 +61,7 @@ class SaveResult:
         self.stale += other.stale
         self.new_citations += other.new_citations
         self.new_papers += other.new_papers
+        self.paged += other.paged
 
 
 def _iso(ts: datetime) -> str:
@@ -275,6 +277,9 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             " refs_in_map=excluded.refs_in_map, refs_total=excluded.refs_total,"
             " data_through=excluded.data_through, has_page=1, updated=excluded.updated")
     result.new_papers += sum(1 for p in accepted if p.id not in stored and p.id not in stubbed_before)
+    for p in accepted:
+        had_page, _through, _count, _hash = stored.get(p.id, (0, None, None, None))
+        result.paged += not had_page
 
     snapshot_ids = _insert_snapshots(conn, accepted, now)
 

@@ -134,6 +134,7 @@ class CrawlPlan:
     counts: dict[str, int | None] = field(default_factory=dict)  # tracked papers' stored cited-by
     lastmod_believed: bool = True  # the host's sitemap lastmods (store.sources.sitemap_trust)
     pages_checked: int = 0  # papers with a page that were checked over HTTP
+    all_checked: bool = False  # every paper with a page was (the indexed plan: plan_counts.kept_checked)
     unplanned: int = 0  # pages due past those planned (`due` holds the budget's): left for the next tick
     # Filled by the crawl: pages requested although a lastmod said they had not changed since
     # their last check (the evidence for or against the lastmods).
@@ -200,6 +201,12 @@ def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: 
     return _plan_indexed(db, host, head, tail, now, budget, priority, pages, rng)
 
 
+def location_parts(source: str) -> tuple[str, str]:
+    """(head, tail) of `source`'s page locations: a paper's is head + id + tail."""
+    base, template = split_source(source)
+    return _location_parts(template, base)
+
+
 def _location_parts(template: str, base: str) -> tuple[str, str]:
     """(head, tail): a paper's page location is head + id + tail (`page_url`)."""
     marker = "\x00"
@@ -225,7 +232,7 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     tracked = set(plan.tracked)
     with_sitemap = _sitemap_host(db, host)
     plan.known = KnownIds(known_papers(db))
-    plan.pages_checked = pages  # (every one, or the full plan is made)
+    plan.pages_checked, plan.all_checked = pages, True  # (every one, or the full plan is made)
     limit = None if with_sitemap else budget + len(tracked)
     due: list[tuple[bool, str, str]] = []  # (no page, most overdue first): pages before 404s
     for page in (1, 0):

@@ -15,10 +15,29 @@ from sqlite_utils import Database
 from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
 from mapwatch.store.sources.known_papers import database_file
 
-# Per database file and page location: (papers with a page, the highest papers rowid, its id)
-# when every one of those papers was found checked over HTTP. A paper never loses its page and
-# a check is never undone, so while the three are the same, so is the answer (`pages_unchecked`).
+# Per database file and page location: (papers with a page, a papers rowid and its id) when every
+# one of those papers was found checked over HTTP. A paper never loses its page and a check is
+# never undone, so while the count is the same (a stub added changes nothing) the answer is, in
+# the same file (the row read still holds the same id: a file replaced at the path is checked
+# again). A crawl's own pages are checked as they are stored: `kept_checked` adds them after its
+# tick, so a quiet tick after a busy one need not check again (`pages_unchecked`).
 _ALL_CHECKED: dict[tuple[str, str, str], tuple[int, int, str]] = {}
+
+
+def _pages_and_top(db: Database) -> tuple[int, int, str] | None:
+    """(papers with a page, the highest papers rowid, its id), read in one statement."""
+    for pages, rowid, pid in db.conn.execute(
+            "SELECT (SELECT count(*) FROM papers) - (SELECT count(*) FROM papers WHERE has_page = 0),"
+            " rowid, id FROM papers ORDER BY rowid DESC LIMIT 1"):
+        return int(pages), int(rowid), str(pid)
+    return None
+
+
+def _holds(db: Database, key: tuple[str, str, str], pages: int) -> bool:
+    kept = _ALL_CHECKED.get(key) if key[0] else None
+    if kept is None or kept[0] != pages:
+        return False
+    return [pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE rowid = ?", (kept[1],))] == [kept[2]]
 
 
 def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
@@ -26,25 +45,38 @@ def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None
     empty database, a host never crawled (no robots.txt read), or papers with a page not yet
     checked there (those are due, and only the full plan finds them). Counted through the
     indexes; the check of every page against its `sources` row is made again only when papers
-    were added or given a page since it last held (`_ALL_CHECKED`)."""
-    top = db.conn.execute("SELECT rowid, id FROM papers ORDER BY rowid DESC LIMIT 1").fetchone()
-    if top is None:
+    were given a page since it last held other than by this process's crawl (`_ALL_CHECKED`)."""
+    now = _pages_and_top(db)
+    if now is None:
         return None
     if not any(urlsplit(loc).netloc.lower() == host for (loc,) in db.conn.execute(
             "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
         return None
-    (pages,) = db.conn.execute(
-        "SELECT (SELECT count(*) FROM papers) - (SELECT count(*) FROM papers WHERE has_page = 0)").fetchone()
-    key, seen = (database_file(db), head, tail), (int(pages), int(top[0]), str(top[1]))
-    if key[0] and _ALL_CHECKED.get(key) == seen:
-        return int(pages)
+    pages = now[0]
+    key = (database_file(db), head, tail)
+    if _holds(db, key, pages):
+        return pages
     (checked,) = db.conn.execute(
         "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
         " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
     if checked < pages:
         return None
-    _ALL_CHECKED[key] = seen
-    return int(pages)
+    if key[0]:
+        _ALL_CHECKED[key] = now
+    return pages
+
+
+def kept_checked(db: Database, head: str, tail: str, before: int, paged: int) -> bool:
+    """After a crawl's tick whose plan found the `before` papers with a page all checked: when
+    the papers with a page now are those and the `paged` this crawl gave one (each checked as it
+    was stored), every one is still checked; kept so (True). Else (another program stored pages
+    meanwhile) the next plan checks again."""
+    now = _pages_and_top(db)
+    key = (database_file(db), head, tail)
+    if now is None or not key[0] or now[0] != before + paged:
+        return False
+    _ALL_CHECKED[key] = now
+    return True
 
 
 def count_due(db: Database, locations: list[str], now_s: str) -> int:

@@ -37,10 +37,11 @@ from mapwatch.store.sources.crawl_outcomes import (
     Unrecorded,
     Vouched,
 )
-from mapwatch.store.sources.crawl_plan import plan_crawl, split_source
+from mapwatch.store.sources.crawl_plan import location_parts, plan_crawl, split_source
 from mapwatch.store.sources.crawl_saver import CrawlBatch, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.http_source import crawl
+from mapwatch.store.sources.plan_counts import kept_checked
 from mapwatch.store.sources.sitemap_trust import record_evidence
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ async def refresh_http(db: Database, source: str, clock: Clock, priority: Sequen
             raise
         raise FetchError(f"{source}: {e}") from None  # a malformed URL
     report.not_due = plan.not_due
+    if plan.all_checked:  # the pages this crawl stored were checked: the next plan need not check them all
+        await write(kept_checked, db, *location_parts(source), plan.pages_checked, report.saved.paged)
     if note := await write(record_evidence, db, urlsplit(split_source(source)[0]).netloc.lower(),
                            saver.lastmod_compared, saver.lastmod_missed, started):
         stats.notes.append(note)

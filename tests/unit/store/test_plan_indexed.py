@@ -95,3 +95,35 @@ def test_a_page_never_checked_over_http_makes_the_full_plan(db) -> None:
         assert cp.pages_unchecked(db, host, head, tail) is None
         assert page.id in cp.plan_crawl(db, site.base, clock(), 500).due
     assert dataclasses.is_dataclass(cp.CrawlPlan)
+
+
+def test_a_crawls_own_pages_keep_the_every_page_checked_answer(db) -> None:
+    """A tick whose crawl stores new pages checked them as it stored them: the next plan does
+    not join every page with its row again; a page stored from elsewhere makes it."""
+    pages = pagegen.generate(12).v1
+    texts = {p.id: format_page(p) for p in pages}
+    first = {pid: texts[pid] for pid in sorted(texts)[:10]}
+    clock = FakeClock(T0)
+    joins: list[str] = []
+    with serve_site(MapSite(pages=first, sitemap=False)) as site:
+        refresh(db, site.base, clock=clock, priority=sorted(first), options=FAST)
+        head, tail = cp.location_parts(site.base)
+        host = cp.urlsplit(site.base).netloc.lower()
+        assert cp.pages_unchecked(db, host, head, tail) == 10
+        site.swap(texts)  # two papers more (asked for by id, as a paper found on the way would be)
+        clock.advance(hours=1)
+        report = refresh(db, site.base, clock=clock, priority=sorted(texts)[10:], options=FAST)
+        assert report.saved.paged >= 1 and has_pages(db) == 10 + report.saved.paged
+        db.conn.set_trace_callback(lambda sql: joins.append(sql) if "JOIN papers p" in sql and "has_page" in sql
+                                   and "count" in sql else None)
+        clock.advance(hours=1)
+        plan = cp.plan_crawl(db, site.base, clock(), 500)
+        assert plan.all_checked and plan.pages_checked == has_pages(db) and joins == []
+        page = pages[11] if has_pages(db) == 11 else pagegen.generate(13).v1[12]
+        save_pages(db, [(dataclasses.replace(page, id="2609.00001"), SourceInfo("/folder/p.txt", "ab"))], clock())
+        assert cp.plan_crawl(db, site.base, clock(), 500).due and len(joins) == 1  # checked again, whole
+    db.conn.set_trace_callback(None)
+
+
+def has_pages(db) -> int:
+    return db.conn.execute("SELECT count(*) FROM papers WHERE has_page").fetchone()[0]
