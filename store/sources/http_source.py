@@ -44,7 +44,7 @@ from .crawl_outcomes import (
     Unrecorded,
     Vouched,
 )
-from .crawl_plan import MAX_FRONTIER, CrawlPlan, conditional_headers, page_url, split_source
+from .crawl_plan import MAX_FRONTIER, CrawlPlan, conditional_headers, location_parts, page_url, split_source
 from .crawl_queue import (
     DIRECTION,
     DUE,
@@ -107,7 +107,7 @@ class _Crawl(SiteFiles):
         self.parsing, self.parser = asyncio.Semaphore(PARSE_THREADS), parser  # (parser None: the default executor)
         self.citers, self.covering = CiterSearch(self.queue), False  # (covering: store.sources.lastmods)
         self.consult = consult
-        self.head, _sep, self.tail = page_url(self.template, self.base, "\x00").partition("\x00")
+        self.head, self.tail = location_parts(source)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """`fn(*args, **kw)` in a worker thread (of `parser`), at most PARSE_THREADS at once."""
