@@ -13,7 +13,9 @@ The simulated site (bench/livemap.py) also answers, from the same ground truth, 
 - Semantic Scholar: `/graph/v1/paper/arXiv:<id>/citations`: every citer of a paper, paged, and
   `/graph/v1/paper/arXiv:<id>?fields=citationCount`: how many;
 - OpenAlex: `/works?filter=doi:...` (a map paper's work, `W<index + 1>`) and
-  `/works?filter=from_publication_date:D,...`: the new papers of day D with their references.
+  `/works?filter=from_publication_date:D,...`: the new papers of day D with their references,
+  and `/works?filter=cites:W1|W2,from_publication_date:D`: the new papers since D citing them,
+  the newest first.
 A new paper is known to both sources from its arrival (`--source-lag` hours later with the
 option): a best case for the sources' own delay, which the real ones add (days, for OpenAlex).
 
@@ -125,7 +127,13 @@ class SourcesSite(Site):
             return web.json_response({"meta": {"count": len(found)}, "results": [self._work(i, False) for i in found]})
         parts = dict(p.split(":", 1) for p in flt.split(",") if ":" in p)
         day = date.fromisoformat(parts["from_publication_date"])
-        works = [i for i in range(live.n0, live.size) if live.posted[i] == day and self.known(i)]
+        if "cites" in parts:  # the works since `day` citing these, the newest first
+            cited = [int(w.removeprefix("W")) - 1 for w in parts["cites"].split("|")]
+            found = {c for i in cited if 0 <= i < live.size for c in live.citers[i]
+                     if live.posted[c] >= day and self.known(c)}
+            works = sorted(found, key=lambda c: (live.posted[c], c), reverse=True)
+        else:
+            works = [i for i in range(live.n0, live.size) if live.posted[i] == day and self.known(i)]
         start = 0 if request.query.get("cursor", "*") == "*" else int(request.query["cursor"])
         per = int(request.query.get("per-page", "200"))
         nxt = start + per if start + per < len(works) else None

@@ -6,7 +6,9 @@
   with `arxiv:affiliation`, `arxiv:primary_category`, categories, `arxiv:doi`,
   `arxiv:journal_ref`, `arxiv:comment`; an id it does not know has no entry (or, with
   `arxiv_error_entries`, arXiv's error entry).
-- OpenAlex (`GET /works?filter=doi:a|b&per-page=N&page=P`): `{"meta": {...}, "results": [Work]}`.
+- OpenAlex (`GET /works?filter=doi:a|b&per-page=N&page=P`): `{"meta": {...}, "results": [Work]}`;
+  `filter=from_publication_date:D,...` (a day's new works) and `filter=cites:W1|W2,...` (the
+  new works citing them, newest first), paged by `cursor`.
 - Semantic Scholar (`GET /graph/v1/paper/arXiv:<id>/citations?offset=&limit=&fields=`):
   `{"offset", "next", "data": [{contexts, intents, isInfluential, citingPaper}]}`; 404 for a
   paper it does not know; `GET /graph/v1/paper/arXiv:<id>?fields=citationCount`:
@@ -153,6 +155,8 @@ class ScholarlyFakes:
         flt = request.query.get("filter", "")
         if flt.startswith("from_publication_date:"):
             return self._new_works(request, flt)
+        if flt.startswith("cites:"):
+            return self._citing(request, flt)
         if not flt.startswith("doi:"):
             return web.json_response({"error": "Invalid query parameters error."}, status=400)
         dois = {d.lower().removeprefix("https://doi.org/") for d in flt[4:].split("|")}
@@ -185,6 +189,23 @@ class ScholarlyFakes:
         cursor = request.query.get("cursor", "")
         if not cursor:
             return web.json_response({"error": "this fake pages by cursor only"}, status=400)
+        start = 0 if cursor == "*" else int(cursor)
+        nxt = start + per_page if start + per_page < len(works) else None
+        return web.json_response({"meta": {"count": len(works), "next_cursor": None if nxt is None else str(nxt),
+                                           "per_page": per_page}, "results": works[start:start + per_page]})
+
+    def _citing(self, request: web.Request, flt: str) -> web.StreamResponse:
+        """`filter=cites:W1|W2…,from_publication_date:D&sort=publication_date:desc`: the new works
+        of `new_works` published since D that reference one of the works, the newest first, paged
+        by `cursor`."""
+        parts = dict(p.split(":", 1) for p in flt.split(","))
+        cited = {f"https://openalex.org/{w}" for w in parts["cites"].split("|")}
+        since = parts.get("from_publication_date", "")
+        if len(cited) > 50 or request.query.get("sort") != "publication_date:desc" or not since:
+            return web.json_response({"error": "Invalid query parameters error."}, status=400)
+        works = [w for day in sorted(self.new_works, reverse=True) if day >= since
+                 for w in self.new_works[day] if cited & set(w.get("referenced_works") or ())]
+        per_page, cursor = int(request.query.get("per-page", "25")), request.query.get("cursor", "*")
         start = 0 if cursor == "*" else int(cursor)
         nxt = start + per_page if start + per_page < len(works) else None
         return web.json_response({"meta": {"count": len(works), "next_cursor": None if nxt is None else str(nxt),

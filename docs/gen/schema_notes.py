@@ -222,6 +222,12 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'citation_count': "Semantic Scholar's citation count of the paper when its citers were last read in full",
             'read_at': 'when they were (a round that finds the same count reads them again after a week)',
         }),
+    'recent_citers_asked': (
+        "when OpenAlex was last asked for the works of the last days citing a tracked or team paper",
+        {
+            'paper_id': 'the tracked or team paper (`papers.id`)',
+            'asked_at': 'when its answer was stored (tracked papers are asked every round, team papers daily)',
+        }),
     'discovery_passes': (
         "a pass over OpenAlex's new arXiv works of one publication day, read to the end",
         {

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -165,6 +166,9 @@ class _Round:
         self.db: Database | None = None
         self.total = 0
         self.done = 0
+        # The tracked and team papers, whose newest citers are asked for (the sources asked for citers).
+        self.tracked: Sequence[str] = ()
+        self.team: Sequence[str] = ()
 
     async def in_db(self, fn: Callable[..., T], *args: Any) -> T:
         assert self.db is not None
@@ -281,39 +285,59 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
         await _new_works(rnd, report, client, base)
 
 
-async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str) -> None:
-    """The passes over OpenAlex's new arXiv works that are due (store/scholarly/new_works.py)."""
+async def _read_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str,
+                      params: Callable[[str], dict[str, str]], max_pages: int) -> tuple[int, int]:
+    """Page through one `/works` query of new works (by cursor, at most `max_pages`), storing
+    the citations of map papers among their references page by page: (works, citations)."""
     include = rnd.settings.source_citations == "include"
-    for day, lag in await rnd.in_db(new_works.days_due, rnd.clock().date()):
-        cursor, works, citations = "*", 0, 0
-        try:
-            for _ in range(new_works.NEW_WORKS_MAX_PAGES):
-                params = new_works.new_works_params(day, cursor, client.contact)
-                status, body = await client.get(f"{base}/works", params)
-                if status != 200:
-                    raise BadAnswer(f"HTTP {status}")
-                page = await asyncio.to_thread(new_works.parse_new_works, body)
-                found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include), page.works,
-                                        rnd.clock())
-                works += len(page.works)
-                citations += found.new + found.held
-                report.discovered += found.new + found.held
-                if page.next_cursor is None or not page.works:
-                    break
-                cursor = page.next_cursor
-        except OutOfTime:
-            report.out_of_time = True
-            return
-        except SourceDown as e:
-            report.down = client.scrub(str(e))
-            return
-        except (BadAnswer, Malformed) as e:  # the day is read again next round
-            if len(report.problems) < 5:
-                report.problems.append(f"new works of {day}: {client.scrub(str(e))}")
-            return
-        finally:
-            report.requests = client.requests
-        await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
+    cursor, works, citations = "*", 0, 0
+    try:
+        for _ in range(max_pages):
+            status, body = await client.get(f"{base}/works", params(cursor))
+            if status != 200:
+                raise BadAnswer(f"HTTP {status}")
+            page = await asyncio.to_thread(new_works.parse_new_works, body)
+            found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include), page.works,
+                                    rnd.clock())
+            works += len(page.works)
+            citations += found.new + found.held
+            report.discovered += found.new + found.held
+            if page.next_cursor is None or not page.works:
+                break
+            cursor = page.next_cursor
+    finally:
+        report.requests = client.requests
+    return works, citations
+
+
+async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str) -> None:
+    """The passes over OpenAlex's new arXiv works that are due, then the newest citers of the
+    tracked and team papers (store/scholarly/new_works.py)."""
+    what = "new works"
+    try:
+        for day, lag in await rnd.in_db(new_works.days_due, rnd.clock().date()):
+            what = f"new works of {day}"
+            works, citations = await _read_works(
+                rnd, report, client, base, functools.partial(new_works.new_works_params, day, contact=client.contact),
+                new_works.NEW_WORKS_MAX_PAGES)
+            await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
+        what = "the newest citers of tracked and team papers"
+        due = await rnd.in_db(new_works.recent_due, rnd.tracked, rnd.team, rnd.clock())
+        since = rnd.clock().date() - timedelta(days=new_works.RECENT_DAYS)
+        for i in range(0, len(due), new_works.CITES_BATCH):
+            batch = due[i:i + new_works.CITES_BATCH]
+            cited = list(dict.fromkeys(w for _, w in batch))
+            await _read_works(rnd, report, client, base,
+                              functools.partial(new_works.recent_citers_params, cited, since, contact=client.contact),
+                              new_works.RECENT_MAX_PAGES)
+            await rnd.in_db(new_works.asked_recent, [p for p, _ in batch], rnd.clock())
+    except OutOfTime:
+        report.out_of_time = True
+    except SourceDown as e:
+        report.down = client.scrub(str(e))
+    except (BadAnswer, Malformed) as e:  # the day, or the newest citers, are read again next round
+        if len(report.problems) < 5:
+            report.problems.append(f"{what}: {client.scrub(str(e))}")
 
 
 # -- Semantic Scholar --------------------------------------------------------------------
@@ -409,10 +433,12 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     try:
         rnd.db = await loop.run_in_executor(rnd.writer, open_db, db_path)
         due: dict[str, list[str]] = {}
+        ids = await rnd.in_db(tracked) if tracked is not None else []
+        team = await rnd.in_db(team_paper_ids) if settings.discover else []
+        if settings.discover:
+            rnd.tracked, rnd.team = ids, team
         for s in settings.sources:
             if s == "s2":
-                ids = await rnd.in_db(tracked) if tracked is not None else []
-                team = await rnd.in_db(team_paper_ids) if settings.discover else []
                 due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit,
                                          team if settings.discover else None)
             else:

@@ -7,6 +7,12 @@ to_publication_date:D,locations.source.id:<arXiv>`, paged by cursor, bounded) ar
 reference is an OpenAlex work id; the map papers OpenAlex has matched (`openalex_works`, from
 enrichment) are what it can name. A new work citing one of them is stored as a citation from
 `openalex` (store/scholarly/discovered.py), and its stub queues its map page for the next tick.
+
+Every round, the newest citers of the tracked papers (and daily, of the team's papers) are asked for too
+(`/works?filter=cites:W1|W2…,from_publication_date:D&sort=publication_date:desc`, 50 papers a
+request, newest first, bounded): a work published in the last RECENT_DAYS days that cites one of
+them is a citation within the hour, whatever its number of citers (Semantic Scholar reads at most
+10,000 citers of a paper, in an order of its own), and before the day's pass.
 `fetch_*` do the I/O, `parse_*` read, `save_*` write; nothing here trusts what it is told.
 """
 
@@ -25,6 +31,7 @@ from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.discovered import Findings, save_found_citers
 from mapwatch.store.scholarly.parse import Malformed, as_dict, as_list, found_citer, json_body
 from mapwatch.store.scholarly.records import FoundCiter
+from mapwatch.store.scholarly.saved import ASK_TEAM, ASK_TRACKED
 
 ARXIV_SOURCE = "S4306400194"  # arXiv's id among OpenAlex's sources (a repository)
 NEW_WORKS_PAGE = 200  # works per request (OpenAlex's most)
@@ -35,6 +42,9 @@ MAX_REFERENCES = 2_000  # references read per work
 LAGS = (1, 3)
 NEW_WORKS_SELECT = "id,doi,ids,title,publication_year,referenced_works,locations"
 _DOI_PREFIX = "10.48550/arxiv."
+RECENT_DAYS = max(LAGS)  # the newest citers: works published since this many days ago
+CITES_BATCH = 50  # cited works per request (OpenAlex ORs up to 50 values of a filter)
+RECENT_MAX_PAGES = 5  # per batch and round: the newest 1,000 works that cite one of them
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,55 @@ def new_works_params(day: date, cursor: str, contact: str | None) -> dict[str, s
     if contact:
         params["mailto"] = contact  # the polite pool
     return params
+
+
+def recent_citers_params(work_ids: Sequence[str], since: date, cursor: str, contact: str | None) -> dict[str, str]:
+    """The query of one page of the works published since `since` that cite one of `work_ids`,
+    the newest first."""
+    params = {"filter": f"cites:{'|'.join(work_ids)},from_publication_date:{since.isoformat()}",
+              "sort": "publication_date:desc", "per-page": str(NEW_WORKS_PAGE), "cursor": cursor,
+              "select": NEW_WORKS_SELECT}
+    if contact:
+        params["mailto"] = contact
+    return params
+
+
+def recent_due(db: Database, tracked: Sequence[str], team: Sequence[str], now: datetime) -> list[tuple[str, str]]:
+    """The (paper, OpenAlex work) pairs whose newest citers are due: the tracked papers not asked
+    within ASK_TRACKED, then the team's papers not within ASK_TEAM, the longest unasked first. A
+    paper enrichment has not matched to a work yet is left out: its citers come with the day's
+    pass once it is."""
+    ids = list(dict.fromkeys([*tracked, *team]))
+    work: dict[str, str] = {}
+    asked: dict[str, str] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        work.update(db.conn.execute(f"SELECT paper_id, work_id FROM openalex_works WHERE paper_id IN ({marks})",
+                                    chunk).fetchall())
+        asked.update(db.conn.execute(f"SELECT paper_id, asked_at FROM recent_citers_asked WHERE paper_id IN ({marks})",
+                                     chunk).fetchall())
+    out: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for papers, every in ((tracked, ASK_TRACKED), (team, ASK_TEAM)):
+        for pid in papers:
+            last = asked.get(pid, "")
+            if pid in work and pid not in seen and (not last or last <= iso(now - every)):
+                seen.add(pid)
+                out.append((last, pid, work[pid]))
+    if not out:
+        return []
+    # The tracked first, each group the longest unasked first.
+    rank = {pid: k for k, pid in enumerate(dict.fromkeys(tracked))}
+    out.sort(key=lambda t: (t[1] not in rank, t[0]))
+    return [(pid, w) for _, pid, w in out]
+
+
+def asked_recent(db: Database, paper_ids: Sequence[str], now: datetime) -> None:
+    """Record that the newest citers of `paper_ids` were read (their answer stored)."""
+    with db.atomic():
+        db.conn.executemany("INSERT OR REPLACE INTO recent_citers_asked (paper_id, asked_at) VALUES (?, ?)",
+                            [(p, iso(now)) for p in paper_ids])
 
 
 def days_due(db: Database, today: date) -> list[tuple[date, int]]:

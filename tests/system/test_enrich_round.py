@@ -66,7 +66,7 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     lines = r.stdout.splitlines()
     assert lines[0] == "Enriched from arxiv: 99 of 99 due asked in 1 requests, 99 found, 0 not found, 0 failed."
     # 2 requests for the papers, and 1 each for the new arXiv works of yesterday and of 3 days ago (none here).
-    assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 4 requests, 98 found, 1 not found, 0 failed."
+    assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 5 requests, 98 found, 1 not found, 0 failed."
     # (its citation count first, then its citers: never read before)
     assert lines[2].startswith("Enriched from s2: 1 of 1 due asked in 2 requests, 1 found")
 
@@ -106,9 +106,10 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     oa = fakes.seen("openalex")
     papers = [q for q in oa if q.query["filter"].startswith("doi:")]
     assert [len(q.query["filter"].removeprefix("doi:").split("|")) for q in papers] == [50, 49]
-    new_works = [q.query for q in oa if not q.query["filter"].startswith("doi:")]  # yesterday's, 3 days ago's
+    # Yesterday's and 3 days ago's new works, then the works of the last days citing the tracked paper.
+    new_works = [q.query for q in oa if not q.query["filter"].startswith("doi:")]
     assert [(q["filter"].split(",")[0][:22], q["cursor"], q["mailto"]) for q in new_works] == [
-        ("from_publication_date:", "*", CONTACT)] * 2
+        ("from_publication_date:", "*", CONTACT)] * 2 + [("cites:W4405000000", "*", CONTACT)]
     assert all(q.query["mailto"] == CONTACT and q.query["filter"].startswith("doi:10.48550/arxiv.") for q in papers)
     count, s2 = fakes.seen("s2")
     assert count.path == "/graph/v1/paper/arXiv:2412.10400" and count.query == {"fields": "citationCount"}

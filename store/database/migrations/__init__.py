@@ -48,6 +48,7 @@ from mapwatch.store.database.migrations import (
     m0027_change_rate,
     m0028_listed_lastmods,
     m0029_source_counts,
+    m0030_recent_citers,
 )
 
 # In the order they apply.
@@ -81,6 +82,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0027_change_rate,
     m0028_listed_lastmods,
     m0029_source_counts,
+    m0030_recent_citers,
 )
 
 migrations = Migrations("mapwatch")

@@ -278,3 +278,66 @@ def test_direction_follows_and_digests_say_where_the_citation_is_known_from(trac
         assert [(c.id, c.provenance) for c in citers] == [(NEW[0], "s2")]
     finally:
         db.close()
+
+
+def test_openalex_names_a_tracked_papers_newest_citer_within_the_round(tracked: Path, clock: FakeClock) -> None:
+    """Semantic Scholar reads at most 10,000 citers of a paper, in an order of its own; so every
+    round OpenAlex is asked for the works of the last days that cite the tracked and team papers,
+    newest first: a tracked paper's new citer is alerted within the hour, before the day's pass
+    (which then adds nothing twice)."""
+    db = open_db(tracked)
+    save_openalex(db, [OpenAlexWork(SURVEY, "W4405000000", (), None, None)], [SURVEY], clock())
+    db.close()
+    start = clock().date()
+    fakes = ScholarlyFakes()
+    fakes.new_works[(start - timedelta(days=9)).isoformat()] = [
+        new_work("2609.00001", "W60", "An older citer", 2026, ["W4405000000"])]
+    with serve_scholarly(fakes):
+        first = run_round(tracked, fakes, clock, sources=("openalex",))
+        events = row(tracked, "SELECT count(*) FROM events", [])
+        fakes.new_works[start.isoformat()] = [new_work(NEW[0], "W77", NEW[1], NEW[2], ["W1", "W4405000000"]),
+                                              new_work("2610.05555", "W78", "Cites something else", 2026, ["W1"])]
+        clock.advance(hours=1)
+        second = run_round(tracked, fakes, clock, sources=("openalex",))
+        clock.advance(hours=1)
+        third = run_round(tracked, fakes, clock, sources=("openalex",))
+        clock.advance(days=1)  # today's works are now yesterday's: the day's pass reads them
+        fourth = run_round(tracked, fakes, clock, sources=("openalex",))
+        asked = [r.query for r in fakes.seen("openalex") if r.query.get("filter", "").startswith("cites:")]
+    # Older than the window (three days): not asked about, so not news.
+    assert first.sources["openalex"].discovered == 0
+    assert second.sources["openalex"].discovered == 1, second.summary()
+    assert third.sources["openalex"].discovered == 0 and fourth.sources["openalex"].discovered == 0
+    assert asked[0] == {"filter": f"cites:W4405000000,from_publication_date:{start - timedelta(days=3)}",
+                        "sort": "publication_date:desc", "per-page": "200", "cursor": "*",
+                        "select": "id,doi,ids,title,publication_year,referenced_works,locations"}
+    assert len(asked) == 4  # one request a round for the one tracked paper
+    assert row(tracked, "SELECT provenance FROM citations WHERE citing_id = ? AND cited_id = ?",
+               [NEW[0], SURVEY]) == ("openalex",)
+    assert row(tracked, "SELECT count(*) FROM citations WHERE citing_id IN ('2609.00001', '2610.05555')",
+               []) == (0,)
+    assert row(tracked, "SELECT count(*) FROM events", [])[0] == events[0] + 1
+    db = open_db(tracked)
+    try:
+        (a,) = pending_alerts(db)
+        assert [(c.id, c.provenance) for c in a.new_citers] == [(NEW[0], "openalex")]
+    finally:
+        db.close()
+
+
+def test_a_bad_answer_about_the_newest_citers_stores_nothing_and_is_named(tracked: Path, clock: FakeClock) -> None:
+    db = open_db(tracked)
+    save_openalex(db, [OpenAlexWork(SURVEY, "W4405000000", (), None, None)], [SURVEY], clock())
+    db.close()
+    fakes = ScholarlyFakes()
+    before = row(tracked, "SELECT count(*), (SELECT count(*) FROM events) FROM citations", [])
+    with serve_scholarly(fakes):
+        run_round(tracked, fakes, clock, sources=("openalex",))  # the DOIs and the day's passes, answered
+        fakes.down("openalex", how="malformed")
+        clock.advance(hours=1)
+        report = run_round(tracked, fakes, clock, sources=("openalex",))
+        cites = [r for r in fakes.seen("openalex") if r.query.get("filter", "").startswith("cites:")]
+    assert len(cites) == 2  # asked in both rounds: the second answer really was malformed
+    assert report.sources["openalex"].problems == [
+        "the newest citers of tracked and team papers: the OpenAlex answer is not JSON"]
+    assert row(tracked, "SELECT count(*), (SELECT count(*) FROM events) FROM citations", []) == before
