@@ -388,7 +388,10 @@ async def run_month(cfg: Config, work: Path, log: Any = print) -> dict[str, Any]
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     site = SiteProcess(cfg, port)
-    size_mb = max(64, cfg.pages // 40 + 48)  # the database and its WAL, with room for a month
+    # The database and its WAL, with room for a month, and for Litestream's local LTX files
+    # beside it: it compacts them on the wall clock (every few minutes), and ticks a few seconds
+    # apart write a simulated day in a few minutes (298 MB filled at tick 62 of 720 without faults).
+    size_mb = max(64, cfg.pages // 40 + 48) * 2
     disk = Disk(work / "disk", size_mb)
     replication: Replication | None = None
     out = (disk.folder if disk.mounted else work) / "out"  # the service's data volume: database and feeds
