@@ -6,6 +6,7 @@ is an IndexError). The row factory is set on the one cursor that runs the query,
 connection, whose other users (sqlite-utils among them) expect tuples; a `sqlite3.Row` is
 built in C, about as cheap as a tuple.
 `one_column` and `scalar` read a query of exactly one column, and fail loudly if it has more.
+`rows_in_chunks` runs a query over a list of keys too long for one `IN (...)`.
 `fill` makes a dataclass from a row's columns named like its fields.
 """
 
@@ -63,6 +64,21 @@ def scalar(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> 
         return None
     (v,) = row
     return v
+
+
+CHUNK = 500  # keys a query's `IN (...)` takes at a time (SQLite bounds a statement's variables)
+
+
+def rows_in_chunks(db: Database | sqlite3.Connection, sql: str, keys: Sequence[Any], params: Sequence[Any] = (),
+                   size: int = CHUNK) -> list[sqlite3.Row]:
+    """Every row of `sql`, whose one `{}` stands for a list of placeholders, run over `keys` a
+    chunk at a time (`params` bound before each chunk's keys), each readable as `row["column"]`."""
+    cur = _cursor(db)
+    out: list[sqlite3.Row] = []
+    for i in range(0, len(keys), size):
+        chunk = keys[i:i + size]
+        out += cur.execute(sql.format(",".join("?" * len(chunk))), [*params, *chunk]).fetchall()
+    return out
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its field names, read once

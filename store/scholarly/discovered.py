@@ -17,7 +17,6 @@ about a paper is its baseline: its citers were there before mapwatch asked, so t
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +25,7 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import one_column
+from mapwatch.store.database.rows import one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, possible_id
 from mapwatch.store.questions.types import Provenance
 from mapwatch.store.scholarly.records import FoundCiter
@@ -77,8 +76,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
                 found.dropped += 1
             else:
                 good.setdefault(c.citing_id, c)
-        said = {pid for (pid,) in _in_chunks(conn, "SELECT citing_id FROM source_citations WHERE cited_id = ?"
-                                             " AND source = ? AND citing_id IN ({})", [cited_id, source], list(good))}
+        said = {row["citing_id"] for row in rows_in_chunks(
+            conn, "SELECT citing_id FROM source_citations WHERE cited_id = ? AND source = ? AND citing_id IN ({})",
+            list(good), [cited_id, source])}
         fresh = [c for pid, c in good.items() if pid not in said]
         conn.executemany("INSERT INTO source_citations (citing_id, cited_id, source, first_seen, baseline)"
                          " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp, int(baseline))
@@ -115,15 +115,6 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
 def _title(citer: FoundCiter | None, paper_id: str) -> str:
     """A stub's title: the source's, else its id (its map page gives the real one when read)."""
     return citer.title if citer is not None and citer.title else f"arXiv:{paper_id}"
-
-
-def _in_chunks(conn: sqlite3.Connection, sql: str, params: list[object], ids: list[str],
-               size: int = 500) -> list[tuple[str]]:
-    out: list[tuple[str]] = []
-    for i in range(0, len(ids), size):
-        chunk = ids[i:i + size]
-        out += conn.execute(sql.format(",".join("?" * len(chunk))), [*params, *chunk]).fetchall()
-    return out
 
 
 def source_only_counts(db: Database) -> dict[str, int]:

@@ -433,9 +433,12 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     try:
         rnd.db = await loop.run_in_executor(rnd.writer, open_db, db_path)
         due: dict[str, list[str]] = {}
-        ids = await rnd.in_db(tracked) if tracked is not None else []
-        team = await rnd.in_db(team_paper_ids) if settings.discover else []
-        if settings.discover:
+        # The tracked papers (Semantic Scholar describes their citations) and, when the sources are
+        # asked for citers (both of them), the team's papers too.
+        asks_citers = settings.discover and bool({"s2", "openalex"} & set(settings.sources))
+        ids = await rnd.in_db(tracked) if tracked is not None and ("s2" in settings.sources or asks_citers) else []
+        team = await rnd.in_db(team_paper_ids) if asks_citers else []
+        if asks_citers:
             rnd.tracked, rnd.team = ids, team
         for s in settings.sources:
             if s == "s2":

@@ -26,6 +26,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import arxiv_link_id, normalize_id
 from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.discovered import Findings, save_found_citers
@@ -124,29 +125,17 @@ def recent_due(db: Database, tracked: Sequence[str], team: Sequence[str], now: d
     paper enrichment has not matched to a work yet is left out: its citers come with the day's
     pass once it is."""
     ids = list(dict.fromkeys([*tracked, *team]))
-    work: dict[str, str] = {}
-    asked: dict[str, str] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        work.update(db.conn.execute(f"SELECT paper_id, work_id FROM openalex_works WHERE paper_id IN ({marks})",
-                                    chunk).fetchall())
-        asked.update(db.conn.execute(f"SELECT paper_id, asked_at FROM recent_citers_asked WHERE paper_id IN ({marks})",
-                                     chunk).fetchall())
-    out: list[tuple[str, str, str]] = []
-    seen: set[str] = set()
-    for papers, every in ((tracked, ASK_TRACKED), (team, ASK_TEAM)):
+    work = {row["paper_id"]: row["work_id"] for row in rows_in_chunks(
+        db, "SELECT paper_id, work_id FROM openalex_works WHERE paper_id IN ({})", ids)}
+    asked = {row["paper_id"]: row["asked_at"] for row in rows_in_chunks(
+        db, "SELECT paper_id, asked_at FROM recent_citers_asked WHERE paper_id IN ({})", ids)}
+    due: dict[str, tuple[bool, str]] = {}  # paper -> (a team paper, last asked): a tracked team paper as tracked
+    for papers, every, of_team in ((tracked, ASK_TRACKED, False), (team, ASK_TEAM, True)):
         for pid in papers:
             last = asked.get(pid, "")
-            if pid in work and pid not in seen and (not last or last <= iso(now - every)):
-                seen.add(pid)
-                out.append((last, pid, work[pid]))
-    if not out:
-        return []
-    # The tracked first, each group the longest unasked first.
-    rank = {pid: k for k, pid in enumerate(dict.fromkeys(tracked))}
-    out.sort(key=lambda t: (t[1] not in rank, t[0]))
-    return [(pid, w) for _, pid, w in out]
+            if pid in work and pid not in due and (not last or last <= iso(now - every)):
+                due[pid] = (of_team, last)
+    return [(pid, work[pid]) for pid in sorted(due, key=due.__getitem__)]  # the tracked first, longest unasked first
 
 
 def asked_recent(db: Database, paper_ids: Sequence[str], now: datetime) -> None:
@@ -171,12 +160,8 @@ def save_new_works(db: Database, works: Sequence[NewWork], now: datetime, *, inc
     """Store the citations of map papers among `works`' references (each cited paper's in one
     transaction); the map papers are found by the OpenAlex work id enrichment matched them to."""
     refs = sorted({w for work in works for w in work.references})
-    paper_of: dict[str, str] = {}
-    for i in range(0, len(refs), 500):
-        chunk = refs[i:i + 500]
-        paper_of.update(db.conn.execute(
-            f"SELECT work_id, paper_id FROM openalex_works WHERE work_id IN ({','.join('?' * len(chunk))})",
-            chunk).fetchall())
+    paper_of = {row["work_id"]: row["paper_id"] for row in rows_in_chunks(
+        db, "SELECT work_id, paper_id FROM openalex_works WHERE work_id IN ({})", refs)}
     by_cited: dict[str, list[FoundCiter]] = {}
     for work in works:
         for ref in work.references:

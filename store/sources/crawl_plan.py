@@ -283,9 +283,9 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     _plan_searches(db, plan, budget)
     # With a sitemap: the lastmods recorded for the pages planned are compared with their last
     # check (store.sources.lastmods), and the audits draw from a pool (store.sources.plan_counts `audit_pool`).
-    pool = audit_pool(db, head, tail, budget, rng) if with_sitemap else []
-    plan.audit_pool = pool if with_sitemap else None
-    locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy, *pool])]
+    plan.audit_pool = audit_pool(db, head, tail, budget, rng) if with_sitemap else None
+    locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy,
+                                                             *(plan.audit_pool or ())])]
     for i in range(0, len(locations), 500):
         chunk = locations[i:i + 500]
         marks = ",".join("?" * len(chunk))

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import scalar
+
 
 @dataclass
 class _Read:
@@ -40,6 +42,12 @@ def database_file(db: Database) -> str:
     return ""
 
 
+def same_row(db: Database, rowid: int, paper_id: str) -> bool:
+    """Whether the papers row at `rowid` still holds `paper_id`: the file at a path is the one
+    read before (papers are never deleted; one replaced, restored or rebuilt fails this)."""
+    return bool(scalar(db, "SELECT id FROM papers WHERE rowid = ?", (rowid,)) == paper_id)
+
+
 def known_papers(db: Database) -> frozenset[str] | set[str]:
     """Every paper id `db` has a row for. Kept between calls for a database file (see the
     module's docstring): the caller must not change what it is given."""
@@ -48,10 +56,8 @@ def known_papers(db: Database) -> frozenset[str] | set[str]:
         return {pid for (pid,) in db.conn.execute("SELECT id FROM papers")}
     with _LOCK:
         read = _READ.get(path)
-        if read is not None and read.last_id is not None:
-            there = [pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE rowid = ?", (read.rowid,))]
-            if there != [read.last_id]:
-                read = None  # another file at this path (replaced, restored, rebuilt): read it whole
+        if read is not None and read.last_id is not None and not same_row(db, read.rowid, read.last_id):
+            read = None  # another file at this path (replaced, restored, rebuilt): read it whole
         if read is None:
             read = _READ[path] = _Read(0, None)
         for rowid, pid in db.conn.execute("SELECT rowid, id FROM papers WHERE rowid > ? ORDER BY rowid",

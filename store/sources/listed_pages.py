@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.sources.crawl_outcomes import ResourceSeen
 from mapwatch.store.sources.crawl_plan import ROOM, CrawlPlan
 from mapwatch.store.sources.crawl_saver import remember_resources
@@ -124,13 +125,9 @@ def record_listed(db: Database, listing: Listing, head: str, tail: str, now: dat
             "SELECT location, paper_id, listed_lastmod, checked_at FROM sources WHERE listed_in = ?", (file,)):
         before[loc] = (pid, mod, file, checked_at)
     wanted = [head + pid + tail for pid in listing.entries if head + pid + tail not in before]
-    for i in range(0, len(wanted), 500):
-        chunk = wanted[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for loc, pid, mod, listed_in, checked_at in db.conn.execute(
-                f"SELECT location, paper_id, listed_lastmod, listed_in, checked_at FROM sources"
-                f" WHERE location IN ({marks})", chunk):
-            before[loc] = (pid, mod, listed_in, checked_at)
+    for r in rows_in_chunks(db, "SELECT location, paper_id, listed_lastmod, listed_in, checked_at FROM sources"
+                                " WHERE location IN ({})", wanted):
+        before[r["location"]] = (r["paper_id"], r["listed_lastmod"], r["listed_in"], r["checked_at"])
     now_s = iso(now)
     updates: list[tuple[str | None, str, str]] = []
     due: list[tuple[str, str, str]] = []
@@ -154,12 +151,8 @@ def record_listed(db: Database, listing: Listing, head: str, tail: str, now: dat
     gone = [loc for loc, (_pid, _mod, listed_in, _c) in before.items() if listed_in == file and loc not in listed]
     out.dropped = {before[loc][0] for loc in gone}
     if out.changed:  # a full list: its change waits behind the re-checks (storms)
-        ids = list(out.changed)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.full.update(pid for (pid,) in db.conn.execute(
-                f"SELECT id FROM papers WHERE cited_by >= ? AND id IN ({marks})", (ROOM, *chunk)))
+        out.full.update(row["id"] for row in rows_in_chunks(
+            db, "SELECT id FROM papers WHERE cited_by >= ? AND id IN ({})", list(out.changed), [ROOM]))
     with db.atomic():
         db.conn.executemany("UPDATE sources SET listed_lastmod = NULL, listed_in = NULL WHERE location = ?",
                             [(loc,) for loc in gone])

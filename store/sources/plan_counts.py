@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
-from mapwatch.store.sources.known_papers import database_file
+from mapwatch.store.sources.known_papers import database_file, same_row
 
 # Per database file and page location: (papers with a page, a papers rowid and its id) when every
 # one of those papers was found checked over HTTP. A paper never loses its page and a check is
@@ -37,7 +37,7 @@ def _holds(db: Database, key: tuple[str, str, str], pages: int) -> bool:
     kept = _ALL_CHECKED.get(key) if key[0] else None
     if kept is None or kept[0] != pages:
         return False
-    return [pid for (pid,) in db.conn.execute("SELECT id FROM papers WHERE rowid = ?", (kept[1],))] == [kept[2]]
+    return same_row(db, kept[1], kept[2])
 
 
 def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:

@@ -135,7 +135,7 @@ class SiteFiles:
                 if self.result.clock_skew is None and (skew := site_clock_skew(resp.date, self.plan.now)) is not None:
                     self.result.clock_skew = skew.total_seconds()
                 if resp.status == 304 and known is not None and known.listed is not None:
-                    await self.emit(ResourceSeen(url, "sitemap", True, False, known))
+                    await self.remember(url, "sitemap", known, resp, keep_body=True)
                     out.files[url] = (known.listed, known.dated or 0)  # its pages' lastmods as recorded
                     continue
                 seen, data = self.seen_resource(url, "sitemap", known, resp, keep_body=True)
