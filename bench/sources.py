@@ -185,6 +185,13 @@ def as_enriched(db_path: Path, pages: int) -> None:
     db.close()
 
 
+def tick_row(counts: dict[str, int], cpu: dict[str, float]) -> dict:
+    """One tick's figures: the map's requests, each source's, and the CPU of each part."""
+    return {"map": sum(v for kind, v in counts.items() if kind not in SOURCES), "openalex": counts.get("openalex", 0),
+            "s2": counts.get("s2", 0), "cpu_refresh_s": round(cpu["refresh"], 3),
+            "cpu_sources_s": round(cpu["sources"], 3)}
+
+
 def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, template: Path, work: Path,
             log: Callable[[str], None], steady: bool = False) -> dict:
     db_path = work / f"{variant}-{'on' if sources else 'off'}.db"
@@ -244,10 +251,7 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
             for part, v in tick_cpu.items():
                 cpu[part] += v
             by_kind.update(counts)
-            ticks.append({"map": sum(v for kind, v in counts.items() if kind not in SOURCES),
-                          "openalex": counts.get("openalex", 0), "s2": counts.get("s2", 0),
-                          "cpu_refresh_s": round(tick_cpu["refresh"], 3),
-                          "cpu_sources_s": round(tick_cpu["sources"], 3)})
+            ticks.append(tick_row(counts, tick_cpu))
         end = (T0 + timedelta(hours=cfg.hours)).timestamp()
         db = open_db(db_path)
         try:
@@ -280,10 +284,8 @@ def run_one(cfg: Config, variant: str, sources: bool, lag: float, port: int, tem
         # The quiet tick: one more hour with nothing new on the site, measured apart (not in the
         # figures above: what it stores arrived earlier).
         q = tick(cfg.hours + 1, quiet=True)
-        quiet_map = sum(v for kind, v in q["counts"].items() if kind not in SOURCES)
-        quiet = {"map": quiet_map, "openalex": q["counts"].get("openalex", 0), "s2": q["counts"].get("s2", 0),
-                 "budget_share": round(quiet_map / cfg.budget, 4),
-                 "cpu_refresh_s": round(q["cpu"]["refresh"], 3), "cpu_sources_s": round(q["cpu"]["sources"], 3)}
+        quiet = tick_row(q["counts"], q["cpu"])
+        quiet["budget_share"] = round(quiet["map"] / cfg.budget, 4)
         return {"pages": cfg.pages, "variant": variant, "sources": sources, "hours": cfg.hours, "steady": steady,
                 "quiet": quiet,
                 "feeds": delays_summary(truth, seen, end),
