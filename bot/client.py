@@ -23,10 +23,10 @@ from discord.ext import tasks
 from mapwatch.bot import redact
 from mapwatch.bot.command_tree import install_commands
 from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
-from mapwatch.bot.sending import delivery, delivery_loop
+from mapwatch.bot.sending import alert_edits, delivery, delivery_loop
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.clock import utc_now
-from mapwatch.store.subscriptions import bot_state
+from mapwatch.store.subscriptions import alert_messages, bot_state
 
 log = logging.getLogger("mapwatch.bot")
 
@@ -127,13 +127,14 @@ class MapwatchBot(discord.AutoShardedClient):
         async with self._alert_lock:
             sent = await delivery_loop.deliver_all(self.runner.call, delivery.discord_sender(self),
                                                    delivery.discord_finder(self), self.pacer, self.clock,
-                                                   self.metrics.delivery if self.metrics is not None else None)
+                                                   self.metrics.delivery if self.metrics is not None else None,
+                                                   edit=alert_edits.discord_editor(self))
         self.webhook_rounds.start()
         return sent
 
     async def _prune_state(self, now: datetime) -> int:
         removed: int = await self.runner.call(bot_state.prune_state, now)
-        return removed
+        return removed + await self.runner.call(alert_messages.prune, now)
 
 
 def build_tree_for_inspection() -> app_commands.CommandTree:

@@ -75,6 +75,10 @@ class Environment:
         """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes)."""
         return float(self.value("MAPWATCH_TICK_DEADLINE"))
 
+    def before_alerts_seconds(self) -> float:
+        """$MAPWATCH_BEFORE_ALERTS: seconds a tick gives the sources before its alerts (0: none)."""
+        return float(self.value("MAPWATCH_BEFORE_ALERTS"))
+
     def source_or(self, default: str) -> str:
         """$MAPWATCH_SOURCE (a folder, or a URL with a host), else `default`."""
         source: str | None = self.value("MAPWATCH_SOURCE")

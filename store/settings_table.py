@@ -112,6 +112,14 @@ def _tick_deadline(raw: str) -> float:
     return _seconds_within(raw, "$MAPWATCH_TICK_DEADLINE", 86_400, zero_ok=False) if raw else DEFAULT_TICK_DEADLINE
 
 
+DEFAULT_BEFORE_ALERTS = 30.0  # seconds: 300 new citers at arXiv's one request every 3 s
+
+
+def _before_alerts(raw: str) -> float:
+    raw = raw.strip()
+    return _seconds_within(raw, "$MAPWATCH_BEFORE_ALERTS", 600, zero_ok=True) if raw else DEFAULT_BEFORE_ALERTS
+
+
 def _header_timeout(raw: str) -> float | None:
     raw = raw.strip()
     return _seconds_within(raw, "$MAPWATCH_HEADER_TIMEOUT", 3600, zero_ok=False) if raw else None
@@ -298,6 +306,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("MAPWATCH_ENRICH", _enrich, "`arxiv,openalex,s2`",
             "the open scholarly sources `run` (after each refresh) and `enrich` ask: `arxiv`, `openalex`, "
             "`s2`, comma-separated, or `off` ([Enrichment](enrichment.md))"),
+    Setting("MAPWATCH_BEFORE_ALERTS", _before_alerts, "`30`",
+            "seconds a tick of `run` gives the sources to describe its new citers before their alerts go out "
+            "(at most 600; `0`: alerts at once, edited when the authors come; "
+            "[Enrichment](enrichment.md#before-the-alerts))"),
     Setting("MAPWATCH_CONTACT", _contact, "unset (the common pools)",
             "the e-mail address the sources' polite pools ask for: in the User-Agent, and OpenAlex's `mailto`"),
     Setting("MAPWATCH_ARXIV_API", _api("$MAPWATCH_ARXIV_API", DEFAULT_ARXIV_API), f"`{DEFAULT_ARXIV_API}`",

@@ -16,6 +16,7 @@ from mapwatch.bot.rendering.text import (
     SELF_MARK,
     TITLE_MAX,
     byline,
+    citing_context,
     clean,
     clip,
     clip_lines,
@@ -53,7 +54,8 @@ def citer_entry(c: AlertCiter, t: SubjectTrack) -> str:
     names = "; ".join(clip(esc(r.title), 70) for r in c.cites[:3])
     extra = f"; and {len(c.cites) - 3} more" if len(c.cites) > 3 else ""
     by = byline(c.byline)
-    return f"{head}\n  {cites_words(len(c.cites), t)}: {names}{extra}" + (f"\n  {by}" if by else "")
+    said = "".join(f"\n{line}" for line in citing_context(c.context))
+    return f"{head}\n  {cites_words(len(c.cites), t)}: {names}{extra}" + (f"\n  {by}" if by else "") + said
 
 
 def subject_label(t: SubjectTrack) -> str:

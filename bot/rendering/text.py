@@ -169,10 +169,21 @@ def byline(b: Byline | None, limit: int = BYLINE_MAX) -> str:
     return clip(esc(b.short()), limit)
 
 
+# Semantic Scholar's citation intents, as an alert says them.
+INTENT_WORDS = {"methodology": "uses your method", "background": "background", "result": "compares results"}
+
+
+def intent_words(intents: Sequence[str]) -> list[str]:
+    """"uses your method", "background", "compares results": the known intents, in that order."""
+    return [words for key, words in INTENT_WORDS.items() if key in intents]
+
+
 def citing_context(c: CitingContext | None) -> list[str]:
     """What the citing paper says where it cites: up to two sentences as quotes, clipped, then
-    where it comes from and whether Semantic Scholar counts the citation as influential."""
-    if c is None or not c.sentences:
+    where it comes from, its intents as words and whether Semantic Scholar counts the citation
+    as influential."""
+    if c is None or not (c.sentences or c.intents or c.influential):
         return []
     quotes = [f"> “{clip(esc(s), CONTEXT_MAX)}”" for s in c.sentences[:CONTEXTS_SHOWN]]
-    return [*quotes, "— Semantic Scholar" + (" · influential citation" if c.influential else "")]
+    said = [*intent_words(c.intents), *(["influential citation"] if c.influential else [])]
+    return [*quotes, "— Semantic Scholar" + "".join(f" · {w}" for w in said)]

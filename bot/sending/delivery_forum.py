@@ -103,7 +103,7 @@ async def _into_post(client: Any, place: Place, delivery: Delivery, nonce: str, 
             async for msg in channel.history(limit=HISTORY_LIMIT):
                 texts = [e.footer.text or "" for e in msg.embeds if e.footer]
                 if msg.author.id == getattr(client.user, "id", None) and carries_marker(texts, nonce):
-                    return Sent("ok", msg.id, found=True)
+                    return Sent("ok", msg.id, found=True, channel_id=thread_id)
         msg = await channel.send(content=delivery.content or None, embeds=[to_embed(e) for e in delivery.embeds],
                                  allowed_mentions=allowed_mentions(delivery.role_ids), nonce=nonce)
     except discord.NotFound:
@@ -115,7 +115,7 @@ async def _into_post(client: Any, place: Place, delivery: Delivery, nonce: str, 
     except (TimeoutError, discord.HTTPException, OSError) as e:
         return outcome_of(e)
     await _record(client, place, post, thread_id)  # the alert's other citers join this post
-    return Sent("ok", msg.id)
+    return Sent("ok", msg.id, channel_id=thread_id)
 
 
 async def send_forum(client: Any, place: Place, delivery: Delivery, nonce: str) -> Sent:
@@ -131,7 +131,7 @@ async def send_forum(client: Any, place: Place, delivery: Delivery, nonce: str) 
             return into
     if post.resend and (found := await _find_post(client, place, nonce)) is not None:
         await _record(client, place, post, found)
-        return Sent("ok", found, found=True)
+        return Sent("ok", found, found=True, channel_id=found)
     tag = await tag_id(client, place.channel_id, post.tag)
     body: dict[str, Any] = {"name": post.title, "message": _message_payload(delivery)}
     if tag is not None:
@@ -143,4 +143,4 @@ async def send_forum(client: Any, place: Place, delivery: Delivery, nonce: str) 
         return outcome_of(e)
     thread_id = int(thread["id"])
     await _record(client, place, post, thread_id)
-    return Sent("ok", thread_id)  # a post's first message has the post's id
+    return Sent("ok", thread_id, channel_id=thread_id)  # a post's first message has the post's id

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.bot.rendering import render_follow
 from mapwatch.bot.rendering.render_follow import Delivery
 from mapwatch.bot.sending import delivery
+from mapwatch.bot.sending.alert_edits import Edit, edit_awaiting
 from mapwatch.bot.sending.delivery import Call, Find, Send
 from mapwatch.bot.sending.delivery_people import subject_instants  # tracks on people and teams
-from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread
+from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread, without_byline
 from mapwatch.bot.sending.outcomes import Sent
 from mapwatch.bot.sending.pacer import PER_CHANNEL_PER_TICK, Pacer, per_channel
-from mapwatch.store.subscriptions import deliveries, digests, follows, team_channels, tracking
+from mapwatch.store.subscriptions import alert_messages, deliveries, digests, follows, team_channels, tracking
 from mapwatch.store.subscriptions.follows import Place
 
 if TYPE_CHECKING:
@@ -101,8 +102,12 @@ async def _deliver_instant(call: Call, send: Send, find: Find | None, pacer: Pac
 
 def _cursor_hooks(call: Call, i: Instant, clock: Clock) -> dict[str, Callable[..., Awaitable[Any]]]:
     """What the policy does to an instant delivery's cursor: delivered, disable, give_up."""
-    async def delivered(_result: Sent) -> None:
+    async def delivered(result: Sent) -> None:
         await call(deliveries.mark_delivered, i.kind, i.item_id, i.upto, clock())
+        if i.missing and result.message_id is not None:  # edited once their authors are known
+            await call(alert_messages.record_sent, "track" if i.kind is deliveries.TRACKS else "follow", i.item_id,
+                       i.after, i.upto, result.channel_id or i.place.channel_id, result.message_id,
+                       i.place.guild_id, i.nonce, i.missing, clock())
 
     async def disable(why: str) -> None:
         await call(deliveries.disable, i.kind, i.item_id, why)
@@ -128,7 +133,8 @@ async def deliver_track_alerts(call: Call, send: Send, pacer: Pacer, clock: Cloc
                      Place(a.track.guild_id, a.track.channel_id, a.track.user_id),
                      with_thread(render_follow.track_alert(a), [c.title for c in a.new_citers], a.more,
                                  a.track.id in threaded and a.track.guild_id is not None),
-                     f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since)
+                     f"t{a.track.id}e{a.upto_event_id}"[:25], a.sending_since, a.track.last_event_id,
+                     without_byline(a.new_citers))
              for a in alerts]
     posts = {a.track.id: (render_follow.thread_name([c.title for c in a.new_citers], a.more),
                           next((d for c in a.new_citers for d in c.directions), ""),
@@ -152,7 +158,8 @@ async def deliver_follows(call: Call, send: Send, pacer: Pacer, clock: Clock, *,
     items = [Instant(deliveries.FOLLOWS, f"follow {n.follow.id}", n.follow.id, n.upto_event_id, n.follow.place,
                      with_thread(render_follow.follow_alert(n), [c.title for c in n.citers], n.more,
                                  n.follow.id in threaded and n.follow.place.guild_id is not None),
-                     f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since)
+                     f"f{n.follow.id}e{n.upto_event_id}"[:25], n.sending_since, n.follow.last_event_id,
+                     without_byline(n.citers))
              for n in pending if n.total]
     items = await in_forums(call, items, {
         n.follow.id: (render_follow.thread_name([c.title for c in n.citers], n.more), n.follow.direction_name,
@@ -185,12 +192,16 @@ async def deliver_digests(call: Call, send: Send, pacer: Pacer, clock: Clock, co
 
 
 async def deliver_all(call: Call, send: Send, find: Find | None, pacer: Pacer, clock: Clock,
-                      count: Count | None = None) -> int:
+                      count: Count | None = None, edit: Edit | None = None) -> int:
     """One round of the channels: track alerts, then instant follows, then the digests that are
-    due. (Webhooks go elsewhere than Discord's API and have their own rounds: WebhookRounds.)"""
+    due, then (with `edit`) the edits of alerts sent before their citers' authors were known
+    (bot.sending.alert_edits). Returns how many messages were sent, not counting edits.
+    (Webhooks go elsewhere than Discord's API and have their own rounds: WebhookRounds.)"""
     sent = await deliver_track_alerts(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_follows(call, send, pacer, clock, find=find, count=count)
     sent += await deliver_digests(call, send, pacer, clock, count)
+    if edit is not None:
+        await edit_awaiting(call, edit, pacer, clock)
     return sent
 
 

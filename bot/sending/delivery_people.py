@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mapwatch.bot.rendering import render_follow, render_people
 from mapwatch.bot.sending.delivery import Call
-from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread
+from mapwatch.bot.sending.instants import Clock, Instant, PostSpec, with_thread, without_byline
 from mapwatch.store.subscriptions import deliveries, people_tracks
 
 
@@ -26,7 +26,8 @@ async def subject_instants(call: Call, clock: Clock,
         items.append(Instant(deliveries.TRACKS, f"alert for track {t.id} ({t.kind})", t.id, a.upto_event_id, t.place,
                              with_thread(render_people.subject_alert(a), titles, more,
                                          t.id in threaded and t.guild_id is not None),
-                             f"t{t.id}e{a.upto_event_id}"[:25], a.sending_since))
+                             f"t{t.id}e{a.upto_event_id}"[:25], a.sending_since, t.last_event_id,
+                             without_byline(a.news.citers)))
         posts[t.id] = (render_follow.thread_name(titles, more), a.news.first_direction,
                        tuple(c.id for c in a.news.citers) or (f"{t.kind}:{t.subject}",))
     return items, posts

@@ -5,9 +5,10 @@ papers and directions; bot.sending.delivery_people builds those of people and te
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from mapwatch.bot.rendering import render_follow
 from mapwatch.bot.rendering.render_follow import Delivery
@@ -30,6 +31,13 @@ class Instant:
     message: Delivery
     nonce: str  # enforced: Discord drops a repeat within minutes; later, bot.sending.delivery looks for it
     sending_since: str | None
+    after: int = 0  # the item's cursor: the message is about events (after, upto]
+    missing: tuple[str, ...] = ()  # citers it names without authors: edited when they come
+
+
+def without_byline(citers: Iterable[Any]) -> tuple[str, ...]:
+    """The ids of the citers (rows with `id` and `byline`) whose authors are not known yet."""
+    return tuple(c.id for c in citers if getattr(c, "byline", None) is None)
 
 
 def with_thread(message: Delivery, titles: list[str], more: int, on: bool) -> Delivery:

@@ -31,6 +31,7 @@ class Sent:
     code: int | None = None
     text: str = ""
     found: bool = False
+    channel_id: int | None = None  # where the message is, when not the place's channel (a forum post's thread)
 
     @property
     def reason(self) -> str:

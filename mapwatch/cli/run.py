@@ -59,9 +59,11 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
     env.log_format_name()
     admin = env.admin_address()  # $MAPWATCH_ADMIN_LISTEN
     enrich = EnrichSettings.from_environment(env)  # $MAPWATCH_ENRICH, the APIs, the contact
+    before_alerts = env.before_alerts_seconds()  # $MAPWATCH_BEFORE_ALERTS
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
     return RunSettings(db_path=args.db or env.database(), replica=replica, source=source(args), out_dir=out_dir(args),
                        host=host(args), port=port(args), base_url=given_base_url(args),
                        refresh=env.refresh_schedule(), tick_deadline=deadline, nice=nice, enrich=enrich,
+                       before_alerts=before_alerts,
                        limits=limits, admin=admin, token=env.token(), discord_api=api, discord_gateway=gateway,
                        shards=shards, webhook_bases=webhook_bases, alert_interval=env.alert_seconds())

@@ -86,6 +86,28 @@ class EnrichmentStage:
                 await self.task
 
 
+@dataclass(frozen=True)
+class DescribeNewCiters:
+    """The tick's step before its alerts (mapwatch.service.tick.BeforeAlerts): the sources
+    describe the tick's new citers for at most `seconds` (store/scholarly/before_alerts.py);
+    a source down, answering badly or still asking then is one line in the log, once a tick."""
+
+    db_path: str | Path | None
+    settings: EnrichSettings
+    seconds: float
+
+    async def __call__(self, after_event: int, clock: Callable[[], Any]) -> None:
+        from mapwatch.store.scholarly.before_alerts import describe_new_citers, late_lines
+        from mapwatch.store.subscriptions.watched import watched_paper_ids
+
+        report = await describe_new_citers(self.db_path, self.settings, after_event, watched=watched_paper_ids,
+                                           seconds=self.seconds, clock=clock)
+        for line in late_lines(report, self.seconds):
+            enrich_log.warning(line)
+        if any(r.due for r in report.sources.values()):
+            enrich_log.info("before alerts: %s (%.1f s)", report.summary(), report.seconds)
+
+
 def _remember_next_refresh(db_path: str | Path, trigger: Any) -> None:
     from mapwatch.bot.commands.info import NEXT_REFRESH_KEY
     from mapwatch.store.database.db import open_db
@@ -175,7 +197,8 @@ async def run_all(settings: RunSettings, *, say: Callable[[str], None] = print, 
     stage = _enrichment(settings)
     services = asyncio.create_task(
         run_services(settings, deliver, enrich=stage.after_refresh if stage is not None else None,
-                     priority=tracked_paper_ids, say=say, stop=stop, health=health, metrics=metrics),
+                     before_alerts=_before_alerts(settings), priority=tracked_paper_ids, say=say, stop=stop,
+                     health=health, metrics=metrics),
         name="mapwatch-services")
     supervisor = None
     if bot_side is not None:
@@ -213,6 +236,13 @@ def _bot_side(settings: RunSettings, metrics: Metrics, say: Callable[[str], None
     base = (settings.base_url or default_base_url(settings.host, settings.port)).rstrip("/")
     return BotSide(settings.db_path, base, settings.alert_interval, metrics, shards=settings.shards,
                    webhook_bases=settings.webhook_bases, client_kwargs=settings.client_kwargs)
+
+
+def _before_alerts(settings: RunSettings) -> DescribeNewCiters | None:
+    """The tick's step before its alerts (None: no sources, or $MAPWATCH_BEFORE_ALERTS is 0)."""
+    if settings.enrich is None or not settings.enrich.sources or settings.before_alerts <= 0:
+        return None
+    return DescribeNewCiters(settings.db_path, settings.enrich, settings.before_alerts)
 
 
 def _enrichment(settings: RunSettings) -> EnrichmentStage | None:

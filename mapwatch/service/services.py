@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from mapwatch.feeds.serving.server import default_base_url
 from mapwatch.service.schedule import parse_schedule, start_scheduler
 from mapwatch.service.settings import RunSettings
-from mapwatch.service.tick import AfterRefresh, Publish, Refresh, Tick
+from mapwatch.service.tick import AfterRefresh, BeforeAlerts, Publish, Refresh, Tick
 from mapwatch.store.sources.http_client import HttpOptions
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def describe(s: Serving) -> str:
 
 
 async def run_services(settings: RunSettings, deliver: Sequence[AfterRefresh] = (), *,
-                       enrich: AfterRefresh | None = None,
+                       enrich: AfterRefresh | None = None, before_alerts: BeforeAlerts | None = None,
                        priority: Callable[[Database], Sequence[str]] | None = None,
                        say: Callable[[str], None] = print, stop: asyncio.Event | None = None,
                        health: Health | None = None, metrics: Metrics | None = None) -> None:
@@ -108,7 +108,8 @@ async def run_services(settings: RunSettings, deliver: Sequence[AfterRefresh] = 
             say(f"Health and metrics: {default_base_url(admin_at[0], admin_port)}{HEALTH_PATH}, {METRICS_PATH}")
         base_url = settings.base_url or default_base_url(settings.host, port)
         tick = Tick(settings.db_path, Refresh(settings.source, priority, HttpOptions(deadline=settings.tick_deadline)),
-                    Publish(settings.out_dir, base_url), deliver, enrich, nice=settings.nice)
+                    Publish(settings.out_dir, base_url), deliver, enrich, nice=settings.nice,
+                    before_alerts=before_alerts, before_alerts_seconds=settings.before_alerts)
         papers.settle(base_url, tick.publish.limit)
         serving = await asyncio.to_thread(_publish_now, settings.db_path, tick.publish, port)
         await runner.open()  # 503 (but /healthz) until now: nothing from an earlier publish

@@ -38,6 +38,7 @@ class RunSettings:
     tick_deadline: float | None = None  # $MAPWATCH_TICK_DEADLINE, seconds; None: 30 minutes
     nice: int | None = DEFAULT_NICE  # $MAPWATCH_BACKGROUND_NICE: the tick's threads, steps lower
     enrich: EnrichSettings | None = None  # $MAPWATCH_ENRICH and the sources' settings; None: no round
+    before_alerts: float = 30.0  # $MAPWATCH_BEFORE_ALERTS: seconds the sources get before a tick's alerts (0: none)
     # the feed server
     limits: Limits = field(default_factory=Limits)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
     admin: tuple[str, int] | None = None  # $MAPWATCH_ADMIN_LISTEN; None: /healthz, /metrics on the public port

@@ -23,6 +23,7 @@ from mapwatch.store.priority import lower_thread_priority
 from mapwatch.store.settings_table import DEFAULT_NICE
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh_report import RefreshReport
+from mapwatch.store.subscriptions.alert_hold import hold_alerts, release_alerts
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -33,6 +34,10 @@ log = logging.getLogger("mapwatch.scheduler")  # the name its lines have always 
 
 
 AfterRefresh = Callable[[TickResult], Awaitable[None]]  # a deliver or enrich step: this tick's report in
+# Ask the open sources about the citers in the events after the given one, before the alerts
+# about them go out (mapwatch.service.run.BeforeAlerts); its `hold` is how long, at most.
+BeforeAlerts = Callable[[int, Callable[[], datetime]], Awaitable[None]]
+HOLD_MARGIN = 60.0  # seconds a hold outlasts the refresh's deadline and the bound (a crash mid-tick)
 
 
 class TickClock:
@@ -104,6 +109,8 @@ class Tick:
     deliver: Sequence[AfterRefresh] = ()
     enrich: AfterRefresh | None = None
     nice: int | None = DEFAULT_NICE
+    before_alerts: BeforeAlerts | None = None  # between the refresh and the publish, alerts held
+    before_alerts_seconds: float = 30.0
     _threads: Threads | None = field(default=None, init=False, repr=False)
 
     def threads(self) -> Threads:
@@ -145,9 +152,30 @@ class Tick:
         threads = self.threads()
         loop = asyncio.get_running_loop()
         db = await loop.run_in_executor(threads.writer, open_db, self.db_path)
+        held: int | None = None
         try:
+            if self.before_alerts is not None:
+                held = await self._hold(db, clock, threads)
             report = await self.refresh(db, clock, threads)
+            if self.before_alerts is not None and held is not None:
+                try:
+                    await self.before_alerts(held, clock)
+                except Exception as e:  # the alerts go out as they are
+                    log.error("before alerts: %s: %s", type(e).__name__, e, exc_info=True)
             published = await loop.run_in_executor(threads.writer, functools.partial(self.publish, db, clock))
         finally:
+            if held is not None:
+                await asyncio.shield(loop.run_in_executor(threads.writer, release_alerts, db))
             await asyncio.shield(loop.run_in_executor(threads.writer, db.close))  # after any write still under way
         return TickResult(report, published)
+
+    async def _hold(self, db: Database, clock: TickClock, threads: Threads) -> int | None:
+        """Hold the alerts about what this tick stores (store/subscriptions/alert_hold.py) until
+        its new citers are described; the newest event before it. None: no hold (logged)."""
+        seconds = (self.refresh.options.deadline or 3600.0) + self.before_alerts_seconds + HOLD_MARGIN
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                threads.writer, hold_alerts, db, clock(), seconds)
+        except Exception as e:  # the database busy or read-only: alerts as they come
+            log.warning("before alerts: could not hold the alerts (%s: %s)", type(e).__name__, e)
+            return None

@@ -119,7 +119,8 @@ def self_citers(db: Database, cited_id: str, citing_ids: Sequence[str]) -> set[s
 
 
 def contexts(db: Database, cited_id: str, citing_ids: Sequence[str]) -> dict[str, CitingContext]:
-    """citing id -> what Semantic Scholar says of its citation of `cited_id` (only those with a sentence)."""
+    """citing id -> what Semantic Scholar says of its citation of `cited_id` (those where it says
+    something: a sentence, an intent or influence)."""
     ids = list(dict.fromkeys(citing_ids))
     out: dict[str, CitingContext] = {}
     for i in range(0, len(ids), _CHUNK):
@@ -128,9 +129,23 @@ def contexts(db: Database, cited_id: str, citing_ids: Sequence[str]) -> dict[str
                 "SELECT citing_id, contexts, intents, is_influential FROM citation_contexts WHERE cited_id = ?"
                 f" AND citing_id IN ({','.join('?' * len(chunk))})", [cited_id, *chunk]):
             said = tuple(s for s in _json_strings(sentences) if s.strip())
-            if said:
-                out[citing] = CitingContext(said, tuple(_json_strings(intents)), bool(influential))
+            why = tuple(_json_strings(intents))
+            if said or why or influential:
+                out[citing] = CitingContext(said, why, bool(influential))
     return out
+
+
+def with_alert_contexts(db: Database, citers: Sequence[AlertCiter]) -> list[AlertCiter]:
+    """Alert entries with what Semantic Scholar says of their citation of the first paper they
+    cite (in `cites` order) that it says something about."""
+    said: dict[tuple[str, str], CitingContext] = {}
+    for cited in dict.fromkeys(r.id for c in citers for r in c.cites):
+        for citing, ctx in contexts(db, cited, [c.id for c in citers if any(r.id == cited for r in c.cites)]).items():
+            said[citing, cited] = ctx
+    if not said:
+        return list(citers)
+    return [replace(c, context=next((said[c.id, r.id] for r in c.cites if (c.id, r.id) in said), None))
+            for c in citers]
 
 
 def _json_strings(text: str | None) -> list[str]:

@@ -97,6 +97,7 @@ class AlertCiter:
     byline: Byline | None = None  # its authors, when a source named them
     self_cites: tuple[str, ...] = ()  # ids of the cited papers it shares an author with
     provenance: Provenance = "map"  # `map` unless only an open source names its citations listed
+    context: CitingContext | None = None  # what Semantic Scholar says of its citation of the first of `cites`
 
     @property
     def self_citation(self) -> bool:

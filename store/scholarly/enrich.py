@@ -13,9 +13,10 @@ stored before is touched. `fetch_*` do the I/O, `parse_*` (store/scholarly/parse
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -169,6 +170,7 @@ class _Round:
         # The tracked and team papers, whose newest citers are asked for (the sources asked for citers).
         self.tracked: Sequence[str] = ()
         self.team: Sequence[str] = ()
+        self.new_works = True  # OpenAlex's passes over new works follow its papers (not before alerts)
 
     async def in_db(self, fn: Callable[..., T], *args: Any) -> T:
         assert self.db is not None
@@ -281,7 +283,8 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
         report.stored += len(firsts) + sum(len(w.authors) for w in firsts)
 
     await _batches(rnd, report, client, due, OPENALEX_BATCH, ask)
-    if rnd.settings.discover and not report.down and not report.out_of_time and not report.problems:
+    if (rnd.new_works and rnd.settings.discover and not report.down and not report.out_of_time
+            and not report.problems):
         await _new_works(rnd, report, client, base)
 
 
@@ -406,6 +409,35 @@ async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
 FETCHERS = {"arxiv": _arxiv, "openalex": _openalex, "s2": _s2}
 
 
+@contextlib.asynccontextmanager
+async def opened_round(db_path: str | Path | None, settings: EnrichSettings, *, clock: Clock = utc_now,
+                       progress: Callable[[int, int], None] | None = None, seconds: float | None = None,
+                       session: Any = None, monotonic: Callable[[], float] = time.monotonic,
+                       sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> AsyncIterator[_Round]:
+    """A round's shared parts, open for its asking and closed after: its database thread and
+    connection, a session per source (one connection each: one request at a time) unless
+    `session` is given, and its deadline (`seconds` from now: no request starts later)."""
+    import aiohttp
+
+    from mapwatch.store.database.db import open_db
+
+    sessions = {s: session or aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1, ttl_dns_cache=300),
+                                                    trust_env=False) for s in settings.sources}
+    rnd = _Round(db_path, settings, sessions, clock, progress, None if seconds is None else monotonic() + seconds,
+                 monotonic, sleep)
+    loop = asyncio.get_running_loop()
+    try:
+        rnd.db = await loop.run_in_executor(rnd.writer, open_db, db_path)
+        yield rnd
+    finally:
+        if rnd.db is not None:
+            await asyncio.shield(loop.run_in_executor(rnd.writer, rnd.db.close))
+        rnd.writer.shutdown(wait=False)
+        if session is None:
+            for own in sessions.values():
+                await own.close()
+
+
 async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
                        tracked: Callable[[Database], Sequence[str]] | None = None, clock: Clock = utc_now,
                        progress: Callable[[int, int], None] | None = None, seconds: float | None = None,
@@ -415,23 +447,14 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     Semantic Scholar: the `tracked` papers with citers it has not described), asked side by
     side, stored batch by batch. `seconds`: no request starts later than that from now (the
     rest is due next round). `session`: an aiohttp ClientSession (default: one for the round)."""
-    import aiohttp
-
-    from mapwatch.store.database.db import open_db
     from mapwatch.store.questions.teams import team_paper_ids
 
     started = monotonic()
     report = RoundReport({s: SourceReport(s) for s in settings.sources})
     if not settings.sources:
         return report
-    # A session per source (one connection each: one request at a time), unless one is given.
-    sessions = {s: session or aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1, ttl_dns_cache=300),
-                                                    trust_env=False) for s in settings.sources}
-    rnd = _Round(db_path, settings, sessions, clock, progress, None if seconds is None else started + seconds,
-                 monotonic, sleep)
-    loop = asyncio.get_running_loop()
-    try:
-        rnd.db = await loop.run_in_executor(rnd.writer, open_db, db_path)
+    async with opened_round(db_path, settings, clock=clock, progress=progress, seconds=seconds, session=session,
+                            monotonic=monotonic, sleep=sleep) as rnd:
         due: dict[str, list[str]] = {}
         # The tracked papers (Semantic Scholar describes their citations) and, when the sources are
         # asked for citers (both of them), the team's papers too.
@@ -450,12 +473,5 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         rnd.total = sum(len(v) for v in due.values())
         rnd.advance(0)
         await asyncio.gather(*(FETCHERS[s](rnd, report.sources[s], due[s]) for s in settings.sources))
-    finally:
-        if rnd.db is not None:
-            await asyncio.shield(loop.run_in_executor(rnd.writer, rnd.db.close))
-        rnd.writer.shutdown(wait=False)
-        if session is None:
-            for own in sessions.values():
-                await own.close()
     report.seconds = monotonic() - started
     return report

@@ -116,8 +116,10 @@ def save_openalex(db: Database, works: Sequence[OpenAlexWork], asked: Sequence[s
         mark_fetched(db, [p for p in asked if p not in found], "openalex", "not_found", now)
 
 
-def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContext], now: datetime) -> None:
-    """Semantic Scholar's citing sentences of `cited_id`'s citations (those of papers the map knows)."""
+def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContext], now: datetime, *,
+                  mark: bool = True) -> None:
+    """Semantic Scholar's citing sentences of `cited_id`'s citations (those of papers the map
+    knows); `mark`: record `cited_id` as asked (not for a few new citers read before alerts)."""
     with db.atomic():
         db.conn.executemany(
             "INSERT INTO citation_contexts (citing_id, cited_id, contexts, intents, is_influential, fetched_at)"
@@ -125,7 +127,8 @@ def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContex
             " intents=excluded.intents, is_influential=excluded.is_influential, fetched_at=excluded.fetched_at",
             [(c.citing_id, c.cited_id, json.dumps(list(c.contexts), ensure_ascii=False),
               json.dumps(list(c.intents)), int(c.is_influential), iso(now)) for c in contexts])
-        mark_fetched(db, [cited_id], "s2", "ok", now)
+        if mark:
+            mark_fetched(db, [cited_id], "s2", "ok", now)
 
 
 def due_papers(db: Database, source: Source, now: datetime, limit: int) -> list[str]:

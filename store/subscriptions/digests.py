@@ -25,10 +25,10 @@ from mapwatch.store.database.rows import named_row, named_rows, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
-from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, PaperRef
 from mapwatch.store.subscriptions import deliveries, people_tracks
+from mapwatch.store.subscriptions.alert_hold import deliverable_upto
 from mapwatch.store.subscriptions.follows import (
     Place,
     clean_text,
@@ -261,7 +261,7 @@ def compose_digest(db: Database, place: Place, mode: DigestMode, period: datetim
                    limit: int = 5) -> Digest:
     """What a place's digest holds: every enabled follow (and tracked paper) of that mode
     with something new past its cursor, up to `upto` (default: the newest event)."""
-    top = last_event_id(db) if upto is None else upto
+    top = deliverable_upto(db) if upto is None else upto  # the alert hold (store/subscriptions/alert_hold.py)
     follows = follows_of(db, place, mode)
     sections: list[DigestSection] = []
     for f in follows:

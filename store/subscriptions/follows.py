@@ -32,6 +32,7 @@ from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewsOrder, PaperRef
 from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions.alert_hold import deliverable_upto
 from mapwatch.store.subscriptions.kinds import MODES, Mode
 
 KEYWORD_MAX = 100
@@ -273,7 +274,7 @@ def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1
     """For every enabled instant follow with events past its cursor in its direction: what
     to deliver. News with total 0 (nothing new to the direction, or no title matched the
     keyword) is returned too: the caller advances its cursor without posting."""
-    upto = last_event_id(db)
+    upto = deliverable_upto(db)  # the alert hold (store/subscriptions/alert_hold.py)
     follows = [_follow(r) for r in named_rows(
         db, f"SELECT {_FOLLOW_COLS} FROM {_FOLLOW_FROM}"
         " WHERE f.disabled_reason IS NULL AND f.mode = 'instant' AND f.last_event_id < ?"

@@ -22,9 +22,10 @@ from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import fill, named_row, named_rows
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import teams as people
-from mapwatch.store.questions.feed_queries import last_event_id
+from mapwatch.store.questions.authors import with_alert_contexts
 from mapwatch.store.questions.types import NewsOrder
 from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions.alert_hold import deliverable_upto
 from mapwatch.store.subscriptions.follows import Place, normalize_mode
 from mapwatch.store.subscriptions.kinds import Mode
 from mapwatch.store.subscriptions.tracking import reenable_track
@@ -179,6 +180,7 @@ def subject_alert(db: Database, t: SubjectTrack, upto: int, *, limit: int = 10, 
     """The track's events in (cursor, upto] that concern its papers, grouped per citing paper."""
     papers = people.subject_papers(db, guild_id=t.guild_id, author_key=t.author_key, team_slug=t.team_slug)
     found = people.news(db, papers, t.last_event_id, upto, limit=limit, order=order, hide_self=t.hide_self)
+    found = replace(found, citers=tuple(with_alert_contexts(db, found.citers)))
     return SubjectAlert(t, found, max(found.upto_event_id, t.last_event_id), sending_since, feed_path(t, db))
 
 
@@ -186,7 +188,7 @@ def pending_subject_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1
     """For every enabled instant track on a person or team with events past its cursor that
     concern its papers: the alert to send. A quiet one (only counts that did not grow) is
     returned too: the caller moves its cursor without posting."""
-    top = last_event_id(db)
+    top = deliverable_upto(db)  # the alert hold (store/subscriptions/alert_hold.py)
     tracks = [_track(db, r) for r in named_rows(
         db, f"SELECT {_COLS} FROM tracks t WHERE t.paper_id IS NULL AND t.disabled_reason IS NULL"
         " AND t.mode = 'instant' AND t.last_event_id < ? ORDER BY t.id LIMIT ?", (top, max_tracks))]

@@ -23,6 +23,7 @@ from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_
 from mapwatch.store.questions.queries import directions_of
 from mapwatch.store.questions.types import CitationRow, PaperRow, Provenance, from_sources
 from mapwatch.store.subscriptions import deliveries
+from mapwatch.store.subscriptions.alert_hold import deliverable_upto
 from mapwatch.store.subscriptions.follows import normalize_mode
 from mapwatch.store.subscriptions.kinds import Mode
 
@@ -148,26 +149,40 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
     """For every enabled track whose paper has events past its cursor: the alert to send."""
     c = db.conn
     out: list[Alert] = []
+    top = deliverable_upto(db)  # the alert hold (store/subscriptions/alert_hold.py)
     tracks = [_track(r) for r in c.execute(
         f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
         " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
-        " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id)"
-        " ORDER BY t.id LIMIT ?", (max_tracks,))]
+        " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id"
+        " AND e.id <= ?) ORDER BY t.id LIMIT ?", (top, max_tracks))]
     caps = deliveries.markers(db, deliveries.TRACKS)
     for t in tracks:
         # An alert that may have reached Discord (no answer, or a crash before the cursor
         # moved) is resent exactly as it was, with the same nonce, so Discord drops the
         # repeat; later events go in the next alert.
         again = deliveries.resend(caps, t.id, t.last_event_id)
-        hi = again[0] if again else 2**62
-        upto, n_citers, old_count, new_count, unlisted = c.execute(
-            "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
-            " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
-        shown, hidden = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self)
-        paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
-        out.append(Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - hidden), old_count, new_count,
-                         unlisted, upto, again[1] if again else None, hidden))
+        out.append(compose_alert(db, t, again[0] if again else top, limit=limit,
+                                 sending_since=again[1] if again else None))
     return out
+
+
+def compose_alert(db: Database, t: Track, hi: int, *, limit: int = 10, sending_since: str | None = None) -> Alert:
+    """The alert of track `t` about its paper's events (t.last_event_id, hi]: the same alert
+    whenever it is composed again (a resend, or an edit once its citers' authors are known)."""
+    c = db.conn
+    upto, n_citers, old_count, new_count, unlisted = c.execute(
+        "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
+        " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
+    shown, hidden = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self)
+    paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
+    return Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - hidden), old_count, new_count,
+                 unlisted, upto, sending_since, hidden)
+
+
+def get_track(db: Database, track_id: int) -> Track | None:
+    row = db.conn.execute(f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.id = ?",
+                          (track_id,)).fetchone()
+    return _track(row) if row is not None else None
 
 
 def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int, *,

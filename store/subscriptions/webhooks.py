@@ -228,10 +228,10 @@ class Pending:
 def pending_webhooks(db: Database, *, limit: int = 10) -> list[Pending]:
     """For every enabled webhook with events past its cursor: what to send. A delivery that
     may have been posted (a crash, a lost answer) is recomposed up to the same event."""
-    from mapwatch.store.questions.feed_queries import last_event_id
+    from mapwatch.store.subscriptions.alert_hold import deliverable_upto
     from mapwatch.store.subscriptions.follows import Follow, follow_news
 
-    top = last_event_id(db)
+    top = deliverable_upto(db)  # the alert hold (store/subscriptions/alert_hold.py)
     out: list[Pending] = []
     c = db.conn
     for r in named_rows(db, f"SELECT {_COLS}, sending_upto, sending_since FROM webhooks"

@@ -52,11 +52,12 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
         said: list[str] = []
         stop = asyncio.Event()
         settings = RunSettings(db_path=db_path, source=str(SEEDS_DIR), out_dir=tmp_path / "out", port=0,
-                               refresh="2s", enrich=enrich, token=fake_discord.token, alert_interval=0.2,
-                               client_kwargs={"guild_ready_timeout": 0.05})
+                               refresh="2s", enrich=enrich, before_alerts=1.0, token=fake_discord.token,
+                               alert_interval=0.2, client_kwargs={"guild_ready_timeout": 0.05})
         task = asyncio.create_task(run_all(settings, say=said.append, stop=stop))
         try:
-            # The first tick's refresh stores the newer seeds and the alert goes out, sources or not.
+            # The first tick's refresh stores the newer seeds and the alert goes out, sources or not:
+            # the sources get a second before the alerts, then the alerts go out without them.
             msgs = await fake_discord.wait_channel_messages(alerts.id, 1, timeout=30)
             assert "3 new citers" in msgs[0].embed["title"]
             index = next(s for s in said if s.startswith("Feeds: ")).split()[1]
@@ -96,7 +97,11 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
     else:
         assert not any("unavailable" in m for m in messages)  # still waiting when the process stopped
         assert any("the last round is still running" in m for m in messages), messages
-        assert len(fakes.requests) == 3  # one request each: the hanging round was the only one
+        # One request each before the first tick's alerts (left at the bound), and one each of the
+        # hanging round, the only one: later ticks had no new citers to ask about.
+        assert len(fakes.requests) == 6
+        late = [m for m in messages if m.startswith("before alerts: ") and "still answering after 1 s" in m]
+        assert sorted(m.split()[2] for m in late) == sorted(SOURCES), messages  # once per source and tick
     assert len(fake_discord.requests_to("POST", f"/channels/{alerts.id}/messages")) == 1
 
 
