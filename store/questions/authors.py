@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows, one_column
 from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
+from mapwatch.store.questions.person_names import index_byline, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
     AlertCiter,
     Author,
@@ -58,10 +59,12 @@ def bylines(db: Database, paper_ids: Sequence[str]) -> dict[str, Byline]:
 
 
 def self_citations(db: Database, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-    """The (citing, cited) pairs whose papers share an author (by OpenAlex id or ORCID, or by
-    name where neither paper's author has one)."""
+    """The (citing, cited) pairs whose papers share an author (store/questions/person_names.py:
+    by OpenAlex id or ORCID where both authors have one of a scheme, else by name). A paper
+    whose authors no source has named shares none."""
     known = bylines(db, [p for pair in pairs for p in pair])
-    return {(a, b) for a, b in pairs if a in known and b in known and known[a].people() & known[b].people()}
+    index = {b: index_byline(known[b]) for b in {b for _, b in pairs} if b in known}
+    return {(a, b) for a, b in pairs if a in known and b in index and shares_an_author(index[b], known[a])}
 
 
 # -- bylines and self-citations on the rows an answer returns (one bylines() call per answer) --------
@@ -76,13 +79,13 @@ def with_bylines(db: Database, rows: Sequence[P], of: str | None = None) -> tupl
     known = bylines(db, [r.id for r in rows] + ([of] if of else []))
     if not known:
         return tuple(rows)
-    mine = known[of].people() if of and of in known else frozenset()
+    mine = index_byline(known[of]) if of and of in known else None
     out = []
     for r in rows:
         b = known.get(r.id)
         if b is None:
             out.append(r)
-        elif isinstance(r, CitationRow) and mine and mine & b.people():
+        elif isinstance(r, CitationRow) and mine is not None and shares_an_author(mine, b):
             out.append(replace(r, byline=b, self_citation=True))
         else:
             out.append(replace(r, byline=b))
@@ -90,8 +93,10 @@ def with_bylines(db: Database, rows: Sequence[P], of: str | None = None) -> tupl
 
 
 def _self_cites(known: dict[str, Byline], citer: str, cited: Sequence[str]) -> tuple[str, ...]:
-    mine = known[citer].people() if citer in known else frozenset()
-    return tuple(c for c in cited if mine and c in known and mine & known[c].people()) if mine else ()
+    if citer not in known:
+        return ()
+    mine = index_byline(known[citer])
+    return tuple(c for c in cited if c in known and shares_an_author(mine, known[c]))
 
 
 def with_alert_bylines(db: Database, citers: Sequence[AlertCiter]) -> list[AlertCiter]:
@@ -305,7 +310,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     for citing, seen, cited_id in rows:
         c = seen_paper(citing, seen, {})
         b, cited = known.get(c.id), by_id[cited_id]
-        self_cite = bool(b and cited.id in known and b.people() & known[cited.id].people())
+        self_cite = bool(b and cited.id in known and share_an_author(b, known[cited.id]))
         cites.append(AuthorCitation(replace(c, byline=b, self_citation=self_cite) if b else c, own(cited)))
     return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers)
 

@@ -170,14 +170,3 @@ class Byline:
         text = ", ".join(names) + (", …" if len(self.authors) > limit else "")
         first = self.authors[0].institutions[:1] if self.authors else ()
         return f"{text} ({first[0]})" if first else text
-
-    def people(self) -> frozenset[str]:
-        """Keys that identify its authors: OpenAlex ids and ORCIDs where known, else names."""
-        return frozenset(k for a in self.authors for k in author_keys(a))
-
-
-def author_keys(a: Author) -> tuple[str, ...]:
-    """How a person is recognised across papers: by OpenAlex id and ORCID, or (without
-    either) by the name folded to lower case."""
-    keys = tuple(k for k in (a.author_id and f"id:{a.author_id}", a.orcid and f"orcid:{a.orcid}") if k)
-    return keys or (f"name:{' '.join(a.name.lower().split())}",)
