@@ -164,9 +164,9 @@ class Byline:
     journal_ref: str | None = None
 
     def short(self, limit: int = 3) -> str:
-        """"A. Vaswani, N. Shazeer, … (Google Brain)": the first `limit` names, then an
-        ellipsis, and the first author's first institution."""
+        """"A. Vaswani, N. Shazeer, N. Parmar et al. (Google Brain)": the first `limit` names,
+        "et al." when there are more, and the first institution of the first of them that has one."""
         names = [a.name for a in self.authors[:limit]]
-        text = ", ".join(names) + (", …" if len(self.authors) > limit else "")
-        first = self.authors[0].institutions[:1] if self.authors else ()
-        return f"{text} ({first[0]})" if first else text
+        text = ", ".join(names) + (" et al." if len(self.authors) > limit else "")
+        first = next((a.institutions[0] for a in self.authors[:limit] if a.institutions), None)
+        return f"{text} ({first})" if first else text

@@ -13,6 +13,7 @@ next round asks again). What is stored is the same as a round's (store/scholarly
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ async def _s2_new(rnd: _Round, report: SourceReport, cited: Sequence[tuple[str, 
             offset = page.next_offset
             if offset is None or {c.citing_id for c in found} >= wanted[pid]:
                 break
-        await rnd.in_db(saved.save_contexts, pid, found, rnd.clock(), mark=False)
+        await rnd.in_db(functools.partial(saved.save_contexts, mark=False), pid, found, rnd.clock())
         report.found += 1
         report.stored += len(found)
 
@@ -156,7 +157,10 @@ async def describe_new_citers(db_path: str | Path | None, settings: EnrichSettin
                 if not t.done():
                     t.cancel()
                     report.sources[s].out_of_time = True
-            await asyncio.gather(*tasks.values(), return_exceptions=True)
+            results = await asyncio.gather(*tasks.values(), return_exceptions=True)
+            for s, result in zip(tasks, results, strict=True):
+                if isinstance(result, Exception):  # a bug or the database: said, the alerts go on
+                    report.sources[s].down = f"{type(result).__name__}: {result}"
     report.seconds = monotonic() - started
     return report
 

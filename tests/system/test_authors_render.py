@@ -304,5 +304,5 @@ def test_pages_show_bylines_self_citations_and_the_authors_fact(seeded, clock, t
 def test_byline_short_form() -> None:
     b = Byline("x", tuple(authors.Author(n, institutions=("Google Brain",) if n == "A. Vaswani" else ())
                           for n in ("A. Vaswani", "N. Shazeer", "N. Parmar", "J. Uszkoreit")))
-    assert b.short() == "A. Vaswani, N. Shazeer, N. Parmar, … (Google Brain)"
+    assert b.short() == "A. Vaswani, N. Shazeer, N. Parmar et al. (Google Brain)"
     assert render.byline(dataclasses.replace(b, authors=())) == "" and render.byline(None) == ""

@@ -46,7 +46,7 @@ def test_arxiv_names_then_openalex_people_and_institutions(seeded, clock) -> Non
                                              AuthorRecord("D. Author", "A4")), "NeurIPS", None)
     save_openalex(seeded, [work], ["2412.10400"], now)
     b = bylines(seeded, ["2412.10400"])["2412.10400"]
-    assert b.short() == "Ann Author, B. Author, C. Author, … (MIT)" and b.venue == "NeurIPS"
+    assert b.short() == "Ann Author, B. Author, C. Author et al. (MIT)" and b.venue == "NeurIPS"
     assert b.authors[0].orcid == "0000-0002-1825-0097"
     # arXiv again: OpenAlex's list (with its people) is kept.
     save_arxiv(seeded, [arxiv("2412.10400", "A. Author")], ["2412.10400"], now)
