@@ -117,7 +117,8 @@ async def test_an_alert_names_its_new_citers_authors_in_the_tick(
     theirs = _line(desc, hostile)
     assert "↺ self-citation" not in theirs
     assert "@everyone" not in desc and "<@&222>" not in desc  # escaped: no ping, no broken markup
-    assert "> “We adopt the reward model of \\[12\\] for our agent.”" in theirs  # Markdown escaped and "> “A second sentence.”" in theirs and "A third one" not in theirs
+    assert "> “We adopt the reward model of \\[12\\] for our agent.”" in theirs  # Markdown escaped
+    assert "> “A second sentence.”" in theirs and "A third one" not in theirs  # two sentences at most
     assert "— Semantic Scholar · uses your method · influential citation" in theirs
     third = _line(desc, plain)
     assert "Bo Chen, Ai Ito, Li Na et al. (MIT)" in third and "— Semantic Scholar · background" in third
