@@ -222,6 +222,22 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'citation_count': "Semantic Scholar's citation count of the paper when its citers were last read in full",
             'read_at': 'when they were (a round that finds the same count reads them again after a week)',
         }),
+    'alert_messages': (
+        "an alert or follow post sent while some of its citers had no authors: edited in place once they come",
+        {
+            'id': 'its row',
+            'kind': '`track` (a paper, person or team: `tracks.id`) or `follow` (`follows.id`)',
+            'item_id': 'the track or follow it was sent for',
+            'after_event_id': 'the subscription\'s cursor when it was sent: it was about events after this one',
+            'upto_event_id': '... up to this one (recomposed from the same window when edited)',
+            'channel_id': 'where the message is (a forum post\'s thread)',
+            'message_id': 'the message, as Discord numbered it',
+            'guild_id': 'its server (NULL in DMs)',
+            'sent_at': 'when Discord accepted it (after a week it is left as sent)',
+            'nonce': 'its marker (`ref <nonce>` in the footer), kept when edited',
+            'missing': 'JSON list of the citers it named without authors (those still missing after an edit)',
+            'edited_at': 'when the last of them got its authors and the message its last edit (then pruned)',
+        }),
     'recent_citers_asked': (
         "when OpenAlex was last asked for the works of the last days citing a tracked or team paper",
         {

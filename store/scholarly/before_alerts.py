@@ -36,11 +36,12 @@ from mapwatch.store.scholarly.enrich import (
 from mapwatch.store.scholarly.parse import Malformed, parse_s2_citations
 from mapwatch.store.scholarly.polite import BadAnswer, OutOfTime, SourceDown
 from mapwatch.store.scholarly.records import CitationContext
+from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-BEFORE_ALERTS_SECONDS = 30.0  # $MAPWATCH_BEFORE_ALERTS_SECONDS: 300 new citers at arXiv's one request in 3 s
+BEFORE_ALERTS_SECONDS = DEFAULT_BEFORE_ALERTS  # the default of $MAPWATCH_BEFORE_ALERTS
 MAX_PAPERS = 1_000  # papers described before the alerts of one tick (arXiv: 10 requests); the rest: next round
 
 

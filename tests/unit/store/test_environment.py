@@ -46,7 +46,7 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES)) == len(NAMES) == 29
+    assert len(set(NAMES)) == len(NAMES) == 30
     for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
     assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)
@@ -171,3 +171,12 @@ def test_the_command_environment_is_current_only_while_it_runs() -> None:
     with environment.installed(mine):
         assert environment.current() is mine
     assert environment.current() is not mine
+
+
+def test_the_bound_before_alerts() -> None:
+    assert Environment({}).before_alerts_seconds() == 30.0
+    assert Environment({"MAPWATCH_BEFORE_ALERTS": "0"}).before_alerts_seconds() == 0.0
+    assert Environment({"MAPWATCH_BEFORE_ALERTS": "12.5"}).before_alerts_seconds() == 12.5
+    for bad in ("-1", "soon", "nan", "601"):
+        with pytest.raises(BadSetting, match=r"\$MAPWATCH_BEFORE_ALERTS must be seconds \(0 to 600\)"):
+            Environment({"MAPWATCH_BEFORE_ALERTS": bad}).before_alerts_seconds()
