@@ -65,12 +65,15 @@ class Subject:
 
 
 def subject(db: Database, kind: str, key: str) -> Subject | None:
-    """The team or person a file is about; None: no such team, or nobody known by that id."""
+    """The team or person a file is about; None: no such team, or nobody known by that id. Its
+    name is as the feeds carry names (build.plain_name), on its page too; its key if nothing is left."""
     if kind in (TEAM_FEED, TEAM_PAGE):
         team = people.team_by_feed(db, key)
-        return Subject("team", key, team.name, frozenset(people.team_papers(db, team))) if team else None
+        return Subject("team", key, build.plain_name(team.name) or key,
+                       frozenset(people.team_papers(db, team))) if team else None
     person = people.person(db, key)
-    return Subject("author", key, person.name, frozenset(people.person_papers(db, key))) if person.papers else None
+    return Subject("author", key, build.plain_name(person.name) or key,
+                   frozenset(people.person_papers(db, key))) if person.papers else None
 
 
 def mark(db: Database, s: Subject) -> str:
