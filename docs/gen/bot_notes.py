@@ -27,7 +27,7 @@ ANSWERS: dict[str, str] = {
     'unfollow': 'stop following it here, or in `channel` (needs Manage Channels)',
     'digest-time': "the local hour (0-23) of this server's daily and weekly digests, in an IANA time zone (default `UTC`; needs Manage Channels)",
     'digest-preview': "what this channel's next digests would hold if they were sent now, and when they are due (only you see it)",
-    'tracked': "this server's tracked papers and followed directions (in a DM: yours): what, channel, mode, since when, last delivery, why one was disabled, and its last delivery Discord refused for good",
+    'tracked': "this server's tracked papers, followed directions and tracked people and teams (in a DM: yours): what, channel, mode, since when, last delivery, why one was disabled, and its last delivery Discord refused for good; the footer counts the tracks by kind (\"3 tracks: 1 paper, 1 person, 1 team · 1 followed\")",
     'feed': 'the feed URL to paste into a reader, and the OPML link for all of them',
     'stats': 'map size, newest data-through date, last and next refresh',
     'related': 'the papers most like it, by co-citation and bibliographic coupling, each with its score and the shared papers named; `exclude_direct: yes` leaves out its direct citers and references (see [Graph questions](graph.md))',

@@ -92,6 +92,32 @@ def test_a_team_holds_people_and_papers(db_path: Path, clock: FakeClock) -> None
         pass
 
 
+# -- /tracked ----------------------------------------------------------------------------------
+
+def test_tracked_counts_paper_person_and_team_tracks(db_path: Path, clock: FakeClock) -> None:
+    from mapwatch.bot.commands import run_core
+    from mapwatch.bot.rendering.render import tracks_count
+    from tests.bot_helpers import ctx
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    team, _ = teams.ensure_team(db, 111, "Reading group", 1, clock())
+    teams.add_member(db, team, "author", "A100", "Ada Lovelace", 1, clock())
+    for opts in ({"paper": SURVEY}, {"author": "A100"}, {"team": "Reading group"}):
+        assert run_core(db, ctx(), "track", opts)[1], opts
+    reply, _ = run_core(db, ctx(), "tracked", {})
+    [e] = reply.embeds
+    assert e.title == "Tracked in this server" and e.footer == "3 tracks: 1 paper, 1 person, 1 team"
+    assert SURVEY in e.description and "Ada Lovelace" in e.description and "Reading group" in e.description
+    assert run_core(db, ctx(), "follow", {"direction": "Reinforcement learning for reasoning"})[1]
+    assert run_core(db, ctx(), "tracked", {})[0].embeds[0].footer == "3 tracks: 1 paper, 1 person, 1 team · 1 followed"
+    dm = ctx(guild=None, channel=77, user=5)
+    assert run_core(db, dm, "track", {"author": "A100"})[1]
+    reply, _ = run_core(db, dm, "tracked", {})
+    assert reply.embeds[0].title == "Tracked in your DMs" and reply.embeds[0].footer == "1 person tracked"
+    assert tracks_count(2, 0, 0) == "2 papers tracked" and tracks_count(0, 2, 3) == "5 tracks: 2 people, 3 teams"
+
+
 # -- end to end --------------------------------------------------------------------------------
 
 async def test_team_and_author_tracks_one_alert_per_citer_exactly_once(fake_discord: FakeDiscord, db_path: Path,
