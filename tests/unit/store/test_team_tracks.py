@@ -6,6 +6,7 @@ against Discord's OpenAPI description. Bylines come in through the real store AP
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -294,6 +295,68 @@ async def test_team_and_author_feeds_and_pages_on_demand(db_path: Path, clock: F
             refresh(db_path, clock, [grow(grow(seed_page(TECH), [SHARED, ONLY_TECH]), [("2612.00003", "Third", 2026)])])
             status, tag2, body, _ = await get(f"/feeds/teams/{team.feed_slug}.atom", tag)
             assert status == 200 and tag2 != tag and len(assert_valid_atom(body).entries) == len(titles) + 1
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_tracked_persons_feed_answers_before_any_paper_of_theirs_is_known(db_path: Path, clock: FakeClock,
+                                                                                 tmp_path: Path) -> None:
+    import re
+
+    import aiohttp
+
+    from mapwatch.bot.commands import run_core
+    from mapwatch.feeds.serving.ondemand import PaperCache
+    from mapwatch.feeds.serving.server import start_server
+    from tests.bot_helpers import ctx
+    from tests.feedcheck import assert_valid_atom
+
+    setup(db_path, clock)
+    newcomer = "A5999999991"  # nobody the map's authors name yet
+    db = open_db(db_path)
+    reply, ok = run_core(db, ctx(), "track", {"author": newcomer})
+    assert ok, reply
+    [path] = re.findall(r"http://feeds\.example(/feeds/authors/[^>]+\.atom)", reply.content)
+    db.close()
+    out = tmp_path / "public"
+    out.mkdir()
+    runner, port = await start_server(out, "127.0.0.1", 0, papers=PaperCache(db_path, "http://feeds.example"))
+    try:
+        async with aiohttp.ClientSession() as session:
+            async def get(path: str, etag: str | None = None) -> tuple[int, Mapping[str, str], bytes]:
+                async with session.get(f"http://127.0.0.1:{port}{path}",
+                                       headers={"If-None-Match": etag} if etag else {}) as r:
+                    return r.status, r.headers.copy(), await r.read()  # (any case, as HTTP has it)
+
+            status, headers, body = await get(path)
+            assert status == 200 and headers["Content-Type"] == "application/atom+xml"
+            assert headers["Cache-Control"] == "no-cache" and headers["ETag"]
+            feed = assert_valid_atom(body, f"http://feeds.example{path}")
+            assert feed.entries == [] and feed.feed.title == f"{newcomer}: new citing papers"
+            assert "after each refresh" in feed.feed.subtitle and "enrichment round" in feed.feed.subtitle
+            assert (await get(path, headers["ETag"]))[0] == 304
+            status, _, html = await get(f"/authors/{newcomer}/")
+            assert status == 200 and b"enrichment round" in html
+            assert (await get("/feeds/authors/A5999999992.atom"))[0] == 404  # well-formed, tracked nowhere
+            # the sources name them: the same address fills, under a new ETag and their name
+            db = open_db(db_path)
+            save_openalex(db, [OpenAlexWork(SURVEY, "W1", (AuthorRecord("Nia Newcomer", newcomer),), None, None)],
+                          [SURVEY], clock())
+            db.close()
+            status, later, body = await get(path, headers["ETag"])
+            assert status == 200 and later["ETag"] != headers["ETag"]
+            filled = assert_valid_atom(body)
+            assert filled.feed.title == "Nia Newcomer: new citing papers" and "enrichment" not in filled.feed.subtitle
+            # untracked and still unknown: 404 again
+            db = open_db(db_path)
+            assert run_core(db, ctx(), "untrack", {"author": "A5999999993"})[0].ephemeral
+            assert run_core(db, ctx(), "track", {"author": "A5999999993"})[1]
+            db.close()
+            assert (await get("/feeds/authors/A5999999993.atom"))[0] == 200
+            db = open_db(db_path)
+            assert run_core(db, ctx(), "untrack", {"author": "A5999999993"})[1]
+            db.close()
+            assert (await get("/feeds/authors/A5999999993.atom"))[0] == 404
     finally:
         await runner.cleanup()
 
