@@ -92,7 +92,7 @@ def mark(db: Database, s: Subject) -> str:
 
 
 def _what(s: Subject) -> str:
-    return f"the team {s.name}" if s.kind == "team" else s.name
+    return f"the team “{s.name}”" if s.kind == "team" else s.name
 
 
 # A tracked person none of whose papers is known yet (`/track author:<id>` before the sources

@@ -20,6 +20,7 @@ from mapwatch.bot.commands.follow import (
     parse_self,
     self_words,
     target,
+    where_gets,
     where_words,
 )
 from mapwatch.bot.commands.papers import PAPER_HELP
@@ -58,7 +59,7 @@ def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str 
            + self_words(track.hide_self))
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
-    return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
+    return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where_gets(ctx, here_id)} an alert when it "
                                           f"gains citers, {how}. /untrack to stop."))
 
 

@@ -158,7 +158,7 @@ def subject_lines(tracks: Sequence[SubjectTrack]) -> str:
     lines = []
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
-        what = f"team {esc(clip(t.name, 80))}" if t.kind == "team" else f"{esc(clip(t.name, 80))} (`{t.subject}`)"
+        what = f"team “{esc(clip(t.name, 80))}”" if t.kind == "team" else f"{esc(clip(t.name, 80))} (`{t.subject}`)"
         how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
         line = (f"• {what} · {where} · {how} · since {day(t.created_at)} · last alert: "
                 f"{day(t.last_alert_at) if t.last_alert_at else 'no alert yet'}")

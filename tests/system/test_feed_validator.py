@@ -97,7 +97,8 @@ def test_person_and_team_feeds_named_with_markup_validate(seeded, tmp_path: Path
         assert [w for w in r["warnings"] if not w.startswith(DATA_WARNINGS)] == [], r
     person, group = (f.read_bytes() for f, _ in files)
     assert b"<title>Eve: new citing papers</title>" in person
-    assert b"Reading group: new citing papers</title>" in group and b"&lt;" not in group.split(b"<entry>")[0]
+    assert "<title>the team “Reading group”: new citing papers</title>".encode() in group
+    assert b"&lt;" not in group.split(b"<entry>")[0]
 
 
 def test_the_validator_finds_an_error_when_there_is_one(tmp_path: Path) -> None:

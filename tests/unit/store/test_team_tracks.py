@@ -119,6 +119,28 @@ def test_tracked_counts_paper_person_and_team_tracks(db_path: Path, clock: FakeC
     assert tracks_count(2, 0, 0) == "2 papers tracked" and tracks_count(0, 2, 3) == "5 tracks: 2 people, 3 teams"
 
 
+def test_track_replies_and_feed_titles_read_naturally(db_path: Path, clock: FakeClock) -> None:
+    from mapwatch.bot.commands import run_core
+    from mapwatch.feeds import people_feeds
+    from tests.bot_helpers import ctx
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    solo, _ = teams.ensure_team(db, 111, "Reading group", 1, clock())
+    teams.add_member(db, solo, "author", "A200", "Bob Smith", 1, clock())  # one paper: the survey
+    said = run_core(db, ctx(), "track", {"team": "Reading group"})[0].content
+    assert "this channel gets an alert when its paper in the map gains citers" in said, said
+    dm = ctx(guild=None, channel=77, user=5)
+    said = run_core(db, dm, "track", {"author": "A100"})[0].content
+    assert "your DMs get an alert when any of their 2 papers in the map gains citers" in said, said
+    said = run_core(db, dm, "track", {"paper": SURVEY})[0].content
+    assert "your DMs get an alert when it gains citers" in said, said
+    reply, _ = run_core(db, ctx(), "tracked", {})
+    assert "• team “Reading group” · <#222>" in reply.embeds[0].description
+    atom = people_feeds.build_file(db, people_feeds.TEAM_FEED, solo.feed_slug, "http://feeds.example", 10)
+    assert atom is not None and "<title>the team “Reading group”: new citing papers</title>".encode() in atom
+
+
 # -- end to end --------------------------------------------------------------------------------
 
 async def test_team_and_author_tracks_one_alert_per_citer_exactly_once(fake_discord: FakeDiscord, db_path: Path,
