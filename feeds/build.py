@@ -10,12 +10,14 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from html import escape
+from html import escape, unescape
+from html.entities import name2codepoint
 from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.feed_queries import CountGrowth
 from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
+from mapwatch.store.scholarly.records import clean as one_line
 from mapwatch.store.urls import safe_http_url as _safe_http_url
 
 # The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
@@ -95,21 +97,45 @@ AUTHOR_NAME_MAX = 200  # as the records bound them (store/scholarly/records.py)
 SELF_CITATION = "self-citation"  # the category term of an entry whose citer shares an author with what it cites
 
 
-def _name(text: str) -> str:
-    t = " ".join(clean(text).split())
-    return t if len(t) <= AUTHOR_NAME_MAX else t[:AUTHOR_NAME_MAX - 1] + "…"
+_MARKUP = re.compile(r"<[^<>]*>")  # a tag, a Discord mention (<@&222>, <#1>, <t:1>), an <address@in.brackets>
+_REFERENCE = re.compile(r"&(#?\w+)")  # what the W3C validator reads as a character reference, `;` or not
+
+
+def _plain_reference(m: re.Match[str]) -> str:
+    ref = m.group(1)  # one unescaping could not resolve it: "&alpha", "&222"; "AT&T" stays
+    return ref if ref in name2codepoint or ref == "apos" or not ref.isalpha() else m.group(0)
+
+
+def plain_name(text: str | None) -> str:
+    """A person's, an institution's or a team's name as every feed carries it (entry authors,
+    bylines, a person's or team's feed title): plain text, one line, at most AUTHOR_NAME_MAX
+    characters, with nothing a feed reader or validator takes for markup. A name from a
+    hostile or careless source loses its tags and Discord mentions (`<b>x</b>` -> "x",
+    `<@&222>` -> ""), its character references even when escaped more than once
+    (`&amp;lt;script&amp;gt;` -> "" once the tag they spell is gone) and any angle bracket
+    left, as well as control and format characters (bidi overrides). Pure; '' when nothing
+    of a name is left."""
+    t = text or ""
+    for _ in range(4):  # each round resolves one level of escaping
+        once = unescape(t)
+        if once == t:
+            break
+        t = once
+    t = _MARKUP.sub(" ", t).replace("<", " ").replace(">", " ")
+    return one_line(_REFERENCE.sub(_plain_reference, t), AUTHOR_NAME_MAX)  # controls, bidi overrides out
 
 
 def _byline_html(c: NewCiter) -> str:
     """"By A, B and 3 more (Institution)." and, for a self-citation, which cited papers share an author."""
     out = ""
     b = c.byline
-    if b and b.authors:
-        names = [_name(a.name) for a in b.authors[:ENTRY_AUTHORS_MAX]]
-        more = len(b.authors) - len(names)
+    shown = b.authors[:ENTRY_AUTHORS_MAX] if b else ()
+    names = [n for a in shown if (n := plain_name(a.name))]
+    if b and names:  # (a name all markup is left out)
+        more = len(b.authors) - len(shown)
         text = ", ".join(names) + (f" and {more} more" if more else "")
-        inst = b.authors[0].institutions[:1]
-        out += f"<p>By {escape(text)}" + (f" ({escape(_name(inst[0]))})" if inst else "") + ".</p>"
+        inst = plain_name(b.authors[0].institutions[0]) if b.authors[0].institutions else ""
+        out += f"<p>By {escape(text)}" + (f" ({escape(inst)})" if inst else "") + ".</p>"
     if c.self_cites:
         same = [x for x in c.cites if x.id in c.self_cites]
         out += ("<p>Self-citation: it shares an author with "
@@ -124,7 +150,7 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     # The citing paper's authors, so feed readers show them (the feed's own author stays the
     # fallback for entries whose authors are not known).
     for a in c.byline.authors[:ENTRY_AUTHORS_MAX] if c.byline else ():
-        if name := _name(a.name):
+        if name := plain_name(a.name):
             fe.author({"name": name, **({"uri": f"https://orcid.org/{a.orcid}"} if a.orcid else {})})
     if c.self_cites:
         fe.category({"term": SELF_CITATION, "label": "Self-citation"})

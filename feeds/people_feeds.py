@@ -2,7 +2,9 @@
 "People and teams"): each entry a paper newly citing one of their papers,
 once, with the papers of theirs it cites, newest first.
 
-- `/feeds/authors/<id>.atom` and `/authors/<id>/`: a person by OpenAlex author id (`A…`) or ORCID.
+- `/feeds/authors/<id>.atom` and `/authors/<id>/`: a person by OpenAlex author id (`A…`) or ORCID,
+  once a paper of the map names them, or before when a /track follows them (empty, saying when
+  it fills); any other well-formed id is not found, so no one can have feeds built without bound.
 - `/feeds/teams/<feed_slug>.atom` and `/teams/<feed_slug>/`: a team, by its feed slug (its slug
   and a random suffix, store.subscriptions.teams): unique across servers, not guessable.
 
@@ -63,14 +65,24 @@ class Subject:
     def page_path(self) -> str:
         return f"{self.kind}s/{self.key}/index.html"
 
+    @property
+    def pending(self) -> bool:
+        """A tracked person none of whose papers is known yet: their files answer, empty (NOT_YET)."""
+        return self.kind == "author" and not self.papers
+
 
 def subject(db: Database, kind: str, key: str) -> Subject | None:
-    """The team or person a file is about; None: no such team, or nobody known by that id."""
+    """The team or person a file is about; None: no such team, or nobody known or tracked by that
+    id. Its name is as the feeds carry names (build.plain_name), on its page too; its key if
+    nothing is left."""
     if kind in (TEAM_FEED, TEAM_PAGE):
         team = people.team_by_feed(db, key)
-        return Subject("team", key, team.name, frozenset(people.team_papers(db, team))) if team else None
+        return Subject("team", key, build.plain_name(team.name) or key,
+                       frozenset(people.team_papers(db, team))) if team else None
     person = people.person(db, key)
-    return Subject("author", key, person.name, frozenset(people.person_papers(db, key))) if person.papers else None
+    if not person.papers and not people.tracked_author(db, key):
+        return None  # any well-formed id would otherwise be a feed: only those someone tracks
+    return Subject("author", key, build.plain_name(person.name) or key, frozenset(people.person_papers(db, key)))
 
 
 def mark(db: Database, s: Subject) -> str:
@@ -80,13 +92,24 @@ def mark(db: Database, s: Subject) -> str:
 
 
 def _what(s: Subject) -> str:
-    return f"the team {s.name}" if s.kind == "team" else s.name
+    return f"the team “{s.name}”" if s.kind == "team" else s.name
+
+
+# A tracked person none of whose papers is known yet (`/track author:<id>` before the sources
+# have named them): their feed and page answer, empty, and say when they fill.
+NOT_YET = ("No paper of theirs is known in the map yet: this fills once an enrichment round (after each"
+           " refresh) finds them named as an author of a paper in the map.")
+
+
+def _about(s: Subject) -> str:
+    """The feed's subtitle."""
+    said = f"Papers newly citing a paper of {_what(s)} in the citation map."
+    return f"{said} {NOT_YET}" if s.pending else said
 
 
 def feed(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
     citers = people.newest_citers(db, set(s.papers), limit)
-    fg = build._new_feed(f"{build.TAG}{s.kind}/{s.key}", f"{_what(s)}: new citing papers",
-                         f"Papers newly citing a paper of {_what(s)} in the citation map.",
+    fg = build._new_feed(f"{build.TAG}{s.kind}/{s.key}", f"{_what(s)}: new citing papers", _about(s),
                          f"{base_url.rstrip('/')}/{s.feed_path}",
                          f"{base_url.rstrip('/')}/{s.page_path.removesuffix('index.html')}")
     citers = build.newest_first(citers)
@@ -114,6 +137,7 @@ def page(db: Database, s: Subject, base_url: str, limit: int) -> bytes:
             + f"<h1>{pages._t(s.name)}</h1>\n"
             + f'<p class="lede">{"A team" if s.kind == "team" else "An author"} · {len(s.papers):,} '
             + f'{"paper" if len(s.papers) == 1 else "papers"} in the map</p>\n'
+            + (f"<p>{pages._t(NOT_YET)}</p>\n" if s.pending else "")
             + pages._subscribe(here, feed_url, f"{base_url.rstrip('/')}/feeds.opml",
                                f"the papers newly citing {_what(s)}")
             + '<section aria-labelledby="newest">\n<h2 id="newest">Newest citing papers</h2>\n' + newest

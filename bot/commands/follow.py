@@ -114,6 +114,11 @@ def where_words(ctx: Ctx, here_id: int | None = None) -> str:
     return "this channel" if here_id is None or here_id == ctx.channel_id else f"<#{ctx.channel_id}>"
 
 
+def where_gets(ctx: Ctx, here_id: int | None = None) -> str:
+    """Where alerts go, with its verb: "this channel gets", "<#1> gets", "your DMs get"."""
+    return where_words(ctx, here_id) + (" get" if ctx.guild_id is None else " gets")
+
+
 def delivery_words(mode: str, role_id: int | None, settings: digests.DigestSettings | None = None) -> str:
     if mode == "instant":
         when = "after each refresh"

@@ -74,9 +74,9 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     matched = (f"{result.total:,} or more papers match in titles and abstracts{ranked}." if capped
                else f"{result.total} papers match in titles and abstracts{ranked}.")
     if result.by_author:
-        n = result.by_author
-        matched = (f"{n} {'paper' if n == 1 else 'papers'} by an author of that name first (newest first);"
-                   f" {result.total - n} more match in titles and abstracts{ranked}.")
+        by = result.by_author
+        matched = (f"{by} {'paper' if by == 1 else 'papers'} by an author of that name first (newest first);"
+                   f" {result.total - by} more match in titles and abstracts{ranked}.")
     return render.paper_list(
         f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",

@@ -9,7 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.bot.commands import Command, Opt, here, stop_reply
-from mapwatch.bot.commands.follow import apply_threads, delivery_words, parse_role, target, where_words
+from mapwatch.bot.commands.follow import apply_threads, delivery_words, parse_role, target, where_gets, where_words
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.rendering import render_people, text
 from mapwatch.bot.rendering.replies import Ctx, Reply
@@ -80,11 +80,12 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
     option = f"author:{key}" if key else f"team:{team_slug}"
     if not new:
         return Reply(content=f"Already tracking {label} in {where} ({how}).", ephemeral=True)
-    papers = (f"any of its {text.plural(count, 'paper')} in the map" if count else
-              "any of its papers in the map (none is known yet: alerts begin once the sources name them)")
-    return text.fit_reply(Reply(content=f"Tracking {label}: {where} gets an alert when {papers} gains citers, "
-                                        f"one per citing paper, {how}.{_feed(ctx, people_tracks.feed_path(track, db))}"
-                                        f" /untrack {option} to stop."))
+    whose = "their" if key else "its"  # a person's, a team's
+    papers = (f"{whose} paper in the map" if count == 1 else f"any of {whose} {count} papers in the map" if count
+              else f"any of {whose} papers in the map (none is known yet: alerts begin once the sources name them)")
+    return text.fit_reply(Reply(content=f"Tracking {label}: {where_gets(ctx, here_id)} an alert when {papers} gains"
+                                        f" citers, one per citing paper, {how}."
+                                        f"{_feed(ctx, people_tracks.feed_path(track, db))} /untrack {option} to stop."))
 
 
 def untrack_subject(db: Database, ctx: Ctx, *, author: str | None = None, team: str | None = None) -> Reply:

@@ -20,12 +20,13 @@ from mapwatch.bot.commands.follow import (
     parse_self,
     self_words,
     target,
+    where_gets,
     where_words,
 )
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.commands.team import AUTHOR_HELP, TEAM_HELP, track_subject, untrack_subject
-from mapwatch.bot.rendering import render, render_follow, render_people, text
-from mapwatch.bot.rendering.replies import Ctx, Embed, Reply
+from mapwatch.bot.rendering import render_people, text
+from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
 from mapwatch.store.subscriptions import digests, follows, kinds, people_tracks, tracking
@@ -58,7 +59,7 @@ def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str 
            + self_words(track.hide_self))
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
-    return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where} gets an alert when it "
+    return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where_gets(ctx, here_id)} an alert when it "
                                           f"gains citers, {how}. /untrack to stop."))
 
 
@@ -78,36 +79,10 @@ def untrack_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: st
 
 
 def tracked_core(db: Database, ctx: Ctx) -> Reply:
-    reply = _tracked_papers(db, ctx)
-    subjects = people_tracks.list_subject_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    if not subjects:
-        return reply
-    block = "People and teams:\n" + render_people.subject_lines(subjects)
-    if not reply.embeds:
-        title = "Tracked in your DMs" if ctx.guild_id is None else "Tracked in this server"
-        return text.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(subjects)} tracked", render.COLOR),)))
-    first = reply.embeds[0]
-    desc = text.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
-    return text.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, first.footer, first.color),
-                                        *reply.embeds[1:])))
-
-
-def _tracked_papers(db: Database, ctx: Ctx) -> Reply:
-    tracks = tracking.list_tracks(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    followed = follows.list_follows(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
-    in_dm = ctx.guild_id is None
-    if not followed:
-        return render.tracked_list(tracks, in_dm)
-    block = render_follow.follows_block(followed, in_dm=in_dm, limit=1900 if tracks else 3900)
-    if not tracks:
-        title = "Followed in your DMs" if in_dm else "Followed in this server"
-        return text.fit_reply(Reply(embeds=(Embed(title, block, None, (), f"{len(followed)} followed",
-                                                    render.COLOR),)))
-    listed = render.tracked_list(tracks, in_dm)
-    first = listed.embeds[0]
-    desc = text.clip(first.description, 4096 - len(block) - 2) + "\n\n" + block
-    footer = f"{first.footer} · {len(followed)} followed"
-    return text.fit_reply(Reply(embeds=(Embed(first.title, desc, first.url, first.fields, footer, first.color),)))
+    g, u = ctx.guild_id, ctx.user_id
+    return render_people.tracked(tracking.list_tracks(db, guild_id=g, user_id=u),
+                                 follows.list_follows(db, guild_id=g, user_id=u),
+                                 people_tracks.list_subject_tracks(db, guild_id=g, user_id=u), g is None)
 
 
 COMMANDS = [

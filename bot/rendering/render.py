@@ -207,10 +207,8 @@ def directions_list(areas: Sequence[AreaDirections]) -> Reply:
                                          tuple(fields), "Use /direction for one of them" + more, COLOR),)))
 
 
-def tracked_list(tracks: Sequence[Track], in_dm: bool) -> Reply:
-    if not tracks:
-        where = "in these DMs" if in_dm else "in this server"
-        return Reply(content=f"Nothing is tracked {where}. Use /track <paper> to start.", ephemeral=True)
+def tracked_lines(tracks: Sequence[Track]) -> str:
+    """/tracked: one line per tracked paper ("" for none)."""
     lines = []
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
@@ -223,8 +221,15 @@ def tracked_list(tracks: Sequence[Track], in_dm: bool) -> Reply:
         if t.last_failure:
             line += f" · last failed delivery: {clean(clip(t.last_failure, 200))}"
         lines.append(line)
-    title = "Tracked in your DMs" if in_dm else "Tracked in this server"
-    return fit_reply(Reply(embeds=(Embed(title, clip_lines(lines, 4000), None, (), f"{len(tracks)} tracked", COLOR),)))
+    return clip_lines(lines, 4000) if lines else ""
+
+
+def tracks_count(papers: int, people: int, teams: int) -> str:
+    """How many tracks, of each kind there is: "1 paper", "2 people", "3 tracks: 1 paper, 1 person, 1 team"."""
+    kinds = [f"{n} {one if n == 1 else many}" for n, one, many in
+             ((papers, "paper", "papers"), (people, "person", "people"), (teams, "team", "teams")) if n]
+    total = papers + people + teams
+    return f"{plural(total, 'track')}: {', '.join(kinds)}" if len(kinds) > 1 else "".join(kinds) + " tracked"
 
 
 def alert(a: Alert) -> Reply:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.bot.rendering.render import COLOR, day
-from mapwatch.bot.rendering.render_follow import Delivery, _mentions
+from mapwatch.bot.rendering.render import COLOR, day, tracked_lines, tracks_count
+from mapwatch.bot.rendering.render_follow import Delivery, _mentions, follows_block
 from mapwatch.bot.rendering.replies import Embed, Reply
 from mapwatch.bot.rendering.text import (
     CONTENT_MAX,
@@ -28,7 +28,9 @@ from mapwatch.bot.rendering.text import (
 )
 from mapwatch.store.questions.teams import Person, Team
 from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
+from mapwatch.store.subscriptions.follows import Follow
 from mapwatch.store.subscriptions.people_tracks import SubjectAlert, SubjectTrack
+from mapwatch.store.subscriptions.tracking import Track
 
 TITLE_LINK_MAX = 160
 
@@ -132,12 +134,33 @@ def team_list(teams: Sequence[Team], base_url: str) -> Reply:
                            embeds=tuple(embeds)))
 
 
+def tracked(tracks: Sequence[Track], followed: Sequence[Follow], subjects: Sequence[SubjectTrack],
+            in_dm: bool) -> Reply:
+    """/tracked: the tracked papers, the followed directions, then the tracked people and teams,
+    counted by kind in the footer ("3 tracks: 1 paper, 1 person, 1 team · 1 followed")."""
+    if not (tracks or followed or subjects):
+        return Reply(content=f"Nothing is tracked in {'these DMs' if in_dm else 'this server'}."
+                             " Use /track <paper> to start.", ephemeral=True)
+    where = "your DMs" if in_dm else "this server"
+    blocks = [b for b in (tracked_lines(tracks),
+                          follows_block(followed, in_dm=in_dm, limit=1900 if tracks else 3900),
+                          "People and teams:\n" + subject_lines(subjects) if subjects else "") if b]
+    desc = blocks[-1]
+    for block in reversed(blocks[:-1]):  # the later blocks are bounded; the earlier take the room left
+        desc = clip(block, DESC_MAX - len(desc) - 2) + "\n\n" + desc
+    people = sum(t.kind == "author" for t in subjects)
+    counts = [tracks_count(len(tracks), people, len(subjects) - people)] if tracks or subjects else []
+    counts += [f"{len(followed)} followed"] if followed else []
+    title = f"Tracked in {where}" if tracks or subjects else f"Followed in {where}"
+    return fit_reply(Reply(embeds=(Embed(title, desc, None, (), " · ".join(counts), COLOR),)))
+
+
 def subject_lines(tracks: Sequence[SubjectTrack]) -> str:
     """/tracked: one line per track on a person or a team."""
     lines = []
     for t in tracks:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
-        what = f"team {esc(clip(t.name, 80))}" if t.kind == "team" else f"{esc(clip(t.name, 80))} (`{t.subject}`)"
+        what = f"team “{esc(clip(t.name, 80))}”" if t.kind == "team" else f"{esc(clip(t.name, 80))} (`{t.subject}`)"
         how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
         line = (f"• {what} · {where} · {how} · since {day(t.created_at)} · last alert: "
                 f"{day(t.last_alert_at) if t.last_alert_at else 'no alert yet'}")

@@ -5,6 +5,7 @@ any list of papers in one query, a person's papers, and whether a citation is a 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -315,12 +316,44 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers)
 
 
+# The last word of an author's name (their surname, names being stored single-spaced, given
+# names first), exactly as index paper_authors_surname has it (migration 0031): SQLite uses an
+# expression index only for the very same expression.
+SURNAME = "replace(name, rtrim(name, replace(name, ' ', '')), '')"
+NAME_WORDS_MAX = 4  # words of a name /search takes as one (a surname, given names before it)
+_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|[.'’-])*")
+
+
+def name_parts(text: str) -> tuple[str, str] | None:
+    """(surname, start of the given names) when `text` reads as a person's name: one to
+    NAME_WORDS_MAX words of letters (dots, apostrophes and hyphens inside), the surname last
+    ("I. Halvorsen", "Ingrid Halvorsen") or first before a comma ("Halvorsen, I."); the given
+    names' start is the first given name or initial without its dot ('' for a surname
+    alone). None otherwise, and for a single word in capitals ("GAN", "BERT": an acronym
+    far more often than a surname in a search box)."""
+    family, comma, given = text.partition(",")
+    words = (given.split() + family.split()) if comma else text.split()
+    if not 0 < len(words) <= NAME_WORDS_MAX or not all(_NAME_WORD.fullmatch(w) for w in words):
+        return None
+    surname = words[-1]
+    if len(words) == 1 and (len(surname) < 2 or surname.isupper()):
+        return None
+    return surname, words[0].rstrip(".") if len(words) > 1 else ""
+
+
 def papers_by_name(db: Database, text: str, limit: int = 300) -> list[str]:
-    """Ids of papers with an author of this name (whole, any case), newest id first: /search's
-    author matches."""
+    """Ids of papers with an author of this name, newest id first: /search's author matches.
+    An author matches by the whole name (any case), or when `text` reads as a name
+    (`name_parts`), by surname with the given names starting as typed ("Halvorsen",
+    "I. Halvorsen", "Ingrid Halvorsen" for "Ingrid M. Halvorsen"); both from an index."""
     name = " ".join(text.split())[:MAX_QUERY]
-    if len(name) < PREFIX_MIN:
-        return []
-    return one_column(
+    found = one_column(
         db, "SELECT DISTINCT paper_id FROM paper_authors WHERE name = ? COLLATE NOCASE ORDER BY paper_id DESC LIMIT ?",
-        (name, limit))
+        (name, limit)) if len(name) >= PREFIX_MIN else []
+    parts = name_parts(name)
+    if parts:
+        surname, given = parts  # letters, dots, apostrophes, hyphens: nothing LIKE reads as a wildcard
+        found += one_column(
+            db, f"SELECT DISTINCT paper_id FROM paper_authors WHERE {SURNAME} = ? COLLATE NOCASE"
+            " AND name LIKE ? ORDER BY paper_id DESC LIMIT ?", (surname, given + "%", limit))
+    return sorted(set(found), reverse=True)[:limit]

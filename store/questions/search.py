@@ -142,10 +142,10 @@ def ranked_rowids(db: Database, text: str) -> tuple[list[int], int]:
 
 
 def search_papers(db: Database, text: str, *, offset: int = 0, limit: int = 10) -> PaperPage:
-    """Full-text search over titles and abstracts, best match first; when the text is an
-    author's whole name (any case, as the open sources name them), that author's papers come
-    first, newest first (at most RANK_CANDIDATES). User text is quoted word by word, so no
-    input can break the FTS syntax."""
+    """Full-text search over titles and abstracts, best match first; when the text names an
+    author (their whole name in any case, or their surname, alone or after an initial or given
+    names: `papers_by_name`), their papers come first, newest first (at most RANK_CANDIDATES).
+    User text is quoted word by word, so no input can break the FTS syntax."""
     check_page(offset, limit)
     ranked, total = ranked_rowids(db, text)
     total = min(total, SEARCH_COUNT_CAP)

@@ -144,6 +144,12 @@ def person(db: Database, key: str) -> Person:
     return Person(key, name, aid, oid, len(papers), _example(db, papers))
 
 
+def tracked_author(db: Database, key: str) -> bool:
+    """Whether a /track somewhere (a server's channel or someone's DMs) follows the person of
+    `key`: their feed answers before any paper of theirs is known (feeds/people_feeds.py)."""
+    return db.conn.execute("SELECT 1 FROM tracks WHERE author_key = ? LIMIT 1", (key,)).fetchone() is not None
+
+
 def resolve_person(db: Database, ref: str) -> Person:
     """An ORCID or OpenAlex author id (bare or a URL; taken even before any paper of theirs is
     known), or a name matched against the papers' authors in any case. A name that fits

@@ -124,6 +124,41 @@ def test_search_finds_an_authors_papers_first(seeded, clock) -> None:
     assert search.search_papers(seeded, "reward model").by_author == 0
 
 
+def test_search_finds_a_persons_papers_by_surname_alone_or_with_an_initial(seeded, clock) -> None:
+    store_authors(seeded, clock())
+    save_openalex(seeded, [work(OTHER, AuthorRecord("Ingrid M. Halvorsen", "A5000000007"),
+                                AuthorRecord("Xiaoya Li", "A5000000004"))], [OTHER], clock())
+    for text in ("Halvorsen", "halvorsen", "I. Halvorsen", "Ingrid Halvorsen", "Halvorsen, I.", "Halvorsen, Ingrid"):
+        result = search.search_papers(seeded, text)
+        assert result.by_author == 1 and result.items[0].id == OTHER, text
+    for text in ("K. Halvorsen", "Halvorsen, K.", "Halvorse"):
+        assert search.search_papers(seeded, text).by_author == 0, text
+    found = search.search_papers(seeded, "Wang")  # a surname shared: every paper of its people
+    assert found.by_author == 2 and [p.id for p in found.items[:2]] == [SELF, SURVEY]
+    assert search.search_papers(seeded, "zhang").by_author == 2  # Shengyu and Jie on the survey, Guibin on SELF
+    assert search.search_papers(seeded, "J. Zhang").by_author == 1
+    assert search.search_papers(seeded, "Tom Brown").by_author == 1  # "Tom B. Brown"
+    assert search.search_papers(seeded, "LI").by_author == 0  # one word in capitals: an acronym
+    r, ok = ask(seeded, "search", query="Halvorsen")
+    assert ok and "1 paper by an author of that name first" in r.embeds[0].description
+
+
+def test_search_with_author_matches_pages_from_the_first_page(seeded, clock) -> None:
+    save_openalex(seeded, [work(OTHER, AuthorRecord("Learning"))], [OTHER], clock())
+    r, ok = ask(seeded, "search", query="learning")
+    assert ok and "1 paper by an author of that name first" in r.embeds[0].description
+    assert r.pager and r.pager.page == 0 and r.pager.pages > 1  # not the count of author matches
+
+
+def test_title_words_are_not_taken_for_surnames(seeded, clock) -> None:
+    store_authors(seeded, clock())
+    for text in ("reward model", "reinforcement learning", "RLHF", "large language models for reasoning"):
+        assert search.search_papers(seeded, text).by_author == 0, text
+    assert authors.name_parts("reward model") == ("model", "reward")  # looked up, matches no one
+    assert authors.name_parts("GAN") is None and authors.name_parts("2412.10400") is None
+    assert authors.name_parts("a b c d e") is None and authors.name_parts("Li") == ("Li", "")
+
+
 def test_autocomplete_offers_authors_within_discords_limits(seeded, clock) -> None:
     store_authors(seeded, clock())
     found = autocomplete.autocomplete_authors(seeded, "shu")

@@ -49,7 +49,8 @@ from mapwatch.store.database.migrations import (
     m0028_listed_lastmods,
     m0029_source_counts,
     m0030_recent_citers,
-    m0031_alert_messages,
+    m0031_author_surnames,
+    m0032_alert_messages,
 )
 
 # In the order they apply.
@@ -84,7 +85,8 @@ STEPS: tuple[ModuleType, ...] = (
     m0028_listed_lastmods,
     m0029_source_counts,
     m0030_recent_citers,
-    m0031_alert_messages,
+    m0031_author_surnames,
+    m0032_alert_messages,
 )
 
 migrations = Migrations("mapwatch")

@@ -116,6 +116,24 @@ def test_control_characters_and_markup_in_titles_stay_valid() -> None:
     assert parsed.feed.title == "Dir <x> & y: new citing papers"
 
 
+def test_names_reach_the_feeds_as_plain_text() -> None:
+    cases = {
+        "<b>x</b>": "x", "<@&222>": "", "&lt;script&gt;": "", "&amp;lt;i&amp;gt;Trudy": "Trudy",
+        "Ann <ann@example.org>": "Ann", "Bob & <Co> \"quoted\"": 'Bob & "quoted"', "AT&T Labs": "AT&T Labs",
+        "Zed &alpha &222": "Zed alpha 222", "  Jo \u202e\x01 Smith ": "Jo Smith", "Zoë Ünicode": "Zoë Ünicode",
+        "<<b>>x > y": "x y", "": "",
+    }
+    assert {t: build.plain_name(t) for t in cases} == cases
+    assert len(build.plain_name("N" * 500)) == build.AUTHOR_NAME_MAX
+    p = types.PaperRef("2601.00001", "A citer", 2026, "https://map.test/paper/2601.00001/", None)
+    who = types.Byline("2601.00001", (types.Author("<@&222>"), types.Author("<b>Eve</b>", None, None, ("<i>Lab</i>",))))
+    c = types.NewCiter(p, "2026-02-01T00:00:00+00:00", 1, (p,), byline=who)
+    d = feed_queries.Direction("a/b", "Dir", "Area", "Area / Dir", None, 1, "2026-01-01T00:00:00+00:00")
+    parsed = assert_valid_atom(build.direction_feed(d, [c], BASE))
+    assert [a.name for a in parsed.entries[0].authors] == ["Eve"]  # nothing left of the mention: no <author>
+    assert "<p>By Eve.</p>" in parsed.entries[0].content[0].value
+
+
 def test_empty_feed_uses_a_stored_timestamp() -> None:
     d = feed_queries.Direction("a/b", "Dir", "Area", "Area / Dir", None, 0, "2026-03-04T05:06:07+00:00")
     data = build.direction_feed(d, [], BASE)

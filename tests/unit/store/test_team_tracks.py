@@ -6,6 +6,7 @@ against Discord's OpenAPI description. Bylines come in through the real store AP
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -90,6 +91,54 @@ def test_a_team_holds_people_and_papers(db_path: Path, clock: FakeClock) -> None
         raise AssertionError("a name without a letter")
     except BadOption:
         pass
+
+
+# -- /tracked ----------------------------------------------------------------------------------
+
+def test_tracked_counts_paper_person_and_team_tracks(db_path: Path, clock: FakeClock) -> None:
+    from mapwatch.bot.commands import run_core
+    from mapwatch.bot.rendering.render import tracks_count
+    from tests.bot_helpers import ctx
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    team, _ = teams.ensure_team(db, 111, "Reading group", 1, clock())
+    teams.add_member(db, team, "author", "A100", "Ada Lovelace", 1, clock())
+    for opts in ({"paper": SURVEY}, {"author": "A100"}, {"team": "Reading group"}):
+        assert run_core(db, ctx(), "track", opts)[1], opts
+    reply, _ = run_core(db, ctx(), "tracked", {})
+    [e] = reply.embeds
+    assert e.title == "Tracked in this server" and e.footer == "3 tracks: 1 paper, 1 person, 1 team"
+    assert SURVEY in e.description and "Ada Lovelace" in e.description and "Reading group" in e.description
+    assert run_core(db, ctx(), "follow", {"direction": "Reinforcement learning for reasoning"})[1]
+    assert run_core(db, ctx(), "tracked", {})[0].embeds[0].footer == "3 tracks: 1 paper, 1 person, 1 team · 1 followed"
+    dm = ctx(guild=None, channel=77, user=5)
+    assert run_core(db, dm, "track", {"author": "A100"})[1]
+    reply, _ = run_core(db, dm, "tracked", {})
+    assert reply.embeds[0].title == "Tracked in your DMs" and reply.embeds[0].footer == "1 person tracked"
+    assert tracks_count(2, 0, 0) == "2 papers tracked" and tracks_count(0, 2, 3) == "5 tracks: 2 people, 3 teams"
+
+
+def test_track_replies_and_feed_titles_read_naturally(db_path: Path, clock: FakeClock) -> None:
+    from mapwatch.bot.commands import run_core
+    from mapwatch.feeds import people_feeds
+    from tests.bot_helpers import ctx
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    solo, _ = teams.ensure_team(db, 111, "Reading group", 1, clock())
+    teams.add_member(db, solo, "author", "A200", "Bob Smith", 1, clock())  # one paper: the survey
+    said = run_core(db, ctx(), "track", {"team": "Reading group"})[0].content
+    assert "this channel gets an alert when its paper in the map gains citers" in said, said
+    dm = ctx(guild=None, channel=77, user=5)
+    said = run_core(db, dm, "track", {"author": "A100"})[0].content
+    assert "your DMs get an alert when any of their 2 papers in the map gains citers" in said, said
+    said = run_core(db, dm, "track", {"paper": SURVEY})[0].content
+    assert "your DMs get an alert when it gains citers" in said, said
+    reply, _ = run_core(db, ctx(), "tracked", {})
+    assert "• team “Reading group” · <#222>" in reply.embeds[0].description
+    atom = people_feeds.build_file(db, people_feeds.TEAM_FEED, solo.feed_slug, "http://feeds.example", 10)
+    assert atom is not None and "<title>the team “Reading group”: new citing papers</title>".encode() in atom
 
 
 # -- end to end --------------------------------------------------------------------------------
@@ -268,6 +317,68 @@ async def test_team_and_author_feeds_and_pages_on_demand(db_path: Path, clock: F
             refresh(db_path, clock, [grow(grow(seed_page(TECH), [SHARED, ONLY_TECH]), [("2612.00003", "Third", 2026)])])
             status, tag2, body, _ = await get(f"/feeds/teams/{team.feed_slug}.atom", tag)
             assert status == 200 and tag2 != tag and len(assert_valid_atom(body).entries) == len(titles) + 1
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_tracked_persons_feed_answers_before_any_paper_of_theirs_is_known(db_path: Path, clock: FakeClock,
+                                                                                 tmp_path: Path) -> None:
+    import re
+
+    import aiohttp
+
+    from mapwatch.bot.commands import run_core
+    from mapwatch.feeds.serving.ondemand import PaperCache
+    from mapwatch.feeds.serving.server import start_server
+    from tests.bot_helpers import ctx
+    from tests.feedcheck import assert_valid_atom
+
+    setup(db_path, clock)
+    newcomer = "A5999999991"  # nobody the map's authors name yet
+    db = open_db(db_path)
+    reply, ok = run_core(db, ctx(), "track", {"author": newcomer})
+    assert ok, reply
+    [path] = re.findall(r"http://feeds\.example(/feeds/authors/[^>]+\.atom)", reply.content)
+    db.close()
+    out = tmp_path / "public"
+    out.mkdir()
+    runner, port = await start_server(out, "127.0.0.1", 0, papers=PaperCache(db_path, "http://feeds.example"))
+    try:
+        async with aiohttp.ClientSession() as session:
+            async def get(path: str, etag: str | None = None) -> tuple[int, Mapping[str, str], bytes]:
+                async with session.get(f"http://127.0.0.1:{port}{path}",
+                                       headers={"If-None-Match": etag} if etag else {}) as r:
+                    return r.status, r.headers.copy(), await r.read()  # (any case, as HTTP has it)
+
+            status, headers, body = await get(path)
+            assert status == 200 and headers["Content-Type"] == "application/atom+xml"
+            assert headers["Cache-Control"] == "no-cache" and headers["ETag"]
+            feed = assert_valid_atom(body, f"http://feeds.example{path}")
+            assert feed.entries == [] and feed.feed.title == f"{newcomer}: new citing papers"
+            assert "after each refresh" in feed.feed.subtitle and "enrichment round" in feed.feed.subtitle
+            assert (await get(path, headers["ETag"]))[0] == 304
+            status, _, html = await get(f"/authors/{newcomer}/")
+            assert status == 200 and b"enrichment round" in html
+            assert (await get("/feeds/authors/A5999999992.atom"))[0] == 404  # well-formed, tracked nowhere
+            # the sources name them: the same address fills, under a new ETag and their name
+            db = open_db(db_path)
+            save_openalex(db, [OpenAlexWork(SURVEY, "W1", (AuthorRecord("Nia Newcomer", newcomer),), None, None)],
+                          [SURVEY], clock())
+            db.close()
+            status, later, body = await get(path, headers["ETag"])
+            assert status == 200 and later["ETag"] != headers["ETag"]
+            filled = assert_valid_atom(body)
+            assert filled.feed.title == "Nia Newcomer: new citing papers" and "enrichment" not in filled.feed.subtitle
+            # untracked and still unknown: 404 again
+            db = open_db(db_path)
+            assert run_core(db, ctx(), "untrack", {"author": "A5999999993"})[0].ephemeral
+            assert run_core(db, ctx(), "track", {"author": "A5999999993"})[1]
+            db.close()
+            assert (await get("/feeds/authors/A5999999993.atom"))[0] == 200
+            db = open_db(db_path)
+            assert run_core(db, ctx(), "untrack", {"author": "A5999999993"})[1]
+            db.close()
+            assert (await get("/feeds/authors/A5999999993.atom"))[0] == 404
     finally:
         await runner.cleanup()
 

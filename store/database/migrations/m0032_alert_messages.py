@@ -1,10 +1,10 @@
-"""Migration 0031_alert_messages: the alerts that went out before their citers' authors were known."""
+"""Migration 0032_alert_messages: the alerts that went out before their citers' authors were known."""
 
 from __future__ import annotations
 
 from sqlite_utils import Database
 
-NAME = "0031_alert_messages"  # as sqlite-utils records it in _sqlite_migrations: never change it
+NAME = "0032_alert_messages"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
 
 def migrate(db: Database) -> None:
