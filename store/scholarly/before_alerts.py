@@ -71,7 +71,7 @@ def new_citers(db: Database, after_event: int, watched: Sequence[str]) -> NewCit
 
 def not_yet_asked(db: Database, source: str, paper_ids: Sequence[str]) -> list[str]:
     """Of `paper_ids`, in their order, those `source` never answered about (or failed on)."""
-    answered = {r[0] for r in rows_in_chunks(
+    answered = {r["paper_id"] for r in rows_in_chunks(
         db, "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND status != 'failed' AND paper_id IN ({})",
         paper_ids, [source])}
     return [p for p in paper_ids if p not in answered]
