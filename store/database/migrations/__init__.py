@@ -49,6 +49,7 @@ from mapwatch.store.database.migrations import (
     m0028_listed_lastmods,
     m0029_source_counts,
     m0030_recent_citers,
+    m0031_source_additions,
 )
 
 # In the order they apply.
@@ -83,6 +84,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0028_listed_lastmods,
     m0029_source_counts,
     m0030_recent_citers,
+    m0031_source_additions,
 )
 
 migrations = Migrations("mapwatch")

@@ -36,7 +36,7 @@ RECORDED_NAMES = [
     "0019_self_citations", "0020_teams", "0021_webhook_seal", "0022_webhook_no_answer",
     "0023_enrichment_changes", "0024_first_read", "0025_author_indexes", "0026_citation_provenance",
     "0027_change_rate", "0028_listed_lastmods", "0029_source_counts",
-    "0030_recent_citers",
+    "0030_recent_citers", "0031_source_additions",
 ]
 
 
