@@ -253,6 +253,15 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'citations': "citations of map papers among them that no map page named",
             'finished_at': '',
         }),
+    'source_additions': (
+        "what an open source added on one UTC day, against its daily bound ([Enrichment](enrichment.md#how-much-a-source-may-add))",
+        {
+            'source': '`openalex` or `s2`',
+            'day': 'the UTC day (YYYY-MM-DD)',
+            'citations': 'citations it added: pairs it named a first time (`source_citations`) and those that entered `citations`',
+            'stubs': 'stub papers it added (`papers`, `has_page` 0)',
+            'reached': 'the first bound it reached that day (the line the round reported); NULL: none',
+        }),
     'sitemap_trust': (
         'whether a host\'s sitemap `lastmod`s are believed ([Following the live map over HTTP](live-map.md#following-the-live-map-over-http): believed lastmods, verified)',
         {

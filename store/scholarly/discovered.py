@@ -12,14 +12,15 @@ What a source says can only add: a stored paper's title is never overwritten, a 
 is never re-labelled, and a citation with an impossible id (a month after today, self-citing, a
 cited paper the map does not have) is dropped and counted. The first answer a source gives
 about a paper is its baseline: its citers were there before mapwatch asked, so they are kept in
-`source_citations` only, not announced as new.
+`source_citations` only, not announced as new. How much a source may add in a round and a day
+is bounded at the scale of the map (store/scholarly/budget.py): past it, the rest is left out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal, get_args
 
 from sqlite_utils import Database
@@ -28,33 +29,40 @@ from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, possible_id
 from mapwatch.store.questions.types import Provenance
+from mapwatch.store.scholarly.budget import Budget
 from mapwatch.store.scholarly.records import FoundCiter
+from mapwatch.store.scholarly.saved import known_papers
 
 FindingSource = Literal["openalex", "s2"]
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 MAX_NEW_PER_ANSWER = 2_000  # new citations one source's answer about one paper may add
+UNBOUNDED = 2**62  # the room of an answer saved without a budget
 
 
 @dataclass
 class Findings:
-    """What one answer added: new citations (in `citations` or, with `omit`, held back), the
-    baseline kept, and the citers dropped as impossible."""
+    """What one answer added: new citations (in `citations` or, with `omit` or past a bound,
+    held back), the baseline kept, the citers dropped as impossible, and those left out past
+    the source's bounds."""
 
     new: int = 0
     held: int = 0
     baseline: int = 0
     dropped: int = 0
     known: int = 0  # already known, from the map or this source
+    over: int = 0  # left out: past what the source may still add (store/scholarly/budget.py)
 
 
 def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers: Sequence[FoundCiter],
                       now: datetime, *, include: bool = True, baseline: bool | None = None,
-                      count: int | None = None) -> Findings:
+                      count: int | None = None, budget: Budget | None = None) -> Findings:
     """Store what `source` says cites `cited_id`, in one transaction. `baseline`: whether this
     answer is the source's first about the paper (None: decided by `discovery_asked`); OpenAlex's
     new works are never a baseline. `count`: the source's citation count of the paper, read with
     every page of its citers (kept, with the time: a later round that finds it the same need not
-    read them again, store/scholarly/saved.py `same_count`)."""
+    read them again, store/scholarly/saved.py `same_count`). `budget`: what the source may still
+    add (store/scholarly/budget.py); an answer cut short by it is not taken as read in full (a
+    baseline cut short stays the first answer: the rest comes as baseline too)."""
     found = Findings()
     conn = db.conn
     with db.atomic():
@@ -62,14 +70,10 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             found.dropped = len(citers)
             return found
         stamp = iso(now)
+        today = now.date()
         if baseline is None:
             baseline = conn.execute("SELECT 1 FROM discovery_asked WHERE paper_id = ? AND source = ?",
                                     [cited_id, source]).fetchone() is None
-        conn.execute("INSERT INTO discovery_asked (paper_id, source, first_asked, last_asked, citation_count,"
-                     " read_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (paper_id, source) DO UPDATE SET"
-                     " last_asked = excluded.last_asked, citation_count = excluded.citation_count,"
-                     " read_at = excluded.read_at", [cited_id, source, stamp, stamp, count, stamp])
-        today = now.date()
         good: dict[str, FoundCiter] = {}
         for c in citers:
             if c.citing_id == cited_id or not possible_id(c.citing_id, today):
@@ -80,36 +84,71 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             conn, "SELECT citing_id FROM source_citations WHERE cited_id = ? AND source = ? AND citing_id IN ({})",
             list(good), [cited_id, source])}
         fresh = [c for pid, c in good.items() if pid not in said]
+        room, stub_room = budget.room(db, today) if budget is not None else (UNBOUNDED, UNBOUNDED)
+        cut = len(fresh) > room
+        if cut:
+            assert budget is not None
+            found.over = len(fresh) - room
+            fresh = fresh[:room]
+            budget.cut(db, today, "citations")
+        if not (cut and baseline):
+            conn.execute("INSERT INTO discovery_asked (paper_id, source, first_asked, last_asked, citation_count,"
+                         " read_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (paper_id, source) DO UPDATE SET"
+                         " last_asked = excluded.last_asked, citation_count = excluded.citation_count,"
+                         " read_at = excluded.read_at",
+                         [cited_id, source, stamp, stamp, None if cut else count, None if cut else stamp])
         conn.executemany("INSERT INTO source_citations (citing_id, cited_id, source, first_seen, baseline)"
                          " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp, int(baseline))
                                                      for c in fresh])
         if baseline:
             found.baseline = len(fresh)
-            found.known = len(good) - len(fresh)
+            found.known = len(good) - len(fresh) - found.over
+            _spend(db, budget, today, len(fresh), 0)
             return found
-        # What the source said before and no citation holds yet (held back by `omit` then) comes in too.
+        # What the source said before and no citation holds yet (held back by `omit`, or by a
+        # bound, then) comes in too, within what the source may still add.
         waiting = set(one_column(
             conn, "SELECT s.citing_id FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
             " AND NOT EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = s.citing_id AND c.cited_id = s.cited_id)",
             [cited_id, source]))
-        found.known = len(good) - len([pid for pid in good if pid in waiting])
+        found.known = len(good) - len([pid for pid in good if pid in waiting]) - found.over
         if not include:
             found.held = len(waiting)
+            _spend(db, budget, today, len(fresh), 0)
             return found
         titles = {c.citing_id: c for c in fresh}
-        new = sorted(waiting)[:MAX_NEW_PER_ANSWER]
+        older = sorted(waiting - titles.keys())
+        if len(older) > room - len(fresh):
+            assert budget is not None
+            older = older[:room - len(fresh)]
+            budget.cut(db, today, "citations")
+        new = sorted(waiting & {*titles, *older})[:MAX_NEW_PER_ANSWER]
+        known = known_papers(db, new)
+        stubs = [pid for pid in new if pid not in known]
+        if len(stubs) > stub_room:
+            assert budget is not None
+            budget.cut(db, today, "stubs")
+            left_out = set(stubs[stub_room:])
+            stubs = stubs[:stub_room]
+            new = [pid for pid in new if pid not in left_out]
         conn.executemany(
             "INSERT OR IGNORE INTO papers (id, title, year, arxiv_url, has_page, first_seen, updated)"
             " VALUES (?, ?, ?, ?, 0, ?, ?)",
             [(pid, _title(titles.get(pid), pid), (t := titles.get(pid)) and t.year, arxiv_url(pid), stamp, stamp)
-             for pid in new])
+             for pid in stubs])
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
                          " provenance) VALUES (?, ?, ?, NULL, 0, ?)", [(pid, cited_id, stamp, source) for pid in new])
         conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
                          " VALUES ('citation', ?, ?, NULL, ?)", [(cited_id, pid, stamp) for pid in new])
         found.new = len(new)
         found.held = len(waiting) - len(new)
+        _spend(db, budget, today, len(fresh) + len(set(new) - titles.keys()), len(stubs))
     return found
+
+
+def _spend(db: Database, budget: Budget | None, today: date, citations: int, stubs: int) -> None:
+    if budget is not None:
+        budget.spend(db, today, citations, stubs)
 
 
 def _title(citer: FoundCiter | None, paper_id: str) -> str:

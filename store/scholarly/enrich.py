@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mapwatch.store.clock import Clock, utc_now
-from mapwatch.store.scholarly import new_works, saved
+from mapwatch.store.scholarly import budget, new_works, saved
+from mapwatch.store.scholarly.budget import Budget, Rules
 from mapwatch.store.scholarly.discovered import save_found_citers
 from mapwatch.store.scholarly.parse import (
     Malformed,
@@ -69,6 +70,7 @@ class EnrichSettings:
     limit: int = DEFAULT_LIMIT
     politeness: Mapping[str, Politeness] = field(default_factory=lambda: dict(POLITENESS))
     source_citations: SourceCitationsMode = "include"  # $MAPWATCH_SOURCE_CITATIONS
+    bounds: Rules = field(default_factory=Rules)  # how much a source may add (store/scholarly/budget.py)
 
     @property
     def discover(self) -> bool:
@@ -101,6 +103,7 @@ class SourceReport:
     discovered: int = 0  # citations no map page names, added (or held back by `omit`)
     unchanged: int = 0  # papers whose citation count had not moved: their citers not read again
     down: str | None = None  # why it was left for the next round (one line)
+    bounds: list[str] = field(default_factory=list)  # the bounds it reached (store/scholarly/budget.py), a line each
     problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
     out_of_time: bool = False
 
@@ -135,7 +138,8 @@ class RoundReport:
         return out
 
     def trouble_lines(self) -> list[str]:
-        """One line per source that was down or answered badly: what `run` logs once a round."""
+        """One line per source that was down or answered badly, and per bound a source reached
+        (what it may add in a round or a day, or in one answer): what `run` logs once a round."""
         lines = []
         for s, why in self.troubles().items():
             if s in self.down():
@@ -143,7 +147,7 @@ class RoundReport:
                              "go on, enrichment resumes next round")
             else:
                 lines.append(f"enrichment: {s} answered badly ({why})")
-        return lines
+        return lines + [f"enrichment: {line}" for r in self.sources.values() for line in r.bounds]
 
     def summary(self) -> str:
         return "; ".join(r.summary() for r in self.sources.values()) or "no source asked"
@@ -171,6 +175,8 @@ class _Round:
         self.tracked: Sequence[str] = ()
         self.team: Sequence[str] = ()
         self.new_works = True  # OpenAlex's passes over new works follow its papers (not before alerts)
+        # What each source asked for citers may still add (store/scholarly/budget.py).
+        self.budgets: dict[str, Budget] = {}
 
     async def in_db(self, fn: Callable[..., T], *args: Any) -> T:
         assert self.db is not None
@@ -289,10 +295,13 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
 
 
 async def _read_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str,
-                      params: Callable[[str], dict[str, str]], max_pages: int) -> tuple[int, int]:
+                      params: Callable[[str], dict[str, str]], max_pages: int) -> tuple[int, int, bool]:
     """Page through one `/works` query of new works (by cursor, at most `max_pages`), storing
-    the citations of map papers among their references page by page: (works, citations)."""
+    the citations of map papers among their references page by page: (works, citations,
+    whether it was read to the end). It stops when OpenAlex reaches a bound of what it may add
+    (store/scholarly/budget.py): no further page is asked for."""
     include = rnd.settings.source_citations == "include"
+    spending = rnd.budgets["openalex"]
     cursor, works, citations = "*", 0, 0
     try:
         for _ in range(max_pages):
@@ -300,40 +309,52 @@ async def _read_works(rnd: _Round, report: SourceReport, client: PoliteClient, b
             if status != 200:
                 raise BadAnswer(f"HTTP {status}")
             page = await asyncio.to_thread(new_works.parse_new_works, body)
-            found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include), page.works,
-                                    rnd.clock())
+            found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include, budget=spending),
+                                    page.works, rnd.clock())
             works += len(page.works)
             citations += found.new + found.held
             report.discovered += found.new + found.held
+            if spending.spent:
+                return works, citations, False
             if page.next_cursor is None or not page.works:
                 break
             cursor = page.next_cursor
     finally:
         report.requests = client.requests
-    return works, citations
+    return works, citations, True
 
 
 async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str) -> None:
     """The passes over OpenAlex's new arXiv works that are due, then the newest citers of the
-    tracked and team papers (store/scholarly/new_works.py)."""
+    tracked and team papers (store/scholarly/new_works.py). A pass stopped by a bound of what
+    OpenAlex may add is not finished (read again next round, within the day's bound), and
+    nothing more is asked this round."""
     what = "new works"
+    spending = rnd.budgets["openalex"]
     try:
         for day, lag in await rnd.in_db(new_works.days_due, rnd.clock().date()):
+            if spending.spent:
+                return
             what = f"new works of {day}"
-            works, citations = await _read_works(
+            works, citations, whole = await _read_works(
                 rnd, report, client, base, functools.partial(new_works.new_works_params, day, contact=client.contact),
                 new_works.NEW_WORKS_MAX_PAGES)
-            await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
+            if whole:
+                await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
         what = "the newest citers of tracked and team papers"
         due = await rnd.in_db(new_works.recent_due, rnd.tracked, rnd.team, rnd.clock())
         since = rnd.clock().date() - timedelta(days=new_works.RECENT_DAYS)
         for i in range(0, len(due), new_works.CITES_BATCH):
+            if spending.spent:
+                return
             batch = due[i:i + new_works.CITES_BATCH]
             cited = list(dict.fromkeys(w for _, w in batch))
-            await _read_works(rnd, report, client, base,
-                              functools.partial(new_works.recent_citers_params, cited, since, contact=client.contact),
-                              new_works.RECENT_MAX_PAGES)
-            await rnd.in_db(new_works.asked_recent, [p for p, _ in batch], rnd.clock())
+            _, _, whole = await _read_works(
+                rnd, report, client, base,
+                functools.partial(new_works.recent_citers_params, cited, since, contact=client.contact),
+                new_works.RECENT_MAX_PAGES)
+            if whole:
+                await rnd.in_db(new_works.asked_recent, [p for p, _ in batch], rnd.clock())
     except OutOfTime:
         report.out_of_time = True
     except SourceDown as e:
@@ -394,8 +415,8 @@ async def _s2(rnd: _Round, report: SourceReport, due: Sequence[str]) -> None:
             if offset is None or (not discover and wanted <= {c.citing_id for c in contexts}):
                 break
         if discover:
-            found = await rnd.in_db(functools.partial(save_found_citers, include=include, count=count), pid, "s2",
-                                    citers, rnd.clock())
+            found = await rnd.in_db(functools.partial(save_found_citers, include=include, count=count,
+                                                      budget=rnd.budgets["s2"]), pid, "s2", citers, rnd.clock())
             report.discovered += found.new + found.held
         known = await rnd.in_db(saved.known_papers, [c.citing_id for c in contexts])
         kept = [c for c in contexts if c.citing_id in known]
@@ -463,6 +484,9 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         team = await rnd.in_db(team_paper_ids) if asks_citers else []
         if asks_citers:
             rnd.tracked, rnd.team = ids, team
+        if settings.discover:
+            for s in {"s2", "openalex"} & set(settings.sources):
+                rnd.budgets[s] = await rnd.in_db(budget.for_round, s, settings.bounds, clock().date())
         for s in settings.sources:
             if s == "s2":
                 due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit,
@@ -472,6 +496,10 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
             report.sources[s].due = len(due[s])
         rnd.total = sum(len(v) for v in due.values())
         rnd.advance(0)
-        await asyncio.gather(*(FETCHERS[s](rnd, report.sources[s], due[s]) for s in settings.sources))
+        try:
+            await asyncio.gather(*(FETCHERS[s](rnd, report.sources[s], due[s]) for s in settings.sources))
+        finally:
+            for s, spent in rnd.budgets.items():
+                report.sources[s].bounds = list(spent.reached)
     report.seconds = monotonic() - started
     return report

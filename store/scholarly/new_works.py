@@ -29,6 +29,7 @@ from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import arxiv_link_id, normalize_id
 from mapwatch.store.scholarly import records as r
+from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget
 from mapwatch.store.scholarly.discovered import Findings, save_found_citers
 from mapwatch.store.scholarly.parse import Malformed, as_dict, as_list, found_citer, json_body
 from mapwatch.store.scholarly.records import FoundCiter
@@ -156,24 +157,40 @@ def days_due(db: Database, today: date) -> list[tuple[date, int]]:
     return out
 
 
-def save_new_works(db: Database, works: Sequence[NewWork], now: datetime, *, include: bool) -> Findings:
+def save_new_works(db: Database, works: Sequence[NewWork], now: datetime, *, include: bool,
+                   budget: Budget | None = None) -> Findings:
     """Store the citations of map papers among `works`' references (each cited paper's in one
-    transaction); the map papers are found by the OpenAlex work id enrichment matched them to."""
+    transaction); the map papers are found by the OpenAlex work id enrichment matched them to.
+    One answer names at most MAX_CITATIONS_PER_ANSWER of them, all cited papers together (the
+    rest are left out and counted as `over`), and adds no more than `budget` allows."""
     refs = sorted({w for work in works for w in work.references})
     paper_of = {row["work_id"]: row["paper_id"] for row in rows_in_chunks(
         db, "SELECT work_id, paper_id FROM openalex_works WHERE work_id IN ({})", refs)}
     by_cited: dict[str, list[FoundCiter]] = {}
+    named = 0
+    total = Findings()
     for work in works:
         for ref in work.references:
-            if (cited := paper_of.get(ref)) is not None:
-                by_cited.setdefault(cited, []).append(work.citer)
-    total = Findings()
+            if (cited := paper_of.get(ref)) is None:
+                continue
+            if named == MAX_CITATIONS_PER_ANSWER:
+                total.over += 1
+                continue
+            by_cited.setdefault(cited, []).append(work.citer)
+            named += 1
+    if total.over and budget is not None:
+        budget.note(f"{budget.source}: an answer named {named + total.over:,} citations of map papers, more than "
+                    f"the {MAX_CITATIONS_PER_ANSWER:,} one answer may add: the rest of it was left out")
     for cited, citers in sorted(by_cited.items()):
-        f = save_found_citers(db, cited, "openalex", citers, now, include=include, baseline=False)
+        if budget is not None and budget.spent:
+            total.over += len(citers)
+            continue
+        f = save_found_citers(db, cited, "openalex", citers, now, include=include, baseline=False, budget=budget)
         total.new += f.new
         total.held += f.held
         total.dropped += f.dropped
         total.known += f.known
+        total.over += f.over
     return total
 
 

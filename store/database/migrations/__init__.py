@@ -51,6 +51,7 @@ from mapwatch.store.database.migrations import (
     m0030_recent_citers,
     m0031_author_surnames,
     m0032_alert_messages,
+    m0033_source_additions,
 )
 
 # In the order they apply.
@@ -87,6 +88,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0030_recent_citers,
     m0031_author_surnames,
     m0032_alert_messages,
+    m0033_source_additions,
 )
 
 migrations = Migrations("mapwatch")

@@ -13,7 +13,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import feedparser
-import pytest
 
 from mapwatch.bot.rendering.render import alert as render_alert
 from mapwatch.bot.rendering.render_follow import citer_line
@@ -26,7 +25,7 @@ from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions.digests import paper_news
 from mapwatch.store.subscriptions.follows import add_follow, pending_follow_alerts
-from mapwatch.store.subscriptions.tracking import add_track, pending_alerts, tracked_paper_ids
+from mapwatch.store.subscriptions.tracking import pending_alerts, tracked_paper_ids
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import store_pages
 from tests.scholarly_fakes import ScholarlyFakes, new_work, s2_citation, serve_scholarly
@@ -57,14 +56,6 @@ def map_citers(path: Path, paper_id: str) -> list[str]:
 def s2_of(db_path: Path) -> list[dict]:
     """What Semantic Scholar says cites the survey: the map's citers (so it agrees with the map)."""
     return [s2_citation(c, [f"As {SURVEY} shows"], ["background"], False) for c in map_citers(db_path, SURVEY)]
-
-
-@pytest.fixture
-def tracked(seeded_path: Path, clock: FakeClock) -> Path:
-    db = open_db(seeded_path)
-    add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=SURVEY, created_by=3, now=clock())
-    db.close()
-    return seeded_path
 
 
 def row(path: Path, sql: str, params: list) -> tuple | None:
