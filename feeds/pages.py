@@ -30,7 +30,14 @@ from mapwatch.feeds.build import (
     stamp,
 )
 from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
-from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
+from mapwatch.store.questions.types import (
+    PROVENANCE_NAMES,
+    CitingContext,
+    Direction,
+    NewCiter,
+    PaperRef,
+    intent_words,
+)
 
 SITE = "mapwatch"
 STYLESHEET = "style.css"
@@ -179,6 +186,11 @@ def _year(p: PaperRef) -> str:
     return f' <span class="year">({p.year})</span>' if p.year else ""
 
 
+def intent_phrases(c: CitingContext) -> list[str]:
+    """Semantic Scholar's intents of a citation as words, then "influential" where it says so."""
+    return intent_words(c.intents, "its") + (["influential"] if c.influential else [])
+
+
 def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_cites: bool) -> str:
     p = c.citer
     title = _a(p.url or p.arxiv_url, p.title or p.id, "title")
@@ -201,6 +213,8 @@ def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_
         seen = f"first seen {_when(c.first_seen)}"
     if c.provenance != "map":  # no map page names it yet
         seen += f' <span class="provenance">from {_t(PROVENANCE_NAMES[c.provenance])}</span>'
+    if c.context is not None and (said := intent_phrases(c.context)):  # Semantic Scholar's, on a paper's page
+        seen += f' · <span class="intent" title="Semantic Scholar">{_t(" · ".join(said))}</span>'
     return (f'<li class="entry" data-id="{_t(p.id)}" data-first-seen="{escape(c.first_seen)}">'
             f'<p class="head">{title}{_year(p)}{mark}</p>{by}{cites}'
             f'<p class="meta">{arxiv}{own} · {seen}</p></li>')

@@ -41,8 +41,9 @@ def paper_data(db: Database, paper_id: str, limit: int) -> PaperData | None:
     facts = feed_queries.paper_facts(db, paper_id)
     if facts is None:
         return None
-    return PaperData(facts, feed_queries.paper_first_seen(db, paper_id), feed_queries.paper_citers(db, paper_id, limit),
-                     feed_queries.paper_count_growth(db, paper_id, limit))
+    citers = feed_queries.paper_citers(db, paper_id, limit)
+    return PaperData(facts, feed_queries.paper_first_seen(db, paper_id), feed_queries.with_citation_contexts(
+        db, paper_id, citers), feed_queries.paper_count_growth(db, paper_id, limit))
 
 
 def paper_feed(data: PaperData, base_url: str) -> bytes:

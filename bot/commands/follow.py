@@ -16,6 +16,7 @@ from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.types import Direction
 from mapwatch.store.subscriptions import digests, follows, kinds
+from mapwatch.store.subscriptions.kinds import INTENTS, Intent
 
 MANAGE = "You need the Manage Channels permission to change what this channel follows."
 UNFOLLOW_REFUSAL = "You need the Manage Channels permission to stop following a direction in this channel."
@@ -43,6 +44,25 @@ def parse_self(value: str | None) -> bool:
 
 def self_words(hide: bool) -> str:
     return ", self-citations left out" if hide else ""
+
+
+INTENT_HELP = ("only citations Semantic Scholar says have this intent: methodology (uses the method), background, "
+               "result (compares results)")
+
+
+def parse_intent(value: str | None) -> Intent | None:
+    """`intent:methodology|background|result` -> that intent; nothing -> None (every citation)."""
+    v = (value or "").strip().lower()
+    if not v:
+        return None
+    for known in INTENTS:
+        if v == known:
+            return known
+    raise BadOption(f"intent is one of {', '.join(INTENTS)}, not “{text.esc(text.clip(v, 40))}”.")
+
+
+def intent_words(intent: Intent | None) -> str:
+    return f", only citations whose intent is {intent} (Semantic Scholar)" if intent else ""
 _ROLE = re.compile(r"^\s*(?:<@&)?(\d{1,20})>?\s*$")
 
 
@@ -133,17 +153,20 @@ def shown_name(d: Direction) -> str:
 
 
 def follow_core(db: Database, ctx: Ctx, *, direction: str, keyword: str | None = None, mode: str | None = None,
-                role: Any = None, threads: str | None = None, channel: Any = None, self: str | None = None) -> Reply:
+                role: Any = None, threads: str | None = None, channel: Any = None, self: str | None = None,
+                intent: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
     hide_self = parse_self(self)
+    only_intent = parse_intent(intent)
     d = queries.resolve_direction(db, direction)
     here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
     if threads and threads.strip().lower() == "on" and ctx.guild_id is None:
         raise BadOption("Threads exist only in a server's channels, not in DMs.")
     f, new = follows.add_follow(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                 direction_slug=d.slug, keyword=keyword, mode=mode, role_id=parse_role(role),
-                                created_by=ctx.user_id, now=ctx.now, hide_self=hide_self)
-    threaded = apply_threads(db, ctx, "follow", f.id, threads, new) + self_words(f.hide_self)
+                                created_by=ctx.user_id, now=ctx.now, hide_self=hide_self, intent=only_intent)
+    threaded = (apply_threads(db, ctx, "follow", f.id, threads, new) + self_words(f.hide_self)
+                + intent_words(f.intent))
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     name = shown_name(d)
     only = f" whose title contains “{text.esc(f.keyword)}”" if f.keyword else ""
@@ -183,7 +206,8 @@ COMMANDS = [
              Opt("role", ROLE_HELP, "role", required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
              Opt("channel", CHANNEL_HELP, "channel", required=False),
-             Opt("self", SELF_HELP, "choice", required=False, choices=SELF)), follow_core, manage=True,
+             Opt("self", SELF_HELP, "choice", required=False, choices=SELF),
+             Opt("intent", INTENT_HELP, "choice", required=False, choices=INTENTS)), follow_core, manage=True,
             refusal=MANAGE),
     Command("unfollow", "Stop sending this channel a direction's new citing papers (needs Manage Channels)",
             (Opt("direction", DIRECTION_HELP, "direction"),

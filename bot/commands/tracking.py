@@ -9,6 +9,7 @@ from sqlite_utils import Database
 from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.follow import (
     CHANNEL_HELP,
+    INTENT_HELP,
     MODE_HELP,
     SELF,
     SELF_HELP,
@@ -16,6 +17,8 @@ from mapwatch.bot.commands.follow import (
     THREADS_HELP,
     apply_threads,
     delivery_words,
+    intent_words,
+    parse_intent,
     parse_role,
     parse_self,
     self_words,
@@ -30,6 +33,7 @@ from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import queries
 from mapwatch.store.subscriptions import digests, follows, kinds, people_tracks, tracking
+from mapwatch.store.subscriptions.kinds import INTENTS
 
 MANAGE = "You need the Manage Channels permission to change what this channel tracks."
 UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a paper in this channel."
@@ -37,9 +41,13 @@ UNTRACK_REFUSAL = "You need the Manage Channels permission to stop tracking a pa
 
 def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str | None = None,
                team: str | None = None, mode: str | None = None, role: Any = None,
-               threads: str | None = None, channel: Any = None, self: str | None = None) -> Reply:
+               threads: str | None = None, channel: Any = None, self: str | None = None,
+               intent: str | None = None) -> Reply:
     check_manage(ctx, MANAGE)
     hide_self = parse_self(self)
+    only_intent = parse_intent(intent)
+    if (author or team) and only_intent:
+        raise BadOption("intent: applies to a paper's track (and to /follow), not to a person's or a team's.")
     if author or team:  # a person or a team (bot/commands/team.py)
         return track_subject(db, ctx, paper=paper, author=author, team=team, mode=mode, role=role, threads=threads,
                              channel=channel, hide_self=hide_self)
@@ -51,12 +59,12 @@ def track_core(db: Database, ctx: Ctx, *, paper: str | None = None, author: str 
         raise BadOption("Threads exist only in a server's channels, not in DMs.")
     track, new = tracking.add_track(db, guild_id=ctx.guild_id, channel_id=ctx.channel_id, user_id=ctx.user_id,
                                     paper_id=found.id, created_by=ctx.user_id, now=ctx.now, mode=mode,
-                                    role_id=parse_role(role), hide_self=hide_self)
+                                    role_id=parse_role(role), hide_self=hide_self, intent=only_intent)
     where = where_words(ctx, here_id)
     title = text.esc(text.clip(found.title, 200))
     settings = digests.get_digest_settings(db, guild_id=ctx.guild_id, user_id=ctx.user_id)
     how = (delivery_words(track.mode, track.role_id, settings) + apply_threads(db, ctx, "track", track.id, threads, new)
-           + self_words(track.hide_self))
+           + self_words(track.hide_self) + intent_words(track.intent))
     if not new:
         return Reply(content=f"Already tracking {title} (`{found.id}`) in {where} ({how}).", ephemeral=True)
     return text.fit_reply(Reply(content=f"Tracking {title} (`{found.id}`): {where_gets(ctx, here_id)} an alert when it "
@@ -94,7 +102,9 @@ COMMANDS = [
                  required=False),
              Opt("threads", THREADS_HELP, "choice", required=False, choices=THREADS),
              Opt("channel", CHANNEL_HELP, "channel", required=False),
-             Opt("self", SELF_HELP, "choice", required=False, choices=SELF)), track_core, manage=True, refusal=MANAGE),
+             Opt("self", SELF_HELP, "choice", required=False, choices=SELF),
+             Opt("intent", INTENT_HELP, "choice", required=False, choices=INTENTS)), track_core, manage=True,
+            refusal=MANAGE),
     Command("untrack", "Stop alerting this channel about a paper (needs Manage Channels)",
             (Opt("paper", PAPER_HELP, "paper", autocomplete="tracked", required=False),
              Opt("author", "the person to stop tracking (their id or name)", required=False),

@@ -10,12 +10,14 @@ from mapwatch.bot.rendering.text import (
     FIELDS_MAX,
     SELF_MARK,
     byline,
+    citation_marks,
     citing_context,
     clean,
     clip,
     clip_lines,
     esc,
     fit_reply,
+    intent_notes,
     link,
     plural,
     safe_link,
@@ -99,6 +101,8 @@ def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
     mark = f" · {SELF_MARK}" if isinstance(p, CitationRow) and p.self_citation else ""
     if isinstance(p, CitationRow) and p.provenance != "map":  # no map page names it (yet)
         mark += f" · via {PROVENANCE_NAMES[p.provenance]}"
+    if isinstance(p, CitationRow) and p.context is not None and n is not None:  # a list: its intents, no quote
+        mark += citation_marks(p.context)
     by = byline(p.byline)
     return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
         f"\n  {by}" if by else "")
@@ -214,6 +218,7 @@ def tracked_lines(tracks: Sequence[Track]) -> str:
         where = "DM" if t.guild_id is None else f"<#{t.channel_id}>"
         last = day(t.last_alert_at) if t.last_alert_at else "no alert yet"
         how = t.mode + (f" · mentions role `{int(t.role_id)}`" if t.role_id is not None else "")
+        how += f" · intent:{t.intent}" if t.intent else ""
         line = (f"• {esc(clip(t.paper_title, 120))} · `{t.paper_id}` · {where} · {how} · since {day(t.created_at)}"
                 f" · last alert: {last}")
         if t.disabled_reason:
@@ -245,6 +250,7 @@ def alert(a: Alert) -> Reply:
         notes.append(f"{a.unlisted} of the gained citers are not listed by name on the map page.")
     if a.hidden:
         notes.append(f"{a.hidden} self-{'citation' if a.hidden == 1 else 'citations'} left out (self:hide).")
+    notes += intent_notes(a.track.intent, a.other_intent, a.unclassified)
     if notes:
         desc = (desc + "\n\n" if desc else "") + " ".join(notes)
     gained = n_new or (a.new_count - a.old_count if a.new_count is not None and a.old_count is not None else 0)

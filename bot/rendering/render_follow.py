@@ -36,6 +36,7 @@ from mapwatch.bot.rendering.text import (
     clip_lines,
     embed_size,
     esc,
+    intent_notes,
     link,
     plural,
     role_mention,
@@ -144,6 +145,9 @@ def follow_alert(news: FollowNews) -> Delivery:
     title = clip(f"{plural(news.total, 'new citing paper')} in {esc(f.direction_name)}", TITLE_MAX)
     lines = [citer_line(c) for c in news.citers]
     desc = clip_lines(lines, DESC_MAX - 200, more=news.more)
+    notes = intent_notes(f.intent, news.other_intent, news.unclassified)
+    if notes:
+        desc = clip((desc + "\n\n" if desc else "") + notes[0], DESC_MAX)
     footer = f"Titles matching “{clip(esc(f.keyword), 120)}” · " if f.keyword else ""
     footer += "/unfollow to stop"
     embed = Embed(title=title, description=desc, url=safe_link(f.direction_url), footer=clip(footer, FOOTER_MAX),
@@ -262,6 +266,8 @@ def follow_line(f: Follow, *, in_dm: bool = False) -> str:
         bits.append(f"titles matching “{clip(esc(f.keyword), 60)}”")
     if f.role_id is not None:
         bits.append(f"mentions role `{int(f.role_id)}`")
+    if f.intent:
+        bits.append(f"intent:{f.intent}")
     bits.append(f"since {_day(f.created_at)}")
     bits.append(f"last delivery {_day(f.last_delivery_at)}")
     line = "• " + " · ".join(bits)

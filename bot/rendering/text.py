@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from mapwatch.bot.rendering.replies import Embed, Field, Reply
-from mapwatch.store.questions.types import Byline, CitingContext
+from mapwatch.store.questions.types import Byline, CitingContext, intent_words
 from mapwatch.store.urls import safe_http_url
 
 TITLE_MAX, DESC_MAX, FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX = 256, 4096, 25, 256, 1024
@@ -169,13 +169,23 @@ def byline(b: Byline | None, limit: int = BYLINE_MAX) -> str:
     return clip(esc(b.short()), limit)
 
 
-# Semantic Scholar's citation intents, as an alert says them.
-INTENT_WORDS = {"methodology": "uses your method", "background": "background", "result": "compares results"}
+def citation_marks(c: CitingContext | None) -> str:
+    """A list's marks of a citation: " · uses its method · influential" ("" when none)."""
+    if c is None:
+        return ""
+    said = [*intent_words(c.intents, "its"), *(["influential"] if c.influential else [])]
+    return "".join(f" · {w}" for w in said)
 
 
-def intent_words(intents: Sequence[str]) -> list[str]:
-    """"uses your method", "background", "compares results": the known intents, in that order."""
-    return [words for key, words in INTENT_WORDS.items() if key in intents]
+def intent_notes(intent: str | None, other: int, unclassified: int) -> list[str]:
+    """What `intent:` left out of an alert: "2 citations of another intent and 1 Semantic Scholar
+    has not classified yet left out (intent:methodology)." (none: nothing)."""
+    if not intent or not (other or unclassified):
+        return []
+    parts = [f"{other} {'citation' if other == 1 else 'citations'} of another intent"] if other else []
+    if unclassified:
+        parts.append(f"{unclassified} Semantic Scholar has not classified yet")
+    return [f"{' and '.join(parts)} left out (intent:{intent})."]
 
 
 def citing_context(c: CitingContext | None) -> list[str]:

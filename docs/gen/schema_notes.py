@@ -449,6 +449,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'role_id': 'the one role its alerts mention, NULL: none',
             'last_failure': "the last alert Discord refused for good: when, HTTP status, Discord's code and message",
             'hide_self': '1 (`self:hide`): its alerts leave out citing papers that share an author with it (self-citations)',
+            'intent': '`methodology`, `background` or `result` (`intent:`): only citations Semantic Scholar gives that '
+                      'intent are alerted; NULL: every citation',
         }),
     'bot_state': (
         "small state of the bot: the synced command set's hash, long page-button state, the next refresh, deliveries being sent and refusal counts (bounded, see [Alerts](bot.md#alerts))",
@@ -502,6 +504,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'disabled_reason': 'why deliveries stopped, e.g. the channel is gone',
             'last_failure': 'the last delivery Discord refused for good, and why',
             'hide_self': '1 (`self:hide`): leaves out citing papers whose every citation of the direction is a self-citation',
+            'intent': '`methodology`, `background` or `result` (`intent:`): only citing papers one of whose citations of '
+                      'the direction Semantic Scholar gives that intent; NULL: all',
         }),
     'digest_settings': (
         'when a server (or a user, in DMs) gets its digests; without a row, 09:00 UTC',

@@ -162,6 +162,11 @@ def _json_strings(text: str | None) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+def intents_of(db: Database, cited_id: str, citing_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """citing id -> Semantic Scholar's intents of its citation of `cited_id`, for those it classified."""
+    return {k: v.intents for k, v in contexts(db, cited_id, citing_ids).items() if v.intents}
+
+
 def with_contexts(db: Database, rows: Sequence[CitationRow], cited_id: str) -> tuple[CitationRow, ...]:
     """A tracked paper's new citers with the sentences in which they cite it."""
     found = contexts(db, cited_id, [r.id for r in rows])

@@ -5,14 +5,14 @@ Plain frozen dataclasses out; timestamps are the stored ISO 8601 UTC strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
 from sqlite_utils import Database
 
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.questions.authors import bylines, with_feed_bylines
+from mapwatch.store.questions.authors import bylines, contexts, with_feed_bylines
 from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef, from_sources
 
 
@@ -87,6 +87,12 @@ def followed_papers(db: Database) -> list[str]:
     return [r[0] for r in db.conn.execute(
         "SELECT id FROM papers WHERE has_page = 1"
         " UNION SELECT DISTINCT paper_id FROM events WHERE kind = 'citation' ORDER BY 1")]
+
+
+def with_citation_contexts(db: Database, paper_id: str, citers: list[NewCiter]) -> list[NewCiter]:
+    """A paper's citers with what Semantic Scholar says of their citation of it (its page shows it)."""
+    said = contexts(db, paper_id, [c.citer.id for c in citers])
+    return [replace(c, context=said[c.citer.id]) if c.citer.id in said else c for c in citers]
 
 
 def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter]:

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows
 from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import normalize_id
-from mapwatch.store.questions.authors import with_bylines
+from mapwatch.store.questions.authors import with_bylines, with_contexts
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
@@ -237,7 +237,9 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     rows = _rows_in_order(db, keys)
     dirs = directions_of(db, [r["id"] for r, _ in rows])
     items = tuple(seen_paper(r, seen, dirs) for r, seen in rows)
-    return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)
+    if not authors:
+        return PaperPage(items, offset, limit, total)
+    return PaperPage(with_contexts(db, with_bylines(db, items, paper_id), paper_id), offset, limit, total)
 
 
 def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10, authors: bool = True) -> PaperPage:

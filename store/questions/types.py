@@ -7,7 +7,7 @@ only (a follow, a digest, a graph answer) stay beside the query that answers it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +66,7 @@ class NewCiter:
     at_first_read: bool = False
     posted: str | None = None
     provenance: Provenance = "map"  # `map` unless only an open source names its citations
+    context: CitingContext | None = None  # on a paper's page: what Semantic Scholar says of the citation
 
     @property
     def self_citation(self) -> bool:
@@ -132,6 +133,15 @@ class CitationRow(PaperRow):
     self_citation: bool = False  # it and the paper the list is about share an author
     context: CitingContext | None = None  # what Semantic Scholar says of the citation (alerts only)
     provenance: Provenance = "map"  # where the citation is known from (alerts)
+
+
+# Semantic Scholar's citation intents as words ("{whose}": "your" in an alert, "its" in a list).
+INTENT_WORDS = {"methodology": "uses {whose} method", "background": "background", "result": "compares results"}
+
+
+def intent_words(intents: Sequence[str], whose: str = "your") -> list[str]:
+    """"uses your method", "background", "compares results": the known intents, in that order."""
+    return [words.format(whose=whose) for key, words in INTENT_WORDS.items() if key in intents]
 
 
 @dataclass(frozen=True)

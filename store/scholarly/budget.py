@@ -27,7 +27,7 @@ from typing import Literal
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import scalar
+from mapwatch.store.database.rows import named_row, scalar
 
 MAX_CITATIONS_PER_ANSWER = 20_000  # (work, map paper) pairs one answer may name: 200 works x 100 each
 MAX_LINES = 3  # bounds reached, kept per source and round (the first of each kind)
@@ -90,9 +90,9 @@ class Budget:
 
     def room(self, db: Database, today: date) -> tuple[int, int]:
         """The citations and stubs the source may still add now."""
-        row = db.conn.execute("SELECT citations, stubs FROM source_additions WHERE source = ? AND day = ?",
-                              [self.source, today.isoformat()]).fetchone()
-        self.added_today = (row[0], row[1]) if row else (0, 0)
+        row = named_row(db, "SELECT citations, stubs FROM source_additions WHERE source = ? AND day = ?",
+                        [self.source, today.isoformat()])
+        self.added_today = (row["citations"], row["stubs"]) if row else (0, 0)
         day_citations, day_stubs = self.added_today
         return (max(0, min(self.bound("round", "citations") - self.citations,
                            self.bound("day", "citations") - day_citations)),

@@ -33,7 +33,7 @@ from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewsOrder, PaperRef
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.alert_hold import deliverable_upto
-from mapwatch.store.subscriptions.kinds import MODES, Mode
+from mapwatch.store.subscriptions.kinds import MODES, Intent, Mode
 
 KEYWORD_MAX = 100
 
@@ -68,6 +68,7 @@ class Follow:
     disabled_reason: str | None
     last_failure: str | None = None  # the last delivery Discord refused for good, and why
     hide_self: bool = False  # `self:hide`: leave out citers whose every citation of the direction is a self-citation
+    intent: Intent | None = None  # `intent:`: only citers whose citation of the direction has this intent
 
     @property
     def place(self) -> Place:
@@ -83,6 +84,8 @@ class FollowNews:
     total: int  # every new entry that matches the keyword
     upto_event_id: int
     sending_since: str | None = None  # first tried at (a resend of a delivery that may have been posted)
+    other_intent: int = 0  # new entries left out: Semantic Scholar gives their citations another intent
+    unclassified: int = 0  # ... or has not classified them (yet)
 
     @property
     def more(self) -> int:
@@ -134,7 +137,7 @@ def dm_recipient(guild_id: int | None, user_id: int | None) -> int | None:
 _FOLLOW_COLS = ("f.id, f.guild_id, f.channel_id, f.user_id, f.direction_slug, d.name AS direction_name,"
                 " d.url AS direction_url, f.keyword, f.mode,"
                 " f.role_id, f.created_at, f.created_by, f.last_event_id, f.last_delivery_at, f.disabled_reason,"
-                " f.last_failure, f.hide_self")
+                " f.last_failure, f.hide_self, f.intent")
 _FOLLOW_FROM = "follows f JOIN directions d ON d.slug = f.direction_slug"
 
 
@@ -158,7 +161,8 @@ def get_follow(db: Database, follow_id: int) -> Follow | None:
 
 def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None, direction_slug: str,
                keyword: str | None = None, mode: str | None = "instant", role_id: int | None = None,
-               created_by: int | None, now: datetime, hide_self: bool = False) -> tuple[Follow, bool]:
+               created_by: int | None, now: datetime, hide_self: bool = False,
+               intent: Intent | None = None) -> tuple[Follow, bool]:
     """Follow a direction in a channel (or, guild_id None, in `user_id`'s DMs).
 
     Returns the follow and whether it is new. Following again changes the keyword, mode,
@@ -175,17 +179,17 @@ def add_follow(db: Database, *, guild_id: int | None, channel_id: int, user_id: 
         existing = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
         if existing:
             db.conn.execute(
-                "UPDATE follows SET keyword = ?, mode = ?, role_id = ?, hide_self = ?, disabled_reason = NULL,"
-                " last_event_id = CASE WHEN disabled_reason IS NULL THEN last_event_id"
+                "UPDATE follows SET keyword = ?, mode = ?, role_id = ?, hide_self = ?, intent = ?,"
+                " disabled_reason = NULL, last_event_id = CASE WHEN disabled_reason IS NULL THEN last_event_id"
                 " ELSE max(last_event_id, (SELECT coalesce(max(id), 0) FROM events)) END WHERE id = ?",
-                (kw, md, role_id, int(hide_self), existing.id))
+                (kw, md, role_id, int(hide_self), intent, existing.id))
         else:
             db.conn.execute(
                 "INSERT INTO follows (guild_id, channel_id, user_id, direction_slug, keyword, mode, role_id,"
-                " created_at, created_by, last_event_id, hide_self)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?)",
+                " created_at, created_by, last_event_id, hide_self, intent)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?)",
                 (guild_id, channel_id, dm_user, direction_slug, kw, md, role_id, iso(now), created_by,
-                 int(hide_self)))
+                 int(hide_self), intent))
         follow = _find_follow(db, guild_id, channel_id, dm_user, direction_slug)
     assert follow is not None
     return follow, existing is None
@@ -251,6 +255,19 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
         for r in rows])
 
 
+def of_intent(db: Database, citers: list[AlertCiter], intent: Intent) -> tuple[list[AlertCiter], int, int]:
+    """The citers one of whose citations of the papers they are listed for citing Semantic
+    Scholar gives `intent`; and how many it gives other intents only, and how many none."""
+    said: dict[str, set[str]] = {}
+    for cited in dict.fromkeys(r.id for c in citers for r in c.cites):
+        for citing, intents in authors.intents_of(db, cited, [c.id for c in citers
+                                                              if any(r.id == cited for r in c.cites)]).items():
+            said.setdefault(citing, set()).update(intents)
+    kept = [c for c in citers if intent in said.get(c.id, ())]
+    unclassified = sum(1 for c in citers if c.id not in said)
+    return kept, len(citers) - len(kept) - unclassified, unclassified
+
+
 def most_cited_first(citers: list[AlertCiter]) -> list[AlertCiter]:
     return sorted(citers, key=lambda c: (-(c.cited_by or 0), c.event_id))
 
@@ -262,12 +279,15 @@ def follow_news(db: Database, follow: Follow, *, upto: int | None = None, limit:
     top = last_event_id(db) if upto is None else upto
     found = [c for c in _new_citers(db, follow.direction_slug, follow.last_event_id, top)
              if keyword_matches(follow.keyword, c.title)]
+    other = unclassified = 0
+    if follow.intent:
+        found, other, unclassified = of_intent(db, found, follow.intent)
     if follow.hide_self:  # every new entry's authors are read, to leave out the self-citations
         found = [c for c in authors.with_alert_bylines(db, found) if not c.only_self]
     if order == "cited":
         found = most_cited_first(found)
     shown = found[:limit] if follow.hide_self else authors.with_alert_bylines(db, found[:limit])
-    return FollowNews(follow, tuple(shown), len(found), max(top, follow.last_event_id))
+    return FollowNews(follow, tuple(shown), len(found), max(top, follow.last_event_id), None, other, unclassified)
 
 
 def pending_follow_alerts(db: Database, *, limit: int = 10, max_follows: int = 1000) -> list[FollowNews]:

@@ -19,11 +19,13 @@ TrackSection = Literal["paper", "author", "team"]  # the digest sections of trac
 WebhookKind = Literal["discord", "slack"]  # whose incoming webhook a URL is
 WebhookTarget = Literal["paper", "direction"]  # what a webhook follows
 ThreadKind = Literal["track", "follow"]  # what a channel's per-item threads are kept for
+Intent = Literal["methodology", "background", "result"]  # Semantic Scholar's citation intents (`intent:`)
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIGEST_MODES: tuple[DigestMode, ...] = get_args(DigestMode)
 TRACK_SECTIONS: tuple[TrackSection, ...] = get_args(TrackSection)
 THREAD_KINDS: tuple[ThreadKind, ...] = get_args(ThreadKind)
+INTENTS: tuple[Intent, ...] = get_args(Intent)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import one_column
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
@@ -25,7 +26,7 @@ from mapwatch.store.questions.types import CitationRow, PaperRow, Provenance, fr
 from mapwatch.store.subscriptions import deliveries
 from mapwatch.store.subscriptions.alert_hold import deliverable_upto
 from mapwatch.store.subscriptions.follows import normalize_mode
-from mapwatch.store.subscriptions.kinds import Mode
+from mapwatch.store.subscriptions.kinds import Intent, Mode
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Track:
     role_id: int | None = None  # the one role its alerts mention
     last_failure: str | None = None  # the last alert Discord refused for good, and why
     hide_self: bool = False  # `self:hide`: self-citations are left out of its alerts
+    intent: Intent | None = None  # `intent:`: only citations Semantic Scholar gives this intent
 
 
 @dataclass(frozen=True)
@@ -61,23 +63,29 @@ class Alert:
     upto_event_id: int
     sending_since: str | None = None  # first tried at (a resend of an alert that may have been posted)
     hidden: int = 0  # self-citations left out (`self:hide`)
+    other_intent: int = 0  # citations of another intent left out (`intent:`)
+    unclassified: int = 0  # citations Semantic Scholar has not classified, left out (`intent:`)
 
     @property
     def quiet(self) -> bool:
-        """Nothing left to say once the self-citations are left out: no citer, no count growth
-        past them, none unlisted. It is skipped, its cursor moved."""
+        """Nothing left to say once the self-citations (and, with `intent:`, the citations of
+        other or no intent) are left out: no citer, no count growth past them, none unlisted.
+        It is skipped, its cursor moved."""
+        left = self.hidden + self.other_intent + self.unclassified
         grew = (self.new_count - self.old_count if self.new_count is not None and self.old_count is not None
                 else 0)
-        return bool(self.hidden) and not self.new_citers and not self.more and not self.unlisted \
-            and grew <= self.hidden
+        if self.track.intent is not None:  # growth alone says nothing of intent
+            grew = 0
+        return bool(left) and not self.new_citers and not self.more and not self.unlisted and grew <= left
 
 
 _TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
-               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure, t.hide_self")
+               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure, t.hide_self,"
+               " t.intent")
 
 
 def _track(r: tuple[Any, ...]) -> Track:
-    return replace(Track(*r[:-1]), hide_self=bool(r[-1]))
+    return replace(Track(*r[:-2]), hide_self=bool(r[-2]), intent=r[-1])
 
 
 def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
@@ -87,21 +95,24 @@ def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
     return "t.guild_id IS NULL AND t.user_id = ?", [user_id]
 
 
-def reenable_track(db: Database, track_id: int, mode: str, role_id: int | None, hide_self: bool) -> None:
-    """Tracking again: the mode, role and `hide_self` as given, a disabled track enabled with its
-    cursor moved to now (the events while it was disabled are not alerted)."""
+def reenable_track(db: Database, track_id: int, mode: str, role_id: int | None, hide_self: bool,
+                   intent: Intent | None = None) -> None:
+    """Tracking again: the mode, role, `hide_self` and `intent` as given, a disabled track enabled
+    with its cursor moved to now (the events while it was disabled are not alerted)."""
     db.conn.execute(
-        "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, last_event_id = CASE WHEN"
+        "UPDATE tracks SET mode = ?, role_id = ?, hide_self = ?, intent = ?, last_event_id = CASE WHEN"
         " disabled_reason IS NULL THEN last_event_id ELSE max(last_event_id, (SELECT coalesce(max(id), 0)"
-        " FROM events)) END, disabled_reason = NULL WHERE id = ?", (mode, role_id, int(hide_self), track_id))
+        " FROM events)) END, disabled_reason = NULL WHERE id = ?", (mode, role_id, int(hide_self), intent, track_id))
 
 
 def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: int | None,
               paper_id: str, created_by: int | None, now: datetime, mode: str | None = None,
-              role_id: int | None = None, hide_self: bool = False) -> tuple[Track, bool]:
+              role_id: int | None = None, hide_self: bool = False,
+              intent: Intent | None = None) -> tuple[Track, bool]:
     """Track `paper_id` in a channel (or, with guild_id None, in `user_id`'s DMs).
     Returns the track and whether it is new or changed; tracking again re-enables a
-    disabled track and sets the delivery mode (default instant), role and `hide_self` as given."""
+    disabled track and sets the delivery mode (default instant), role, `hide_self` and `intent`
+    as given."""
     md = normalize_mode(mode)
     if role_id is not None and guild_id is None:
         raise BadOption("Roles exist only in servers: leave out the role in a DM.")
@@ -109,15 +120,16 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
     with db.atomic():
         existing = _find(db, guild_id, channel_id, dm_user, paper_id)
         if existing:
-            if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self) != (
-                    md, role_id, hide_self):
-                reenable_track(db, existing.id, md, role_id, hide_self)
+            if existing.disabled_reason or (existing.mode, existing.role_id, existing.hide_self,
+                                            existing.intent) != (md, role_id, hide_self, intent):
+                reenable_track(db, existing.id, md, role_id, hide_self, intent)
                 return _find(db, guild_id, channel_id, dm_user, paper_id) or existing, True
             return existing, False
         db.conn.execute(
             "INSERT INTO tracks (guild_id, channel_id, user_id, paper_id, created_at, created_by, last_event_id,"
-            " mode, role_id, hide_self) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?, ?)",
-            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id, int(hide_self)))
+            " mode, role_id, hide_self, intent)"
+            " VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events), ?, ?, ?, ?)",
+            (guild_id, channel_id, dm_user, paper_id, iso(now), created_by, md, role_id, int(hide_self), intent))
         track = _find(db, guild_id, channel_id, dm_user, paper_id)
     assert track is not None
     return track, True
@@ -173,10 +185,10 @@ def compose_alert(db: Database, t: Track, hi: int, *, limit: int = 10, sending_s
     upto, n_citers, old_count, new_count, unlisted = c.execute(
         "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
         " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
-    shown, hidden = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self)
+    shown, left = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self, intent=t.intent)
     paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
-    return Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - hidden), old_count, new_count,
-                 unlisted, upto, sending_since, hidden)
+    return Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - left.total), old_count, new_count,
+                 unlisted, upto, sending_since, left.hidden, left.other_intent, left.unclassified)
 
 
 def get_track(db: Database, track_id: int) -> Track | None:
@@ -185,26 +197,49 @@ def get_track(db: Database, track_id: int) -> Track | None:
     return _track(row) if row is not None else None
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """The new citers an alert leaves out: self-citations (`self:hide`), and with `intent:`
+    those Semantic Scholar gives another intent and those it has not classified (yet)."""
+
+    hidden: int = 0
+    other_intent: int = 0
+    unclassified: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.hidden + self.other_intent + self.unclassified
+
+
 def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int, *,
-                 hide_self: bool = False) -> tuple[tuple[CitationRow, ...], int]:
+                 hide_self: bool = False, intent: Intent | None = None) -> tuple[tuple[CitationRow, ...], LeftOut]:
     """A paper's new citers in events (after, upto], the first `limit` in event order, each with
     its byline, its self-citation mark and the sentences citing the paper (store/questions/authors.py);
-    with `hide_self`, the self-citations are left out. Returns them and how many were left out."""
+    with `hide_self`, the self-citations are left out; with `intent`, the citations Semantic
+    Scholar does not say have it. Returns them and what was left out."""
     c = db.conn
     hidden: set[str] = set()
-    if hide_self:
-        hidden = authors.self_citers(db, paper_id, [r[0] for r in c.execute(
-            "SELECT citing_id FROM events WHERE paper_id = ? AND id > ? AND id <= ? AND kind = 'citation'",
-            (paper_id, after, upto))])
+    other: set[str] = set()
+    unclassified: set[str] = set()
+    if hide_self or intent:
+        every = one_column(c, "SELECT citing_id FROM events WHERE paper_id = ? AND id > ? AND id <= ?"
+                              " AND kind = 'citation'", (paper_id, after, upto))
+        if hide_self:
+            hidden = authors.self_citers(db, paper_id, every)
+        if intent:
+            said = authors.intents_of(db, paper_id, every)
+            unclassified = {p for p in every if not said.get(p)} - hidden
+            other = {p for p in every if said.get(p) and intent not in said[p]} - hidden
+    out = hidden | other | unclassified
     rows = [r for r in c.execute(
         f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
         " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
-        (paper_id, after, upto, limit + len(hidden))).fetchall() if r[0] not in hidden][:limit]
+        (paper_id, after, upto, limit + len(out))).fetchall() if r[0] not in out][:limit]
     dirs = directions_of(db, [r[0] for r in rows])
     known_from = _provenance(db, paper_id, [r[0] for r in rows])
     shown = authors.with_bylines(db, [replace(listed_paper(r, dirs), provenance=known_from.get(r[0], "map"))
                                       for r in rows], paper_id)
-    return authors.with_contexts(db, shown, paper_id), len(hidden)
+    return authors.with_contexts(db, shown, paper_id), LeftOut(len(hidden), len(other), len(unclassified))
 
 
 def _provenance(db: Database, paper_id: str, citing_ids: list[str]) -> dict[str, Provenance]:

@@ -287,7 +287,7 @@ def _paper_alert(db: Database, hook: Webhook, hi: int, limit: int, since: str | 
         news["upto"], news["n_citers"], news["old_count"], news["new_count"], news["unlisted"])
     if upto is None:
         return None
-    shown, _ = alert_citers(db, hook.target, hook.last_event_id, hi, limit)
+    shown, _left = alert_citers(db, hook.target, hook.last_event_id, hi, limit)
     p = named_paper(paper)
     track = Track(hook.id, None, 0, None, p.id, p.title, hook.created_at, None, hook.last_event_id,
                   hook.last_delivery_at, None)

@@ -52,6 +52,7 @@ from mapwatch.store.database.migrations import (
     m0031_author_surnames,
     m0032_alert_messages,
     m0033_source_additions,
+    m0034_intents,
 )
 
 # In the order they apply.
@@ -89,6 +90,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0031_author_surnames,
     m0032_alert_messages,
     m0033_source_additions,
+    m0034_intents,
 )
 
 migrations = Migrations("mapwatch")
