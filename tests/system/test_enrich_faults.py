@@ -121,6 +121,35 @@ def test_a_malformed_answer_fails_its_batch_and_three_in_a_row_end_the_source(fa
     assert r.sources["arxiv"].problems[0].startswith("the arXiv answer is not XML (")
 
 
+def reasons(db_path: Path, source: str) -> dict[str | None, int]:
+    db = open_db(db_path)
+    try:
+        return dict(db.conn.execute("SELECT reason, count(*) FROM enrichment_fetches WHERE source = ? GROUP BY 1",
+                                    [source]))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(("fault", "reason"), [
+    ("dtd", "the arXiv answer declares a DTD"), ("dtd-utf16", "the arXiv answer declares a DTD"),
+    ("shift_jis", "the arXiv answer is not XML (ValueError: multi-byte encodings are not supported)")],
+    ids=["dtd", "dtd-utf16", "shift_jis"])
+def test_a_hostile_arxiv_answer_fails_its_batch_and_stores_nothing(fakes: ScholarlyFakes, seeded_path: Path, clock,
+                                                                    fault: str, reason: str) -> None:
+    """The feed arXiv would give for the 99 papers, with a DTD past its first 4 KB (before: the
+    entity expanded and the 99 records stored), or in UTF-16, or in an encoding no parser reads
+    (before: a ValueError ended the round, the batch never marked failed, asked again every
+    round)."""
+    fakes.fault["arxiv"] = fault
+    r = round_(fakes, seeded_path, clock, sources=("arxiv",))
+    a = r.sources["arxiv"]
+    assert (a.asked, a.found, a.not_found, a.failed, a.stored, a.requests) == (99, 0, 0, 99, 0, 1)
+    assert r.trouble_lines() == [f"enrichment: arxiv answered badly ({reason}; 99 papers failed, asked again in "
+                                 "an hour)"]
+    assert snapshot(seeded_path, "arxiv") == {"arxiv_records": [], "paper_authors": []}
+    assert statuses(seeded_path) == {"arxiv:failed": 99} and reasons(seeded_path, "arxiv") == {reason: 99}
+
+
 def test_retry_after_is_honoured(fakes: ScholarlyFakes, seeded_path: Path, clock) -> None:
     fakes.fault["openalex"] = "429"
     fakes.fault["s2"] = "429-date"
