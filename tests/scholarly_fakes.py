@@ -19,7 +19,7 @@ Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-d
 HTTP-date 2 s ahead, then normal), "malformed" (a body that is not the format), "huge"
 (an endless body), "refuse" (the connection closed), "moved" (a 301 elsewhere). Every request is recorded (`requests`).
 arXiv's hostile answers (each the feed of the asked papers it would give): "dtd" (with a DTD
-after a 5 KB comment, whose entity the rest of its 256 KB references: `arxiv_bomb`),
+after a 5 KB comment, whose entity the rest of its `bomb_bytes` references: `arxiv_bomb`),
 "dtd-utf16" (the same in UTF-16 with a BOM), "shift_jis" (declared in a multi-byte encoding,
 which XML parsers do not read).
 """
@@ -77,6 +77,7 @@ class ScholarlyFakes:
     slow_seconds: float = 3.0
     retry_after: str = "1"
     arxiv_error_entries: bool = False
+    bomb_bytes: int = 256 * 1024  # the size of arXiv's "dtd" and "dtd-utf16" answers
     requests: list[Seen] = field(default_factory=list)
     base: str = ""
     clock: Callable[[], float] = time.monotonic  # what `Seen.at` reads (a test's virtual clock)
@@ -151,8 +152,8 @@ class ScholarlyFakes:
                 entries.append(ARXIV_ERROR_ENTRY.format(id=escape(pid)))
         if self.fault.get("arxiv") in ("dtd", "dtd-utf16"):
             codec, bom = ("utf-16-le", codecs.BOM_UTF16_LE) if self.fault["arxiv"] == "dtd-utf16" else ("utf-8", b"")
-            body = arxiv_bomb(256 * 1024, "\n".join(entries), codec=codec, bom=bom)
-            return web.Response(body=body, content_type="application/atom+xml")
+            return web.Response(body=arxiv_bomb(self.bomb_bytes, "\n".join(entries), codec=codec, bom=bom),
+                                content_type="application/atom+xml")
         body = ARXIV_FEED.format(query=escape(",".join(ids)), total=len(entries), entries="\n".join(entries))
         if self.fault.get("arxiv") == "shift_jis":
             return web.Response(body=body.replace('"UTF-8"', '"Shift_JIS"', 1).encode(),
