@@ -18,11 +18,16 @@
 Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-date" (an
 HTTP-date 2 s ahead, then normal), "malformed" (a body that is not the format), "huge"
 (an endless body), "refuse" (the connection closed), "moved" (a 301 elsewhere). Every request is recorded (`requests`).
+arXiv's hostile answers (each the feed of the asked papers it would give): "dtd" (with a DTD
+after a 5 KB comment, whose entity the rest of its `bomb_bytes` references: `arxiv_bomb`),
+"dtd-utf16" (the same in UTF-16 with a BOM), "shift_jis" (declared in a multi-byte encoding,
+which XML parsers do not read).
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import email.utils
 import json
 import time
@@ -72,6 +77,7 @@ class ScholarlyFakes:
     slow_seconds: float = 3.0
     retry_after: str = "1"
     arxiv_error_entries: bool = False
+    bomb_bytes: int = 256 * 1024  # the size of arXiv's "dtd" and "dtd-utf16" answers
     requests: list[Seen] = field(default_factory=list)
     base: str = ""
     clock: Callable[[], float] = time.monotonic  # what `Seen.at` reads (a test's virtual clock)
@@ -144,7 +150,14 @@ class ScholarlyFakes:
                 entries.append(arxiv_entry_xml(pid, e))
             elif self.arxiv_error_entries:
                 entries.append(ARXIV_ERROR_ENTRY.format(id=escape(pid)))
+        if self.fault.get("arxiv") in ("dtd", "dtd-utf16"):
+            codec, bom = ("utf-16-le", codecs.BOM_UTF16_LE) if self.fault["arxiv"] == "dtd-utf16" else ("utf-8", b"")
+            return web.Response(body=arxiv_bomb(self.bomb_bytes, "\n".join(entries), codec=codec, bom=bom),
+                                content_type="application/atom+xml")
         body = ARXIV_FEED.format(query=escape(",".join(ids)), total=len(entries), entries="\n".join(entries))
+        if self.fault.get("arxiv") == "shift_jis":
+            return web.Response(body=body.replace('"UTF-8"', '"Shift_JIS"', 1).encode(),
+                                content_type="application/atom+xml")
         return web.Response(body=body.encode(), content_type="application/atom+xml", charset="utf-8")
 
     # -- OpenAlex ------------------------------------------------------------------------------
@@ -262,6 +275,23 @@ ARXIV_ERROR_ENTRY = """  <entry>
     <link href="http://arxiv.org/api/errors#incorrect_id_format_for_{id}" rel="alternate" type="text/html"/>
     <author><name>arXiv api core</name></author>
   </entry>"""
+
+
+def arxiv_bomb(size: int, entries: str = "", *, codec: str = "utf-8", bom: bytes = b"", comment: int = 5000,
+               per: int = 112) -> bytes:
+    """A hostile arXiv answer of about `size` bytes: the feed of `entries`, with a DTD after a
+    comment of `comment` bytes (past the first 4 KB), declaring an entity of `per` empty
+    elements that the rest of the feed references, one `<x>&y;</x>` after another (with the
+    default `per`, 448 bytes for 11: 40 times the answer, within the 100 times expat allows).
+    Encoded in `codec` (its XML declaration naming it) after `bom`."""
+    name = codec.upper().removesuffix("-LE").removesuffix("-BE")
+    head, rest = ARXIV_FEED.replace('"UTF-8"', f'"{name}"', 1).split("\n", 1)
+    head += f"\n<!--{' ' * comment}-->\n<!DOCTYPE feed [<!ENTITY y \"{'<y/>' * per}\">]>\n"
+    feed = rest.format(query="x", total=0, entries=entries)
+    unit, end = "<x>&y;</x>\n", "</feed>\n"
+    width = len(unit.encode(codec))
+    times = max(0, (size - len(bom) - len((head + feed).encode(codec))) // width)
+    return bom + (head + feed.removesuffix(end) + unit * times + end).encode(codec)
 
 
 def arxiv_entry_xml(pid: str, e: ArxivEntry) -> str:

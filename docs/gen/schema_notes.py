@@ -136,7 +136,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'fetched_at': '',
             'status': '`ok`, `not_found` or `failed`',
             'reason': 'why it failed, one line',
-            'next_fetch_at': 'asked again from then on: 30 days after `ok`, 7 after `not_found`, 1 hour after `failed`',
+            'next_fetch_at': 'asked again from then on: 30 days after `ok`, 7 after `not_found`, 1 hour after `failed`, twice the wait before after a `failed` again (at most a day)',
         }),
     'enrichment_changes': (
         "each change of a paper's authors, their institutions or its venue, so the feeds and pages showing it are built again",

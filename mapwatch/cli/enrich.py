@@ -17,9 +17,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "enrich", help="one round of metadata from arXiv, OpenAlex and Semantic Scholar",
         description="Ask the open scholarly sources about the map's papers that are due (never asked, "
-                    "or due again: monthly, weekly when not found, hourly after a failure) and store what "
-                    "they say: arXiv's authors, categories, versions, DOI and journal reference; OpenAlex's "
-                    "author ids, ORCIDs, institutions and venue; Semantic Scholar's citing sentences of the "
+                    "or due again: monthly, weekly when not found, 1 to 24 hours after a failure) and store "
+                    "what they say: arXiv's authors, categories, versions, DOI and journal reference; "
+                    "OpenAlex's author ids, ORCIDs, institutions and venue; Semantic Scholar's citing sentences of the "
                     "tracked papers' new citers. Each source at its published rate, with $MAPWATCH_CONTACT "
                     "in the User-Agent. Sources: $MAPWATCH_ENRICH (default arxiv,openalex,s2). Exit 0: every "
                     "source answered; 1: a source was unavailable or answered badly (what the others said is "

@@ -5,9 +5,10 @@ The sources are asked side by side (each its own host, rate and client), so a sl
 delays only itself; the database work runs in one thread of its own (sqlite connections are
 single-thread), the parsing in worker threads, never on the loop. A source that is down, too
 slow or asks to wait too long is left for the next round with one line (`SourceReport.down`);
-the batch it was asked about is marked failed (asked again after an hour), and nothing
-stored before is touched. `fetch_*` do the I/O, `parse_*` (store/scholarly/parse.py) read,
-`save_*` (store/scholarly/saved.py) write.
+the batch it was asked about is marked failed (asked again after an hour; failing again, after
+twice as long as the time before, up to a day), and nothing stored before is touched.
+`fetch_*` do the I/O, `parse_*` (store/scholarly/parse.py) read, `save_*`
+(store/scholarly/saved.py) write.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ S2_MAX_PAGES = 10  # per paper and round: 10,000 citers
 MAX_BAD_ANSWERS = 3  # malformed answers in a row before a source is left for the next round
 S2_FIELDS = "contexts,intents,isInfluential,externalIds,title,year"  # the last two: a citer's stub
 OPENALEX_SELECT = "id,doi,ids,authorships,primary_location,locations"
+HOUR = timedelta(hours=1)
+FAILED_WAITS = f"{saved.REFETCH['failed'] // HOUR} to {saved.FAILED_WAIT_MOST // HOUR} hours"  # a failed paper's wait
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class RoundReport:
         out = dict(self.down())
         for s, r in self.sources.items():
             if s not in out and r.problems:
-                out[s] = f"{r.problems[0]}; {r.failed:,} papers failed, asked again in an hour"
+                out[s] = f"{r.problems[0]}; {r.failed:,} papers failed, asked again in {FAILED_WAITS}"
         return out
 
     def trouble_lines(self) -> list[str]:

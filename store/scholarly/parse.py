@@ -3,7 +3,8 @@ stored). Each parser takes the papers that were asked for and keeps only what it
 them; anything that is not the documented format raises `Malformed` with one line.
 
 - arXiv: its API's Atom 1.0 feed with the `arxiv:` extension elements (the API user manual,
-  "Details of Atom Results Returned");
+  "Details of Atom Results Returned"); an answer that declares a DTD, wherever and in whatever
+  encoding, is refused before any parser expands an entity;
 - OpenAlex: `/works` JSON (`meta`, `results[]` of Work objects: `doi`, `ids`, `authorships`,
   `primary_location`, `locations`);
 - Semantic Scholar: `/paper/{id}/citations` JSON (`offset`, `next`, `data[]` of
@@ -15,13 +16,15 @@ costs no more than one of 100.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn, TypeVar
+from xml.parsers import expat
 
 from mapwatch.store.ids import ID_RE, arxiv_link_id
 from mapwatch.store.scholarly import records as r
@@ -34,13 +37,19 @@ from mapwatch.store.scholarly.records import (
     OpenAlexWork,
 )
 
+T = TypeVar("T")
+
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
 FIRST_YEAR = 1991  # arXiv's first year: an earlier date is not a version date
 MAX_JSON_DEPTH = 64
 S2_INTENTS = frozenset({"background", "methodology", "result"})
-_DOCTYPE = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.I)
+_DTD_BYTES = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.I)
+_DTD_TEXT = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.I)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))
+EXPAT_CHUNK = 64 * 1024  # bytes expat reads at a time when looking for a DTD
 
 
 class Malformed(ValueError):
@@ -68,18 +77,87 @@ def _when(text: str | None) -> str | None:
     return ts.astimezone(UTC).isoformat(timespec="seconds")
 
 
+# -- XML without a DTD -------------------------------------------------------------------
+
+
+class _Declared(Exception):
+    """expat met a DTD."""
+
+
+def _declared(*_: object) -> NoReturn:
+    raise _Declared
+
+
+def _wide(body: bytes) -> str | None:
+    """The codec of an answer in UTF-32 or UTF-16: by its BOM, else by the NUL bytes before its
+    first character (as expat tells UTF-16; it does not read UTF-32). None for any other: in
+    every other encoding expat reads, `<!DOCTYPE` is written in ASCII bytes (it takes a declared
+    encoding only if that maps the ASCII bytes of XML's syntax to themselves)."""
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            return codec
+    if body[1:4] == b"\0\0\0" or body[:3] == b"\0\0\0":
+        return "utf-32-le" if body[0] else "utf-32-be"
+    if body[:1] == b"\0" or body[1:2] == b"\0":
+        return "utf-16-be" if not body[0] else "utf-16-le"
+    return None
+
+
+def _dtd_in(body: bytes) -> bool:
+    """Whether `body` holds `<!DOCTYPE` or `<!ENTITY` anywhere: in its text if it is in UTF-16
+    or UTF-32, else in its bytes."""
+    codec = _wide(body)
+    if codec is not None:
+        return _DTD_TEXT.search(body.decode(codec, "replace")) is not None
+    return _DTD_BYTES.search(body) is not None
+
+
+def _expat_finds_dtd(body: bytes) -> bool:
+    """Whether expat, reading `body` as the parser will (its encoding from the BOM or the XML
+    declaration), meets a DTD. It says so at `<!DOCTYPE`, before the first entity declaration;
+    what it reads of the piece after that is at most EXPAT_CHUNK bytes, with no handler left."""
+    reader = expat.ParserCreate(namespace_separator="}")  # as ElementTree's parser
+    reader.StartDoctypeDeclHandler = _declared
+    reader.EntityDeclHandler = _declared
+    try:
+        for at in range(0, len(body), EXPAT_CHUNK):
+            reader.Parse(body[at:at + EXPAT_CHUNK], False)
+        reader.Parse(b"", True)
+    except _Declared:
+        return True
+    return False
+
+
+def _read(fn: Callable[[bytes], T], body: bytes, source: str) -> T:
+    """`fn(body)`, with whatever a parser raises on it (not XML; an encoding it cannot read:
+    multi-byte, unknown, broken; recursion, memory) as Malformed."""
+    try:
+        return fn(body)
+    except (expat.ExpatError, ET.ParseError) as e:
+        raise Malformed(f"the {source} answer is not XML ({e})") from None
+    except MemoryError:
+        raise Malformed(f"the {source} answer is too large to read (out of memory)") from None
+    except (ValueError, LookupError, RecursionError) as e:
+        why = " ".join(str(e).split())[:200]
+        raise Malformed(f"the {source} answer is not XML ({type(e).__name__}: {why})") from None
+
+
+def _xml_root(body: bytes, source: str) -> ET.Element:
+    """The root element of an XML answer that declares no DTD, else Malformed (one line). A
+    DTD is refused wherever it is and in whatever encoding, before any parser expands an
+    entity: expat expands them up to 100-fold (a 1 MB answer took 1 GB of memory)."""
+    if _dtd_in(body) or _read(_expat_finds_dtd, body, source):
+        raise Malformed(f"the {source} answer declares a DTD")
+    return _read(ET.fromstring, body, source)
+
+
 # -- arXiv -------------------------------------------------------------------------------
 
 
 def parse_arxiv(body: bytes, asked: Sequence[str]) -> list[ArxivRecord]:
     """arXiv's records of the `asked` papers in an API answer (an Atom feed). Entries for
     other ids, and arXiv's error entries (an id it does not know), are left out."""
-    if _DOCTYPE.search(body[:4096]):  # Atom has no DTD: entity tricks are refused unread
-        raise Malformed("the arXiv answer declares a DTD")
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError as e:
-        raise Malformed(f"the arXiv answer is not XML ({e})") from None
+    root = _xml_root(body, "arXiv")  # Atom has no DTD: entity tricks are refused unread
     if root.tag != f"{ATOM}feed":
         raise Malformed(f"the arXiv answer is not an Atom feed (root {root.tag[:60]!r})")
     wanted = _lower_map(asked)

@@ -11,8 +11,8 @@ from typing import Literal
 
 from sqlite_utils import Database
 
-from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import named_row, one_column
+from mapwatch.store.clock import iso, parse_iso
+from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
 
 Source = Literal["arxiv", "openalex", "s2"]
@@ -20,8 +20,11 @@ Status = Literal["ok", "not_found", "failed"]
 
 # When a paper is asked again: a record found is refreshed monthly (new versions, new ORCID
 # links), one not found weekly (OpenAlex lists an arXiv paper days after it appears), a failure
-# the next round after an hour.
+# the next round after an hour, and each failure in a row after twice the wait before it, up to
+# FAILED_WAIT_MOST (1, 2, 4, 8, 16, 24, 24... hours: an answer broken or hostile every time is
+# not asked for every round).
 REFETCH = {"ok": timedelta(days=30), "not_found": timedelta(days=7), "failed": timedelta(hours=1)}
+FAILED_WAIT_MOST = timedelta(days=1)
 
 
 def _byline(db: Database, paper_id: str) -> tuple[object, ...]:
@@ -61,13 +64,20 @@ def _write_authors(db: Database, paper_id: str, authors: Sequence[AuthorRecord],
 
 def mark_fetched(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,
                  reason: str | None = None) -> None:
-    """Record that `source` was asked about these papers, and when to ask again."""
-    due = iso(now + REFETCH[status])
+    """Record that `source` was asked about these papers, and when to ask again (REFETCH; a
+    failure that follows a failure waits twice as long as that one did, up to FAILED_WAIT_MOST)."""
+    waits = dict.fromkeys(paper_ids, REFETCH[status])
+    if status == "failed":
+        before = rows_in_chunks(db, "SELECT paper_id, fetched_at, next_fetch_at FROM enrichment_fetches WHERE"
+                                " source = ? AND status = 'failed' AND paper_id IN ({})", list(waits), [source])
+        for row in before:
+            waited = parse_iso(row["next_fetch_at"]) - parse_iso(row["fetched_at"])
+            waits[row["paper_id"]] = min(max(2 * waited, REFETCH["failed"]), FAILED_WAIT_MOST)
     db.conn.executemany(
         "INSERT INTO enrichment_fetches (paper_id, source, fetched_at, status, reason, next_fetch_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(paper_id, source) DO UPDATE SET fetched_at=excluded.fetched_at,"
         " status=excluded.status, reason=excluded.reason, next_fetch_at=excluded.next_fetch_at",
-        [(pid, source, iso(now), status, reason, due) for pid in paper_ids])
+        [(pid, source, iso(now), status, reason, iso(now + waits[pid])) for pid in paper_ids])
 
 
 def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str], now: datetime) -> None:
@@ -163,7 +173,7 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
                   team: Sequence[str] | None = None) -> list[str]:
     """The tracked papers Semantic Scholar is due to be asked about: those with map citations
     it has not described, when it was never asked, when a citer appeared since it was last
-    asked, or when it is due again (a failure after an hour, an unknown paper after a week, the
+    asked, or when it is due again (a failure after 1 to 24 hours, an unknown paper after a week, the
     rest after a month). Most undescribed citations first. With `team` (the sources are asked
     for citers, docs/enrichment.md, "Citations the map does not name"), then the tracked papers
     not asked for their citers within ASK_TRACKED and the team's papers not within ASK_TEAM,
@@ -249,7 +259,8 @@ def same_count(db: Database, paper_id: str, source: str, count: int, now: dateti
 def save_status(db: Database, paper_ids: Sequence[str], source: Source, status: Status, now: datetime,
                 reason: str | None = None) -> None:
     """`source` could not say anything of these papers (`not_found`; `failed`, asked again after
-    an hour, with the reason): what is stored of them stays."""
+    an hour or, failing again, longer: `mark_fetched`; with the reason): what is stored of them
+    stays."""
     with db.atomic():
         mark_fetched(db, paper_ids, source, status, now, reason)
 

@@ -112,13 +112,68 @@ def test_a_malformed_answer_fails_its_batch_and_three_in_a_row_end_the_source(fa
     r = round_(fakes, seeded_path, clock, sources=("openalex",), limit=40)  # one batch
     assert r.sources["openalex"].down is None and r.sources["openalex"].failed == 40
     assert r.trouble_lines() == ["enrichment: openalex answered badly (the OpenAlex answer is not JSON; 40 papers "
-                                 "failed, asked again in an hour)"]
+                                 "failed, asked again in 1 to 24 hours)"]
     clock.advance(hours=2)
     r = round_(fakes, seeded_path, clock, sources=("openalex",))  # 99 papers due: 2 batches
     assert r.sources["openalex"].failed == 99 and r.sources["openalex"].requests == 2
     fakes.fault["arxiv"] = "malformed"
     r = round_(fakes, seeded_path, clock, sources=("arxiv",), limit=99)
     assert r.sources["arxiv"].problems[0].startswith("the arXiv answer is not XML (")
+
+
+def reasons(db_path: Path, source: str) -> dict[str | None, int]:
+    db = open_db(db_path)
+    try:
+        return dict(db.conn.execute("SELECT reason, count(*) FROM enrichment_fetches WHERE source = ? GROUP BY 1",
+                                    [source]))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(("fault", "reason"), [
+    ("dtd", "the arXiv answer declares a DTD"), ("dtd-utf16", "the arXiv answer declares a DTD"),
+    ("shift_jis", "the arXiv answer is not XML (ValueError: multi-byte encodings are not supported)")],
+    ids=["dtd", "dtd-utf16", "shift_jis"])
+def test_a_hostile_arxiv_answer_fails_its_batch_and_stores_nothing(fakes: ScholarlyFakes, seeded_path: Path, clock,
+                                                                    fault: str, reason: str) -> None:
+    """The feed arXiv would give for the 99 papers, with a DTD past its first 4 KB (before: the
+    entity expanded and the 99 records stored), or in UTF-16, or in an encoding no parser reads
+    (before: a ValueError ended the round, the batch never marked failed, asked again every
+    round)."""
+    fakes.fault["arxiv"] = fault
+    r = round_(fakes, seeded_path, clock, sources=("arxiv",))
+    a = r.sources["arxiv"]
+    assert (a.asked, a.found, a.not_found, a.failed, a.stored, a.requests) == (99, 0, 0, 99, 0, 1)
+    assert r.trouble_lines() == [f"enrichment: arxiv answered badly ({reason}; 99 papers failed, asked again in "
+                                 "1 to 24 hours)"]
+    assert snapshot(seeded_path, "arxiv") == {"arxiv_records": [], "paper_authors": []}
+    assert statuses(seeded_path) == {"arxiv:failed": 99} and reasons(seeded_path, "arxiv") == {reason: 99}
+
+
+def test_a_batch_that_keeps_failing_waits_twice_as_long_each_time(fakes: ScholarlyFakes, seeded_path: Path,
+                                                                    clock) -> None:
+    """Hourly rounds (the default) against an arXiv whose answer is hostile every time: the
+    batch waits 1, 2, 4, 8, 16 hours, then a day (before: asked again every round). An answer
+    read starts again at an hour."""
+    fakes.fault["arxiv"] = "dtd"
+    asked = []
+    for hour in range(60):
+        r = round_(fakes, seeded_path, clock, sources=("arxiv",))
+        if r.sources["arxiv"].requests:
+            asked.append(hour)
+            assert r.sources["arxiv"].failed == 99 and r.trouble_lines() == [
+                "enrichment: arxiv answered badly (the arXiv answer declares a DTD; 99 papers failed, asked again "
+                "in 1 to 24 hours)"]
+        clock.advance(hours=1)
+    assert asked == [0, 1, 3, 7, 15, 31, 55]
+    clock.advance(hours=55 + 24 - 60)
+    fakes.fault["arxiv"] = None
+    assert round_(fakes, seeded_path, clock, sources=("arxiv",)).sources["arxiv"].found == 99
+    clock.advance(days=30)
+    fakes.fault["arxiv"] = "dtd"
+    assert round_(fakes, seeded_path, clock, sources=("arxiv",)).sources["arxiv"].failed == 99
+    clock.advance(hours=1)
+    assert round_(fakes, seeded_path, clock, sources=("arxiv",)).sources["arxiv"].requests == 1
 
 
 def test_retry_after_is_honoured(fakes: ScholarlyFakes, seeded_path: Path, clock) -> None:

@@ -1,13 +1,15 @@
 """The sources' answers read into bounded records (store/scholarly/parse.py): the documented
 formats, and hostile ones: 10,000 authors, 5 KB names, control characters, bad ORCIDs and ids,
-a DTD, JSON of the wrong shape."""
+a DTD (anywhere, in any encoding), encodings no parser reads, JSON of the wrong shape."""
 
 from __future__ import annotations
 
+import codecs
 import json
 
 import pytest
 
+from mapwatch.store.scholarly import parse
 from mapwatch.store.scholarly.parse import Malformed, parse_arxiv, parse_openalex, parse_s2_citations
 from mapwatch.store.scholarly.records import MAX_AUTHORS, MAX_CONTEXT_CHARS, MAX_CONTEXTS, MAX_NAME_CHARS
 from tests.scholarly_fakes import (
@@ -15,6 +17,7 @@ from tests.scholarly_fakes import (
     ARXIV_FEED,
     SURVEY_AUTHORS,
     ArxivEntry,
+    arxiv_bomb,
     arxiv_entry_xml,
     openalex_work,
     s2_citation,
@@ -68,6 +71,83 @@ def test_arxiv_hostile_entry_is_bounded() -> None:
 def test_arxiv_not_a_feed(body: bytes) -> None:
     with pytest.raises(Malformed, match="arXiv"):
         parse_arxiv(body, ["2412.10400"])
+
+
+ONE = arxiv_entry_xml("2412.10400", ArxivEntry("About <!DOCTYPE html> & <!ENTITY x>", [("A. Author", [])]))
+DTD = "the arXiv answer declares a DTD"
+WIDE = {"utf-16-le-bom": ("utf-16-le", codecs.BOM_UTF16_LE), "utf-16-be-bom": ("utf-16-be", codecs.BOM_UTF16_BE),
+        "utf-16-le": ("utf-16-le", b""), "utf-16-be": ("utf-16-be", b""),
+        "utf-32-le-bom": ("utf-32-le", codecs.BOM_UTF32_LE), "utf-32-be-bom": ("utf-32-be", codecs.BOM_UTF32_BE),
+        "utf-32-le": ("utf-32-le", b""), "utf-32-be": ("utf-32-be", b""), "utf-8-bom": ("utf-8", codecs.BOM_UTF8),
+        "utf-8": ("utf-8", b"")}
+BOMBS = ["utf-8", "utf-16-le-bom", "utf-16-be"]
+
+
+def refusal(body: bytes) -> str:
+    """Why parse_arxiv refused `body` (it must)."""
+    with pytest.raises(Malformed) as refused:
+        parse_arxiv(body, ["2412.10400"])
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le-bom", "utf-16-be-bom", "utf-8-bom", "utf-8"])
+def test_arxiv_feed_in_utf16_or_utf8_is_read(codec: str) -> None:
+    """What the DTD checks leave alone: a feed in an encoding expat reads, whose text (escaped)
+    names a DTD."""
+    name, bom = WIDE[codec]
+    body = bom + feed(ONE).decode().replace('"UTF-8"', f'"{name[:6].upper()}"', 1).encode(name)
+    (r,) = parse_arxiv(body, ["2412.10400"])
+    assert r.title == "About <!DOCTYPE html> & <!ENTITY x>"
+
+
+def test_arxiv_dtd_after_a_5_kb_comment_is_refused() -> None:
+    body = arxiv_bomb(16 * 1024, ONE)
+    assert body.index(b"<!DOCTYPE") > 5000
+    assert refusal(body).startswith(DTD)
+
+
+@pytest.mark.parametrize("codec", WIDE)
+def test_arxiv_dtd_in_any_encoding_is_refused(codec: str) -> None:
+    # UTF-16 is read by expat (the entity was expanded before); UTF-32 is not, but its DTD is named all the same.
+    name, bom = WIDE[codec]
+    assert refusal(arxiv_bomb(16 * 1024, ONE, codec=name, bom=bom)).startswith(DTD)
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_arxiv_dtd_in_utf16_without_a_declaration_after_a_space_is_refused(codec: str) -> None:
+    # expat takes a NUL among the first two bytes for UTF-16, whatever the first character.
+    text = arxiv_bomb(16 * 1024, ONE, codec=codec).decode(codec)
+    body = (" " + text.split("\n", 1)[1]).encode(codec)
+    assert body[:4] in (b" \0<\0", b"\0 \0<")
+    assert refusal(body).startswith(DTD)
+
+
+@pytest.mark.parametrize("codec", BOMBS)
+def test_arxiv_entity_bomb_of_a_megabyte_is_refused_unexpanded(codec: str) -> None:
+    """1 MB whose entity expands 40-fold into elements (before: 8.7 s and 958 MB of memory, read
+    as a feed), refused by the scan of the whole text before any parser sees it."""
+    name, bom = WIDE[codec]
+    body = arxiv_bomb(1 << 20, ONE, codec=name, bom=bom)
+    assert len(body) > 1_000_000
+    assert refusal(body).startswith(DTD)
+
+
+@pytest.mark.parametrize("codec", BOMBS)
+def test_expat_refuses_a_dtd_the_scan_misses(monkeypatch: pytest.MonkeyPatch, codec: str) -> None:
+    """The scan left out, expat itself names the DTD, before it reads the first entity declaration."""
+    monkeypatch.setattr(parse, "_dtd_in", lambda body: False)
+    name, bom = WIDE[codec]
+    assert refusal(arxiv_bomb(1 << 20, ONE, codec=name, bom=bom)).startswith(DTD)
+    (r,) = parse_arxiv(feed(ONE), ["2412.10400"])  # and passes a feed without one
+    assert r.paper_id == "2412.10400"
+
+
+@pytest.mark.parametrize("encoding", ["Shift_JIS", "UTF-7", "UTF-32", "no-such-encoding", "rot13", "idna",
+                                      "punycode", "cp500"])
+def test_arxiv_feed_in_an_encoding_no_parser_reads_is_malformed(encoding: str) -> None:
+    # Before: ValueError, LookupError, UnicodeError (all but cp500), which ended the enrichment round.
+    body = feed(ONE).replace(b'"UTF-8"', f'"{encoding}"'.encode(), 1)
+    assert refusal(body).startswith("the arXiv answer is not XML")
 
 
 def test_openalex_work_read_in_full() -> None:
