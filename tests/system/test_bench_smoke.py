@@ -249,3 +249,30 @@ def test_authors_bench_orcids_are_valid() -> None:
     from mapwatch.store.scholarly.records import orcid
 
     assert all(orcid(orcid_for(k)) == orcid_for(k) for k in range(2_000))
+
+
+def test_alert_authors_bench_names_the_authors_only_with_the_sources_up(tmp_path: Path) -> None:
+    """bench/alert_authors.py --small: a tick storing 120 new citers of a tracked paper, its alert
+    posted to the fake Discord with the sources up (at arXiv's real 3 s), down (503) and off."""
+    from bench import alert_authors
+
+    out = tmp_path / "r.json"
+    assert alert_authors.main(["--small", "--work", str(tmp_path / "w"), "--json", str(out)]) == 0
+    up, down, off = json.loads(out.read_text())["runs"]
+    assert (up["run"], down["run"], off["run"]) == alert_authors.RUNS
+    n = alert_authors.SMALL["citers"]
+    for r in (up, down, off):
+        assert r["alert"]["title"].endswith(f": {n} new citers") and r["alert"]["shown"] > 0
+        assert 0 < r["seconds_refresh_to_alert"] < r["seconds_tick_to_alert"]
+    assert up["alert"]["with_authors"] == up["alert"]["with_s2"] == up["alert"]["shown"]
+    assert up["stored"] == {"authors": n, "s2_sentences": n}
+    assert up["requests"] == {"arxiv": 2, "openalex": 3, "s2": 1}  # 100 ids, 50 DOIs a request
+    first, second = up["arxiv_starts"]
+    assert second - first >= 2.9  # arXiv's published rate, kept by mapwatch's client
+    assert up["seconds_before_alerts"] >= 2.9 and up["seconds_refresh_to_alert"] > up["seconds_before_alerts"]
+    assert down["alert"]["with_authors"] == down["alert"]["with_s2"] == 0
+    assert down["stored"] == {"authors": 0, "s2_sentences": 0}
+    assert down["requests"] == {"arxiv": 1, "openalex": 1, "s2": 1}  # one 503 each, then left for the round
+    assert sum("gave nothing (HTTP 503)" in line for line in down["log"]) == 3
+    assert off["seconds_before_alerts"] is None and off["requests"] == {"arxiv": 0, "openalex": 0, "s2": 0}
+    assert off["alert"]["with_authors"] == 0 and off["stored"]["authors"] == 0
