@@ -27,11 +27,12 @@ GROUPS = {"team": "This server's teams: named sets of people and papers that /tr
 
 def _server(ctx: Ctx) -> int:
     if ctx.guild_id is None:
-        raise BadOption("Teams belong to a server: use /team in one of its channels.")
+        raise BadOption("Teams belong to a server: run this in one of its channels.")
     return ctx.guild_id
 
 
-def _team(db: Database, ctx: Ctx, ref: str) -> people.Team:
+def server_team(db: Database, ctx: Ctx, ref: str) -> people.Team:
+    """This server's team by slug or name; BadOption (naming its teams) when it has none such."""
     gid = _server(ctx)
     found = people.find_team(db, gid, ref)
     if found is None:
@@ -41,7 +42,8 @@ def _team(db: Database, ctx: Ctx, ref: str) -> people.Team:
     return found
 
 
-def _one(paper: str | None, author: str | None, team: str | None = None, *, what: str) -> None:
+def one_of(paper: str | None, author: str | None, team: str | None = None, *, what: str) -> None:
+    """Exactly one of them given; BadOption(`what`) otherwise."""
     given = [x for x in (paper, author, team) if x and x.strip()]
     if len(given) != 1:
         raise BadOption(what)
@@ -57,14 +59,14 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
                   team: str | None = None, mode: str | None = None, role: Any = None, threads: str | None = None,
                   channel: Any = None, hide_self: bool = False) -> Reply:
     """/track author:<person> or /track team:<team> (the caller checked Manage Channels)."""
-    _one(paper, author, team, what="Track one thing at a time: a paper, an author or a team.")
+    one_of(paper, author, team, what="Track one thing at a time: a paper, an author or a team.")
     key, team_slug, label = None, None, ""
     if author:
         person = people.resolve_person(db, author)  # several people for a name: PersonChoice, never a guess
         key, label = person.key, f"**{text.esc(text.clip(person.name, 100))}**"
         count = person.papers
     else:
-        found = _team(db, ctx, team or "")
+        found = server_team(db, ctx, team or "")
         team_slug, label, count = found.slug, f"team **{text.esc(text.clip(found.name, 100))}**", len(
             people.team_papers(db, found))
     here_id, ctx = ctx.channel_id, target(db, ctx, channel, threads)
@@ -89,13 +91,13 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
 
 
 def untrack_subject(db: Database, ctx: Ctx, *, author: str | None = None, team: str | None = None) -> Reply:
-    _one(None, author, team, what="Untrack one thing at a time: a paper, an author or a team.")
+    one_of(None, author, team, what="Untrack one thing at a time: a paper, an author or a team.")
     if author:
         key = people.key_of(author) or people.resolve_person(db, author).key
         shown = f"`{text.esc(key)}`"
         gone = people_tracks.remove_subject_track(db, **here(ctx), author_key=key)
     else:
-        found = _team(db, ctx, team or "")
+        found = server_team(db, ctx, team or "")
         shown = f"team **{text.esc(text.clip(found.name, 100))}**"
         gone = people_tracks.remove_subject_track(db, **here(ctx), team_slug=found.slug)
     return stop_reply(gone, shown, "{} is not tracked here.", "Stopped tracking {} here.")
@@ -113,7 +115,7 @@ def _check(ctx: Ctx) -> int:
 def team_add_core(db: Database, ctx: Ctx, *, name: str, author: str | None = None,
                   paper: str | None = None) -> Reply:
     gid = _check(ctx)
-    _one(paper, author, what="Add one member at a time: an author or a paper.")
+    one_of(paper, author, what="Add one member at a time: an author or a paper.")
     if author:
         person = people.resolve_person(db, author)
         kind, value, label = "author", person.key, person.name
@@ -136,7 +138,7 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
                      paper: str | None = None) -> Reply:
     """Remove a member; without one, the whole team (once no channel tracks it)."""
     _check(ctx)
-    found = _team(db, ctx, name)
+    found = server_team(db, ctx, name)
     team_name = f"**{text.esc(text.clip(found.name, 100))}**"
     if not (author or paper):
         channels = teams.team_tracks(db, found)
@@ -145,7 +147,7 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
             raise BadOption(f"{team_name} is tracked in {where}: `/untrack team:{found.slug}` there first.")
         teams.delete_team(db, found)
         return Reply(content=f"Team {team_name} removed.")
-    _one(paper, author, what="Remove one member at a time: an author or a paper.")
+    one_of(paper, author, what="Remove one member at a time: an author or a paper.")
     if author:
         key = people.key_of(author) or next((m.value for m in found.members if m.kind == "author" and (
             m.value == author.strip() or m.label.casefold() == author.strip().casefold())), None)

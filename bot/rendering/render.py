@@ -271,11 +271,12 @@ def person_ids(p: Person) -> str:
     return " · ".join(ids) if ids else f"`name:{clean(p.name)}` (no id known)"
 
 
-def people_choice(asked: str, people: Sequence[Person]) -> Reply:
-    """Several people fit a name: each with the ids that pick them, never a guess."""
+def people_choice(asked: str, people: Sequence[Person], again: str = "/author") -> Reply:
+    """Several people fit a name: each with the ids that pick them, never a guess; `again`: the
+    command to run again with one of them."""
     lines = [f"• **{esc(p.name)}** · {person_ids(p)} · {plural(p.papers, 'paper')}"
              + (f" · {esc(clip(', '.join(p.institutions[:2]), 120))}" if p.institutions else "") for p in people]
-    head = (f"{len(people)} people fit “{esc(clip(' '.join(asked.split()), 100))}”. Run /author again with one"
+    head = (f"{len(people)} people fit “{esc(clip(' '.join(asked.split()), 100))}”. Run {again} again with one"
             " of their ids:")
     return fit_reply(Reply(embeds=(Embed("Which author?", head + "\n" + clip_lines(lines, 3800), None, (),
                                          "People are told apart by OpenAlex id and ORCID", COLOR),),

@@ -6,7 +6,7 @@ It owns `main`, the exit statuses (docs/getting-started.md, "Exit status"), sign
 order `mapwatch --help` lists their commands. `--db` and the options several commands share
 are defined once, in mapwatch.cli.options. Each command module (store: ingest, stats, backup,
 replica; feeds: refresh, publish, serve; enrich; ask; run, which composes the layers; sync;
-graph; webhook) adds its commands through one `register(subparsers)` and imports heavy
+graph; export; webhook) adds its commands through one `register(subparsers)` and imports heavy
 libraries only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
 without loading discord or networkx. A command returns its exit status, or a coroutine for a
 service that runs until it ends or a signal stops it (`serve`, `run`).
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.cli import ask, enrich, feeds, graph, run, store, sync, webhook
+from mapwatch.cli import ask, enrich, export, feeds, graph, run, store, sync, webhook
 from mapwatch.cli.options import CommandParser
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mapwatch.store.environment import Environment
 
 # The command modules, in the order their commands are listed by `mapwatch --help`.
-COMMAND_MODULES = (store, feeds, enrich, ask, run, sync, graph, webhook)
+COMMAND_MODULES = (store, feeds, enrich, ask, run, sync, graph, export, webhook)
 
 Outcome = int | Coroutine[Any, Any, None]
 

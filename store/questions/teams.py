@@ -245,6 +245,14 @@ def find_team(db: Database, guild_id: int, ref: str) -> Team | None:
         " ORDER BY slug = ? DESC LIMIT 1", (guild_id, ref.strip().lower(), ref.strip(), ref.strip().lower())))
 
 
+def teams_called(db: Database, ref: str) -> list[Team]:
+    """The teams of every server with that slug or name (any case): one server's, or several
+    servers' that chose the same name (`mapwatch export citers --team` then needs the server)."""
+    rows = named_rows(db, f"SELECT {_TEAM_COLS} FROM teams WHERE slug = ? OR name = ? COLLATE NOCASE"
+                      " ORDER BY guild_id", (ref.strip().lower(), ref.strip()))
+    return [t for t in (_team(db, r) for r in rows) if t is not None]
+
+
 def team_by_feed(db: Database, feed_slug: str) -> Team | None:
     return _team(db, named_row(db, f"SELECT {_TEAM_COLS} FROM teams WHERE feed_slug = ?", (feed_slug,)))
 

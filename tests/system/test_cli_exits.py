@@ -38,6 +38,7 @@ READ_ONLY = {
     "ask": ["ask", "/paper 2412.10400"],
     "ask-track": ["ask", "--guild", "1", "--channel", "2", "/track 2412.10400"],
     "graph": ["graph", "2412.10400", "-o", "g.png"],
+    "export": ["export", "citers", "2412.10400", "--format", "csv"],
     "backup": ["backup", "copy.db"],
     "publish": ["publish", "--out", "public"],
     "serve": ["serve", "--out", "public", "--port", "0"],

@@ -295,7 +295,7 @@ def test_the_checkout_is_the_package() -> None:
 # sqlite_utils (it loads numpy), discord, aiohttp, networkx, matplotlib (bench/RESULTS.md, "--help").
 HELP_MAY_IMPORT = {"mapwatch", "mapwatch.cli", "mapwatch.cli.options", "mapwatch.cli.store", "mapwatch.cli.feeds",
                    "mapwatch.cli.enrich", "mapwatch.cli.ask", "mapwatch.cli.run", "mapwatch.cli.sync",
-                   "mapwatch.cli.graph", "mapwatch.cli.webhook",
+                   "mapwatch.cli.graph", "mapwatch.cli.export", "mapwatch.cli.webhook",
                    "mapwatch.store", "mapwatch.feeds", "mapwatch.bot", "mapwatch.store.environment",
                    "mapwatch.store.settings_table", "mapwatch.store.errors", "mapwatch.store.settings",
                    "mapwatch.store.urls"}

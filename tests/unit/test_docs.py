@@ -205,11 +205,12 @@ def test_every_command_and_option_is_in_the_command_reference() -> None:
     text = page("commands.md")
     commands = cli_reference.subcommands(build_parser())
     assert [name for name, _, _ in commands] == ["ingest", "stats", "backup", "replica", "refresh", "publish",
-                                                 "serve", "enrich", "ask", "run", "sync", "graph", "webhook"]
+                                                 "serve", "enrich", "ask", "run", "sync", "graph", "export", "webhook"]
     nested = [(f"{name} {sub}", "###", p) for name, _, parser in commands
               if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
               for sub, _, p in cli_reference.subcommands(parser)]
-    assert [name for name, _, _ in nested] == ["webhook add", "webhook list", "webhook remove", "webhook key"]
+    assert [name for name, _, _ in nested] == ["export citers", "webhook add", "webhook list", "webhook remove",
+                                               "webhook key"]
     for name, level, parser in [(name, "##", parser) for name, _, parser in commands] + nested:
         part = section(text, f"{level} `mapwatch {name}`")
         for action in parser._actions:
