@@ -26,6 +26,7 @@ from mapwatch.bot.interactions import NO_PINGS, PageButton, Runner
 from mapwatch.bot.sending import alert_edits, delivery, delivery_loop
 from mapwatch.bot.sending.pacer import Pacer
 from mapwatch.store.clock import utc_now
+from mapwatch.store.settings_table import SourceSettings
 from mapwatch.store.subscriptions import alert_messages, bot_state
 
 log = logging.getLogger("mapwatch.bot")
@@ -43,14 +44,14 @@ class MapwatchBot(discord.AutoShardedClient):
     def __init__(self, db_path: str | Path | None, *, base_url: str = "", clock: Callable[[], datetime] = utc_now,
                  alert_interval: float = 30.0, sync: str = "auto", metrics: Any = None,
                  identify_spacing: float = 5.0, poll: bool = True, webhook_bases: Sequence[str] = (),
-                 **client_kwargs: Any) -> None:
+                 sources: SourceSettings | None = None, **client_kwargs: Any) -> None:
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice: no warning
         redact.install()  # webhook URLs in gateway events never reach a log
         super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_PINGS, **client_kwargs)
         self.metrics = metrics
         self.identify_spacing = identify_spacing
         self._rate_log: Any = None
-        self.runner = Runner(db_path, clock=clock, base_url=base_url, webhook_bases=webhook_bases)
+        self.runner = Runner(db_path, clock=clock, base_url=base_url, webhook_bases=webhook_bases, sources=sources)
         self.tree = app_commands.CommandTree(self)
         self.tree.error(self.runner.on_tree_error)
         install_commands(self.tree, self.runner)

@@ -29,6 +29,7 @@ from mapwatch.store.clock import utc_now
 from mapwatch.store.database.db import open_db
 from mapwatch.store.errors import NotAllowed
 from mapwatch.store.questions import autocomplete
+from mapwatch.store.settings_table import SourceSettings
 from mapwatch.store.subscriptions import bot_state, tracking
 
 log = logging.getLogger("mapwatch.bot")
@@ -44,11 +45,12 @@ class Runner:
     readers run beside the refresh)."""
 
     def __init__(self, db_path: str | Path | None, *, clock: Callable[[], datetime] = utc_now,
-                 base_url: str = "", webhook_bases: Sequence[str] = ()) -> None:
+                 base_url: str = "", webhook_bases: Sequence[str] = (), sources: SourceSettings | None = None) -> None:
         self.db_path = db_path
         self.clock = clock
         self.base_url = base_url
         self.webhook_bases = tuple(webhook_bases)
+        self.sources = sources or SourceSettings()  # what /why says of the open sources
         self.commands: dict[str, Command] = commands()
         self._local = threading.local()
 
@@ -71,7 +73,7 @@ class Runner:
                    can_manage=(not in_guild) or bool(perms and perms.manage_channels), base_url=self.base_url,
                    can_manage_webhooks=in_guild and bool(perms and perms.manage_webhooks),
                    can_manage_guild=in_guild and bool(perms and perms.manage_guild),
-                   webhook_bases=self.webhook_bases)
+                   webhook_bases=self.webhook_bases, sources=self.sources)
 
     def manage_check(self, interaction: discord.Interaction) -> bool:
         """Enforced for /track and /untrack: Manage Channels in a server (any DM is fine)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS, SourceCitationsMode
+from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS, SourceCitationsMode, SourceSettings
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,10 @@ class Environment:
         "Citations the map does not name")."""
         mode: SourceCitationsMode = self.value("MAPWATCH_SOURCE_CITATIONS")
         return mode
+
+    def source_settings(self) -> SourceSettings:
+        """$MAPWATCH_ENRICH's sources and $MAPWATCH_SOURCE_CITATIONS together, as `/why` reports them."""
+        return SourceSettings(self.enrich_sources(), self.source_citations())
 
     def contact_address(self) -> str | None:
         """$MAPWATCH_CONTACT: the e-mail address the sources' polite pools ask for (it goes

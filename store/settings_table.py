@@ -235,6 +235,16 @@ def _source_citations(raw: str) -> SourceCitationsMode:
     return text
 
 
+@dataclass(frozen=True)
+class SourceSettings:
+    """What a process was told of the open sources (docs/enrichment.md): the sources it asks
+    ($MAPWATCH_ENRICH: none when `off`) and what becomes of the citations only they name
+    ($MAPWATCH_SOURCE_CITATIONS). `/why` says so when a citation is missing."""
+
+    sources: tuple[str, ...] = ENRICH_SOURCES
+    citations: SourceCitationsMode = "include"
+
+
 def _contact(raw: str) -> str | None:
     raw = raw.strip()
     return settings.email(raw, "$MAPWATCH_CONTACT") if raw else None
@@ -305,7 +315,8 @@ SETTINGS: tuple[Setting, ...] = (
             "gateway shards of the bot (1 to 4096; [Operations](operations.md#shards))"),
     Setting("MAPWATCH_ENRICH", _enrich, "`arxiv,openalex,s2`",
             "the open scholarly sources `run` (after each refresh) and `enrich` ask: `arxiv`, `openalex`, "
-            "`s2`, comma-separated, or `off` ([Enrichment](enrichment.md))"),
+            "`s2`, comma-separated, or `off` ([Enrichment](enrichment.md)); `/why` (in the bot and `ask`) "
+            "reports them"),
     Setting("MAPWATCH_BEFORE_ALERTS", _before_alerts, "`30`",
             "seconds a tick of `run` gives the sources to describe its new citers before their alerts go out "
             "(at most 600; `0`: alerts at once, edited when the authors come; "

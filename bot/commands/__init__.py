@@ -16,7 +16,7 @@ from typing import Any, Literal
 from mapwatch.bot.rendering.replies import Ctx, Reply
 
 MODULES = [f"{__name__}.{name}" for name in ("papers", "directions", "tracking", "follow", "info", "graph", "message",
-                                             "webhooks", "people", "team", "export")]
+                                             "webhooks", "people", "team", "export", "why")]
 PAGE_SIZE = 10
 
 
@@ -89,7 +89,7 @@ def refusal(name: str) -> str:
 
 
 READ_ONLY = ("paper", "citers", "refs", "search", "direction", "directions", "related", "path", "rising",
-             "graph", "feed", "stats", "author", "export")  # what a user-installed app offers (with the message menu)
+             "graph", "feed", "stats", "author", "export", "why")  # what a user-installed app offers (with the message menu)
 
 
 def groups() -> dict[str, str]:

@@ -3,9 +3,11 @@ turn a Reply into output. No discord import here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from mapwatch.store.settings_table import SourceSettings
 
 
 @dataclass(frozen=True)
@@ -64,3 +66,4 @@ class Ctx:
     can_manage_webhooks: bool = False  # the user has Manage Webhooks here
     can_manage_guild: bool = False  # the user has Manage Server here (/team add, /team remove)
     webhook_bases: tuple[str, ...] = ()  # webhook URL bases /webhook accepts besides Discord's and Slack's
+    sources: SourceSettings = field(default_factory=SourceSettings)  # the sources asked here, as /why says

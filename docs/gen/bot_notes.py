@@ -32,6 +32,7 @@ ANSWERS: dict[str, str] = {
     'stats': 'map size, newest data-through date, last and next refresh',
     'related': 'the papers most like it, by co-citation and bibliographic coupling, each with its score and the shared papers named; `exclude_direct: yes` leaves out its direct citers and references (see [Graph questions](graph.md))',
     'path': 'the shortest citation chain between two papers, each step marked "A cites B" or "B is cited by C", or "no chain within 6 steps"',
+    'why': "where the citation \"`citer` cites `paper`\" is known from and since when: the map (which page, `paper`'s \"Built on by\" list or `citer`'s \"Builds on\" list, and which snapshot, with its data-through date), OpenAlex or Semantic Scholar, each with when it was first seen; when mapwatch does not know it, the reasons it can see (a list showing 30 of M, a paper not in the map or without a page, the sources off or holding it back, a source's failed or pending fetch). `citer` may be any arXiv id, in the map or not ([Where a citation is known from](#where-a-citation-is-known-from-why))",
     'rising': 'the papers that gained the most citers in the last `days` days (default 30)',
     'graph': 'a PNG of its citation neighbourhood (`depth` 1 to 3), as `mapwatch graph` draws it',
     'author': "a person's papers in the map, newest first, and the papers citing them, newest first (self-citations marked), by name (whole, or its start), ORCID iD or OpenAlex author id; a name several people share gets a list of them with their ids to pick from, never a guess; autocompletes",

@@ -116,8 +116,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
+    env = of_command(args)
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              can_manage_guild=True, base_url=of_command(args).local_base_url())
+              can_manage_guild=True, base_url=env.local_base_url(), sources=env.source_settings())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
     print(to_text(reply))
     return EXIT_OK if ok else EXIT_REJECTED

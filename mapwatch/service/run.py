@@ -27,6 +27,7 @@ from mapwatch.service.services import run_services, seed_if_empty
 from mapwatch.service.settings import RunSettings
 from mapwatch.service.tick import AfterRefresh
 from mapwatch.store.clock import utc_now
+from mapwatch.store.settings_table import SourceSettings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -147,6 +148,7 @@ class BotSide:
     metrics: Metrics
     shards: int | None = None  # $MAPWATCH_SHARDS; None: Discord's recommendation
     webhook_bases: tuple[str, ...] = ()  # what /webhook accepts besides Discord's and Slack's
+    sources: SourceSettings | None = None  # the open sources enrichment asks, as /why reports them
     client_kwargs: Mapping[str, Any] = field(default_factory=dict)
     current: list[Any] = field(default_factory=list)  # one at a time; a new one after each restart
 
@@ -155,7 +157,7 @@ class BotSide:
 
         kwargs = {"shard_count": self.shards, **self.client_kwargs}
         return MapwatchBot(self.db_path, base_url=self.base_url, alert_interval=self.alert_interval,
-                           metrics=self.metrics, webhook_bases=self.webhook_bases, **kwargs)
+                           metrics=self.metrics, webhook_bases=self.webhook_bases, sources=self.sources, **kwargs)
 
     async def deliver_alerts(self, _result: Any) -> None:
         bot = self.current[0] if self.current else None
@@ -234,8 +236,9 @@ def _bot_side(settings: RunSettings, metrics: Metrics, say: Callable[[str], None
     if settings.discord_api or settings.discord_gateway:
         say("Discord API: using MAPWATCH_DISCORD_API / MAPWATCH_DISCORD_GATEWAY.")
     base = (settings.base_url or default_base_url(settings.host, settings.port)).rstrip("/")
+    sources = settings.enrich.source_settings if settings.enrich else SourceSettings(sources=())  # None: no round
     return BotSide(settings.db_path, base, settings.alert_interval, metrics, shards=settings.shards,
-                   webhook_bases=settings.webhook_bases, client_kwargs=settings.client_kwargs)
+                   webhook_bases=settings.webhook_bases, sources=sources, client_kwargs=settings.client_kwargs)
 
 
 def _before_alerts(settings: RunSettings) -> DescribeNewCiters | None:

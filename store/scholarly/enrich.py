@@ -38,7 +38,7 @@ from mapwatch.store.scholarly.parse import (
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
 from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
-from mapwatch.store.settings_table import SourceCitationsMode
+from mapwatch.store.settings_table import SourceCitationsMode, SourceSettings
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -79,6 +79,11 @@ class EnrichSettings:
     def discover(self) -> bool:
         """Whether the sources are asked for citers the map does not name (store/scholarly/discovered.py)."""
         return self.source_citations != "off"
+
+    @property
+    def source_settings(self) -> SourceSettings:
+        """The sources and $MAPWATCH_SOURCE_CITATIONS, as the bot's `/why` reports them."""
+        return SourceSettings(self.sources, self.source_citations)
 
     @classmethod
     def from_environment(cls, env: Environment) -> EnrichSettings:

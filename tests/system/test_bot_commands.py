@@ -212,7 +212,7 @@ def test_meta_every_command_is_named_described_documented_and_matches_its_spec()
     assert set(names) == set(specs) == {"paper", "citers", "refs", "search", "direction", "directions", "track",
                                         "untrack", "tracked", "feed", "stats", "follow", "unfollow",
                                         "digest-time", "digest-preview", "related", "path", "rising", "graph",
-                                        "webhook", "author", "team add", "team remove", "team list", "export"}
+                                        "webhook", "author", "team add", "team remove", "team list", "export", "why"}
     for c in every:
         if c.name in menus:
             continue
@@ -273,6 +273,12 @@ def test_ask_prints_answers(seeded, db_path) -> None:
     assert p.returncode == 2 and "--channel" in p.stderr
     p = run_cli("ask", "--guild", "1", "--channel", "2", "/track 2412.10400", db=db_path)
     assert p.returncode == 0 and "Tracking" in p.stdout
+    p = run_cli("ask", "/why 2412.10400 2506.12217", db=db_path)
+    assert p.returncode == 0 and "== 2506.12217 cites 2412.10400 ==" in p.stdout and "“Built on by” list" in p.stdout
+    p = run_cli("ask", "/why 2412.10400 https://arxiv.org/abs/2610.04321v2", db=db_path)  # the tests' sources: off
+    assert p.returncode == 0 and "lists 30 of its 71 citers" in p.stdout and "MAPWATCH_ENRICH=off" in p.stdout
+    p = run_cli("ask", "/why 2412.10400 2412.1040", db=db_path)
+    assert p.returncode == 1 and "cannot be an arXiv id" in p.stdout and "Traceback" not in p.stderr
 
 
 def test_parse_slash() -> None:

@@ -86,7 +86,8 @@ SAMPLES = {"paper": "2412.10400", "direction": "Reinforcement learning for reaso
            "depth": 1, "keyword": "reasoning", "mode": "daily", "role": 4242, "hour": 8,
            "timezone": "Europe/Paris", "threads": "off",
            "url": "https://hooks.slack.com/services/T1/B2/abc", "remove": 1, "self": "hide", "name": "Lab",
-           "author": "0000-0002-1825-0097"}  # (author: for /author; on /track it is an alternative to paper)
+           "author": "0000-0002-1825-0097",  # for /author; on /track it is an alternative to paper
+           "citer": "2506.12217"}
 EPHEMERAL_ANSWERS = {"digest-preview", "webhook", "author"}  # the seeds alone name no author: not found
 MANAGE_ALL = discord.Permissions(manage_channels=True, manage_guild=True)  # /team changes need Manage Server
 

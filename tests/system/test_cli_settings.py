@@ -53,6 +53,7 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "--base-url ftp": ([*PUBLISH, "--base-url", "ftp://feeds.example.org"], {}, "--base-url"),
     "BASE_URL=data: publish": (PUBLISH, {"MAPWATCH_BASE_URL": "data:text/html,x"}, "$MAPWATCH_BASE_URL"),
     "BASE_URL=javascript ask": (ASK, {"MAPWATCH_BASE_URL": "javascript:alert(1)"}, "$MAPWATCH_BASE_URL"),
+    "SOURCE_CITATIONS=maybe ask": (ASK, {"MAPWATCH_SOURCE_CITATIONS": "maybe"}, "$MAPWATCH_SOURCE_CITATIONS"),
     "BASE_URL=javascript run": (RUN, {"MAPWATCH_BASE_URL": "javascript:alert(1)"}, "$MAPWATCH_BASE_URL"),
     "--limit 0": ([*PUBLISH, "--limit", "0"], {}, "--limit"),
     "--limit -5": ([*REFRESH, "--limit", "-5"], {}, "--limit"),

@@ -70,7 +70,7 @@ def test_sync_payload_declares_the_menu_and_the_install_types() -> None:
     menu = payload[MENU_NAME]
     assert menu["type"] == 3 and menu["integration_types"] == [0, 1] and menu["contexts"] == [0, 1, 2]
     assert set(READ_ONLY) == {"paper", "citers", "refs", "search", "direction", "directions", "related", "path",
-                              "rising", "graph", "feed", "stats", "author", "export"}
+                              "rising", "graph", "feed", "stats", "author", "export", "why"}
     for name in READ_ONLY:
         assert payload[name]["integration_types"] == [0, 1] and payload[name]["contexts"] == [0, 1, 2], name
     for name in CHANGERS:
