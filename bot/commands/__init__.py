@@ -88,8 +88,9 @@ def refusal(name: str) -> str:
     return (cmd.refusal if cmd else "") or "You need the Manage Channels permission to do that here."
 
 
+# What a user-installed app offers (with the message menu).
 READ_ONLY = ("paper", "citers", "refs", "search", "direction", "directions", "related", "path", "rising",
-             "graph", "feed", "stats", "author", "export", "why")  # what a user-installed app offers (with the message menu)
+             "graph", "feed", "stats", "author", "export", "why")
 
 
 def groups() -> dict[str, str]:
