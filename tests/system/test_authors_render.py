@@ -226,7 +226,7 @@ def test_alert_names_authors_marks_self_citation_and_quotes_the_citing_sentences
     assert "↺ self-citation" in next(line for line in desc.splitlines() if f"`{NEW_SELF}`" in line)
     assert "  Guibin Zhang, Shuhe Wang" in desc and "  Mallory \\[click\\]" in desc
     assert ("> “As the survey of RL-enhanced LLMs shows \\[3\\], reward models matter.”\n"
-            "> “We follow the taxonomy of \\[3\\].”\n— Semantic Scholar · influential citation") in desc
+            "> “We follow the taxonomy of \\[3\\].”\n— Semantic Scholar · background · influential citation") in desc
     assert "A third sentence" not in desc  # two at most
     assert desc.count("Semantic Scholar") == 1  # none under a citer without sentences
 
