@@ -175,8 +175,9 @@ class Byline:
 
     def short(self, limit: int = 3) -> str:
         """"A. Vaswani, N. Shazeer, N. Parmar et al. (Google Brain)": the first `limit` names,
-        "et al." when there are more, and the first institution of the first of them that has one."""
+        "et al." when there are more, and the first author's first institution (another's would
+        read as the first author's)."""
         names = [a.name for a in self.authors[:limit]]
         text = ", ".join(names) + (" et al." if len(self.authors) > limit else "")
-        first = next((a.institutions[0] for a in self.authors[:limit] if a.institutions), None)
-        return f"{text} ({first})" if first else text
+        first = self.authors[0].institutions[:1] if self.authors else ()
+        return f"{text} ({first[0]})" if first else text

@@ -43,7 +43,7 @@ def _new_citers() -> list[str]:
 
 def _fakes(own: str, hostile: str, plain: str, *, slow: float | None = None) -> ScholarlyFakes:
     fakes = ScholarlyFakes(slow_seconds=slow or 0.0)
-    fakes.arxiv[own] = ArxivEntry("Our own follow-up", [("S. Wang", []), ("Ana Lima", ["Universidade de Lisboa"])])
+    fakes.arxiv[own] = ArxivEntry("Our own follow-up", [("S. Wang", ["Zhejiang University"]), ("Ana Lima", [])])
     fakes.arxiv[hostile] = ArxivEntry("Someone else's", [(HOSTILE, []), ("<@&222> Eve", [])])
     fakes.arxiv[plain] = ArxivEntry("A third paper", [("Bo Chen", ["MIT"]), ("Ai Ito", []), ("Li Na", []),
                                                       ("Oskar Berg", [])])
@@ -113,7 +113,7 @@ async def test_an_alert_names_its_new_citers_authors_in_the_tick(
     desc = full.embed["description"]
     assert full.embed["title"].endswith(": 3 new citers")
     mine = _line(desc, own)
-    assert "↺ self-citation" in mine and "S. Wang, Ana Lima (Universidade de Lisboa)" in mine
+    assert "↺ self-citation" in mine and "S. Wang, Ana Lima (Zhejiang University)" in mine
     theirs = _line(desc, hostile)
     assert "↺ self-citation" not in theirs
     assert "@everyone" not in desc and "<@&222>" not in desc  # escaped: no ping, no broken markup

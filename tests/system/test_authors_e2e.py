@@ -56,7 +56,7 @@ async def test_alert_names_authors_marks_self_citations_and_self_hide_leaves_the
         assert "\n  Guibin Zhang, Shuhe Wang\n" in desc
         assert "\n  Mallory \\[click\\](https://evil.example) @\u2060everyone \\*bold\\*, Ana Lima" in desc
         quote = "> “Unlike @\u2060everyone, we build on \\<@\u2060123\\> \\[2\\].”"
-        assert f"{quote}\n— Semantic Scholar · influential" in desc
+        assert f"{quote}\n— Semantic Scholar · background · influential" in desc
         assert full.allowed_mentions["parse"] == [] and not full.allowed_mentions.get("roles")
 
         [left] = fake.channel_messages(hidden.id)
