@@ -82,6 +82,21 @@ def stop_reply(gone: bool, what: str, not_here: str, stopped: str) -> Reply:
     return text.fit_reply(Reply(content=stopped.format(what)))
 
 
+def int_option(value: Any, name: str, lo: int, hi: int, default: int) -> int:
+    """A whole-number option within [lo, hi] (`mapwatch ask` passes text), `default` when not given."""
+    from mapwatch.store.errors import BadOption
+
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise BadOption(f"{name} must be a whole number from {lo} to {hi}") from None
+    if not lo <= n <= hi:
+        raise BadOption(f"{name} must be from {lo} to {hi}")
+    return n
+
+
 def refusal(name: str) -> str:
     """The Manage Channels refusal of command `name` (each guarded command names its own action)."""
     cmd = commands().get(name)

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from mapwatch.bot.commands import Command, Opt
+from mapwatch.bot.commands import Command, Opt, int_option
 from mapwatch.bot.rendering import render, render_graph, text
 from mapwatch.bot.rendering.replies import Ctx, Embed, File, Reply
 from mapwatch.store.errors import BadOption
@@ -18,18 +18,6 @@ from mapwatch.store.questions import citation_path, graph, related
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
 GRAPH_NODES = 40
-
-
-def _int(value: Any, name: str, lo: int, hi: int, default: int) -> int:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise BadOption(f"{name} must be a whole number from {lo} to {hi}") from None
-    if not lo <= n <= hi:
-        raise BadOption(f"{name} must be from {lo} to {hi}")
-    return n
 
 
 def _yes(value: Any) -> bool:
@@ -70,7 +58,7 @@ def path_core(db: Database, ctx: Ctx, **options: Any) -> Reply:
 
 
 def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: Any = None) -> Reply:
-    n = _int(days, "days", 1, 365, 30)
+    n = int_option(days, "days", 1, 365, 30)
     direction = direction if direction and direction.strip() else None
     return text_reply(render_graph.rising_text(graph.rising(db, ctx.now, days=n, direction=direction)))
 
@@ -78,7 +66,7 @@ def rising_core(db: Database, ctx: Ctx, *, direction: str | None = None, days: A
 def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Reply:
     from mapwatch.bot.rendering.plot import draw_neighbourhood
 
-    d = _int(depth, "depth", 1, 3, 1)
+    d = int_option(depth, "depth", 1, 3, 1)
     view = graph.neighbourhood(db, paper, depth=d, max_nodes=GRAPH_NODES)
     pic = draw_neighbourhood(view)
     name = f"graph-{view.center.id.replace('/', '_')}.png"

@@ -1,6 +1,7 @@
-"""/team add|remove|list, and the `author:` and `team:` options of /track and /untrack: follow
-a person, or a server's named set of people and papers (docs/bot.md, "Following people and
-teams"). Changing a team needs Manage Server; listing does not."""
+"""/team add|remove|list|stats, and the `author:` and `team:` options of /track and /untrack:
+follow a person, or a server's named set of people and papers (docs/bot.md, "Following people
+and teams"), and see who cites a team. Changing a team needs Manage Server; listing and its
+stats do not."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from mapwatch.bot.commands import Command, Opt, here, stop_reply
+from mapwatch.bot.commands import Command, Opt, here, int_option, stop_reply
 from mapwatch.bot.commands.follow import apply_threads, delivery_words, parse_role, target, where_gets, where_words
 from mapwatch.bot.commands.papers import PAPER_HELP
 from mapwatch.bot.rendering import render_people, text
 from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption, NotAllowed
-from mapwatch.store.questions import queries
+from mapwatch.store.questions import queries, team_stats
 from mapwatch.store.questions import teams as people
 from mapwatch.store.subscriptions import digests, people_tracks, teams
 
@@ -163,6 +164,17 @@ def team_list_core(db: Database, ctx: Ctx) -> Reply:
     return render_people.team_list(people.list_teams(db, _server(ctx)), ctx.base_url)
 
 
+def team_stats_core(db: Database, ctx: Ctx, *, name: str, days: Any = None) -> Reply:
+    """Who cited the team's papers in the last `days` days, with the chart (drawn here: cores run
+    off the bot's event loop)."""
+    from mapwatch.feeds.team_chart import team_chart_png
+
+    found = server_team(db, ctx, name)
+    n = int_option(days, "days", 1, team_stats.DAYS_MAX, team_stats.DEFAULT_DAYS)
+    stats = team_stats.cited_by(db, people.team_papers(db, found), team_stats.since_days(ctx.now, n))
+    return render_people.team_stats(found, n, stats, team_chart_png(stats, found.name), ctx.base_url)
+
+
 COMMANDS = [
     Command("team add", "Add a person or a paper to one of this server's teams (needs Manage Server)",
             (Opt("name", TEAM_NAME_HELP), Opt("author", AUTHOR_HELP, required=False),
@@ -171,4 +183,9 @@ COMMANDS = [
             (Opt("name", "the team's name"), Opt("author", "the person to remove (their id or name)", required=False),
              Opt("paper", PAPER_HELP, "paper", required=False)), team_remove_core),
     Command("team list", "This server's teams: their people, papers and feeds", (), team_list_core),
+    Command("team stats", "Who cites a team most: top institutions, people and venues, with a chart",
+            (Opt("name", TEAM_HELP),
+             Opt("days", f"how many days back (default {team_stats.DEFAULT_DAYS})", "int", required=False,
+                 min_value=1, max_value=team_stats.DAYS_MAX)),
+            team_stats_core),
 ]

@@ -1,10 +1,11 @@
 """Pictures: a paper's citation neighbourhood, and a cited-by count chart.
 
 Pure: data in (store.questions.graph dataclasses), PNG bytes out. matplotlib's Agg backend with
-figures made directly (never pyplot, so no figure outlives its call); one drawing at a time
-(matplotlib's text and font caches are shared). The count chart lives in feeds/chart.py
-(the paper pages draw it too; Pillow alone) and is importable from here. Call these off the event loop
-(`asyncio.to_thread`). Images stay far under Discord's 10 MiB.
+figures made directly (never pyplot, so no figure outlives its call); one drawing at a time in
+the process (matplotlib's text and font caches are shared: the lock of feeds/team_chart.py, whose
+team charts take it too). The count chart lives in feeds/chart.py (the paper pages draw it too;
+Pillow alone) and is importable from here. Call these off the event loop (`asyncio.to_thread`).
+Images stay far under Discord's 10 MiB.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-import threading
 from collections import Counter
 from dataclasses import dataclass
 
@@ -28,6 +28,7 @@ from matplotlib.patches import FancyArrowPatch
 from mapwatch.bot.rendering.text import one_line
 from mapwatch.feeds.chart import LINE
 from mapwatch.feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
+from mapwatch.feeds.team_chart import MATPLOTLIB_LOCK
 from mapwatch.store.questions.graph import Neighbourhood
 
 HIGHLIGHT = "#d62728"   # the asked paper's ring (not used for any direction)
@@ -39,7 +40,7 @@ PALETTE = (LINE, "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf
 MAX_LEGEND = 8
 MAX_LABELS = 48
 MAX_BYTES = 10 * 1024 * 1024
-_LOCK = threading.Lock()  # one matplotlib drawing at a time
+_LOCK = MATPLOTLIB_LOCK  # one matplotlib drawing at a time (a team's chart takes it too)
 
 
 @dataclass(frozen=True)

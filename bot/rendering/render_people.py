@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 from mapwatch.bot.rendering.render import COLOR, day, tracked_lines, tracks_count
 from mapwatch.bot.rendering.render_follow import Delivery, _mentions, follows_block
-from mapwatch.bot.rendering.replies import Embed, Reply
+from mapwatch.bot.rendering.replies import Embed, Field, File, Reply
 from mapwatch.bot.rendering.text import (
     CONTENT_MAX,
     DESC_MAX,
+    FIELD_VALUE_MAX,
     FOOTER_MAX,
     SELF_MARK,
     TITLE_MAX,
@@ -26,6 +27,7 @@ from mapwatch.bot.rendering.text import (
     plural,
     safe_link,
 )
+from mapwatch.store.questions.team_stats import CitedBy, Tally
 from mapwatch.store.questions.teams import Person, Team
 from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
 from mapwatch.store.subscriptions.follows import Follow
@@ -132,6 +134,44 @@ def team_list(teams: Sequence[Team], base_url: str) -> Reply:
     more = f" (the first 10 of {len(teams)})" if len(teams) > 10 else ""
     return fit_reply(Reply(content=f"Teams of this server{more}: `/track team:<name>` follows one.",
                            embeds=tuple(embeds)))
+
+
+def _tally_line(rank: int, t: Tally, person: bool) -> str:
+    key = f" (`{esc(t.key)}`)" if person and not t.key.startswith("name:") else ""
+    return f"{rank}. {esc(clip(t.label, 80))}{key} · {t.papers:,}"
+
+
+def team_stats(team: Team, days: int, stats: CitedBy, png: bytes | None, base_url: str) -> Reply:
+    """/team stats: who cited the team's papers in the last `days` days, its top institutions,
+    people and venues (distinct citing papers each), what was counted apart, and the chart."""
+    name = f"**{esc(clip(team.name, 100))}**"
+    since = stats.since[:10]
+    if not stats.papers:
+        return Reply(content=f"Team {name} has no paper in the map yet: `/team add` adds people or papers.",
+                     ephemeral=True)
+    if not stats.citing:
+        return Reply(content=f"No paper was first seen citing team {name}'s {plural(stats.papers, 'paper')} in the "
+                             f"last {plural(days, 'day')} (since {since}).")
+    head = (f"**{stats.citing:,}** {'paper was' if stats.citing == 1 else 'papers were'} first seen citing "
+            f"{stats.cited:,} of the team's {plural(stats.papers, 'paper')} in the last {plural(days, 'day')} "
+            f"(since {since}).")
+    if stats.examined < stats.citing:
+        head += f" The newest {stats.examined:,} of them are counted."
+    apart = (f"Counted apart: **{plural(stats.self_citing, 'self-citation')}** (citing papers sharing an author "
+             f"with every team paper they cite; in no list below). Of the other {stats.counted:,}, authors not "
+             f"known yet: **{stats.authors_unknown:,}**; no venue known: {stats.no_venue:,}.")
+    fields = []
+    for heading, entries, total in stats.lists:
+        lines = [_tally_line(n, t, heading == "People") for n, t in enumerate(entries, 1)]
+        shown = f"{heading} (top {len(entries)} of {total:,})" if total > len(entries) else heading
+        fields.append(Field(shown, clip_lines(lines, FIELD_VALUE_MAX) if lines else "none known yet"))
+    page = f"{base_url.rstrip('/')}/teams/{team.feed_slug}/" if base_url else None
+    embed = Embed(title=clip(f"Who cites {esc(clean(team.name))}", TITLE_MAX), description=f"{head}\n{apart}",
+                  url=safe_link(page), fields=tuple(fields), color=COLOR,
+                  footer="Each count: distinct citing papers, by when the map first saw the citation")
+    files = (File(f"team-stats-{team.slug}.png", png, f"Who cites {clean(team.name)}: top institutions, people "
+                                                       "and venues"),) if png else ()
+    return fit_reply(Reply(embeds=(embed,), files=files))
 
 
 def tracked(tracks: Sequence[Track], followed: Sequence[Follow], subjects: Sequence[SubjectTrack],

@@ -23,6 +23,7 @@ ANSWERS: dict[str, str] = {
     'team add': "add a person (ORCID, OpenAlex author id or name) or a paper to this server's team `name`, starting it when new (needs Manage Server)",
     'team remove': 'remove a person or a paper from the team; with neither, the team itself once no channel tracks it (needs Manage Server)',
     'team list': "this server's teams: their people, papers and feed addresses",
+    'team stats': "who cites the team most: the papers first seen citing any of its papers in the last `days` days (default 90, up to 3650), counted by their institutions, people and venues (the top 10 of each, distinct citing papers each), with a chart of them attached; self-citations and citers whose authors are not known yet are counted apart ([Who cites a team](#who-cites-a-team))",
     'follow': "this channel gets the direction's newly added citing papers (the entries of its feed), optionally only those whose title contains `keyword`; `mode`, `role`, `threads` (`on`/`off`) and `channel` as for `/track`; `self`: `hide` leaves out a citing paper whose every citation of the direction's papers is a self-citation, `show` (the default) marks it (needs Manage Channels)",
     'unfollow': 'stop following it here, or in `channel` (needs Manage Channels)',
     'digest-time': "the local hour (0-23) of this server's daily and weekly digests, in an IANA time zone (default `UTC`; needs Manage Channels)",

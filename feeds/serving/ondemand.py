@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from mapwatch.feeds import paper_files, people_feeds
 from mapwatch.feeds.build import safe_path
+from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.questions import feed_queries
 
 DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
@@ -42,7 +43,8 @@ class Wanted:
 def route(path: str) -> Wanted | None:
     """`/feeds/papers/<id>.atom`, `/papers/<id>/` (or `index.html`, or no slash: a redirect),
     `/papers/<id>/cited-by.png` -> what they ask for; anything else None. Old-style ids keep
-    their slash (`hep-th/9901001`). A person's and a team's feed and page too (feeds/people_feeds.py)."""
+    their slash (`hep-th/9901001`). A person's and a team's feed and page too, and a team's chart
+    (feeds/people_feeds.py)."""
     if (person := people_feeds.route(path)) is not None:
         return Wanted(*person)
     if path.startswith("/feeds/papers/") and path.endswith(".atom"):
@@ -78,8 +80,8 @@ class PaperCache:
     threads, each with its own read connection). The counters say what it did."""
 
     def __init__(self, db_path: str | Path, base_url: str, limit: int = 100,
-                 max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
-        self.db_path, self.max_bytes = str(db_path), max_bytes
+                 max_bytes: int = DEFAULT_CACHE_BYTES, clock: Clock = utc_now) -> None:
+        self.db_path, self.max_bytes, self.clock = str(db_path), max_bytes, clock
         self.base_url, self.limit, self._settings = base_url, limit, ""
         self.settle(base_url, limit)
         self._local = threading.local()
@@ -107,8 +109,10 @@ class PaperCache:
         """The file's ETag as of now, or None when the paper has no such file."""
         if kind in people_feeds.KINDS:  # a person's or a team's (the "paper id" is its key)
             s = people_feeds.subject(self._db(), kind, paper_id)
-            return None if s is None else (f'"s{people_feeds.FORMAT_VERSION}-{kind}-{people_feeds.mark(self._db(), s)}'
-                                           f'-{self._settings}"')
+            if s is None:
+                return None
+            theirs = people_feeds.mark(self._db(), s, kind, self.clock())
+            return f'"s{people_feeds.FORMAT_VERSION}-{kind}-{theirs}-{self._settings}"'
         mark = feed_queries.paper_mark(self._db(), paper_id)
         if mark is None or (kind == CHART and not mark.last_snapshot_id):
             return None
@@ -148,7 +152,7 @@ class PaperCache:
     def _build(self, kind: str, paper_id: str) -> bytes | None:
         db = self._db()
         if kind in people_feeds.KINDS:
-            return people_feeds.build_file(db, kind, paper_id, self.base_url, self.limit)
+            return people_feeds.build_file(db, kind, paper_id, self.base_url, self.limit, self.clock())
         if kind == CHART:
             return paper_files.paper_chart(paper_files.chart_history(db, paper_id), paper_id)
         data = paper_files.paper_data(db, paper_id, self.limit)

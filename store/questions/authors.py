@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -15,7 +15,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows, one_column
 from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
-from mapwatch.store.questions.person_names import index_byline, share_an_author, shares_an_author
+from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
     AlertCiter,
     Author,
@@ -63,7 +63,38 @@ def self_citations(db: Database, pairs: Sequence[tuple[str, str]]) -> set[tuple[
     """The (citing, cited) pairs whose papers share an author (store/questions/person_names.py:
     by OpenAlex id or ORCID where both authors have one of a scheme, else by name). A paper
     whose authors no source has named shares none."""
-    known = bylines(db, [p for pair in pairs for p in pair])
+    return self_pairs(bylines(db, [p for pair in pairs for p in pair]), pairs)
+
+
+AuthorRow = tuple[str, str | None, str | None]  # an author's name, OpenAlex id and ORCID
+
+
+def author_rows(db: Database, paper_ids: Iterable[str]) -> dict[str, list[AuthorRow]]:
+    """paper id -> its authors in order, as bare rows (no institutions, no venue): what telling
+    people apart needs, for many thousands of papers in one query."""
+    out: dict[str, list[AuthorRow]] = {}
+    for pid, name, aid, orcid in db.conn.execute(
+            "SELECT paper_id, name, author_id, orcid FROM paper_authors WHERE paper_id IN"
+            " (SELECT value FROM json_each(?)) ORDER BY paper_id, position", (json.dumps(sorted(set(paper_ids))),)):
+        out.setdefault(pid, []).append((name, aid, orcid))
+    return out
+
+
+def self_pairs_of_rows(rows: Mapping[str, Sequence[AuthorRow]], pairs: Iterable[tuple[str, str]]
+                       ) -> set[tuple[str, str]]:
+    """self_pairs over author_rows, for many pairs: only the pairs some of whose authors' keys
+    meet (person_names.person_keys) are looked at author by author."""
+    known: dict[AuthorRow, set[tuple[str, str]]] = {}  # the same person on many papers: their keys once
+    keys = {pid: set().union(*(known[a] if a in known else known.setdefault(a, person_keys(*a)) for a in authors))
+            for pid, authors in rows.items()}
+    maybe = [(a, b) for a, b in pairs if a in keys and b in keys and not keys[a].isdisjoint(keys[b])]
+    papers = {p for pair in maybe for p in pair}
+    return self_pairs({p: Byline(p, tuple(Author(*a) for a in rows[p])) for p in papers}, maybe)
+
+
+def self_pairs(known: Mapping[str, Byline], pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """self_citations over bylines already read (`known`: paper id -> its Byline)."""
+    pairs = list(pairs)
     index = {b: index_byline(known[b]) for b in {b for _, b in pairs} if b in known}
     return {(a, b) for a, b in pairs if a in known and b in index and shares_an_author(index[b], known[a])}
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -99,11 +99,15 @@ def given_names_fit(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return all(_fits(x, y) for x, y in zip(a, b, strict=False)) or "".join(a) == "".join(b)
 
 
+def names_fit(x: PersonName, y: PersonName) -> bool:
+    """Whether two normalised names can be one person's (same_name, once normalised)."""
+    return bool(x.surname) and x.surname == y.surname and given_names_fit(x.given, y.given)
+
+
 def same_name(a: str, b: str) -> bool:
     """Whether two names can be one person's: "I. Halvorsen" and "Íngrid Halvorsen" can,
     "Ingrid Halvorsen" and "Inga Halvorsen" cannot."""
-    x, y = normalise_name(a), normalise_name(b)
-    return bool(x.surname) and x.surname == y.surname and given_names_fit(x.given, y.given)
+    return names_fit(normalise_name(a), normalise_name(b))
 
 
 def same_person(a: Author, b: Author) -> bool:
@@ -147,6 +151,18 @@ def _candidates(index: AuthorIndex, a: Author) -> Iterable[Author]:
     yield from index.by_surname.get(normalise_name(a.name).surname, ())
 
 
+def person_keys(name: str, author_id: str | None, orcid: str | None) -> set[tuple[str, str]]:
+    """The keys an author is found by in an AuthorIndex (OpenAlex id, ORCID, folded surname):
+    two authors none of whose keys meet are never one person (same_person is true only through
+    one of them), so papers whose authors' keys do not meet share no author."""
+    keys = {("surname", normalise_name(name).surname)}
+    if author_id:
+        keys.add(("openalex", author_id))
+    if orcid:
+        keys.add(("orcid", orcid))
+    return keys
+
+
 def shares_an_author(index: AuthorIndex, byline: Byline) -> bool:
     """Whether some author of `byline` is the same person as one of the indexed byline's."""
     return any(same_person(a, b) for a in byline.authors for b in _candidates(index, a))
@@ -155,3 +171,83 @@ def shares_an_author(index: AuthorIndex, byline: Byline) -> bool:
 def share_an_author(a: Byline, b: Byline) -> bool:
     """Whether two papers share an author (a citation between them is a self-citation)."""
     return shares_an_author(index_byline(b), a)
+
+
+# -- the people among many authors (who cites a team: store/questions/team_stats.py) ----------------
+
+
+_NO_SCHEME: frozenset[str] = frozenset()
+_SCHEMES = {(True, True): frozenset({"openalex", "orcid"}), (True, False): frozenset({"openalex"}),
+            (False, True): frozenset({"orcid"}), (False, False): _NO_SCHEME}
+
+
+def _schemes(a: Author) -> frozenset[str]:
+    """The identifier schemes an author has: OpenAlex, ORCID, both or neither."""
+    return _SCHEMES[bool(a.author_id), bool(a.orcid)]
+
+
+def _name_key(n: PersonName) -> tuple[str, str]:
+    """Where a name is looked for: its surname and first initial (a name fits only names with both the same)."""
+    return n.surname, n.given[0][:1] if n.given else ""
+
+
+@dataclass
+class _Group:
+    members: list[int]
+    schemes: frozenset[str]
+    names: set[PersonName]
+
+
+def group_people(authors: Sequence[Author]) -> list[tuple[int, ...]]:
+    """The people among `authors` (rows of many bylines), each as the indices of their rows, by
+    same_person's rule made a partition: rows sharing an OpenAlex id or an ORCID are one person
+    (and so, through them, are the ids a row pairs); rows with neither and the same name (as
+    normalise_name folds it) are one. A group with no identifier of some scheme (a name only,
+    or an OpenAlex id without an ORCID) then joins the one group with an identifier, of no
+    scheme it has, every name of which fits every one of its names; with several such groups
+    it stays apart, never a guess. Groups in the order of their first row."""
+    parent = list(range(len(authors)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(i: int, j: int) -> int:
+        a, b = sorted((find(i), find(j)))
+        parent[b] = a
+        return a
+
+    first: dict[tuple[str, object], int] = {}
+    for i, a in enumerate(authors):
+        keys: list[tuple[str, object]] = [(s, v) for s, v in (("openalex", a.author_id), ("orcid", a.orcid)) if v]
+        for key in keys or [("name", normalise_name(a.name))]:
+            union(i, first.setdefault(key, i))
+    groups: dict[int, _Group] = {}
+    for i, a in enumerate(authors):
+        g = groups.setdefault(find(i), _Group([], _NO_SCHEME, set()))
+        g.members.append(i)
+        g.schemes |= _schemes(a)
+        g.names.add(normalise_name(a.name))
+    index: dict[tuple[str, str], set[int]] = {}  # groups with an identifier, by the keys of their names
+    for root, g in groups.items():
+        for n in g.names if g.schemes else ():
+            index.setdefault(_name_key(n), set()).add(root)
+    for root in sorted((r for r, g in groups.items() if len(g.schemes) < 2), key=lambda r: (not groups[r].schemes, r)):
+        mine = groups.get(root)
+        if mine is None or len(mine.schemes) == 2:  # joined meanwhile
+            continue
+        some = next(iter(mine.names))  # a group that fits has a name of its key (with any of ours)
+        found = {find(r) for r in index.get(_name_key(some), ())} - {root}
+        fits = [r for r in found if not (groups[r].schemes & mine.schemes)
+                and all(names_fit(x, y) for x in mine.names for y in groups[r].names)]
+        if len(fits) == 1:
+            kept, gone = union(root, fits[0]), max(root, fits[0])
+            merged, into = groups.pop(gone), groups[kept]
+            into.members += merged.members
+            into.schemes |= merged.schemes
+            into.names |= merged.names
+            for n in into.names:
+                index.setdefault(_name_key(n), set()).add(kept)
+    return [tuple(sorted(g.members)) for _, g in sorted(groups.items())]
