@@ -46,8 +46,7 @@ def self_words(hide: bool) -> str:
     return ", self-citations left out" if hide else ""
 
 
-INTENT_HELP = ("only citations Semantic Scholar says have this intent: methodology (uses the method), background, "
-               "result (compares results)")
+INTENT_HELP = "only citations of this intent, as Semantic Scholar says: methodology, background, result"
 
 
 def parse_intent(value: str | None) -> Intent | None:
