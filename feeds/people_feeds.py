@@ -6,7 +6,7 @@ once, with the papers of theirs it cites, newest first.
   once a paper of the map names them, or before when a /track follows them (empty, saying when
   it fills); any other well-formed id is not found, so no one can have feeds built without bound.
 - `/feeds/teams/<feed_slug>.atom` and `/teams/<feed_slug>/`: a team, by its feed slug (its slug
-  and a random suffix, store.subscriptions.teams): unique across servers, not guessable.
+  and 160 random bits, store.subscriptions.teams): unique across servers, not guessable.
 
 Their ETag (feeds/serving/ondemand.py) is their mark: the newest event of their papers and a
 fingerprint of which papers those are (a person credited with a paper, a team gaining a member).
@@ -29,7 +29,7 @@ TEAM_FEED, TEAM_PAGE, AUTHOR_FEED, AUTHOR_PAGE = "team-feed", "team-page", "auth
 KINDS = (TEAM_FEED, TEAM_PAGE, AUTHOR_FEED, AUTHOR_PAGE)
 CONTENT_TYPES = {TEAM_FEED: "application/atom+xml", AUTHOR_FEED: "application/atom+xml",
                  TEAM_PAGE: "text/html; charset=utf-8", AUTHOR_PAGE: "text/html; charset=utf-8"}
-_FEED_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
+_FEED_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")  # store.subscriptions.teams.feed_slug: at most 73
 
 
 def route(path: str) -> tuple[str, str] | None:

@@ -128,8 +128,11 @@ def team_add_core(db: Database, ctx: Ctx, *, name: str, author: str | None = Non
     if not added:
         return Reply(content=f"{shown} is already in {team_name}.", ephemeral=True)
     start = f"New team {team_name} (`{found.slug}`)" if created else f"Team {team_name}"
+    feed = _feed(ctx, f'feeds/teams/{found.feed_slug}.atom')
+    if feed:
+        feed = feed.removesuffix(".") + render_people.renewed_feed(found, ctx.now) + "."
     return text.fit_reply(Reply(content=f"{start}: added {shown}. `/track team:{found.slug}` sends its alerts "
-                                        f"to a channel.{_feed(ctx, f'feeds/teams/{found.feed_slug}.atom')}"))
+                                        f"to a channel.{feed}"))
 
 
 def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = None,
@@ -158,7 +161,7 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
 
 
 def team_list_core(db: Database, ctx: Ctx) -> Reply:
-    return render_people.team_list(people.list_teams(db, _server(ctx)), ctx.base_url)
+    return render_people.team_list(people.list_teams(db, _server(ctx)), ctx.base_url, ctx.now)
 
 
 COMMANDS = [
