@@ -150,14 +150,27 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
         return Reply(content=f"Team {team_name} removed.")
     _one(paper, author, what="Remove one member at a time: an author or a paper.")
     if author:
-        key = people.key_of(author) or next((m.value for m in found.members if m.kind == "author" and (
-            m.value == author.strip() or m.label.casefold() == author.strip().casefold())), None)
-        kind, value = "author", key or author.strip()
+        keys = _people_named(found, author)
+        if len(keys) > 1:
+            return render_people.member_choice(author.strip(), found, keys)
+        kind, value = "author", keys[0] if keys else author.strip()
     else:
         kind, value = "paper", queries.resolve_paper(db, paper or "").id
     gone = teams.remove_member(db, found, kind, value)
     return Reply(content=f"Removed `{text.esc(value)}` from {team_name}." if gone else
                  f"`{text.esc(text.clip(value, 100))}` is not in {team_name}.", ephemeral=not gone)
+
+
+def _people_named(team: people.Team, author: str) -> list[str]:
+    """The keys of the team's people `author` names: the one whose id it is (an ORCID or OpenAlex
+    id, or a member's key as /team list shows it), else every one bearing that name, in any case."""
+    ref = author.strip()
+    key = people.key_of(ref)
+    if key:
+        return [key]
+    members = [m for m in team.members if m.kind == "author"]
+    by_key = [m.value for m in members if m.value == ref]
+    return by_key or [m.value for m in members if m.label.casefold() == ref.casefold()]
 
 
 def team_list_core(db: Database, ctx: Ctx) -> Reply:

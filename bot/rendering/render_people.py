@@ -28,7 +28,7 @@ from mapwatch.bot.rendering.text import (
     safe_link,
 )
 from mapwatch.store.clock import iso, parse_iso
-from mapwatch.store.questions.teams import Person, Team
+from mapwatch.store.questions.teams import Member, Person, Team
 from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
 from mapwatch.store.subscriptions.follows import Follow
 from mapwatch.store.subscriptions.people_tracks import SubjectAlert, SubjectTrack
@@ -115,6 +115,21 @@ def person_choice(ref: str, people: Sequence[Person], more: int, command: str) -
                                         CONTENT_MAX), ephemeral=True))
 
 
+def member_line(m: Member) -> str:
+    """A person of a team, with the id that names them alone."""
+    return f"• {esc(clip(m.label, 80))} · `{esc(m.value)}`"
+
+
+def member_choice(ref: str, team: Team, keys: Sequence[str]) -> Reply:
+    """/team remove author:<name> when several of the team's people bear that name: the choice,
+    only to the asker, and nothing removed (a name is never guessed)."""
+    lines = [member_line(m) for m in team.members if m.kind == "author" and m.value in keys]
+    head = (f"“{esc(clip(ref, 100))}” fits {len(keys)} people of **{esc(clip(team.name, 100))}**, so nobody was "
+            f"removed. Run `/team remove name:{team.slug} author:<id>` with the id of the one to remove:")
+    return fit_reply(Reply(content=clip(head + "\n" + clip_lines(lines, CONTENT_MAX - len(head) - 10), CONTENT_MAX),
+                           ephemeral=True))
+
+
 def renewed_feed(team: Team, now: datetime) -> str:
     """Said beside a team's feed address for 90 days after migration 0035 replaced it: the old
     one (8 characters after the name) could be guessed, and answers 404 now."""
@@ -132,7 +147,7 @@ def team_list(teams: Sequence[Team], base_url: str, now: datetime) -> Reply:
     for team in teams[:10]:
         people = [m for m in team.members if m.kind == "author"]
         papers = [m for m in team.members if m.kind == "paper"]
-        lines = [f"• {esc(clip(m.label, 80))} · `{esc(m.value)}`" for m in people]
+        lines = [member_line(m) for m in people]
         lines += [f"• 📄 {esc(clip(m.label, 100))} · `{esc(m.value)}`" for m in papers]
         feed = f"{base_url.rstrip('/')}/feeds/teams/{team.feed_slug}.atom" if base_url else ""
         desc = clip_lines(lines, 3500) if lines else "Nobody yet."
