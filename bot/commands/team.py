@@ -81,7 +81,7 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
     if not new:
         return Reply(content=f"Already tracking {label} in {where} ({how}).", ephemeral=True)
     whose = "their" if key else "its"  # a person's, a team's
-    papers = (f"{whose} paper in the map" if count == 1 else f"any of {whose} {count} papers in the map" if count
+    papers = (f"{whose} paper in the map" if count == 1 else f"any of {whose} {count:,} papers in the map" if count
               else f"any of {whose} papers in the map (none is known yet: alerts begin once the sources name them)")
     return text.fit_reply(Reply(content=f"Tracking {label}: {where_gets(ctx, here_id)} an alert when {papers} gains"
                                         f" citers, one per citing paper, {how}."
