@@ -6,7 +6,7 @@ once, with the papers of theirs it cites, newest first.
   once a paper of the map names them, or before when a /track follows them (empty, saying when
   it fills); any other well-formed id is not found, so no one can have feeds built without bound.
 - `/feeds/teams/<feed_slug>.atom` and `/teams/<feed_slug>/`: a team, by its feed slug (its slug
-  and a random suffix, store.subscriptions.teams): unique across servers, not guessable. Its page
+  and 160 random bits, store.subscriptions.teams): unique across servers, not guessable. Its page
   also shows who cites it (store/questions/team_stats.py) over the last STATS_DAYS days, counted
   from the start of a day, with that as a chart at `/teams/<feed_slug>/who-cites.png`.
 
@@ -42,7 +42,7 @@ CONTENT_TYPES = {TEAM_FEED: "application/atom+xml", AUTHOR_FEED: "application/at
                  TEAM_CHART: "image/png"}
 STATS_DAYS = team_stats.DEFAULT_DAYS  # the window of a team page's "Who cites it"
 TEAM_CHART_FILE = "who-cites.png"
-_FEED_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")
+_FEED_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")  # store.subscriptions.teams.feed_slug: at most 73
 
 
 def route(path: str) -> tuple[str, str] | None:

@@ -111,6 +111,10 @@ class Environment:
         cap: int | None = self.value("MAPWATCH_MAX_CONNECTIONS")
         return default if cap is None else cap
 
+    def not_found_burst(self, default: int) -> int:
+        burst: int | None = self.value("MAPWATCH_NOT_FOUND_BURST")
+        return default if burst is None else burst
+
     # -- the bot and the service -----------------------------------------------------------
 
     def refresh_schedule(self) -> str | None:

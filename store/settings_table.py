@@ -132,6 +132,13 @@ def _max_connections(raw: str) -> int | None:
     return int(raw) if raw else None
 
 
+def _not_found_burst(raw: str) -> int | None:
+    raw = raw.strip()
+    if raw and not raw.isdigit():
+        raise BadSetting(f"$MAPWATCH_NOT_FOUND_BURST must be a whole number (0: no bound), not {raw!r}")
+    return int(raw) if raw else None
+
+
 def _nice(raw: str) -> int | None:
     raw = raw.strip()
     if not raw:
@@ -298,6 +305,13 @@ SETTINGS: tuple[Setting, ...] = (
             "connections `serve` and `run` keep open at most (lowered to leave 256 file descriptors, at most "
             "half, below `RLIMIT_NOFILE`); at the cap a new connection closes the oldest one not being "
             "answered, or gets `503` when all are"),
+    Setting("MAPWATCH_NOT_FOUND_BURST", _not_found_burst, "`100`",
+            "how many `404`s one client (a peer address; an IPv6 one by its /64) may have from `serve` and `run` "
+            "at once, then one more a second; past that, every address that needs a lookup (a feed or page "
+            "built on demand, a team's, a person's, a paper's) is answered `429` with `Retry-After` until it may "
+            "again, while the published files answer as always (addresses cannot be guessed at speed: "
+            "[Feeds](feeds.md#mapwatch-serve---db-file---out-dir---host-host---port-port---base-url-url)); "
+            "`0` sets no bound, for a server behind a reverse proxy that bounds its clients itself"),
     Setting("MAPWATCH_REPLICA", _replica, "unset: no replica",
             "the Litestream replica URL (`file:///path`, `s3://…`, `sftp://…`; read by the shipped "
             "`litestream.yml` too): `mapwatch replica` and `/healthz` report its lag, and checkpoints are "

@@ -84,7 +84,7 @@ def track_subject(db: Database, ctx: Ctx, *, paper: str | None = None, author: s
     if not new:
         return Reply(content=f"Already tracking {label} in {where} ({how}).", ephemeral=True)
     whose = "their" if key else "its"  # a person's, a team's
-    papers = (f"{whose} paper in the map" if count == 1 else f"any of {whose} {count} papers in the map" if count
+    papers = (f"{whose} paper in the map" if count == 1 else f"any of {whose} {count:,} papers in the map" if count
               else f"any of {whose} papers in the map (none is known yet: alerts begin once the sources name them)")
     return text.fit_reply(Reply(content=f"Tracking {label}: {where_gets(ctx, here_id)} an alert when {papers} gains"
                                         f" citers, one per citing paper, {how}."
@@ -131,8 +131,11 @@ def team_add_core(db: Database, ctx: Ctx, *, name: str, author: str | None = Non
     if not added:
         return Reply(content=f"{shown} is already in {team_name}.", ephemeral=True)
     start = f"New team {team_name} (`{found.slug}`)" if created else f"Team {team_name}"
+    feed = _feed(ctx, f'feeds/teams/{found.feed_slug}.atom')
+    if feed:
+        feed = feed.removesuffix(".") + render_people.renewed_feed(found, ctx.now) + "."
     return text.fit_reply(Reply(content=f"{start}: added {shown}. `/track team:{found.slug}` sends its alerts "
-                                        f"to a channel.{_feed(ctx, f'feeds/teams/{found.feed_slug}.atom')}"))
+                                        f"to a channel.{feed}"))
 
 
 def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = None,
@@ -150,9 +153,10 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
         return Reply(content=f"Team {team_name} removed.")
     one_of(paper, author, what="Remove one member at a time: an author or a paper.")
     if author:
-        key = people.key_of(author) or next((m.value for m in found.members if m.kind == "author" and (
-            m.value == author.strip() or m.label.casefold() == author.strip().casefold())), None)
-        kind, value = "author", key or author.strip()
+        keys = _people_named(found, author)
+        if len(keys) > 1:
+            return render_people.member_choice(author.strip(), found, keys)
+        kind, value = "author", keys[0] if keys else author.strip()
     else:
         kind, value = "paper", queries.resolve_paper(db, paper or "").id
     gone = teams.remove_member(db, found, kind, value)
@@ -160,8 +164,20 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
                  f"`{text.esc(text.clip(value, 100))}` is not in {team_name}.", ephemeral=not gone)
 
 
+def _people_named(team: people.Team, author: str) -> list[str]:
+    """The keys of the team's people `author` names: the one whose id it is (an ORCID or OpenAlex
+    id, or a member's key as /team list shows it), else every one bearing that name, in any case."""
+    ref = author.strip()
+    key = people.key_of(ref)
+    if key:
+        return [key]
+    members = [m for m in team.members if m.kind == "author"]
+    by_key = [m.value for m in members if m.value == ref]
+    return by_key or [m.value for m in members if m.label.casefold() == ref.casefold()]
+
+
 def team_list_core(db: Database, ctx: Ctx) -> Reply:
-    return render_people.team_list(people.list_teams(db, _server(ctx)), ctx.base_url)
+    return render_people.team_list(people.list_teams(db, _server(ctx)), ctx.base_url, ctx.now)
 
 
 def team_stats_core(db: Database, ctx: Ctx, *, name: str, days: Any = None) -> Reply:

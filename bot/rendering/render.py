@@ -15,6 +15,7 @@ from mapwatch.bot.rendering.text import (
     clean,
     clip,
     clip_lines,
+    counted,
     esc,
     fit_reply,
     intent_notes,
@@ -274,7 +275,7 @@ def person_ids(p: Person) -> str:
 def people_choice(asked: str, people: Sequence[Person], again: str = "/author") -> Reply:
     """Several people fit a name: each with the ids that pick them, never a guess; `again`: the
     command to run again with one of them."""
-    lines = [f"• **{esc(p.name)}** · {person_ids(p)} · {plural(p.papers, 'paper')}"
+    lines = [f"• **{esc(p.name)}** · {person_ids(p)} · {counted(p.papers, 'paper', p.papers_capped)}"
              + (f" · {esc(clip(', '.join(p.institutions[:2]), 120))}" if p.institutions else "") for p in people]
     head = (f"{len(people)} people fit “{esc(clip(' '.join(asked.split()), 100))}”. Run {again} again with one"
             " of their ids:")
@@ -289,18 +290,25 @@ def author_card(v: AuthorView) -> Reply:
     desc = [person_ids(p)]
     if p.institutions:
         desc.append(esc(clip("; ".join(p.institutions), 300)))
-    desc.append(f"Named on {plural(v.total_papers, 'paper')} of the map; {plural(v.total_citers, 'citation')} of"
-                " them known.")
+    if v.capped:  # the counts stopped at the first 5,000 papers: never stated as the whole
+        desc.append(f"Named on at least {v.total_papers:,} papers of the map (counted up to there); at least "
+                    f"{v.total_citers:,} citations of them known.")
+    else:
+        desc.append(f"Named on {plural(v.total_papers, 'paper')} of the map; {plural(v.total_citers, 'citation')} of"
+                    " them known.")
+    of_papers, of_citers = (f"{v.total_papers:,}+", f"{v.total_citers:,}+") if v.capped else (
+        str(v.total_papers), str(v.total_citers))
     fields = []
     if v.papers:
-        fields.append(Field(f"Papers, newest first ({len(v.papers)} of {v.total_papers})",
+        fields.append(Field(f"Papers, newest first ({len(v.papers)} of {of_papers})",
                             clip_lines([paper_line(x, dirs=False) for x in v.papers], FIELD_VALUE_MAX,
-                                       more=v.total_papers - len(v.papers))))
+                                       more=v.total_papers - len(v.papers), at_least=v.capped)))
     if v.citers:
         lines = [paper_line(c.citer, dirs=False) + "\n  cites "
                  + link(c.cited.title, c.cited.url or c.cited.arxiv_url, 80) for c in v.citers]
-        fields.append(Field(f"Newest citers ({len(v.citers)} of {v.total_citers})",
-                            clip_lines(lines, FIELD_VALUE_MAX, more=v.total_citers - len(v.citers))))
+        fields.append(Field(f"Newest citers ({len(v.citers)} of {of_citers})",
+                            clip_lines(lines, FIELD_VALUE_MAX, more=v.total_citers - len(v.citers),
+                                       at_least=v.capped)))
     return fit_reply(Reply(embeds=(Embed(esc(clip(p.name, 200)), "\n".join(desc), None, tuple(fields),
                                          f"{SELF_MARK}: the citing paper shares an author with the cited one",
                                          COLOR),)))

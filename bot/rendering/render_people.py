@@ -5,6 +5,7 @@ Within Discord's limits, text from the sources escaped (it can neither format no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from mapwatch.bot.rendering.render import COLOR, day, tracked_lines, tracks_count
 from mapwatch.bot.rendering.render_follow import Delivery, _mentions, follows_block
@@ -27,14 +28,16 @@ from mapwatch.bot.rendering.text import (
     plural,
     safe_link,
 )
+from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.questions.team_stats import CitedBy, Tally
-from mapwatch.store.questions.teams import Person, Team
+from mapwatch.store.questions.teams import Member, Person, Team
 from mapwatch.store.questions.types import PROVENANCE_NAMES, AlertCiter
 from mapwatch.store.subscriptions.follows import Follow
 from mapwatch.store.subscriptions.people_tracks import SubjectAlert, SubjectTrack
 from mapwatch.store.subscriptions.tracking import Track
 
 TITLE_LINK_MAX = 160
+RENEWED_NOTICE = timedelta(days=90)  # how long /team says a team's feed address was replaced
 
 
 def whose(t: SubjectTrack) -> str:
@@ -114,7 +117,31 @@ def person_choice(ref: str, people: Sequence[Person], more: int, command: str) -
                                         CONTENT_MAX), ephemeral=True))
 
 
-def team_list(teams: Sequence[Team], base_url: str) -> Reply:
+def member_line(m: Member) -> str:
+    """A person of a team, with the id that names them alone."""
+    return f"• {esc(clip(m.label, 80))} · `{esc(m.value)}`"
+
+
+def member_choice(ref: str, team: Team, keys: Sequence[str]) -> Reply:
+    """/team remove author:<name> when several of the team's people bear that name: the choice,
+    only to the asker, and nothing removed (a name is never guessed)."""
+    lines = [member_line(m) for m in team.members if m.kind == "author" and m.value in keys]
+    head = (f"“{esc(clip(ref, 100))}” fits {len(keys)} people of **{esc(clip(team.name, 100))}**, so nobody was "
+            f"removed. Run `/team remove name:{team.slug} author:<id>` with the id of the one to remove:")
+    return fit_reply(Reply(content=clip(head + "\n" + clip_lines(lines, CONTENT_MAX - len(head) - 10), CONTENT_MAX),
+                           ephemeral=True))
+
+
+def renewed_feed(team: Team, now: datetime) -> str:
+    """Said beside a team's feed address for 90 days after migration 0035 replaced it: the old
+    one (8 characters after the name) could be guessed, and answers 404 now."""
+    if not team.feed_renewed_at or parse_iso(iso(now)) - parse_iso(team.feed_renewed_at) > RENEWED_NOTICE:
+        return ""
+    return (f" (new since {day(team.feed_renewed_at)}: the old address, with 8 characters after the name, could "
+            "be guessed and no longer answers; give feed readers this one)")
+
+
+def team_list(teams: Sequence[Team], base_url: str, now: datetime) -> Reply:
     if not teams:
         return Reply(content="No teams in this server yet: `/team add name:<team> author:<ORCID, OpenAlex id or "
                              "name>` (or `paper:`) starts one.", ephemeral=True)
@@ -122,12 +149,12 @@ def team_list(teams: Sequence[Team], base_url: str) -> Reply:
     for team in teams[:10]:
         people = [m for m in team.members if m.kind == "author"]
         papers = [m for m in team.members if m.kind == "paper"]
-        lines = [f"• {esc(clip(m.label, 80))} · `{esc(m.value)}`" for m in people]
+        lines = [member_line(m) for m in people]
         lines += [f"• 📄 {esc(clip(m.label, 100))} · `{esc(m.value)}`" for m in papers]
         feed = f"{base_url.rstrip('/')}/feeds/teams/{team.feed_slug}.atom" if base_url else ""
         desc = clip_lines(lines, 3500) if lines else "Nobody yet."
         if feed:
-            desc += f"\nFeed: <{feed}>"
+            desc += f"\nFeed: <{feed}>{renewed_feed(team, now)}"
         embeds.append(Embed(title=clip(f"{esc(team.name)} ({team.slug})", TITLE_MAX), description=desc,
                             footer=f"{plural(len(people), 'person', )} · {plural(len(papers), 'paper')}"
                             .replace("persons", "people"), color=COLOR))

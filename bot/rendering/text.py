@@ -56,6 +56,11 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def counted(n: int, word: str, capped: bool) -> str:
+    """`plural`, or for a count that stopped at `n` (more were not counted), "5,000+ papers"."""
+    return f"{n:,}+ {word}s" if capped else plural(n, word)
+
+
 # -- clipping -----------------------------------------------------------------------------------
 
 def clip(text: str, limit: int) -> str:
@@ -76,30 +81,30 @@ def one_line(text: str, limit: int) -> str:
     return clip(" ".join(text.split()), limit)
 
 
-def and_more(n: int) -> str:
-    return f"… and {n} more"
+def and_more(n: int, at_least: bool = False) -> str:
+    return f"… and at least {n:,} more" if at_least else f"… and {n} more"
 
 
-def clip_lines(lines: Sequence[str], limit: int, more: int = 0) -> str:
+def clip_lines(lines: Sequence[str], limit: int, more: int = 0, *, at_least: bool = False) -> str:
     """Whole lines, at most `limit` characters in all; the lines left out (and `more` not given)
-    become a last line "… and N more"."""
+    become a last line "… and N more" ("… and at least N more" when `more` is a lower bound)."""
     out: list[str] = []
     used = 0
     for i, line in enumerate(lines):
         after = len(lines) - i - 1 + more
         need = len(line) + (1 if out else 0)
-        reserve = len("\n" + and_more(after)) if after else 0
+        reserve = len("\n" + and_more(after, at_least)) if after else 0
         if used + need + reserve > limit:
             left = len(lines) - i + more
-            while out and used + 1 + len(and_more(left)) > limit:
+            while out and used + 1 + len(and_more(left, at_least)) > limit:
                 used -= len(out.pop()) + (1 if out else 0)
                 left += 1
-            out.append(and_more(left))
+            out.append(and_more(left, at_least))
             return "\n".join(out)[:limit]
         out.append(line)
         used += need
     if more:
-        out.append(and_more(more))
+        out.append(and_more(more, at_least))
     return clip("\n".join(out), limit)
 
 

@@ -415,9 +415,10 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'guild_id': 'the server it belongs to',
             'slug': "unique in its server, from the name (`/track team:<slug>`)",
             'name': 'as given to `/team add`',
-            'feed_slug': "its feed's and page's address, `/feeds/teams/<feed_slug>.atom`: the slug and a random suffix, unique across servers and not guessable",
+            'feed_slug': "its feed's and page's address, `/feeds/teams/<feed_slug>.atom`: the slug and 160 random bits (32 base-32 letters), unique across servers and not guessable",
             'created_at': '',
             'created_by': 'the user who started it',
+            'feed_renewed_at': 'when migration 0035 replaced its guessable address (8 hex digits after the slug) with this one; NULL for a team made since (`/team list` says so for 90 days)',
         }),
     'team_members': (
         'a person or a paper in a team',

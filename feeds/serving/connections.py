@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from mapwatch.feeds.serving import guesses
+
 if TYPE_CHECKING:
     from mapwatch.store.environment import Environment
 
@@ -56,12 +58,15 @@ Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 class Limits:
     header_timeout: float = HEADER_TIMEOUT
     max_connections: int = MAX_CONNECTIONS
+    not_found_burst: int = guesses.BURST  # 404s a client may have at once (feeds/serving/guesses.py; 0: no bound)
+    not_found_per_second: float = guesses.PER_SECOND  # and then one more every 1/this seconds
 
 
 def limits_from_env(env: Environment) -> Limits:
-    """$MAPWATCH_HEADER_TIMEOUT (seconds) and $MAPWATCH_MAX_CONNECTIONS of `env` (the command's);
-    a bad value is a usage error naming it (BadSetting: exit 2)."""
-    return Limits(env.header_timeout_seconds(HEADER_TIMEOUT), env.connection_cap(MAX_CONNECTIONS))
+    """$MAPWATCH_HEADER_TIMEOUT (seconds), $MAPWATCH_MAX_CONNECTIONS and $MAPWATCH_NOT_FOUND_BURST
+    of `env` (the command's); a bad value is a usage error naming it (BadSetting: exit 2)."""
+    return Limits(env.header_timeout_seconds(HEADER_TIMEOUT), env.connection_cap(MAX_CONNECTIONS),
+                  env.not_found_burst(guesses.BURST))
 
 
 def descriptor_cap(wanted: int) -> int:

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from mapwatch.feeds.serving.connections import AcceptFailures, GuardedServer, Limits
 from mapwatch.feeds.serving.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
+from mapwatch.feeds.serving.guesses import Guesses, client_key
 from mapwatch.feeds.serving.ondemand import PaperCache, matches, route
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ METRICS_PATH = "/metrics"  # feeds/serving/metrics.py
 _COMMON = {"Cache-Control": "no-cache", **SECURITY_HEADERS}
 STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
 _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
+TOO_MANY = "Too many addresses not found from your address: retry later.\n"
 
 
 def default_base_url(host: str, port: int) -> str:
@@ -85,11 +87,12 @@ Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 
 def make_handler(out_dir: str | Path, health: Health | None = None,
                  papers: PaperCache | None = None, metrics: Metrics | None = None,
-                 admin: bool = True) -> tuple[Handler, FolderTable]:
+                 admin: bool = True, guesses: Guesses | None = None) -> tuple[Handler, FolderTable]:
     """The feed server's one request handler over `out_dir` (no router, no middleware: each
     request is a dict lookup in the table), and the table it reads; with `papers`, paper feeds
     and pages not on disk are built on demand (a paper that does not exist: 404); with
-    `metrics`, GET /metrics answers them and each request is counted."""
+    `metrics`, GET /metrics answers them and each request is counted; with `guesses`, a client
+    that had too many 404s gets 429 for what is not in the table (feeds/serving/guesses.py)."""
     root = Path(out_dir)
     table = FolderTable(root)  # loaded when the server starts (in a worker thread)
     if metrics is not None and papers is not None:
@@ -152,6 +155,23 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
 
             status, body = await report(health)
             return web.json_response(body, status=status, headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
+        if guesses is None:
+            return await looked_up(request)
+        client = client_key(request.remote)
+        if (wait := guesses.take(client)) is not None:  # before any lookup: a right guess looks like a wrong one
+            return web.Response(status=429, text=TOO_MANY, headers={**_STARTING, "Retry-After": str(wait)})
+        missed = False
+        try:
+            return await looked_up(request)
+        except web.HTTPNotFound:
+            missed = True
+            raise
+        finally:
+            if not missed:
+                guesses.give_back(client)
+
+    async def looked_up(request: web.BaseRequest) -> web.StreamResponse:
+        """What the table does not hold: built on demand, or looked up on disk."""
         if (built := await on_demand(request)) is not None:
             return built
         return await from_disk(request)
@@ -214,10 +234,13 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
     1) until `runner.open()`, which `serve` and `run` call once their own publish is written, so
     no answer ever comes from a folder an earlier publish left (another base URL, older data).
-    `limits`: the header deadline and the connection cap (default: feeds/serving/connections.py's).
+    `limits`: the header deadline, the connection cap and the bound on a client's 404s (default:
+    feeds/serving/connections.py's).
     `metrics`: served at /metrics, and told of every request (feeds/serving/metrics.py).
     `admin=False`: /healthz and /metrics are not served here (`start_admin_server` serves them)."""
-    runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin), limits)
+    limits = limits or Limits()
+    guesses = Guesses(limits.not_found_burst, limits.not_found_per_second) if limits.not_found_burst else None
+    runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin, guesses), limits)
     await runner.start(load=ready)
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -128,7 +128,7 @@ def cmd_serve(args: argparse.Namespace) -> Coroutine[Any, Any, None]:
     host(args)
     require_db(args.db)  # before listening: serve never creates a database
     env = of_command(args)
-    limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, _MAX_CONNECTIONS, _NOT_FOUND_BURST
     admin_at = env.admin_address()  # $MAPWATCH_ADMIN_LISTEN: /metrics there, not on the public port
     database = args.db or env.database()  # its size on /metrics; its replica's lag only with --db, as ever
 

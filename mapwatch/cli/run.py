@@ -51,7 +51,7 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
     api, gateway = env.discord_endpoints()  # $MAPWATCH_DISCORD_API, $MAPWATCH_DISCORD_GATEWAY
     shards = env.shard_count()  # $MAPWATCH_SHARDS
     deadline = env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE
-    limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    limits = limits_from_env(env)  # $MAPWATCH_HEADER_TIMEOUT, _MAX_CONNECTIONS, _NOT_FOUND_BURST
     replica = env.replica_url()  # $MAPWATCH_REPLICA
     webhook_bases = env.webhook_bases()  # $MAPWATCH_SLACK_WEBHOOKS
     nice = env.nice_steps()  # $MAPWATCH_BACKGROUND_NICE

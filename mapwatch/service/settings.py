@@ -40,7 +40,7 @@ class RunSettings:
     enrich: EnrichSettings | None = None  # $MAPWATCH_ENRICH and the sources' settings; None: no round
     before_alerts: float = 30.0  # $MAPWATCH_BEFORE_ALERTS: seconds the sources get before a tick's alerts (0: none)
     # the feed server
-    limits: Limits = field(default_factory=Limits)  # $MAPWATCH_HEADER_TIMEOUT, $MAPWATCH_MAX_CONNECTIONS
+    limits: Limits = field(default_factory=Limits)  # $MAPWATCH_HEADER_TIMEOUT, _MAX_CONNECTIONS, _NOT_FOUND_BURST
     admin: tuple[str, int] | None = None  # $MAPWATCH_ADMIN_LISTEN; None: /healthz, /metrics on the public port
     # the Discord bot
     token: str | None = None  # $DISCORD_TOKEN; None: no bot

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_rows, one_column
+from mapwatch.store.database.rows import named_rows, one_column, scalar
 from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
@@ -219,8 +219,9 @@ class Person:
     name: str
     author_id: str | None
     orcid: str | None
-    papers: int  # papers of the map they are named on
+    papers: int  # papers of the map they are named on (at most SCAN_MAX: see papers_capped)
     institutions: tuple[str, ...] = ()  # on their newest paper
+    papers_capped: bool = False  # named on more than SCAN_MAX papers: `papers` is SCAN_MAX, a lower bound
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,7 @@ class AuthorView:
     total_papers: int
     citers: tuple[AuthorCitation, ...]  # the newest first
     total_citers: int
+    capped: bool = False  # named on more than SCAN_MAX papers: both totals count SCAN_MAX of them only
 
 
 def _person_where(key: str) -> tuple[str, list[Any]]:
@@ -280,9 +282,10 @@ def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Perso
                 return ()
             where, params = "pa.name >= ? COLLATE NOCASE AND pa.name < ? COLLATE NOCASE", [text, text + "\U0010ffff"]
     groups: dict[str, list[sqlite3.Row]] = {}
-    for r in named_rows(
-            db, f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
-            " LIMIT ?", [*params, SCAN_MAX]):
+    scanned = named_rows(
+        db, f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
+        " LIMIT ?", [*params, SCAN_MAX + 1])
+    for r in scanned[:SCAN_MAX]:
         k = r["author_id"] or r["orcid"] or "name:" + " ".join(r["name"].split()).lower()
         groups.setdefault(k, []).append(r)
     people = []
@@ -297,11 +300,21 @@ def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Perso
             " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", (newest["paper_id"], newest["position"])))
         people.append(Person(aid or orc or f"name:{name}", name, aid, orc, len({r["paper_id"] for r in rows}), inst))
     people.sort(key=lambda p: (-p.papers, p.name.casefold(), p.key))
+    if len(scanned) > SCAN_MAX:  # rows left unread: count again, each on its own, those answered
+        people = sorted((_counted(db, p) for p in people[:limit]), key=lambda p: (-p.papers, p.name.casefold(), p.key))
     return tuple(people[:limit])
 
 
+def _counted(db: Database, p: Person) -> Person:
+    """`p` with their papers counted on their own, up to SCAN_MAX (then `papers_capped`)."""
+    where, params = _person_where(p.key)
+    n = scalar(db, f"SELECT count(*) FROM (SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?)",
+               [*params, SCAN_MAX + 1])
+    return replace(p, papers=min(n, SCAN_MAX), papers_capped=n > SCAN_MAX)
+
+
 MAX_QUERY = 200
-SCAN_MAX = 5000  # author rows read for one lookup
+SCAN_MAX = 5000  # author rows read for one lookup; a person on more papers is counted "5,000+"
 
 
 def author_view(db: Database, person: Person, *, papers: int = 10, citers: int = 10) -> AuthorView:
@@ -313,7 +326,9 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     papers are read."""
     where, params = _person_where(person.key)
     ids = one_column(db, f"SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?",
-                     [*params, SCAN_MAX])
+                     [*params, SCAN_MAX + 1])
+    capped = len(ids) > SCAN_MAX  # the totals are of the first SCAN_MAX papers: lower bounds
+    ids = ids[:SCAN_MAX]
     if not ids:
         return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
@@ -349,7 +364,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
         b, cited = known.get(c.id), by_id[cited_id]
         self_cite = bool(b and cited.id in known and share_an_author(b, known[cited.id]))
         cites.append(AuthorCitation(replace(c, byline=b, self_citation=self_cite) if b else c, own(cited)))
-    return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers)
+    return AuthorView(person, tuple(own(p) for p in mine), total_papers, tuple(cites), total_citers, capped)
 
 
 # The last word of an author's name (their surname, names being stored single-spaced, given

@@ -219,9 +219,10 @@ class Team:
     created_at: str
     created_by: int | None
     members: tuple[Member, ...] = ()
+    feed_renewed_at: str | None = None  # when migration 0035 replaced its guessable feed address
 
 
-_TEAM_COLS = "guild_id, slug, name, feed_slug, created_at, created_by"
+_TEAM_COLS = "guild_id, slug, name, feed_slug, created_at, created_by, feed_renewed_at"
 
 
 def _team(db: Database, row: sqlite3.Row | None) -> Team | None:

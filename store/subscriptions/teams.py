@@ -2,12 +2,15 @@
 `team_members`); `/track team:<name>` follows all of a team (store.subscriptions.people_tracks).
 
 A team's feed address is `/feeds/teams/<feed_slug>.atom`, where `feed_slug` is the team's slug
-and a random suffix (`reading-group-3f9a1c2e`): unique across every server of a deployment,
-and not guessable from a server's id, so a team's list is read only by those given its address.
+and 160 random bits in 32 base-32 letters (`feed_slug`): unique across every server of a
+deployment and not guessable, so a team's list is read only by those given its address. (Until
+migration 0035 the suffix was 8 hex digits, 32 bits: a client guessing thousands of addresses a
+second found one in days. That migration gave every team a new address.)
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import unicodedata
@@ -25,6 +28,14 @@ NAME_MAX = 60
 TEAMS_MAX = 25  # per server
 MEMBERS_MAX = 200  # per team
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+FEED_TOKEN_BYTES = 20  # 160 random bits: 32 base-32 letters
+
+
+def feed_slug(slug: str) -> str:
+    """A new feed address for the team of `slug`: its slug (at most 40 characters) and 160 random
+    bits as 32 lower-case base-32 letters (`reading-group-x3v…`, at most 73 characters)."""
+    token = base64.b32encode(secrets.token_bytes(FEED_TOKEN_BYTES)).decode("ascii").lower()
+    return f"{slug[:40].strip('-')}-{token}"
 
 
 def team_slug(name: str) -> str:
@@ -57,8 +68,7 @@ def ensure_team(db: Database, guild_id: int, name: str, created_by: int | None, 
             raise BadOption(f"A server keeps at most {TEAMS_MAX} teams: remove one first.")
         db.conn.execute("INSERT INTO teams (guild_id, slug, name, feed_slug, created_at, created_by)"
                         " VALUES (?, ?, ?, ?, ?, ?)",
-                        (guild_id, slug, shown, f"{slug[:40].strip('-')}-{secrets.token_hex(4)}", iso(now),
-                         created_by))
+                        (guild_id, slug, shown, feed_slug(slug), iso(now), created_by))
         team = get_team(db, guild_id, slug)
     assert team is not None
     return team, True

@@ -4,7 +4,10 @@ it is not among the papers shown (author_view reads only the rows the card shows
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+
+import pytest
 
 from bench import generate as gen
 from mapwatch.store.database.save import SourceInfo, save_pages
@@ -17,14 +20,20 @@ NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 KEY = "A5100000001"
 
 
-def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
+def prolific(db) -> list[str]:
+    """A map of 400 papers, 58 of them by Ada Prolific (KEY), 3 by another Ada Prolific; their ids."""
     m = gen.build_map(400, seed=6)
     save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], NOW)
     ids = [r[0] for r in db.conn.execute("SELECT id FROM papers ORDER BY id")]
     mine = ids[::7]  # 58 papers, the oldest cited the most
-    person = AuthorRecord("Ada Prolific", KEY)
-    save_openalex(db, [work(pid, person) if pid in mine else work(pid, AuthorRecord("Someone Else", f"A6{i}"))
-                       for i, pid in enumerate(ids)], ids, NOW)
+    person, namesake = AuthorRecord("Ada Prolific", KEY), AuthorRecord("Ada Prolific", "A5100000002")
+    save_openalex(db, [work(pid, person) if pid in mine else work(pid, namesake) if i in (1, 2, 3)
+                       else work(pid, AuthorRecord("Someone Else", f"A6{i}")) for i, pid in enumerate(ids)], ids, NOW)
+    return mine
+
+
+def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
+    mine = prolific(db)
     # Some citations seen later, into papers far from the newest ten.
     later = db.conn.execute(f"SELECT citing_id, cited_id FROM citations WHERE cited_id IN ({','.join('?' * 10)})"
                             " ORDER BY citing_id LIMIT 5", mine[:10]).fetchall()
@@ -46,6 +55,35 @@ def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
     assert {c.cited.id for c in view.citers} - set(newest_papers)  # cited papers beyond the ten shown
     assert all(c.cited.byline and c.cited.byline.authors[0].author_id == KEY for c in view.citers)
     assert all(c.citer.byline for c in view.citers)
+
+
+def test_a_count_that_stopped_is_never_stated_as_the_whole(db, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/author reads at most SCAN_MAX (5,000) of a person's papers: a person on more is "5,000+
+    papers", "at least 5,000", never "5000 papers" (here the cap set to 40, Ada on 58 papers)."""
+    from mapwatch.bot.commands import run_core
+    from tests.bot_helpers import ctx
+
+    prolific(db)
+    monkeypatch.setattr(authors, "SCAN_MAX", 40)
+    [who] = authors.find_people(db, KEY)
+    assert (who.papers, who.papers_capped) == (40, True)
+    view = authors.author_view(db, who)
+    assert view.capped and view.total_papers == 40
+    [card] = run_core(db, ctx(), "author", {"author": KEY})[0].embeds
+    assert "Named on at least 40 papers of the map (counted up to there); at least " in card.description, card
+    assert "Named on 40 papers" not in card.description
+    papers, citers = card.fields
+    assert papers.name == "Papers, newest first (10 of 40+)" and re.search(r"\n… and at least \d+ more$", papers.value)
+    assert citers.name == f"Newest citers (10 of {view.total_citers:,}+)", citers.name
+    # a name two people bear: the choice counts each on their own, the prolific one "40+"
+    choice = run_core(db, ctx(), "author", {"author": "ada prolific"})[0].embeds[0].description
+    assert f"`{KEY}` · 40+ papers" in choice and "`A5100000002` · 3 papers" in choice, choice
+    # below the cap, the exact counts as before
+    monkeypatch.setattr(authors, "SCAN_MAX", 5000)
+    [card] = run_core(db, ctx(), "author", {"author": KEY})[0].embeds
+    assert "Named on 58 papers of the map; " in card.description and card.fields[0].name.endswith("(10 of 58)")
+    choice = run_core(db, ctx(), "author", {"author": "Ada Prolific"})[0].embeds[0].description
+    assert f"`{KEY}` · 58 papers" in choice and "`A5100000002` · 3 papers" in choice, choice
 
 
 def test_a_persons_papers_are_read_from_the_index_alone(db) -> None:

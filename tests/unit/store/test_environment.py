@@ -46,7 +46,7 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES)) == len(NAMES) == 30
+    assert len(set(NAMES)) == len(NAMES) == 31
     for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
     assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)
@@ -133,6 +133,7 @@ BAD = {  # variable, value, a command that uses it
     "MAPWATCH_TICK_DEADLINE": ("0", ["refresh", "--source", str(SEEDS_DIR), "--out", "public"]),
     "MAPWATCH_HEADER_TIMEOUT": ("-1", ["serve", "--out", "public", "--port", "0"]),
     "MAPWATCH_MAX_CONNECTIONS": ("many", ["serve", "--out", "public", "--port", "0"]),
+    "MAPWATCH_NOT_FOUND_BURST": ("-1", ["serve", "--out", "public", "--port", "0"]),
     "PORT": ("http", ["serve", "--out", "public"]),
     "MAPWATCH_BASE_URL": ("javascript:x", ["ask", "/paper 2412.10400"]),
     "MAPWATCH_FEEDS_DIR": ("a-file", ["publish"]),

@@ -93,6 +93,40 @@ def test_a_team_holds_people_and_papers(db_path: Path, clock: FakeClock) -> None
         pass
 
 
+def test_team_remove_by_a_name_two_members_share_removes_nobody(db_path: Path, clock: FakeClock) -> None:
+    """Two people named Wei Zhang in one team: the name lists both with their ids and removes
+    neither; the id removes exactly that one; the name, once it fits one, removes that one."""
+    from dataclasses import replace
+
+    from mapwatch.bot.commands import run_core
+    from tests.bot_helpers import ctx
+
+    setup(db_path, clock)
+    db = open_db(db_path)
+    team, _ = teams.ensure_team(db, 111, "Lab", 1, clock())
+    for key, name in (("A100", "Wei Zhang"), ("A200", "Wei Zhang"), ("A300", "Ada Lovelace")):
+        teams.add_member(db, team, "author", key, name, 1, clock())
+    admin = replace(ctx(), can_manage_guild=True)
+
+    def members() -> list[str]:
+        found = people.get_team(db, 111, "lab")
+        assert found is not None
+        return [m.value for m in found.members]
+
+    reply, _ = run_core(db, admin, "team remove", {"name": "Lab", "author": "wei ZHANG"})
+    said = reply.content
+    assert reply.ephemeral and "fits 2 people of **Lab**" in said and "nobody was removed" in said, said
+    assert "Wei Zhang · `A100`" in said and "Wei Zhang · `A200`" in said and "A300" not in said, said
+    assert "`/team remove name:lab author:<id>`" in said and "Removed" not in said
+    assert members() == ["A300", "A100", "A200"]
+    reply, _ = run_core(db, admin, "team remove", {"name": "Lab", "author": "A200"})
+    assert reply.content == "Removed `A200` from **Lab**." and members() == ["A300", "A100"]
+    reply, _ = run_core(db, admin, "team remove", {"name": "Lab", "author": "Wei Zhang"})
+    assert reply.content == "Removed `A100` from **Lab**." and members() == ["A300"]
+    reply, _ = run_core(db, admin, "team remove", {"name": "Lab", "author": "Wei Zhang"})
+    assert reply.ephemeral and "is not in **Lab**" in reply.content and members() == ["A300"]
+
+
 # -- /tracked ----------------------------------------------------------------------------------
 
 def test_tracked_counts_paper_person_and_team_tracks(db_path: Path, clock: FakeClock) -> None:
