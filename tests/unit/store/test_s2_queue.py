@@ -50,12 +50,17 @@ def make_team(path: Path, guild: int, name: str, papers: Sequence[str], clock: F
         db.close()
 
 
-def every_paper(path: Path) -> list[str]:
+def column(path: Path, sql: str) -> list[str]:
+    """The one column `sql` reads from the database at `path`."""
     db = open_db(path)
     try:
-        return one_column(db, "SELECT id FROM papers ORDER BY id")
+        return one_column(db, sql)
     finally:
         db.close()
+
+
+def every_paper(path: Path) -> list[str]:
+    return column(path, "SELECT id FROM papers ORDER BY id")
 
 
 def s2_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, vt: VirtualTime) -> RoundReport:
