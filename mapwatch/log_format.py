@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from mapwatch.bot.redact import install as redact_records
 from mapwatch.bot.redact import redact as redact_webhooks
 from mapwatch.store.urls import redact_url
 
@@ -24,16 +24,11 @@ HIDDEN = "[DISCORD_TOKEN]"
 Secrets = Sequence[tuple[str, str]]  # (variable, value): store.environment's `secret_values()`
 
 
-# An interaction's token, as discord.py logs gateway payloads and routes at DEBUG.
-_INTERACTION_TOKEN = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+|(/interactions/\d{1,20}/)[^/\s'"]+""")
-
-
 def _hide_token(text: str, secrets: Secrets) -> str:
     for name, secret in secrets:  # every `secret` of store.settings_table that is set
         if len(secret) >= 8:  # shorter is no key (and would hide common words)
             text = text.replace(secret, f"[{name}]")  # [DISCORD_TOKEN] is HIDDEN
-    text = _INTERACTION_TOKEN.sub(lambda m: (m[1] or m[2]) + "…", text)
-    return redact_url(redact_webhooks(text))
+    return redact_url(redact_webhooks(text))  # webhook secrets and interaction tokens, then URL credentials
 
 
 class TextFormatter(logging.Formatter):
@@ -78,6 +73,7 @@ def formatter(kind: str, secrets: Secrets) -> logging.Formatter:
 def configure(level: str, kind: str, secrets: Secrets) -> None:
     """The root logger: one stderr handler with the chosen format, hiding `secrets`; the
     scheduler's own loggers quieter below DEBUG."""
+    redact_records()  # every record scrubbed as it is made, whoever handles it
     handler = logging.StreamHandler()
     handler.setFormatter(formatter(kind, secrets))
     logging.basicConfig(level=level, handlers=[handler], force=True)

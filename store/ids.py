@@ -114,3 +114,13 @@ def ids_in_text(text: str, limit: int = TEXT_IDS_MAX) -> list[str]:
             if len(out) >= limit:
                 break
     return out
+
+
+def posted_key(paper_id: str) -> tuple[int, int, int]:
+    """(year, month, number) of an arXiv id: sorts ids by when arXiv gave them (old-style ids'
+    two-digit years 91-99 are the 1990s); an id of neither style sorts first."""
+    if not ID_RE.match(paper_id):
+        return (0, 0, 0)
+    tail = paper_id.split("/")[-1] if "/" in paper_id else paper_id.replace(".", "")
+    yy, mm, number = int(tail[:2]), int(tail[2:4]), int(tail[4:])
+    return (1900 + yy if yy >= 91 else 2000 + yy, mm, number)

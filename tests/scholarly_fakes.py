@@ -17,7 +17,8 @@
 `fault[source]`: None, "down" (503), "slow" (answers after `slow_seconds`), "429" (429 with
 Retry-After: `retry_after`, then normal), "429-long" (Retry-After: 3600), "429-date" (an
 HTTP-date 2 s ahead, then normal), "malformed" (a body that is not the format), "huge"
-(an endless body), "refuse" (the connection closed), "moved" (a 301 elsewhere). Every request is recorded (`requests`).
+(an endless body), "refuse" (the connection closed), "moved" (a 301 elsewhere), "echo" (a 301 to
+`echo(the request's x-api-key)`: an answer repeating the key). Every request is recorded (`requests`).
 arXiv's hostile answers (each the feed of the asked papers it would give): "dtd" (with a DTD
 after a 5 KB comment, whose entity the rest of its `bomb_bytes` references: `arxiv_bomb`),
 "dtd-utf16" (the same in UTF-16 with a BOM), "shift_jis" (declared in a multi-byte encoding,
@@ -81,6 +82,7 @@ class ScholarlyFakes:
     requests: list[Seen] = field(default_factory=list)
     base: str = ""
     clock: Callable[[], float] = time.monotonic  # what `Seen.at` reads (a test's virtual clock)
+    echo: Callable[[str], str] = lambda key: key  # the "echo" fault's Location, from the key sent
 
     # -- where the client is pointed -------------------------------------------------------
 
@@ -131,6 +133,8 @@ class ScholarlyFakes:
             return resp
         if how == "moved":
             raise web.HTTPMovedPermanently("http://127.0.0.1:9/elsewhere")
+        if how == "echo":
+            return web.Response(status=301, headers={"Location": self.echo(request.headers.get("x-api-key", ""))})
         if how == "refuse":
             assert request.transport is not None
             request.transport.close()

@@ -421,10 +421,16 @@ def newest_event(db: Database, papers: set[str]) -> int:
 def team_paper_ids(db: Database) -> list[str]:
     """Every team's papers, of every server: those whose citers the open sources are asked for
     (docs/enrichment.md, "Citations the map does not name")."""
-    out: set[str] = set()
+    return sorted({pid for papers in team_papers_by_server(db).values() for pid in papers})
+
+
+def team_papers_by_server(db: Database) -> dict[int, list[str]]:
+    """Each server's team papers (all its teams together), by guild id: Semantic Scholar asks
+    the servers' papers in turn (store/scholarly/saved.py `due_citations`)."""
+    out: dict[int, set[str]] = {}
     for row in named_rows(db, f"SELECT {_TEAM_COLS} FROM teams ORDER BY guild_id, slug"):
         team = _team(db, row)
         if team is not None:
-            out |= team_papers(db, team)
-    return sorted(out)
+            out.setdefault(team.guild_id, set()).update(team_papers(db, team))
+    return {guild: sorted(papers) for guild, papers in out.items()}
 

@@ -12,8 +12,10 @@ What a source says can only add: a stored paper's title is never overwritten, a 
 is never re-labelled, and a citation with an impossible id (a month after today, self-citing, a
 cited paper the map does not have) is dropped and counted. The first answer a source gives
 about a paper is its baseline: its citers were there before mapwatch asked, so they are kept in
-`source_citations` only, not announced as new. How much a source may add in a round and a day
-is bounded at the scale of the map (store/scholarly/budget.py): past it, the rest is left out.
+`source_citations` only, not announced as new; so is a later answer's backlog (what Semantic
+Scholar names of a paper past MAX_NEW_PER_ANSWER new citers). How much a source may add in a
+round and a day is bounded at the scale of the map (store/scholarly/budget.py): past it, the
+rest is left out.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import one_column, rows_in_chunks
-from mapwatch.store.ids import arxiv_url, possible_id
+from mapwatch.store.ids import arxiv_url, possible_id, posted_key
 from mapwatch.store.questions.types import Provenance
 from mapwatch.store.scholarly.budget import Budget
 from mapwatch.store.scholarly.records import FoundCiter
@@ -36,6 +38,13 @@ from mapwatch.store.scholarly.saved import known_papers
 FindingSource = Literal["openalex", "s2"]
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
 MAX_NEW_PER_ANSWER = 2_000  # new citations one source's answer about one paper may add
+# Semantic Scholar lists a paper's citers, old and new, in an order of its own, so an answer naming
+# more new citers of a paper than one answer may add (its list grew at once: records merged, a
+# paper it did not know) holds a backlog, not news: past MAX_NEW_PER_ANSWER, the oldest (by arXiv
+# id) are kept as baseline, like a first answer, and never announced. The backlog is absorbed by
+# the answer that names it, not fed in 2,000 a round. OpenAlex's new works are new by their
+# publication day: what one answer cannot add of them waits for the next.
+BACKLOG_SOURCES: frozenset[FindingSource] = frozenset({"s2"})
 UNBOUNDED = 2**62  # the room of an answer saved without a budget
 
 
@@ -62,7 +71,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
     every page of its citers (kept, with the time: a later round that finds it the same need not
     read them again, store/scholarly/saved.py `same_count`). `budget`: what the source may still
     add (store/scholarly/budget.py); an answer cut short by it is not taken as read in full (a
-    baseline cut short stays the first answer: the rest comes as baseline too)."""
+    baseline cut short stays the first answer: the rest comes as baseline too). A later answer of
+    Semantic Scholar naming more new citers than MAX_NEW_PER_ANSWER keeps the rest, the oldest,
+    as baseline: a backlog, absorbed at once and never announced."""
     found = Findings()
     conn = db.conn
     with db.atomic():
@@ -84,6 +95,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             conn, "SELECT citing_id FROM source_citations WHERE cited_id = ? AND source = ? AND citing_id IN ({})",
             list(good), [cited_id, source])}
         fresh = [c for pid, c in good.items() if pid not in said]
+        backlog = set() if baseline else _backlog(source, fresh)
+        if backlog:  # kept first, so that what a bound cuts off is news, named again in the next answer
+            fresh = [c for c in fresh if c.citing_id in backlog] + [c for c in fresh if c.citing_id not in backlog]
         room, stub_room = budget.room(db, today) if budget is not None else (UNBOUNDED, UNBOUNDED)
         cut = len(fresh) > room
         if cut:
@@ -98,8 +112,8 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
                          " read_at = excluded.read_at",
                          [cited_id, source, stamp, stamp, None if cut else count, None if cut else stamp])
         conn.executemany("INSERT INTO source_citations (citing_id, cited_id, source, first_seen, baseline)"
-                         " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp, int(baseline))
-                                                     for c in fresh])
+                         " VALUES (?, ?, ?, ?, ?)", [(c.citing_id, cited_id, source, stamp,
+                                                      int(baseline or c.citing_id in backlog)) for c in fresh])
         if baseline:
             found.baseline = len(fresh)
             found.known = len(good) - len(fresh) - found.over
@@ -111,7 +125,8 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             conn, "SELECT s.citing_id FROM source_citations s WHERE s.cited_id = ? AND s.source = ? AND s.baseline = 0"
             " AND NOT EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = s.citing_id AND c.cited_id = s.cited_id)",
             [cited_id, source]))
-        found.known = len(good) - len([pid for pid in good if pid in waiting]) - found.over
+        found.baseline = len([c for c in fresh if c.citing_id in backlog])
+        found.known = len(good) - len([pid for pid in good if pid in waiting]) - found.over - found.baseline
         if not include:
             found.held = len(waiting)
             _spend(db, budget, today, len(fresh), 0)
@@ -144,6 +159,15 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         found.held = len(waiting) - len(new)
         _spend(db, budget, today, len(fresh) + len(set(new) - titles.keys()), len(stubs))
     return found
+
+
+def _backlog(source: FindingSource, fresh: Sequence[FoundCiter]) -> set[str]:
+    """The citers of `fresh` past the MAX_NEW_PER_ANSWER newest (by arXiv id), when `source`'s
+    answers can hold a backlog (BACKLOG_SOURCES)."""
+    if source not in BACKLOG_SOURCES or len(fresh) <= MAX_NEW_PER_ANSWER:
+        return set()
+    newest = sorted(fresh, key=lambda c: posted_key(c.citing_id), reverse=True)
+    return {c.citing_id for c in newest[MAX_NEW_PER_ANSWER:]}
 
 
 def _spend(db: Database, budget: Budget | None, today: date, citations: int, stubs: int) -> None:

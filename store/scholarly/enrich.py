@@ -476,7 +476,7 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
     Semantic Scholar: the `tracked` papers with citers it has not described), asked side by
     side, stored batch by batch. `seconds`: no request starts later than that from now (the
     rest is due next round). `session`: an aiohttp ClientSession (default: one for the round)."""
-    from mapwatch.store.questions.teams import team_paper_ids
+    from mapwatch.store.questions.teams import team_papers_by_server
 
     started = monotonic()
     report = RoundReport({s: SourceReport(s) for s in settings.sources})
@@ -489,16 +489,16 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         # asked for citers (both of them), the team's papers too.
         asks_citers = settings.discover and bool({"s2", "openalex"} & set(settings.sources))
         ids = await rnd.in_db(tracked) if tracked is not None and ("s2" in settings.sources or asks_citers) else []
-        team = await rnd.in_db(team_paper_ids) if asks_citers else []
+        by_server = await rnd.in_db(team_papers_by_server) if asks_citers else {}
         if asks_citers:
-            rnd.tracked, rnd.team = ids, team
+            rnd.tracked, rnd.team = ids, sorted({pid for papers in by_server.values() for pid in papers})
         if settings.discover:
             for s in {"s2", "openalex"} & set(settings.sources):
                 rnd.budgets[s] = await rnd.in_db(budget.for_round, s, settings.bounds, clock().date())
         for s in settings.sources:
             if s == "s2":
                 due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit,
-                                         team if settings.discover else None)
+                                         by_server if settings.discover else None)
             else:
                 due[s] = await rnd.in_db(saved.due_papers, s, clock(), settings.limit)
             report.sources[s].due = len(due[s])

@@ -10,16 +10,19 @@ without waiting for it.
 
 What goes wrong is one of two errors, each with a one-line reason that never holds a secret
 (the Semantic Scholar key is sent in a header, and scrubbed from any reason that could
-echo it): `SourceDown` (the source cannot be asked this round: down, slow, refusing, or
+echo it, in whatever form: `Scrubber`): `SourceDown` (the source cannot be asked this round: down, slow, refusing, or
 asking to wait too long) and `BadAnswer` (this one request failed; the next may not).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
+import string
 import time
-from collections.abc import Awaitable, Callable, Mapping
+import urllib.parse
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +78,68 @@ def user_agent(contact: str | None) -> str:
 
 
 
-def _short(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
+# The shortest piece of a secret taken out of a text: any run of this many characters of the
+# secret, or of a form of it, is a piece (a whole secret shorter than this is its own piece).
+SECRET_PIECE = 8
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)  # keeps every index
+
+
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """The forms in which an answer could echo `secret`: as it is, reversed, URL-encoded (as
+    `quote` and `quote_plus` do, and every byte as %XX), in hex, and in base64 (standard and
+    URL-safe, at each of the three places it can start in a longer encoded text: the characters
+    that depend on what is around it left out). Compared without case."""
+    raw = secret.encode()
+    forms = {secret, secret[::-1], urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret),
+             "".join(f"%{b:02x}" for b in raw), raw.hex()}
+    for start in range(3):
+        whole = raw[start:][:len(raw[start:]) - len(raw[start:]) % 3]  # whole 3-byte groups only
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            forms.add(encode(whole).decode())
+    return tuple(sorted(f for f in forms if f))
+
+
+@dataclass(frozen=True)
+class Scrubber:
+    """Takes secrets out of a text (a reason, which is stored and shown): every piece of
+    SECRET_PIECE characters or more of a secret or of any of its `secret_forms`, in any case,
+    each run of them replaced by one "…"."""
+
+    pieces: Mapping[int, frozenset[str]]  # length -> the pieces of that length, lower case
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> Scrubber:
+        pieces: dict[int, set[str]] = {}
+        for secret in secrets:
+            for form in secret_forms(secret) if secret else ():
+                form = form.translate(_ASCII_LOWER)
+                n = min(SECRET_PIECE, len(form))
+                pieces.setdefault(n, set()).update(form[i:i + n] for i in range(len(form) - n + 1))
+        return cls({n: frozenset(p) for n, p in pieces.items()})
+
+    def __call__(self, text: str) -> str:
+        if not self.pieces:
+            return text
+        lower = text.translate(_ASCII_LOWER)
+        secret = bytearray(len(text))
+        for n, pieces in self.pieces.items():
+            for i in range(len(text) - n + 1):
+                if lower[i:i + n] in pieces:
+                    secret[i:i + n] = b"\x01" * n
+        if not any(secret):
+            return text
+        out: list[str] = []
+        for i, ch in enumerate(text):
+            if not secret[i]:
+                out.append(ch)
+            elif i == 0 or not secret[i - 1]:
+                out.append("…")
+        return "".join(out)
+
+
+def _short(e: BaseException, scrub: Callable[[str], str]) -> str:
+    """The first line of what `e` says, scrubbed whole before it is cut."""
+    text = scrub(str(e)).strip() or type(e).__name__
     return text.splitlines()[0][:200]
 
 
@@ -99,12 +162,14 @@ class PoliteClient:
     bytes_read: int = 0
     started: list[float] = field(default_factory=list)  # when each request started (monotonic)
     _next_start: float = field(default=float("-inf"), repr=False)
+    _scrubber: Scrubber = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._scrubber = Scrubber.of(self.secrets)
 
     def scrub(self, text: str) -> str:
-        for s in self.secrets:
-            if s:
-                text = text.replace(s, "…")
-        return text
+        """`text` without any piece of the secrets, in any form an answer could echo (Scrubber)."""
+        return self._scrubber(text)
 
     async def _wait_turn(self) -> None:
         now = self.monotonic()
@@ -141,7 +206,7 @@ class PoliteClient:
                                         allow_redirects=False) as resp:
                 status = resp.status
                 if 300 <= status < 400:
-                    where = self.scrub(resp.headers.get("Location", "")[:200])
+                    where = self.scrub(resp.headers.get("Location", ""))[:200]  # scrubbed whole, then cut
                     raise SourceDown(f"HTTP {status}, redirected to {where!r}: point its API setting there")
                 if status in (429, 503) and "Retry-After" in resp.headers:
                     delay = retry_after_seconds(resp.headers.get("Retry-After"))
@@ -166,8 +231,8 @@ class PoliteClient:
         except TimeoutError:
             raise SourceDown(f"no answer within {self.politeness.timeout:g} s") from None
         except aiohttp.ClientPayloadError as e:
-            raise BadAnswer(self.scrub(f"answer cut off ({_short(e)})")) from None
+            raise BadAnswer(f"answer cut off ({_short(e, self.scrub)})") from None
         except aiohttp.ClientError as e:
-            raise SourceDown(self.scrub(f"cannot connect ({_short(e)})")) from None
+            raise SourceDown(f"cannot connect ({_short(e, self.scrub)})") from None
 
 

@@ -4,8 +4,9 @@ tables are never written here."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -167,17 +168,24 @@ def citers_without_context(db: Database, cited_id: str) -> set[str]:
 # starts a little early), and daily.
 ASK_TRACKED = timedelta(minutes=50)
 ASK_TEAM = timedelta(hours=23)
+# The most team papers of one server Semantic Scholar is asked about in a round (each is at
+# least one request, at its 1 a second; a round has 15 minutes): a server's team of more than
+# 23 rounds' worth is asked in turn, less often than daily, and never takes a round from the
+# tracked papers or from the other servers' teams.
+TEAM_PER_SERVER = 100
 
 
 def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: int,
-                  team: Sequence[str] | None = None) -> list[str]:
+                  team: Mapping[int, Sequence[str]] | None = None) -> list[str]:
     """The tracked papers Semantic Scholar is due to be asked about: those with map citations
     it has not described, when it was never asked, when a citer appeared since it was last
     asked, or when it is due again (a failure after 1 to 24 hours, an unknown paper after a week, the
-    rest after a month). Most undescribed citations first. With `team` (the sources are asked
-    for citers, docs/enrichment.md, "Citations the map does not name"), then the tracked papers
-    not asked for their citers within ASK_TRACKED and the team's papers not within ASK_TEAM,
-    the longest unasked first."""
+    rest after a month). Most undescribed citations first. With `team` (each server's team
+    papers, by guild id; the sources are asked for citers, docs/enrichment.md, "Citations the
+    map does not name"), then the tracked papers not asked for their citers within ASK_TRACKED,
+    the longest unasked first, and only after every tracked paper the team papers not asked
+    within ASK_TEAM: the servers in turn (the one whose paper waited longest first), each its
+    longest unasked first, at most TEAM_PER_SERVER of one server."""
     due: list[tuple[int, str]] = []
     when = iso(now)
     for pid in dict.fromkeys(tracked):
@@ -194,17 +202,26 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
     out = [pid for _, pid in due[:limit]]
     if team is None:
         return out
-    asked = _asked(db, [*tracked, *team])
-    chosen = set(out) | _waiting(db, [*tracked, *team], now)
-    later: list[tuple[str, str]] = []
-    for ids, every in ((tracked, ASK_TRACKED), (team, ASK_TEAM)):
-        for pid in dict.fromkeys(ids):
-            last = asked.get(pid, "")
-            if pid not in chosen and (not last or last <= iso(now - every)):
-                chosen.add(pid)
-                later.append((last, pid))
-    later.sort()
-    return (out + [pid for _, pid in later])[:limit]
+    every = [*tracked, *(pid for papers in team.values() for pid in papers)]
+    asked = _asked(db, every)
+    chosen = set(out) | _waiting(db, every, now)
+
+    def unasked(papers: Iterable[str], within: timedelta) -> list[tuple[str, str]]:
+        """(last asked, paper) of those not chosen yet and not asked `within`, the longest unasked first."""
+        return sorted((asked.get(pid, ""), pid) for pid in dict.fromkeys(papers) if pid not in chosen
+                      and (pid not in asked or asked[pid] <= iso(now - within)))
+
+    tracked_due = unasked(tracked, ASK_TRACKED)
+    out += [pid for _, pid in tracked_due]
+    chosen.update(out)
+    queues = [unasked(papers, ASK_TEAM)[:TEAM_PER_SERVER] for _, papers in sorted(team.items())]
+    queues = sorted((q for q in queues if q), key=lambda q: q[0])  # the server whose paper waited longest first
+    for turn in itertools.zip_longest(*queues):  # one paper of each server in turn
+        for item in turn:
+            if item is not None and item[1] not in chosen:
+                chosen.add(item[1])
+                out.append(item[1])
+    return out[:limit]
 
 
 def _waiting(db: Database, paper_ids: Sequence[str], now: datetime) -> set[str]:

@@ -12,6 +12,7 @@ import secrets
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import discord
@@ -30,21 +31,26 @@ REFUSED = f"MTA5ODc2NTQzMjEwOTk5OTk5OQ.Grefused.{secrets.token_urlsafe(24)}"
 MANAGE = discord.Permissions(manage_channels=True)
 
 
-def _scan_db(db_path: Path, needles: list[str]) -> int:
-    """Every column of every row of every table; then the raw bytes of the database files.
-    Returns how many values were looked at."""
+def _db_values(db_path: Path) -> Iterator[tuple[str, str]]:
+    """(table, value as text) of every column of every row of every table."""
     conn = sqlite3.connect(db_path)
-    seen = 0
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in tables:
             for row in conn.execute(f'SELECT * FROM "{table}"'):
                 for value in row:
-                    seen += 1
-                    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-                    assert not any(n in text for n in needles), f"the token is in table {table}"
+                    yield table, value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
     finally:
         conn.close()
+
+
+def _scan_db(db_path: Path, needles: list[str]) -> int:
+    """Every column of every row of every table; then the raw bytes of the database files.
+    Returns how many values were looked at."""
+    seen = 0
+    for table, text in _db_values(db_path):
+        seen += 1
+        assert not any(n in text for n in needles), f"the token is in table {table}"
     for suffix in ("", "-wal", "-shm"):
         f = Path(f"{db_path}{suffix}")
         if f.exists():
@@ -171,3 +177,38 @@ def test_the_semantic_scholar_key_appears_nowhere(seeded_path: Path, clock) -> N
     for q in fakes.requests:
         assert S2_KEY not in repr((q.path, q.query))
     _scan_db(seeded_path, [S2_KEY])
+
+
+ECHOED = ["reversed", "upper", "url-encoded lower", "basic auth", "a piece of 12", "cut at its end"]
+
+
+@pytest.mark.parametrize("form", ECHOED)
+def test_an_answer_echoing_the_key_in_any_form_leaves_none_of_it(seeded_path: Path, clock, form: str) -> None:
+    """Semantic Scholar answers with a redirect whose Location repeats the key in another form
+    (tests/unit/store/test_polite_scrub.py: reversed, upper-cased, URL-encoded, base64 in a Basic
+    credential, a piece of it): `mapwatch enrich` reports the source down with the redirect (exit
+    1) and stores the reason for the tracked papers, and no piece of 8 characters of the key, in any
+    case and either direction, is in its output or in any row. Before, only an exact copy was
+    taken out."""
+    from tests.scholarly_fakes import from_seeds, serve_scholarly
+    from tests.unit.store.test_polite_scrub import ECHOES, KEY, leaks
+
+    db = open_db(seeded_path)
+    tracking.add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id="2412.10400", created_by=3, now=clock())
+    data = from_seeds(db)
+    db.close()
+    with serve_scholarly(data) as fakes:
+        fakes.fault["s2"] = "echo"
+        fakes.echo = lambda key: f"https://evil.example/k/{ECHOES[form].replace(KEY, key)}?page=2"
+        env = {**os.environ, **fakes.env(), "MAPWATCH_ENRICH": "s2", "MAPWATCH_S2_KEY": KEY,
+               "MAPWATCH_LOG_LEVEL": "DEBUG", "PYTHONPATH": str(ROOT)}
+        r = subprocess.run([sys.executable, "-m", "mapwatch", "enrich", "--db", str(seeded_path)], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert [q.headers.get("x-api-key") for q in fakes.seen("s2")] == [KEY]
+    assert r.returncode == 1 and "s2 is unavailable this round (HTTP 301, redirected to 'https://evil.example/k/" \
+        in r.stderr, r.stderr
+    reasons = [text for table, text in _db_values(seeded_path) if table == "enrichment_fetches"
+               and text.startswith("HTTP 301, redirected to 'https://evil.example/k/")]
+    assert reasons and all("…" in reason for reason in reasons)
+    everything = "\n".join([r.stdout, r.stderr, *(text for _, text in _db_values(seeded_path))])
+    assert leaks(everything) == [] and ECHOES[form] not in everything
