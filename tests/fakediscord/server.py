@@ -34,6 +34,9 @@ from .payloads import (
     snowflake,
 )
 
+# How long a test waits for a condition on the fake: a ceiling only (the wait ends as soon as it
+# holds), generous so that a loaded machine (a matplotlib /graph under load) does not fail a test.
+WAIT_SECONDS = 30.0
 EPHEMERAL = 1 << 6
 LOADING = 1 << 7
 DEFAULT: Any = object()  # sentinel: "use the fake's default guild/channel/user"
@@ -227,34 +230,34 @@ class InteractionHandle:
         return out + [m for m in self.followups if not m.deleted and m is not self.original]
 
     # waiting
-    async def wait_response(self, timeout: float = 5.0) -> dict[str, Any]:
+    async def wait_response(self, timeout: float = WAIT_SECONDS) -> dict[str, Any]:
         """The accepted initial callback body ``{"type": ..., "data": ...}``; raises on a refused one."""
         await self.fake.wait_for(lambda: self.callback is not None or bool(self.rejected), timeout=timeout)
         if self.callback is None:
             raise InteractionRejected(self.rejected[0])
         return self.callback
 
-    async def wait_message(self, timeout: float = 5.0) -> FakeMessage:
+    async def wait_message(self, timeout: float = WAIT_SECONDS) -> FakeMessage:
         """The first visible answer: the response, the edited deferral, or the first follow-up."""
         await self.fake.wait_for(lambda: bool(self.messages) or bool(self.rejected), timeout=timeout)
         if not self.messages:
             raise InteractionRejected(self.rejected[0])
         return self.messages[0]
 
-    async def wait_messages(self, n: int, timeout: float = 5.0) -> list[FakeMessage]:
+    async def wait_messages(self, n: int, timeout: float = WAIT_SECONDS) -> list[FakeMessage]:
         await self.fake.wait_for(lambda: len(self.messages) >= n, timeout=timeout)
         return self.messages
 
-    async def wait_followups(self, n: int = 1, timeout: float = 5.0) -> list[FakeMessage]:
+    async def wait_followups(self, n: int = 1, timeout: float = WAIT_SECONDS) -> list[FakeMessage]:
         await self.fake.wait_for(lambda: len(self.followups) >= n, timeout=timeout)
         return self.followups
 
-    async def wait_rejected(self, timeout: float = 5.0) -> RecordedRequest:
+    async def wait_rejected(self, timeout: float = WAIT_SECONDS) -> RecordedRequest:
         """The first refused answer (e.g. the 404 of a late callback, the 400 of an oversized embed)."""
         await self.fake.wait_for(lambda: bool(self.rejected), timeout=timeout)
         return self.rejected[0]
 
-    async def choices(self, timeout: float = 5.0) -> list[dict[str, Any]]:
+    async def choices(self, timeout: float = WAIT_SECONDS) -> list[dict[str, Any]]:
         """An autocomplete's answer: the list of ``{"name", "value"}`` choices."""
         body = await self.wait_response(timeout)
         assert body["type"] == AUTOCOMPLETE_RESULT, f"expected an autocomplete result, got {body!r}"
@@ -479,7 +482,7 @@ class FakeDiscord:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
         """Wait until ``predicate()`` is truthy (re-checked after every request or gateway event)."""
         deadline = self.loop_time() + timeout
         while True:
@@ -493,7 +496,7 @@ class FakeDiscord:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), min(remaining, 0.5))
 
-    async def wait_connected(self, timeout: float = 5.0) -> GatewaySession:
+    async def wait_connected(self, timeout: float = WAIT_SECONDS) -> GatewaySession:
         """Wait for an identified gateway session with a live websocket."""
         await self.wait_for(lambda: self._session is not None and self._session.ws is not None, timeout)
         assert self._session is not None
@@ -510,7 +513,8 @@ class FakeDiscord:
             if m.channel_id == channel_id and not m.deleted and (include_interactions or m.kind == "channel")
         ]
 
-    async def wait_channel_messages(self, channel_id: int, n: int = 1, timeout: float = 5.0) -> list[FakeMessage]:
+    async def wait_channel_messages(self, channel_id: int, n: int = 1,
+                                    timeout: float = WAIT_SECONDS) -> list[FakeMessage]:
         await self.wait_for(lambda: len(self.channel_messages(channel_id)) >= n, timeout)
         return self.channel_messages(channel_id)
 
@@ -973,7 +977,7 @@ class FakeDiscord:
         return await self.slash(name, options, _type=AUTOCOMPLETE, _focused=focused, **where)
 
     async def autocomplete(
-        self, name: str, options: dict[str, Any] | None = None, *, focused: str, timeout: float = 5.0, **where: Any
+        self, name: str, options: dict[str, Any] | None = None, *, focused: str, timeout: float = WAIT_SECONDS, **where: Any
     ) -> list[dict[str, Any]]:
         """Dispatch an autocomplete and return the bot's choices (raises InteractionRejected if refused)."""
         handle = await self.autocomplete_handle(name, options, focused=focused, **where)
@@ -1026,7 +1030,7 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ gateway
 
-    async def dispatch(self, event: str, data: dict[str, Any], *, timeout: float = 5.0) -> None:
+    async def dispatch(self, event: str, data: dict[str, Any], *, timeout: float = WAIT_SECONDS) -> None:
         """Send a dispatch (op 0) on the current session; kept for replay if the client is away."""
         if self._session is None:
             await self.wait_connected(timeout)
