@@ -977,7 +977,8 @@ class FakeDiscord:
         return await self.slash(name, options, _type=AUTOCOMPLETE, _focused=focused, **where)
 
     async def autocomplete(
-        self, name: str, options: dict[str, Any] | None = None, *, focused: str, timeout: float = WAIT_SECONDS, **where: Any
+        self, name: str, options: dict[str, Any] | None = None, *, focused: str, timeout: float = WAIT_SECONDS,
+        **where: Any
     ) -> list[dict[str, Any]]:
         """Dispatch an autocomplete and return the bot's choices (raises InteractionRejected if refused)."""
         handle = await self.autocomplete_handle(name, options, focused=focused, **where)
