@@ -53,6 +53,7 @@ from mapwatch.store.database.migrations import (
     m0032_alert_messages,
     m0033_source_additions,
     m0034_intents,
+    m0035_published_files,
 )
 
 # In the order they apply.
@@ -91,6 +92,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0032_alert_messages,
     m0033_source_additions,
     m0034_intents,
+    m0035_published_files,
 )
 
 migrations = Migrations("mapwatch")

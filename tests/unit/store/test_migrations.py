@@ -37,7 +37,7 @@ RECORDED_NAMES = [
     "0023_enrichment_changes", "0024_first_read", "0025_author_indexes", "0026_citation_provenance",
     "0027_change_rate", "0028_listed_lastmods", "0029_source_counts",
     "0030_recent_citers", "0031_author_surnames", "0032_alert_messages",
-    "0033_source_additions", "0034_intents",
+    "0033_source_additions", "0034_intents", "0035_published_files",
 ]
 
 
