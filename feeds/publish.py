@@ -1,8 +1,10 @@
 """Publishing: build every feed from the database and write it into an output folder.
 
 Each file is written atomically (a temporary file in the same folder, then os.replace),
-and only when its bytes changed, so unchanged feeds keep their mtime, size and ETag. The
-folder can be served by `mapwatch serve`, nginx or object storage alike.
+and only when its bytes changed, so unchanged feeds keep their mtime, size and ETag. A file
+written again with bytes it had before in that folder (the folder lost: a new disk, emptied)
+gets back the mtime it had, so its Last-Modified stays too (store/database/published_files.py).
+The folder can be served by `mapwatch serve`, nginx or object storage alike.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
 from mapwatch.feeds.serving.folder_table import GENERATION
 from mapwatch.store.clock import Clock, utc_now
+from mapwatch.store.database import published_files
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.questions.types import Direction
 
@@ -53,7 +56,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
     today = clock().date()  # a chart leaves out dates no page can claim (store/pages/page_dates.py)
     changes = what_changed(db, root, base_url, limit, full=full, papers=papers, today=today)
     report.skipped.extend(changes.unsafe)
-    out = FolderWriter(root, report, chart_seconds)
+    out = FolderWriter(root, report, chart_seconds, timed_papers=papers != ALL)
     for d in changes.dirs:
         if changes.direction_current(root, d):
             report.unchanged += 2
@@ -79,6 +82,7 @@ def publish(db: Database, out_dir: str | Path, base_url: str, *, limit: int = DE
         out.put(pages.STYLESHEET, pages.static_file(pages.STYLESHEET))
         out.put(pages.SCRIPT, pages.static_file(pages.SCRIPT))
         report.pages += 1
+    _keep_times(db, root, out.times)
     on_disk = feed_queries.tracked_papers(db) if papers == ALL else changes.paper_ids
     mark_generation(root, report, [f for pid in on_disk for f in (build.paper_feed_path(pid),
                                                                   pages.paper_page_path(pid),
@@ -117,6 +121,13 @@ def _paper(db: Database, out: FolderWriter, pid: str, limit: int, base_url: str,
         points = len(history) if out.chart(pid, history) else 0
         out.put(pages.paper_page_path(pid), paper_files.paper_page(data, base_url, points, has_page))
         out.report.pages += 1
+
+
+def _keep_times(db: Database, root: Path, times: dict[str, tuple[str, int]]) -> None:
+    """Files written again with bytes written there before get that time back (before the
+    server is told of the new generation, so it never serves the other)."""
+    for rel, mtime in published_files.keep_times(db, str(root.resolve()), times).items():
+        os.utime(root / rel, (mtime, mtime))
 
 
 def _record(db: Database, changes: Changes, base_url: str, limit: int, clock: Clock) -> None:

@@ -2,8 +2,10 @@
 
 Each file is written atomically (a temporary file in the same folder, then os.replace), and
 only when its bytes changed, so unchanged feeds keep their mtime, size and ETag; a file whose
-name is not safe is skipped with a warning. Charts are drawn here, within a time budget per
-publish: the file says what it was drawn from, so a current chart is not drawn again.
+name is not safe is skipped with a warning. Each file handed over is noted with the hash of its
+bytes and its mtime (`times`), for publish to keep its time when the same bytes were written
+there before (store/database/published_files.py). Charts are drawn here, within a time budget
+per publish: the file says what it was drawn from, so a current chart is not drawn again.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapwatch.feeds import build, chart, pages, paper_files
+from mapwatch.feeds.serving.folder_table import PAPER_TREES, etag_of
 from mapwatch.store.atomic import write_atomic
 from mapwatch.store.questions.graph import CountPoint
 
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from mapwatch.feeds.publish_report import PublishReport
 
 log = logging.getLogger("mapwatch.feeds.publish")
+_PAPER_PREFIXES = tuple(f"{tree}/" for tree in PAPER_TREES)
 
 
 def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
@@ -39,9 +43,15 @@ def write_if_changed(root: Path, rel: str, data: bytes) -> bool:
 
 
 class FolderWriter:
-    def __init__(self, root: Path, report: PublishReport, chart_seconds: float) -> None:
+    """The one writer of a publish's folder. `timed_papers`: whether the paper files' times are
+    noted too (not for `publish --papers all`, whose millions of paper files the feed server
+    does not hold: they keep the time they were written)."""
+
+    def __init__(self, root: Path, report: PublishReport, chart_seconds: float, *, timed_papers: bool = True) -> None:
         self.root, self.report, self.chart_seconds = root, report, chart_seconds
         self.drawing = 0.0  # seconds spent drawing charts in this publish
+        self.timed_papers = timed_papers
+        self.times: dict[str, tuple[str, int]] = {}  # path -> (hash of its bytes, mtime)
 
     def put(self, rel: str, data: bytes) -> None:
         if not build.safe_path(rel):
@@ -52,6 +62,8 @@ class FolderWriter:
             self.report.written.append(rel)
         else:
             self.report.unchanged += 1
+        if self.timed_papers or not rel.startswith(_PAPER_PREFIXES):
+            self.times[rel] = (etag_of(data).strip('"'), int((self.root / rel).stat().st_mtime))
 
     @property
     def out_of_chart_time(self) -> bool:

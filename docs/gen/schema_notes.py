@@ -363,6 +363,14 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'published_at': '',
             'last_enrichment_id': 'the newest `enrichment_changes` row the published feeds include (authors)',
         }),
+    'published_files': (
+        "a file publish wrote into a folder, and when its bytes were first written there, so that it keeps its modification time and `Last-Modified` when written again with the same bytes (the folder lost; [Feeds and web pages](feeds.md#last-modified)); the paper files of `publish --papers all` are not kept",
+        {
+            'out_dir': 'absolute path of the output folder',
+            'path': 'the file, relative to the folder',
+            'digest': 'the hash of its bytes: its `ETag` without the quotes',
+            'modified_at': 'Unix time those bytes were first written there: its modification time and `Last-Modified`',
+        }),
     'feed_direction_citers': (
         "the feeds' index of who newly cites each direction, brought up to date by each publish (store/database/feed_index.py)",
         {

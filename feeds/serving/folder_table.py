@@ -1,6 +1,6 @@
 """The published folder held in memory for the feed server: each file's bytes, ETag and
-Last-Modified, keyed by the URL path that asks for it, so answering a request reads no disk
-and calls no `stat` (docs/feeds.md,
+Last-Modified (and, for the text types, its bytes gzipped: feeds/serving/encoding.py), keyed by
+the URL path that asks for it, so answering a request reads no disk and calls no `stat` (docs/feeds.md,
 "mapwatch serve [--db FILE] [--out DIR] [--host HOST] [--port PORT] [--base-url URL]").
 
 `publish` ends by writing a generation file (`.generation`, a dot-file, never served) when
@@ -20,6 +20,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 from mapwatch.feeds.build import safe_path
+from mapwatch.feeds.serving.encoding import VARY, compressible, gzip_etag, gzipped
 
 GENERATION = ".generation"
 PAPER_TREES = ("feeds/papers", "papers")
@@ -44,7 +45,8 @@ SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Polic
 
 @dataclass(frozen=True)
 class Served:
-    """A file as served: its bytes and validators, or a redirect to the folder's slash form."""
+    """A file as served: its bytes and validators, or a redirect to the folder's slash form;
+    for the types gzipped (feeds/serving/encoding.py), its gzipped bytes and their headers too."""
 
     body: bytes
     etag: str
@@ -53,12 +55,18 @@ class Served:
     content_type: str
     redirect: str | None = None
     headers: dict[str, str] = field(default_factory=dict)  # of a 304; a 200 adds Content-Type
+    gzip: bytes | None = None  # the body gzipped (None: a type never gzipped)
+    gzip_headers: dict[str, str] = field(default_factory=dict)  # of its 304; a 200 adds the two Content- headers
 
 
 def served(data: bytes, mtime: int, content_type: str) -> Served:
     tag, modified = etag_of(data), formatdate(mtime, usegmt=True)
-    return Served(data, tag, modified, mtime, content_type, headers={
-        "ETag": tag, "Last-Modified": modified, "Cache-Control": "no-cache", **SECURITY_HEADERS})
+    headers = {"ETag": tag, "Last-Modified": modified, "Cache-Control": "no-cache", **SECURITY_HEADERS}
+    if not compressible(content_type):
+        return Served(data, tag, modified, mtime, content_type, headers=headers)
+    headers.update(VARY)
+    return Served(data, tag, modified, mtime, content_type, headers=headers, gzip=gzipped(data),
+                  gzip_headers={**headers, "ETag": gzip_etag(tag)})
 
 
 def etag_of(data: bytes) -> str:

@@ -9,7 +9,11 @@ timeout, and within `DB_TIMEOUT` seconds: the event loop never waits on SQLite.
 
 Answers 200 with JSON, or 503 when the database cannot be read or the last
 `FAILED_REFRESHES` refreshes all failed; "degraded" (200) while a configured Litestream
-replica ($MAPWATCH_REPLICA) is not current (store/database/replica.py).
+replica ($MAPWATCH_REPLICA) is not current (store/database/replica.py), or while enrichment
+is (`EnrichmentWatch`: a source failing `ENRICH_FAILED_ROUNDS` rounds in a row, or failing
+with no good round for `ENRICH_STALE`; the last round raising). Enrichment is never a 503:
+the map, the feeds and the alerts go on without it, and a restart would not bring a source
+back (docs/operations.md, "Enrichment's health").
 """
 
 from __future__ import annotations
@@ -17,18 +21,23 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from mapwatch.store.clock import iso, utc_now
 from mapwatch.store.database.replica import replica_status
 
+if TYPE_CHECKING:
+    from mapwatch.store.scholarly.enrich import RoundReport
+
 FAILED_REFRESHES = 3  # this many failed refreshes in a row: 503
+ENRICH_FAILED_ROUNDS = 3  # a source failing this many enrichment rounds in a row: enrichment degraded
+ENRICH_STALE = timedelta(hours=24)  # or failing, with no good round (or none since its failures began) for longer
 DB_TIMEOUT = 2.0  # seconds for the whole database check
 BUSY_TIMEOUT = 0.5  # seconds SQLite waits on a lock before the check gives up
 BOT_STATES = ("off", "connecting", "connected", "restarting")
@@ -44,8 +53,79 @@ class RefreshOutcome:
     error: str | None  # the tick itself failed: why
 
 
+@dataclass
+class SourceWatch:
+    """One scholarly source's rounds, as this process saw them. A round in which it was asked
+    nothing (nothing due, its failed papers still waiting) neither counts nor resets anything."""
+
+    due: int = 0  # papers due at the start of its last round
+    last_success: datetime | None = None  # the end of its last round that read every answer
+    failed_rounds: int = 0  # rounds in a row in which it was down or answered badly
+    failing_since: datetime | None = None  # the end of the first of them
+    last_failure: str | None = None  # why the last failed round failed
+    last_failure_at: datetime | None = None
+
+    def trouble(self, now: datetime) -> str | None:
+        """Why the source makes enrichment degraded (None: it does not)."""
+        if not self.failed_rounds:
+            return None
+        if self.failed_rounds >= ENRICH_FAILED_ROUNDS:
+            return f"failed {self.failed_rounds} rounds in a row, the last: {self.last_failure}"
+        since = self.last_success or self.failing_since
+        if since is None or now - since <= ENRICH_STALE:
+            return None
+        hours = (now - since) // timedelta(hours=1)
+        if self.last_success is not None:
+            return f"failing, and no good round for {hours} hours; the last: {self.last_failure}"
+        return f"failing for {hours} hours, with no good round in this process; the last: {self.last_failure}"
+
+
+class EnrichmentWatch:
+    """The enrichment rounds of `mapwatch run` (mapwatch/service/run.py, EnrichmentStage), per
+    source: what /healthz shows as "enrichment"."""
+
+    def __init__(self, sources: Iterable[str]) -> None:
+        self.sources = {s: SourceWatch() for s in sources}
+        self.rounds = 0
+        self.last_round: dict[str, Any] | None = None  # at, seconds, error (the round itself raised)
+
+    def round_done(self, report: RoundReport, seconds: float, now: datetime) -> None:
+        self.rounds += 1
+        self.last_round = {"at": iso(now), "seconds": round(seconds, 3), "error": None}
+        for name, r in report.sources.items():
+            w = self.sources.setdefault(name, SourceWatch())
+            w.due = r.due
+            if r.outcome == "ok":
+                w.last_success, w.failed_rounds, w.failing_since = now, 0, None
+            elif r.outcome == "failed":
+                w.failed_rounds += 1
+                w.failing_since = w.failing_since or now
+                w.last_failure, w.last_failure_at = r.failure(), now
+
+    def round_failed(self, error: BaseException, seconds: float, now: datetime) -> None:
+        self.rounds += 1
+        self.last_round = {"at": iso(now), "seconds": round(seconds, 3),
+                           "error": f"{type(error).__name__}: {error}"[:300]}
+
+    def shown(self, now: datetime) -> dict[str, Any]:
+        troubles = {name: why for name, w in self.sources.items() if (why := w.trouble(now))}
+        reasons = [f"{name}: {why}" for name, why in troubles.items()]
+        if self.last_round and self.last_round["error"]:
+            reasons.append(f"the last round failed: {self.last_round['error']}")
+        sources = {name: {"status": "degraded" if name in troubles else "ok", "why": troubles.get(name),
+                          "due": w.due, "last_success": iso(w.last_success) if w.last_success else None,
+                          "failed_rounds": w.failed_rounds,
+                          "failing_since": iso(w.failing_since) if w.failing_since else None,
+                          "last_failure": w.last_failure,
+                          "last_failure_at": iso(w.last_failure_at) if w.last_failure_at else None}
+                   for name, w in self.sources.items()}
+        return {"status": "degraded" if reasons else "ok", "why": reasons, "rounds": self.rounds,
+                "last_round": self.last_round, "sources": sources}
+
+
 class Health:
-    """The process's own part of /healthz, written by the scheduler and the bot supervisor."""
+    """The process's own part of /healthz, written by the scheduler, the bot supervisor and the
+    enrichment stage."""
 
     def __init__(self, db_path: str | Path, *, clock: Callable[[], datetime] = utc_now,
                  replica: str | None = None) -> None:
@@ -59,6 +139,21 @@ class Health:
         self.bot_ready: Callable[[], bool] = lambda: False
         # each gateway shard: {"id", "state" (connected, disconnected), "latency_seconds"}; bot/run.py sets it
         self.shards: Callable[[], list[dict[str, Any]]] = lambda: []
+        self.enrichment: EnrichmentWatch | None = None  # None: no enrichment in this process
+
+    def watch_enrichment(self, sources: Iterable[str]) -> EnrichmentWatch:
+        """Enrichment runs in this process, from `sources`: /healthz shows it from now on."""
+        if self.enrichment is None:
+            self.enrichment = EnrichmentWatch(sources)
+        return self.enrichment
+
+    def enriched(self, report: RoundReport, seconds: float) -> None:
+        """An enrichment round ended (store/scholarly/enrich.py's report)."""
+        self.watch_enrichment(report.sources).round_done(report, seconds, self.clock())
+
+    def enrich_failed(self, error: BaseException, seconds: float) -> None:
+        """An enrichment round raised (a bug, the database): no source's figures are known."""
+        self.watch_enrichment(()).round_failed(error, seconds, self.clock())
 
     def refreshed(self, result: Any) -> None:
         """A tick finished (a feeds.tick_report.TickResult)."""
@@ -135,9 +230,10 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
     failing = len(outcomes) >= FAILED_REFRESHES and all(o.error for o in outcomes[-FAILED_REFRESHES:])
     bot = health.bot()
     replica = await asyncio.to_thread(read_replica, health.db_path, health.replica, health.clock().timestamp())
+    enrichment = health.enrichment.shown(health.clock()) if health.enrichment is not None else None
     healthy = db is not None and not failing
     calm = (bot["state"] in ("off", "connected") and not (last and last.get("error"))
-            and (replica is None or replica["current"]))
+            and (replica is None or replica["current"]) and (enrichment is None or enrichment["status"] == "ok"))
     body = {
         "status": ("ok" if calm else "degraded") if healthy else "failing",
         "database": {"reachable": db is not None, "size_bytes": db["size_bytes"] if db else None,
@@ -146,6 +242,7 @@ async def report(health: Health) -> tuple[int, dict[str, Any]]:
         "bot": bot,
         "deliveries": {"pending": db["pending"] if db else None, "failed": db["failed"] if db else None},
         "replica": replica,  # None: no replica configured ($MAPWATCH_REPLICA)
+        "enrichment": enrichment,  # None: no enrichment in this process ($MAPWATCH_ENRICH=off, or `serve`)
     }
     return (200 if healthy else 503), body
 

@@ -4,9 +4,10 @@
 Each process (and each test server) has its own `Metrics` with its own `CollectorRegistry`,
 not the library's global one, so several servers run in one process without their series
 mixing. Counters are moved where things happen (the scheduler's ticks, the feed server's
-requests, on-demand builds, the bot's deliveries and Discord's rate limits); what is a state
-(the bot and its shards, the database's size, the last good refresh, the replica's lag) is
-read when scraped. No label carries an id: kinds, outcomes and status codes only.
+requests, on-demand builds, the bot's deliveries and Discord's rate limits, the enrichment
+rounds); what is a state (the bot and its shards, the database's size, the last good refresh,
+the replica's lag) is read when scraped. No label carries an id: kinds, outcomes, status codes
+and the names of the scholarly sources only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from prometheus_client.registry import Collector
 if TYPE_CHECKING:
     from mapwatch.feeds.serving.health import Health
     from mapwatch.feeds.tick_report import TickResult
+    from mapwatch.store.scholarly.enrich import RoundReport
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,18 @@ class Metrics:
                                           "Seconds Discord asked the bot to wait (429s)", registry=r)
         self.last_success = Gauge("mapwatch_last_refresh_success_timestamp_seconds",
                                   "When the last refresh tick that did not fail ended (Unix time)", registry=r)
+        self.enrich_rounds = Counter("mapwatch_enrichment_rounds", "Enrichment rounds run, by outcome (ok; failed: "
+                                     "the round itself raised)", ["outcome"], registry=r)
+        self.enrich_failures = Counter("mapwatch_enrichment_failures",
+                                       "Enrichment rounds in which a source was down, answered badly or reached a "
+                                       "bound of what it may add, by source and kind (down, bad_answer, bound)",
+                                       ["source", "kind"], registry=r)
+        self.enrich_last_success = Gauge("mapwatch_enrichment_last_success_timestamp_seconds",
+                                         "When each source's last round that read every answer ended (Unix time; "
+                                         "0: none yet in this process)", ["source"], registry=r)
+        self.enrich_due = Gauge("mapwatch_enrichment_papers_due", "Papers due for each source when the last "
+                                "enrichment round began (at most its limit a round)", ["source"], registry=r)
+        self.enrich_seconds: Gauge | None = None  # registered once enrichment runs (watch_enrichment)
         # every series from the start (rate() needs the zero); the children kept: a label lookup
         # per request cost 10 us, the kept child's inc() well under that
         self._requests = {kind: self.requests.labels(kind) for kind in REQUEST_KINDS}
@@ -151,6 +165,39 @@ class Metrics:
     def tick_failed(self, seconds: float) -> None:
         self.ticks.labels("failed").inc()
         self.tick_seconds.observe(seconds)
+
+    def watch_enrichment(self, sources: Iterable[str]) -> Gauge:
+        """Enrichment runs in this process, from `sources`: their series, at zero, from now on.
+        Returns the gauge of the last round's duration."""
+        from mapwatch.store.scholarly.enrich import FAILURE_KINDS
+
+        if self.enrich_seconds is None:
+            self.enrich_seconds = Gauge("mapwatch_enrichment_round_duration_seconds",
+                                        "How long the last enrichment round took", registry=self.registry)
+        for outcome in ("ok", "failed"):
+            self.enrich_rounds.labels(outcome)
+        for source in sources:
+            self.enrich_last_success.labels(source)
+            self.enrich_due.labels(source)
+            for kind in FAILURE_KINDS:
+                self.enrich_failures.labels(source, kind)
+        return self.enrich_seconds
+
+    def enriched(self, report: RoundReport, seconds: float, at: float) -> None:
+        """An enrichment round ended at `at` (Unix time): its sources' figures."""
+        self.watch_enrichment(report.sources).set(seconds)
+        self.enrich_rounds.labels("ok").inc()
+        for source, r in report.sources.items():
+            self.enrich_due.labels(source).set(r.due)
+            for kind in r.failures():
+                self.enrich_failures.labels(source, kind).inc()
+            if r.outcome == "ok":
+                self.enrich_last_success.labels(source).set(at)
+
+    def enrich_failed(self, seconds: float) -> None:
+        """An enrichment round raised (a bug, the database)."""
+        self.watch_enrichment(()).set(seconds)
+        self.enrich_rounds.labels("failed").inc()
 
     def request(self, path: str, status: int) -> None:
         kind = request_kind(path)

@@ -5,7 +5,9 @@ citer's authors change, so its ETag is its mark (newest event id, newest snapsho
 author change, read from indexed rows) with the
 format version, base URL and entry limit. A conditional GET that matches is answered 304
 from that row alone; otherwise the bytes come from a small LRU bounded by bytes, or are
-built (feeds/paper_files.py, the function publish writes them with) and kept there.
+built (feeds/paper_files.py, the function publish writes them with) and kept there. A feed
+or page asked for gzipped has the ETag's gzip variant and its gzipped bytes, kept beside the
+plain ones once made (feeds/serving/encoding.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlite_utils import Database
 
 from mapwatch.feeds import paper_files, people_feeds
 from mapwatch.feeds.build import safe_path
+from mapwatch.feeds.serving.encoding import compressible, gzip_etag, gzipped, matched
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.questions import feed_queries
 
@@ -73,6 +76,20 @@ class Answer:
     etag: str = ""
     body: bytes = b""
     content_type: str = ""
+    gzipped: bool = False  # the body is gzipped (Content-Encoding: gzip)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A built file in the LRU: its ETag, its bytes, and once asked for, its bytes gzipped."""
+
+    tag: str
+    body: bytes
+    gz: bytes | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.body) + len(self.gz or b"")
 
 
 class PaperCache:
@@ -86,7 +103,7 @@ class PaperCache:
         self.settle(base_url, limit)
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._lru: OrderedDict[tuple[str, str], tuple[str, bytes]] = OrderedDict()
+        self._lru: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self.cached_bytes = 0
         self.renders = self.hits = self.not_modified = self.missing = 0
         self.on_build: Callable[[str], None] | None = None  # told the kind of each file built (metrics)
@@ -120,34 +137,49 @@ class PaperCache:
         return (f'"p{paper_files.FORMAT_VERSION}-{kind[0]}-{mark.last_event_id}-{mark.last_snapshot_id}'
                 f'{enriched}-{self._settings}"')
 
-    def get(self, kind: str, paper_id: str, if_none_match: str | None = None) -> Answer:
+    def get(self, kind: str, paper_id: str, if_none_match: str | None = None, *, gzip: bool = False) -> Answer:
+        """The file as now: 404, 304 (If-None-Match names its ETag, plain or gzipped: the answer
+        carries the one named), or 200 with its bytes, gzipped when `gzip` (the client takes
+        gzip) and the kind is text."""
         tag = self.etag(kind, paper_id)
         if tag is None:
             with self._lock:
                 self.missing += 1
             return Answer(404)
-        if if_none_match is not None and matches(if_none_match, tag):
+        ctype = CONTENT_TYPES[kind]
+        gz = gzip and compressible(ctype)
+        tags = (gzip_etag(tag), tag) if gz else (tag, gzip_etag(tag)) if compressible(ctype) else (tag,)
+        if if_none_match is not None and (held_tag := matched(if_none_match, tags)) is not None:
             with self._lock:
                 self.not_modified += 1
-            return Answer(304, tag, content_type=CONTENT_TYPES[kind])
+            return Answer(304, held_tag, content_type=ctype)
         key = (kind, paper_id)
         with self._lock:
             held = self._lru.get(key)
-            if held is not None and held[0] == tag:
+            if held is not None and held.tag == tag:
                 self._lru.move_to_end(key)
                 self.hits += 1
-                return Answer(200, tag, held[1], CONTENT_TYPES[kind])
-        body = self._build(kind, paper_id)
-        if body is None:  # a chart of fewer than two points, or the paper went away meanwhile
+            else:
+                held = None
+        if held is None:
+            body = self._build(kind, paper_id)
+            if body is None:  # a chart of fewer than two points, or the paper went away meanwhile
+                with self._lock:
+                    self.missing += 1
+                return Answer(404)
             with self._lock:
-                self.missing += 1
-            return Answer(404)
-        with self._lock:
-            self.renders += 1
-        if self.on_build is not None:
-            self.on_build(kind)
-        self._keep(key, tag, body)
-        return Answer(200, tag, body, CONTENT_TYPES[kind])
+                self.renders += 1
+            if self.on_build is not None:
+                self.on_build(kind)
+            held = _Held(tag, body, gzipped(body) if gz else None)
+            self._keep(key, held)
+        elif gz and held.gz is None:
+            held = _Held(tag, held.body, gzipped(held.body))
+            self._keep(key, held)
+        if gz:
+            assert held.gz is not None
+            return Answer(200, tags[0], held.gz, ctype, gzipped=True)
+        return Answer(200, tag, held.body, ctype)
 
     def _build(self, kind: str, paper_id: str) -> bytes | None:
         db = self._db()
@@ -164,24 +196,19 @@ class PaperCache:
         points = len(history) if len(history) >= 2 else 0
         return paper_files.paper_page(data, self.base_url, points, paper_files.FeedLookup(db))
 
-    def _keep(self, key: tuple[str, str], tag: str, body: bytes) -> None:
-        if len(body) > self.max_bytes // 4:  # one file never takes most of the cache
+    def _keep(self, key: tuple[str, str], held: _Held) -> None:
+        if held.size > self.max_bytes // 4:  # one file never takes most of the cache
             return
         with self._lock:
             old = self._lru.pop(key, None)
             if old is not None:
-                self.cached_bytes -= len(old[1])
-            self._lru[key] = (tag, body)
-            self.cached_bytes += len(body)
+                self.cached_bytes -= old.size
+            self._lru[key] = held
+            self.cached_bytes += held.size
             while self.cached_bytes > self.max_bytes:
-                _, (_, dropped) = self._lru.popitem(last=False)
-                self.cached_bytes -= len(dropped)
+                _, dropped = self._lru.popitem(last=False)
+                self.cached_bytes -= dropped.size
 
     def __len__(self) -> int:
         return len(self._lru)
 
-
-def matches(if_none_match: str, tag: str) -> bool:
-    """RFC 9110 weak comparison of an If-None-Match list with an ETag."""
-    want = tag.removeprefix("W/")
-    return any(t.strip() == "*" or t.strip().removeprefix("W/") == want for t in if_none_match.split(","))

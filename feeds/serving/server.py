@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from mapwatch.feeds.serving.connections import AcceptFailures, GuardedServer, Limits
+from mapwatch.feeds.serving.encoding import VARY, accepts_gzip, compressible, matched
 from mapwatch.feeds.serving.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.serving.guesses import Guesses, client_key
-from mapwatch.feeds.serving.ondemand import PaperCache, matches, route
+from mapwatch.feeds.serving.ondemand import PaperCache, route
 
 if TYPE_CHECKING:
     from mapwatch.feeds.serving.health import Health
@@ -59,10 +60,8 @@ def folder_redirect(root: Path, request_path: str) -> str | None:
     return f"/{rel}/" if resolve(root, f"/{rel}/") is not None else None
 
 
-def _not_modified(request: web.BaseRequest, etag: str, mtime: int | None) -> bool:
-    inm = request.headers.get("If-None-Match")
-    if inm is not None:
-        return matches(inm, etag)
+def _modified_since(request: web.BaseRequest, mtime: int | None) -> bool:
+    """Whether If-Modified-Since (absent: no) says the client's copy is as new as `mtime`."""
     ims = request.headers.get("If-Modified-Since")
     if ims is None or mtime is None:
         return False
@@ -73,12 +72,30 @@ def _not_modified(request: web.BaseRequest, etag: str, mtime: int | None) -> boo
 
 
 def _answer(request: web.BaseRequest, served: Served) -> web.Response:
-    """A file of the table: its headers were built when it was loaded (the hot path: a feed
-    reader polling with the ETag it holds gets a 304 from a dict lookup and one comparison)."""
+    """A file of the table: its headers (and its gzipped bytes) were built when it was loaded
+    (the hot path: a feed reader polling with the ETag it holds gets a 304 from a dict lookup,
+    one header read and a comparison or two). Either ETag of the file, plain or gzipped, is
+    answered 304, carrying the one the client holds (feeds/serving/encoding.py)."""
     if served.redirect is not None:
         raise web.HTTPMovedPermanently(served.redirect)
-    if request.headers.get("If-None-Match") == served.etag or _not_modified(request, served.etag, served.mtime):
-        return web.Response(status=304, headers=served.headers)
+    inm = request.headers.get("If-None-Match")
+    if inm is not None:  # the ETag as the client got it: no parsing
+        if inm == served.etag:
+            return web.Response(status=304, headers=served.headers)
+        if served.gzip is not None and inm == served.gzip_headers["ETag"]:
+            return web.Response(status=304, headers=served.gzip_headers)
+    gz = served.gzip is not None and accepts_gzip(request.headers.get("Accept-Encoding"))
+    if inm is not None:
+        tags = (served.etag, served.gzip_headers["ETag"]) if served.gzip is not None else (served.etag,)
+        held = matched(inm, tags[::-1] if gz else tags)
+        if held is not None:
+            return web.Response(status=304, headers=served.headers if held == served.etag else served.gzip_headers)
+    elif _modified_since(request, served.mtime):
+        return web.Response(status=304, headers=served.gzip_headers if gz else served.headers)
+    if gz:
+        assert served.gzip is not None
+        return web.Response(body=served.gzip, headers={**served.gzip_headers, "Content-Type": served.content_type,
+                                                      "Content-Encoding": "gzip"})
     return web.Response(body=served.body, headers={**served.headers, "Content-Type": served.content_type})
 
 
@@ -107,12 +124,17 @@ def make_handler(out_dir: str | Path, health: Health | None = None,
                 raise web.HTTPNotFound(text=NOT_FOUND)
             raise web.HTTPMovedPermanently(f"/papers/{wanted.paper_id}/")
         answer = await asyncio.to_thread(papers.get, wanted.kind, wanted.paper_id,
-                                         request.headers.get("If-None-Match"))
+                                         request.headers.get("If-None-Match"),
+                                         gzip=accepts_gzip(request.headers.get("Accept-Encoding")))
         if answer.status == 404:
             raise web.HTTPNotFound(text=NOT_FOUND)
         headers = {"ETag": answer.etag, **_COMMON}
+        if compressible(answer.content_type):
+            headers.update(VARY)
         if answer.status == 304:
             return web.Response(status=304, headers=headers)
+        if answer.gzipped:
+            headers["Content-Encoding"] = "gzip"
         return web.Response(body=answer.body, headers={**headers, "Content-Type": answer.content_type})
 
     async def from_disk(request: web.BaseRequest) -> web.StreamResponse:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -26,7 +27,7 @@ from mapwatch.feeds.serving.server import default_base_url
 from mapwatch.service.services import run_services, seed_if_empty
 from mapwatch.service.settings import RunSettings
 from mapwatch.service.tick import AfterRefresh
-from mapwatch.store.clock import utc_now
+from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.settings_table import SourceSettings
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
     from mapwatch.feeds.serving.health import Health
     from mapwatch.feeds.serving.metrics import Metrics
-    from mapwatch.store.scholarly.enrich import EnrichSettings
+    from mapwatch.store.scholarly.enrich import EnrichSettings, RoundReport
 
 log = logging.getLogger("mapwatch.run")
 enrich_log = logging.getLogger("mapwatch.enrich")
@@ -49,16 +50,25 @@ class EnrichmentStage:
     round in a task of its own, bounded by `seconds`; a round still running when the next tick
     ends is left to finish (none is started beside it). Each round logs one line per source
     that was unavailable, and one summary line; an error in a round is logged and the next
-    tick starts the next round."""
+    tick starts the next round. Each round's outcome, per source, goes to `health` (/healthz's
+    "enrichment") and `metrics` (/metrics' `mapwatch_enrichment_*`), as at `clock`."""
 
     def __init__(self, db_path: str | Path | None, settings: EnrichSettings,
-                 tracked: Callable[[Database], Any] | None = None, seconds: float = ROUND_SECONDS) -> None:
+                 tracked: Callable[[Database], Any] | None = None, seconds: float = ROUND_SECONDS, *,
+                 health: Health | None = None, metrics: Metrics | None = None, clock: Clock = utc_now) -> None:
         self.db_path = db_path
         self.settings = settings
         self.tracked = tracked
         self.seconds = seconds
+        self.health = health
+        self.metrics = metrics
+        self.clock = clock
         self.task: asyncio.Task[None] | None = None
         self.rounds = 0
+        if health is not None:
+            health.watch_enrichment(settings.sources)
+        if metrics is not None:
+            metrics.watch_enrichment(settings.sources)
 
     async def after_refresh(self, _result: Any) -> None:
         if self.task is not None and not self.task.done():
@@ -69,16 +79,33 @@ class EnrichmentStage:
     async def _round(self) -> None:
         from mapwatch.store.scholarly.enrich import enrich_round
 
+        started = time.monotonic()
         try:
-            report = await enrich_round(self.db_path, self.settings, tracked=self.tracked, seconds=self.seconds)
+            report = await enrich_round(self.db_path, self.settings, tracked=self.tracked, seconds=self.seconds,
+                                        clock=self.clock)
         except Exception as e:  # a bug or the database: logged, the next tick tries again
             enrich_log.error("enrichment round failed: %s: %s", type(e).__name__, e, exc_info=True)
+            self._told(time.monotonic() - started, error=e)
             return
         finally:
             self.rounds += 1
         for line in report.trouble_lines():
             enrich_log.warning(line)
         enrich_log.info("enrichment: %s (%.0f s)", report.summary(), report.seconds)
+        self._told(report.seconds, report)
+
+    def _told(self, seconds: float, report: RoundReport | None = None, error: Exception | None = None) -> None:
+        """The round's outcome, its report or the error it raised, to /healthz and /metrics."""
+        if report is not None:
+            if self.health is not None:
+                self.health.enriched(report, seconds)
+            if self.metrics is not None:
+                self.metrics.enriched(report, seconds, self.clock().timestamp())
+        elif error is not None:
+            if self.health is not None:
+                self.health.enrich_failed(error, seconds)
+            if self.metrics is not None:
+                self.metrics.enrich_failed(seconds)
 
     async def close(self) -> None:
         if self.task is not None and not self.task.done():
@@ -196,7 +223,7 @@ async def run_all(settings: RunSettings, *, say: Callable[[str], None] = print, 
     bot_side = _bot_side(settings, metrics, say)
     if bot_side is not None:
         deliver.append(bot_side.deliver_alerts)
-    stage = _enrichment(settings)
+    stage = _enrichment(settings, health, metrics)
     services = asyncio.create_task(
         run_services(settings, deliver, enrich=stage.after_refresh if stage is not None else None,
                      before_alerts=_before_alerts(settings), priority=tracked_paper_ids, say=say, stop=stop,
@@ -248,11 +275,12 @@ def _before_alerts(settings: RunSettings) -> DescribeNewCiters | None:
     return DescribeNewCiters(settings.db_path, settings.enrich, settings.before_alerts)
 
 
-def _enrichment(settings: RunSettings) -> EnrichmentStage | None:
-    """The enrich step of `settings` (None: no sources), said in the log."""
+def _enrichment(settings: RunSettings, health: Health, metrics: Metrics) -> EnrichmentStage | None:
+    """The enrich step of `settings` (None: no sources), said in the log, its rounds told to
+    `health` and `metrics`."""
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
     if settings.enrich is None or not settings.enrich.sources:
         return None
     enrich_log.info("enrichment: from %s after each refresh ($MAPWATCH_ENRICH)", ", ".join(settings.enrich.sources))
-    return EnrichmentStage(settings.db_path, settings.enrich, tracked_paper_ids)
+    return EnrichmentStage(settings.db_path, settings.enrich, tracked_paper_ids, health=health, metrics=metrics)

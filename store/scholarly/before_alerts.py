@@ -116,7 +116,7 @@ async def _s2_new(rnd: _Round, report: SourceReport, cited: Sequence[tuple[str, 
     except OutOfTime:
         report.out_of_time = True
     except SourceDown as e:
-        report.down = client.scrub(str(e))
+        report.down, report.unreachable = client.scrub(str(e)), True
     finally:
         report.requests = client.requests
 

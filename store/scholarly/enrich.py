@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+FAILURE_KINDS = ("down", "bad_answer", "bound")  # SourceReport.failures (the metrics' `kind`)
+
 DEFAULT_LIMIT = 10_000  # papers per source and round (arXiv: 100 requests, 5 minutes)
 ARXIV_BATCH = 100  # ids per arXiv request (its `id_list`)
 OPENALEX_BATCH = 50  # DOIs per OpenAlex request (its filter takes up to 50 values OR-ed with `|`)
@@ -111,6 +113,7 @@ class SourceReport:
     discovered: int = 0  # citations no map page names, added (or held back by `omit`)
     unchanged: int = 0  # papers whose citation count had not moved: their citers not read again
     down: str | None = None  # why it was left for the next round (one line)
+    unreachable: bool = False  # down: not answering, too slow, or asking to wait too long (polite.SourceDown)
     bounds: list[str] = field(default_factory=list)  # the bounds it reached (store/scholarly/budget.py), a line each
     problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
     out_of_time: bool = False
@@ -125,6 +128,30 @@ class SourceReport:
         if self.out_of_time:
             text += "; the rest next round (time up)"
         return text
+
+    def failures(self) -> list[str]:
+        """What went wrong with the source this round, of FAILURE_KINDS: `down` (it did not
+        answer, was too slow, or asked to wait too long), `bad_answer` (an answer it could not
+        read: an error status, a malformed or hostile body), `bound` (it reached a bound of what it
+        may add, store/scholarly/budget.py)."""
+        return [kind for kind, happened in (("down", self.unreachable), ("bad_answer", bool(self.problems)),
+                                            ("bound", bool(self.bounds))) if happened]
+
+    @property
+    def outcome(self) -> str:
+        """`failed` (down, or an answer it could not read), `ok` (asked, and every answer read),
+        or `idle` (nothing asked: nothing was due, or the round's time was up first)."""
+        if self.unreachable or self.problems:
+            return "failed"
+        return "ok" if self.requests else "idle"
+
+    def failure(self) -> str | None:
+        """Why the source failed this round, in a few words (None: it did not)."""
+        if self.unreachable:
+            return f"unavailable ({self.down})"
+        if self.problems:
+            return f"answered badly ({self.problems[0]}; {self.failed:,} papers failed)"
+        return None
 
 
 @dataclass
@@ -216,7 +243,7 @@ async def _batches(rnd: _Round, report: SourceReport, client: PoliteClient, due:
             report.out_of_time = True
             return
         except SourceDown as e:
-            report.down = client.scrub(str(e))
+            report.down, report.unreachable = client.scrub(str(e)), True
             report.asked += len(batch)
             report.failed += len(batch)
             await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), report.down)
@@ -366,7 +393,7 @@ async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, ba
     except OutOfTime:
         report.out_of_time = True
     except SourceDown as e:
-        report.down = client.scrub(str(e))
+        report.down, report.unreachable = client.scrub(str(e)), True
     except (BadAnswer, Malformed) as e:  # the day, or the newest citers, are read again next round
         if len(report.problems) < 5:
             report.problems.append(f"{what}: {client.scrub(str(e))}")

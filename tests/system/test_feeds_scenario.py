@@ -1,5 +1,5 @@
 """The feeds as a user meets them: the refresh command on a folder, a real feed reader
-(newsboat) against `mapwatch serve`, and `mapwatch run`."""
+(newsboat: gzipped answers, then 304s) against `mapwatch serve`, and `mapwatch run`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.conftest import SEED_FILES, seed_page
 from tests.feedcheck import assert_valid_atom, feed_files, snapshot
+from tests.metricscheck import scrape, value
 
 ROOT = Path(__file__).resolve().parents[2]
 DIRECTIONS = ("lr/reinforcement-learning-for-reasoning", "alignment/reward-modeling-and-rlhf")
@@ -126,6 +127,16 @@ def test_newsboat_reads_the_served_feeds(tmp_path: Path) -> None:
             ["newsboat", "-x", "reload", "-u", "urls", "-c", "cache.db", "-C", "config"],
             cwd=tmp_path, env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr
+        # It asks for gzip. Its second reload keeps the validators of the gzipped answers (the first
+        # makes its records), and its third sends them: each feed is a 304.
+        reload = ["newsboat", "-x", "reload", "-u", "urls", "-c", "cache.db", "-C", "config"]
+        home = {**os.environ, "HOME": str(tmp_path)}
+        assert subprocess.run(reload, cwd=tmp_path, env=home, capture_output=True, timeout=60).returncode == 0
+        etags = dict(sqlite3.connect(tmp_path / "cache.db").execute("SELECT rssurl, etag FROM rss_feed"))
+        assert sorted(etags) == sorted(feeds) and all(e.endswith('-gzip"') for e in etags.values()), etags
+        before = value(scrape(base), "mapwatch_http_not_modified_total", kind="feed")
+        assert subprocess.run(reload, cwd=tmp_path, env=home, capture_output=True, timeout=60).returncode == 0
+        assert value(scrape(base), "mapwatch_http_not_modified_total", kind="feed") - before == len(feeds)
     finally:
         proc.terminate()
         proc.wait(10)

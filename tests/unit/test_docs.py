@@ -279,3 +279,70 @@ def test_the_site_check_finds_a_script_that_came_in_through_a_page(tmp_path: Pat
     assert problems[4].startswith("soup/index.html: not well-formed HTML5") and len(problems) == 5
     far = check_site.external(tmp_path / "cdn" / "index.html")
     assert set(far) == {"https://cdn.example/hl.js", "//cdn.example/hl.css"}
+
+
+# The set-up (README's first screen) makes .venv without activating it: a command the docs show
+# runs from it, `.venv/bin/mapwatch`, unless a line of the page activated it before.
+SHELL_FENCES = ("sh", "bash", "shell", "console")
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
+VENV_TOOLS = ("mapwatch", "pip3?", "mkdocs", "cog", "python3?", "litestream", "sqlite-utils", "pytest", "ruff", "mypy")
+BARE = re.compile(r"(?:^|&&|\|\||[;|(]|\bexec\s+|-exec\s+\")\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
+                  rf"(?P<tool>{'|'.join(VENV_TOOLS)})(?=[\s\"]|$)(?P<rest>.*)")
+ACTIVATE = re.compile(r"(?:^|[\s;&])(?:\.|source)\s+\.venv/bin/activate\b")
+
+
+def shell_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, command) of each command in the page's shell code blocks: every line of a
+    `sh` block, the `$ ` lines of a `console` block (output left out), continuations joined,
+    comments left out."""
+    out = []
+    for m in FENCE.finditer(text):
+        if m.group("lang") not in SHELL_FENCES:
+            continue
+        first = text[:m.start("body")].count("\n") + 1
+        console = m.group("lang") == "console"
+        joined, start, going = "", 0, False
+        for n, line in enumerate(m.group("body").splitlines(), first):
+            line = line.strip()
+            if not going:
+                if console and not line.startswith("$ "):
+                    continue
+                joined, start = line.removeprefix("$ "), n
+            else:
+                joined += " " + line
+            going = joined.endswith("\\")
+            joined = joined.removesuffix("\\").rstrip()
+            if not going:
+                out.append((start, re.sub(r"(?:^|\s)#.*$", "", joined)))
+    return out
+
+
+def bare_commands(text: str) -> list[str]:
+    """The commands of a page's shell blocks that run a tool of the venv other than from .venv/bin/
+    (`python3 -m venv` makes it), before any line that activates it."""
+    found = []
+    for n, line in shell_lines(text):
+        if ACTIVATE.search(line):
+            break
+        for m in BARE.finditer(line):
+            if not (m.group("tool") == "python3" and m.group("rest").lstrip().startswith("-m venv")):
+                found.append(f"line {n}: {line}")
+    return found
+
+
+@pytest.mark.parametrize("name", ["README.md", *sorted(p.name for p in DOCS.glob("*.md"))])
+def test_every_shell_command_runs_from_the_venv(name: str) -> None:
+    text = (ROOT / name if name == "README.md" else DOCS / name).read_text(encoding="utf-8")
+    assert bare_commands(text) == [], f"{name}: run these from the venv (.venv/bin/...)"
+
+
+def test_the_venv_check_finds_a_bare_command() -> None:
+    page = ("```sh\npython3 -m venv .venv && .venv/bin/pip install -e .\n```\n\n"
+            "```sh\nmapwatch run   # `mapwatch ask` in a comment is prose\n"
+            ".venv/bin/pip install -e '.[docs]' && mkdocs serve\n```\n\n"
+            "```console\n$ MAPWATCH_REFRESH=1h \\\n  mapwatch run &\nmapwatch: stopped\n"
+            '$ exec .venv/bin/litestream replicate -exec "mapwatch run"\n```\n\n'
+            "```text\nmapwatch ingest [PATH ...]\n```\n\n"
+            "```sh\n. .venv/bin/activate\nmapwatch run\n```\n")
+    assert [line.split(":")[0] for line in bare_commands(page)] == ["line 6", "line 7", "line 11", "line 14"]
+    assert bare_commands(page.replace("mapwatch run   #", ".venv/bin/mapwatch run   #")) != bare_commands(page)

@@ -45,7 +45,7 @@ def test_the_readme_tour_runs(tmp_path: Path, capsys) -> None:
 
     db = str(tmp_path / "mapwatch.db")
     assert main(["ingest", "--quiet", "--db", db]) == 0
-    examples = re.findall(r"^mapwatch (ask .+)$", README, flags=re.M)
+    examples = re.findall(r"^\.venv/bin/mapwatch (ask .+)$", README, flags=re.M)
     assert len(examples) >= 5
     for line in examples:
         assert main([*shlex.split(line), "--db", db]) == 0, (line, capsys.readouterr().out)

@@ -54,6 +54,7 @@ from mapwatch.store.database.migrations import (
     m0033_source_additions,
     m0034_intents,
     m0035_team_feed_tokens,
+    m0036_published_files,
 )
 
 # In the order they apply.
@@ -93,6 +94,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0033_source_additions,
     m0034_intents,
     m0035_team_feed_tokens,
+    m0036_published_files,
 )
 
 migrations = Migrations("mapwatch")

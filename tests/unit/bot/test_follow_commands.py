@@ -100,7 +100,7 @@ def test_track_takes_a_mode_and_a_role(seeded) -> None:
 def test_the_documented_follow_examples_run(seeded, db_path, capsys) -> None:
     page = (ROOT / "docs" / "bot.md").read_text(encoding="utf-8")
     section = page[page.index("## Following and digests"):]
-    examples = re.findall(r"^mapwatch (ask .+)$", section, flags=re.M)
+    examples = re.findall(r"^\.venv/bin/mapwatch (ask .+)$", section, flags=re.M)
     assert len(examples) >= 5
     seeded.close()
     for line in examples:

@@ -38,6 +38,7 @@ RECORDED_NAMES = [
     "0027_change_rate", "0028_listed_lastmods", "0029_source_counts",
     "0030_recent_citers", "0031_author_surnames", "0032_alert_messages",
     "0033_source_additions", "0034_intents", "0035_team_feed_tokens",
+    "0036_published_files",
 ]
 
 

@@ -425,7 +425,7 @@ def test_the_documented_examples_run(seeded, db_path: Path, capsys) -> None:
 
     page = (Path(__file__).resolve().parents[3] / "docs" / "bot.md").read_text(encoding="utf-8")
     section = page[page.index("## Following people and teams"):page.index("## Following and digests")]
-    examples = re.findall(r"^mapwatch (ask .+)$", section, flags=re.M)
+    examples = re.findall(r"^\.venv/bin/mapwatch (ask .+)$", section, flags=re.M)
     assert len(examples) == 5
     seeded.close()
     for line in examples:
