@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,7 +138,7 @@ async def describe_new_citers(db_path: str | Path | None, settings: EnrichSettin
         rnd.new_works = False
         mine = await rnd.in_db(watched) if watched is not None else []
         news = await rnd.in_db(new_citers, after_event, mine)
-        work: dict[str, Awaitable[None]] = {}
+        work: dict[str, Coroutine[Any, Any, None]] = {}
         for s in settings.sources:
             if s == "s2":
                 report.sources[s].due = len(news.cited)
