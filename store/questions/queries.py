@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows
-from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.authors import with_bylines, with_contexts
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
@@ -204,7 +204,7 @@ def citer_sort(text: str | None) -> CiterSort:
     for known in SORTS:
         if sort == known:
             return known
-    raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+    raise BadChoice("sort", text or "", SORTS)
 
 
 def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction: str | None = None,
@@ -213,7 +213,7 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     order the map lists them), `newest` = most recently first seen first. With `authors`,
     each row carries its byline and whether it is a self-citation (store/questions/authors.py)."""
     if sort not in SORTS:
-        raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+        raise BadChoice("sort", sort, SORTS)
     check_page(offset, limit)
     where = "c.cited_id = :pid"
     if direction:
