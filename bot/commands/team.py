@@ -16,6 +16,7 @@ from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption, NotAllowed
 from mapwatch.store.questions import queries
 from mapwatch.store.questions import teams as people
+from mapwatch.store.questions.authors import author_key
 from mapwatch.store.subscriptions import digests, people_tracks, teams
 
 MANAGE_SERVER = "You need the Manage Server permission to change this server's teams."
@@ -147,7 +148,7 @@ def team_remove_core(db: Database, ctx: Ctx, *, name: str, author: str | None = 
         return Reply(content=f"Team {team_name} removed.")
     _one(paper, author, what="Remove one member at a time: an author or a paper.")
     if author:
-        key = people.key_of(author) or next((m.value for m in found.members if m.kind == "author" and (
+        key = author_key(author.strip()) or next((m.value for m in found.members if m.kind == "author" and (
             m.value == author.strip() or m.label.casefold() == author.strip().casefold())), None)
         kind, value = "author", key or author.strip()
     else:

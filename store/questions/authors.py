@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows, one_column
+from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
 from mapwatch.store.questions.person_names import index_byline, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
@@ -225,12 +226,22 @@ def orcid_of(text: str) -> str | None:
 
 def _key_of(text: str) -> str | None:
     """An ORCID, an OpenAlex author id, or `name:<name>` as typed -> the person key; None for a plain name."""
-    from mapwatch.store.scholarly.records import openalex_author
-
     t = text.strip()
     if t.lower().startswith("name:") and t[5:].strip():
         return "name:" + " ".join(t[5:].split())
-    return orcid_of(t) or openalex_author(t)
+    return author_key(t)
+
+
+def author_key(text: str) -> str | None:
+    """The person key an ORCID iD or an OpenAlex author id (bare or as a URL) stands for; None
+    for anything else (a name). An ORCID iD whose check digit is wrong is BadOption saying so,
+    never a name to look for."""
+    from mapwatch.store.scholarly.records import orcid_misprint, person_id
+
+    misprint = orcid_misprint(text)
+    if misprint:
+        raise BadOption(misprint)
+    return person_id(text)
 
 
 def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Person, ...]:

@@ -11,6 +11,7 @@ import pytest
 from mapwatch.bot.commands import run_core
 from mapwatch.bot.rendering import render
 from mapwatch.cli.ask import AskError, parse_slash
+from mapwatch.store.scholarly.records import orcid, orcid_misprint
 from tests.bot_helpers import ctx
 
 SURVEY = "2412.10400"
@@ -61,3 +62,24 @@ def test_every_choice_option_is_refused_in_the_same_words_where_discord_would_no
     ]:
         text, ok = answer(seeded, name, **options)
         assert not ok and text.startswith(said), (name, text)
+
+
+# -- 2. an ORCID iD with a wrong check digit ---------------------------------------------------
+
+def test_an_orcid_with_a_wrong_check_digit_is_said_to_be_one_not_searched_as_a_name(seeded) -> None:
+    assert orcid("0000-0002-1825-0097") and orcid("https://orcid.org/0000-0002-1694-233X")
+    assert orcid_misprint("0000-0002-1825-0097") is None and orcid_misprint("Ingrid Halvorsen") is None
+    wrong = "0000-0002-1825-0098 is not a valid ORCID (its check digit should be 7, by ISO 7064 MOD 11-2)"
+    assert orcid_misprint("https://orcid.org/0000-0002-1825-0098") == wrong
+    assert orcid_misprint("0000-0002-1694-2339") == ("0000-0002-1694-2339 is not a valid ORCID (its check digit "
+                                                     "should be X, by ISO 7064 MOD 11-2)")
+    for name, options in [("author", {"author": "0000-0002-1825-0098"}),
+                          ("track", {"author": "0000-0002-1825-0098"}),
+                          ("untrack", {"author": "0000-0002-1825-0098"}),
+                          ("team add", {"name": "Reading group", "author": " 0000-0002-1825-0098"}),
+                          ("webhook", {"url": "https://discord.com/api/webhooks/1/x",
+                                       "author": "0000-0002-1825-0098"})]:
+        text, ok = answer(seeded, name, **options)
+        assert not ok and text.startswith(wrong), (name, text)
+    assert seeded.conn.execute("SELECT count(*) FROM tracks").fetchone()[0] == 0
+    assert seeded.conn.execute("SELECT count(*) FROM teams").fetchone()[0] == 0
