@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
 from mapwatch.bot.rendering.text import (
@@ -39,8 +39,9 @@ def error(message: str, suggestions: Sequence[str] = ()) -> Reply:
     return fit_reply(Reply(content="\n".join(lines), ephemeral=True))
 
 
-def to_text(r: Reply) -> str:
-    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks."""
+def to_text(r: Reply, saved: Mapping[str, str] | None = None) -> str:
+    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks. `saved`: where
+    each attachment (by its file name) was written, said in its place."""
     parts: list[str] = []
     if r.content:
         parts.append(r.content)
@@ -56,7 +57,9 @@ def to_text(r: Reply) -> str:
             block.append(f"({e.footer})")
         parts.append("\n".join(block))
     for attached in r.files:
-        parts.append(f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
+        where = (saved or {}).get(attached.filename)
+        parts.append(f"[attachment written to {where}, {len(attached.data):,} bytes]" if where else
+                     f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
     if r.pager and r.pager.pages > 1:
         parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
                      f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages

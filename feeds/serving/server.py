@@ -22,6 +22,7 @@ from aiohttp import web
 from mapwatch.feeds.serving.connections import AcceptFailures, GuardedServer, Limits
 from mapwatch.feeds.serving.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.serving.ondemand import PaperCache, matches, route
+from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from mapwatch.feeds.serving.health import Health
@@ -40,8 +41,10 @@ STARTING = "Starting: the feeds are being published. Retry in a moment.\n"
 _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS}
 
 
-def default_base_url(host: str, port: int) -> str:
-    """The address the server is shown at: http://host:port, localhost for a wildcard host."""
+def default_base_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
+    """The address the server is shown at: http://host:port, localhost for a wildcard host. The
+    one default of every link to the feeds: `serve` and `run` print and serve it, `refresh` and
+    `publish` write it into the feeds (the default port), `ask` and `sync` put it in answers."""
     shown = "localhost" if host in ("", "0.0.0.0", "::") else host
     if ":" in shown:
         shown = f"[{shown}]"

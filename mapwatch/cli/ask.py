@@ -6,12 +6,16 @@ import argparse
 import re
 import shlex
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mapwatch.cli.options import answers_base_url
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, BadChoice
 
 if TYPE_CHECKING:
     from mapwatch.bot.commands import Command, Opt
+    from mapwatch.bot.rendering.replies import File
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
 
@@ -146,9 +150,37 @@ def cmd_ask(args: argparse.Namespace) -> int:
     user = args.user if args.user is not None else 1
     channel = args.channel if args.channel is not None else user
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              can_manage_guild=True, base_url=of_command(args).local_base_url())
+              can_manage_guild=True, base_url=answers_base_url(args))
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
-    print(to_text(reply))
+    saved, problem = write_attachments(reply.files, Path(args.db or of_command(args).database()))
+    print(to_text(reply, saved))
+    if problem:
+        print(f"mapwatch: error: {problem}", file=sys.stderr)
+        return EXIT_REJECTED
     return EXIT_OK if ok else EXIT_REJECTED
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def write_attachments(files: Sequence[File], database: Path, folder: Path = Path(".")) -> tuple[dict[str, str], str]:
+    """Write a reply's attachments (a /graph picture, a /paper chart) into `folder` (the current
+    one), each under its own name made safe (letters, digits, `.`, `_`, `-`; never hidden), over a
+    file of that name: (file name -> the path written, for the answer to say; why one was not, or "")."""
+    from mapwatch.store.atomic import write_atomic
+    from mapwatch.store.database.db_check import output_problem
+
+    saved: dict[str, str] = {}
+    for f in files:
+        target = folder / (_UNSAFE.sub("_", Path(f.filename).name).lstrip(".") or "attachment")
+        problem = output_problem(target, database)
+        if problem:
+            return saved, problem
+        try:
+            write_atomic(target, f.data)
+        except OSError as e:
+            return saved, f"cannot write {target}: {e.strerror or e}"
+        saved[f.filename] = str(target) if target.is_absolute() else f"./{target}"
+    return saved, ""
 
 

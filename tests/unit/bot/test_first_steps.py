@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
 from mapwatch.bot.commands import run_core
 from mapwatch.bot.rendering import render
-from mapwatch.cli.ask import AskError, parse_slash
+from mapwatch.bot.rendering.replies import File
+from mapwatch.cli import main
+from mapwatch.cli.ask import AskError, parse_slash, write_attachments
 from mapwatch.store.scholarly.records import orcid, orcid_misprint
 from tests.bot_helpers import ctx
 
@@ -83,3 +86,61 @@ def test_an_orcid_with_a_wrong_check_digit_is_said_to_be_one_not_searched_as_a_n
         assert not ok and text.startswith(wrong), (name, text)
     assert seeded.conn.execute("SELECT count(*) FROM tracks").fetchone()[0] == 0
     assert seeded.conn.execute("SELECT count(*) FROM teams").fetchone()[0] == 0
+
+
+# -- 3. attachments under ask -------------------------------------------------------------------
+
+def test_ask_writes_the_graph_picture_and_the_count_chart_and_says_where(
+        make_older_seeds, db_path: Path, clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.pages.files import SEEDS_DIR
+
+    db = open_db(db_path)
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+    clock.advance(days=1)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)  # two snapshots: /paper has a chart
+    db.close()
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["ask", "--db", str(db_path), f"/graph {SURVEY}"]) == 0
+    out = capsys.readouterr().out
+    picture = here / f"graph-{SURVEY}.png"
+    assert picture.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert f"[attachment written to ./graph-{SURVEY}.png, {picture.stat().st_size:,} bytes]" in out
+    assert main(["ask", "--db", str(db_path), f"/paper {SURVEY}"]) == 0
+    out = capsys.readouterr().out
+    chart = here / f"cited-by-{SURVEY}.png"
+    assert chart.read_bytes().startswith(b"\x89PNG") and f"written to ./cited-by-{SURVEY}.png" in out
+
+
+def test_attachment_names_are_made_safe_and_never_overwrite_the_database(tmp_path: Path) -> None:
+    database = tmp_path / "m.db"
+    database.write_bytes(b"SQLite format 3\x00")
+    saved, problem = write_attachments([File("../../up/.hidden name?.png", b"one"), File("graph-hep-th/9901001.png",
+                                                                                        b"two")], database, tmp_path)
+    assert not problem and sorted(p.name for p in tmp_path.iterdir()) == ["9901001.png", "hidden_name_.png", "m.db"]
+    assert saved == {"../../up/.hidden name?.png": str(tmp_path / "hidden_name_.png"),
+                     "graph-hep-th/9901001.png": str(tmp_path / "9901001.png")}
+    saved, problem = write_attachments([File("m.db", b"not a database")], database, tmp_path)
+    assert saved == {} and "must not overwrite the database itself" in problem
+    assert database.read_bytes() == b"SQLite format 3\x00"
+
+
+# -- 5. one address for the feeds ----------------------------------------------------------------
+
+def test_ask_gives_the_address_run_prints_and_serves(seeded_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from mapwatch.feeds.serving.server import default_base_url
+
+    monkeypatch.delenv("MAPWATCH_BASE_URL", raising=False)
+    monkeypatch.delenv("PORT", raising=False)
+    assert default_base_url() == "http://127.0.0.1:8080"  # `run` with no --host, --port, $PORT
+    assert main(["ask", "--db", str(seeded_path), "/feed"]) == 0
+    out = capsys.readouterr().out
+    assert "http://127.0.0.1:8080/feeds.opml" in out and "localhost" not in out
+    monkeypatch.setenv("PORT", "9000")  # run listens on $PORT: ask's links follow it
+    assert main(["ask", "--db", str(seeded_path), f"/paper {SURVEY}"]) == 0
+    assert f"http://127.0.0.1:9000/feeds/papers/{SURVEY}.atom" in capsys.readouterr().out
