@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
@@ -222,9 +223,25 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     `admin=False`: /healthz and /metrics are not served here (`start_admin_server` serves them)."""
     runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin), limits)
     await runner.start(load=ready)
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await listen(runner, host, port, "--port or $PORT")
     return runner, runner.addresses[0][1]
+
+
+async def listen(runner: web.BaseRunner, host: str, port: int, setting: str) -> None:
+    """Listen at host:port (the runner cleaned up when it cannot); an address that is taken, or a
+    port that needs privileges, is one line naming the `setting` that chooses another (an
+    OSError: exit 1, mapwatch.cli)."""
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as e:
+        await runner.cleanup()
+        shown = default_base_url(host, port).removeprefix("http://")
+        if e.errno == errno.EADDRINUSE:
+            raise OSError(e.errno, f"{shown}: address already in use; choose another port with {setting}") from e
+        if e.errno == errno.EACCES:
+            raise OSError(e.errno, f"{shown}: no permission to listen there (ports below 1024 need it): "
+                                   f"choose another port with {setting}") from e
+        raise
 
 
 async def start_admin_server(host: str, port: int, health: Health | None,
@@ -253,6 +270,5 @@ async def start_admin_server(host: str, port: int, health: Health | None,
     app.router.add_get(METRICS_PATH, metrics_page)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await listen(runner, host, port, "$MAPWATCH_ADMIN_LISTEN")
     return runner, runner.addresses[0][1]
