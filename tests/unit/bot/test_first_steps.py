@@ -17,6 +17,7 @@ from mapwatch.cli.ask import AskError, parse_slash, write_attachments
 from mapwatch.store.scholarly.records import orcid, orcid_misprint
 from tests.bot_helpers import ctx
 
+ROOT = Path(__file__).resolve().parents[3]
 SURVEY = "2412.10400"
 TITLE = "Reinforcement Learning Enhanced LLMs: A Survey"
 
@@ -144,3 +145,60 @@ def test_ask_gives_the_address_run_prints_and_serves(seeded_path: Path, monkeypa
     monkeypatch.setenv("PORT", "9000")  # run listens on $PORT: ask's links follow it
     assert main(["ask", "--db", str(seeded_path), f"/paper {SURVEY}"]) == 0
     assert f"http://127.0.0.1:9000/feeds/papers/{SURVEY}.atom" in capsys.readouterr().out
+
+
+# -- 8. counts in replies -----------------------------------------------------------------------
+
+def test_replies_say_one_of_a_thing_in_the_singular(seeded) -> None:
+    text, _ = answer(seeded, "paper", paper=SURVEY)
+    assert "(1 stored snapshot)" in text
+    seeded.conn.execute("UPDATE papers SET cited_by = 1, refs_in_map = 1, refs_total = 1 WHERE id = ?", [SURVEY])
+    text, _ = answer(seeded, "paper", paper=SURVEY)
+    assert "Cited by **1** paper in the map" in text and "Builds on **1** of its 1 reference that is in the map" in text
+    text, _ = answer(seeded, "paper", paper="2502.05078")  # known from a list: no citer, one reference
+    assert "(0 citers, 1 reference known)" in text
+    text, _ = answer(seeded, "refs", paper="2502.05078")
+    assert "1 reference in the map known by name" in text
+    text, _ = answer(seeded, "search", query="SofT-GRPO Gumbel")
+    assert "1 paper matches in titles and abstracts." in text
+    text, _ = answer(seeded, "rising", days="1")
+    assert "in the last day " in text and "1 days" not in text
+    seeded.conn.execute("DELETE FROM placements WHERE direction_slug = 'alignment/reward-modeling-and-rlhf'"
+                        " AND paper_id = '2507.04136'")
+    text, _ = answer(seeded, "direction", direction="Reward modeling and RLHF")
+    assert "1 paper placed here." in text
+    text, _ = answer(seeded, "directions")
+    assert "· 1 paper ·" in text and "2 directions in 2 areas." in text
+
+
+# Placeholders before a plural noun that are never 1: a file's size in bytes, a list of more than
+# one ("total > 1"), a fixed number of steps, and words that are no count.
+NEVER_ONE = {
+    ("render.py", "{len(attached.data):,} bytes"),
+    ("render_message.py", "{total} papers"),
+    ("render_graph.py", "{max_steps} steps"),
+    ("render_graph.py", "{r.days} days"),  # after `"day" if r.days == 1`
+    ("team.py", "{count} papers"),  # after `if count == 1`
+    ("team.py", "{whose} papers"),
+    ("team.py", "{papers} gains"),
+    ("follow.py", "{scope} digests"),
+    ("render_slack.py", "{len(blocks) - BLOCKS_MAX + 1} more parts"),  # past BLOCKS_MAX: 2 or more
+}
+
+
+VERBS = ("is", "was", "has", "does", "its", "as", "this", "his", "yes", "cites", "builds", "matches", "says", "goes",
+         "gets", "keeps", "sends")  # words after a placeholder ending in s that are no plural noun
+
+
+def test_no_reply_puts_a_count_before_a_plural_without_plural() -> None:
+    """The grep that found "1 papers": a placeholder right before a plural word, in the code that
+    words the replies, is written with text.plural (or is one that is never 1)."""
+    found = set()
+    for folder in ("bot/rendering", "bot/commands"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                for m in re.finditer(r"\{[^{}]+\}\*{0,2} (?:more )?[a-z-]+s\b", line):
+                    counted = not m.group(0).startswith(("{plural(", "{text.plural("))
+                    if counted and m.group(0).rsplit(" ", 1)[1] not in VERBS:
+                        found.add((path.name, m.group(0)))
+    assert found <= NEVER_ONE, sorted(found - NEVER_ONE)
