@@ -99,10 +99,6 @@ class Environment:
         """$PORT, else 8080."""
         return int(self.value("PORT"))
 
-    def local_base_url(self) -> str:
-        """Where the feeds are served, as links in answers: $MAPWATCH_BASE_URL, else local."""
-        return self.given_base_url() or f"http://localhost:{self.listen_port()}"
-
     def header_timeout_seconds(self, default: float) -> float:
         timeout: float | None = self.value("MAPWATCH_HEADER_TIMEOUT")
         return default if timeout is None else timeout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 # The exit status of every command (docs/getting-started.md, "Exit status"): all done; a failure on the way
 # (pages rejected, an error answer, a locked database, a full disk); a usage error.
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -70,6 +72,26 @@ class DirectionNotFound(MapwatchError):
 
 class BadOption(MapwatchError):
     """An option a user gave that cannot be used (empty search, unknown sort, page out of range)."""
+
+
+class BadChoice(BadOption):
+    """A value that is not one of a choice option's: "mode is instant, daily or weekly, not “and”."
+    The one wording of every choice option (the bot's cores and `mapwatch ask` alike); `quote`
+    makes the value safe where it is shown (Discord's markdown)."""
+
+    def __init__(self, name: str, value: str, choices: Sequence[str]) -> None:
+        self.name, self.value, self.choices = name, value, tuple(choices)
+        super().__init__(self.words())
+
+    def words(self, quote: Callable[[str], str] = str) -> str:
+        from mapwatch.store.scholarly.records import clean  # one line of printable characters
+
+        return f"{self.name} is {either(self.choices)}, not “{quote(clean(self.value, 60))}”."
+
+
+def either(words: Sequence[str]) -> str:
+    """("a", "b", "c") -> "a, b or c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 class NotAllowed(MapwatchError):

@@ -30,6 +30,7 @@ from mapwatch.store.errors import BadSetting
 
 DEFAULT_DB = "mapwatch.db"
 DEFAULT_PORT = 8080
+DEFAULT_HOST = "127.0.0.1"  # where `serve` and `run` listen by default (`--host`)
 DEFAULT_FEEDS_DIR = "public"
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 DEFAULT_TICK_DEADLINE = 1800.0  # seconds a tick's crawl may take at most
@@ -283,7 +284,8 @@ SETTINGS: tuple[Setting, ...] = (
             "expression in UTC (`0 */6 * * *`)"),
     Setting("MAPWATCH_FEEDS_DIR", _feeds_folder, "`./public`", "the folder feeds are published to (`--out`)"),
     Setting("MAPWATCH_BASE_URL", _base_url,
-            "`http://<host>:<port>` for `serve` and `run`, `http://localhost:8080` for `refresh` and `publish`",
+            "`http://<host>:<port>` for `serve` and `run`; `http://127.0.0.1:8080` for `refresh` and `publish`, "
+            "and for `ask` (with `$PORT`'s port when set)",
             "the public address of the feeds, used in their links and the bot's (`--base-url`)"),
     Setting("PORT", _port, "`8080`", "the port `serve` and `run` listen on (`--port`)"),
     Setting("MAPWATCH_BUSY_TIMEOUT", _busy_timeout_ms, "`10`",

@@ -421,5 +421,19 @@ def serve_scholarly(fakes: ScholarlyFakes) -> Iterator[ScholarlyFakes]:
         yield fakes
 
 
+@contextmanager
+def serving_seeds(db_path: Any) -> Iterator[ScholarlyFakes]:
+    """The three fakes, served, knowing the papers of the database at `db_path` (from_seeds)."""
+    from mapwatch.store.database.db import open_db
+
+    db = open_db(db_path)
+    try:
+        data = from_seeds(db)
+    finally:
+        db.close()
+    with serve_scholarly(data) as served:
+        yield served
+
+
 def dumps(value: Any) -> bytes:
     return json.dumps(value).encode()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 HOST = "https://mlsanity.com"
 
 
@@ -56,3 +58,12 @@ def assert_seed_facts(db, host: str = HOST) -> None:
 
     assert fts("roadmap") == ["2507.04136"]  # only in its abstract
     assert fts("attention") == ["1706.03762"]
+
+
+def own_date(paper_id: str, first_posted: str | None, year: int | None) -> str:
+    """A paper's own date as mapwatch orders papers newest first where they are otherwise alike
+    (store/questions/paper_rows.py NEWEST_PAPERS_FIRST), worked out apart from its SQL: the month
+    of a new-style arXiv id, else the day first posted, else the year."""
+    if re.fullmatch(r"\d{4}\.\d{4,5}", paper_id):
+        return f"20{paper_id[:2]}-{paper_id[2:4]}"
+    return first_posted or ("" if year is None else str(year))

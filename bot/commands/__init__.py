@@ -135,7 +135,14 @@ def pages(total: int, size: int = PAGE_SIZE) -> int:
 def error_reply(exc: Exception) -> Reply:
     """The one mapping from domain errors to friendly, ephemeral answers."""
     from mapwatch.bot.rendering import render, text
-    from mapwatch.store.errors import BadOption, DirectionNotFound, MapwatchError, NotAllowed, PaperNotFound
+    from mapwatch.store.errors import (
+        BadChoice,
+        BadOption,
+        DirectionNotFound,
+        MapwatchError,
+        NotAllowed,
+        PaperNotFound,
+    )
 
     if isinstance(exc, PaperNotFound):
         return render.error(f"No paper matches “{text.clip(exc.ref, 200)}”. Try an arXiv id, an arXiv or map "
@@ -143,6 +150,8 @@ def error_reply(exc: Exception) -> Reply:
     if isinstance(exc, DirectionNotFound):
         return render.error(f"No direction matches “{text.clip(exc.ref, 200)}”. /directions lists them.",
                             exc.suggestions)
+    if isinstance(exc, BadChoice):  # the value as typed, shown literally
+        return render.error(exc.words(text.esc))
     if isinstance(exc, NotAllowed | BadOption):
         return render.error(str(exc))
     from mapwatch.store.questions.teams import PersonChoice, PersonNotFound

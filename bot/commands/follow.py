@@ -12,7 +12,7 @@ from mapwatch.bot.commands import Command, Opt, check_manage, here, stop_reply
 from mapwatch.bot.commands.directions import DIRECTION_HELP
 from mapwatch.bot.rendering import render_follow, text
 from mapwatch.bot.rendering.replies import Ctx, Reply
-from mapwatch.store.errors import BadOption
+from mapwatch.store.errors import BadChoice, BadOption
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.types import Direction
 from mapwatch.store.subscriptions import digests, follows, kinds
@@ -38,7 +38,7 @@ def parse_self(value: str | None) -> bool:
     """`self:hide` -> True (leave self-citations out); `show` or nothing -> False."""
     v = (value or "show").strip().lower()
     if v not in SELF:
-        raise BadOption("self is show or hide.")
+        raise BadChoice("self", v, SELF)
     return v == "hide"
 
 
@@ -57,7 +57,7 @@ def parse_intent(value: str | None) -> Intent | None:
     for known in INTENTS:
         if v == known:
             return known
-    raise BadOption(f"intent is one of {', '.join(INTENTS)}, not “{text.esc(text.clip(v, 40))}”.")
+    raise BadChoice("intent", v, INTENTS)
 
 
 def intent_words(intent: Intent | None) -> str:
@@ -96,7 +96,7 @@ def apply_threads(db: Database, ctx: Ctx, kind: str, item_id: int, threads: str 
 
     choice = (threads or "").strip().lower()
     if choice and choice not in THREADS:
-        raise BadOption("threads is on or off.")
+        raise BadChoice("threads", choice, THREADS)
     if choice == "on" and ctx.guild_id is None:
         raise BadOption("Threads exist only in a server's channels, not in DMs.")
     if choice or new:

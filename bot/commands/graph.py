@@ -12,7 +12,7 @@ from sqlite_utils import Database
 from mapwatch.bot.commands import Command, Opt, int_option
 from mapwatch.bot.rendering import render, render_graph, text
 from mapwatch.bot.rendering.replies import Ctx, Embed, File, Reply
-from mapwatch.store.errors import BadOption
+from mapwatch.store.errors import BadChoice, BadOption
 from mapwatch.store.questions import citation_path, graph, related
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
@@ -28,7 +28,7 @@ def _yes(value: Any) -> bool:
         return True
     if word in ("no", "false", "0", "off", ""):
         return False
-    raise BadOption("exclude_direct must be yes or no")
+    raise BadChoice("exclude_direct", word, ("yes", "no"))
 
 
 def text_reply(answer: str, footer: str = "") -> Reply:

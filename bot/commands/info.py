@@ -24,7 +24,7 @@ def stats_core(db: Database, ctx: Ctx) -> Reply:
         Field("Last refresh", render.when(s.last_ingest_at), True),
         Field("Next refresh", render.when(nxt) if nxt else "not scheduled (`mapwatch run` schedules it)", True),
     )
-    footer = f"{s.pages_rejected_now} pages rejected now" if s.pages_rejected_now else ""
+    footer = f"{text.plural(s.pages_rejected_now, 'page')} rejected now" if s.pages_rejected_now else ""
     return text.fit_reply(Reply(embeds=(Embed("The map", "", None, fields, footer, render.COLOR),)))
 
 

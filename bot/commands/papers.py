@@ -7,7 +7,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.bot.commands import PAGE_SIZE, Command, Opt, pages
-from mapwatch.bot.rendering import render
+from mapwatch.bot.rendering import render, text
 from mapwatch.bot.rendering.replies import Ctx, Pager, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import fts_text, queries, search
@@ -43,7 +43,7 @@ def citers_core(db: Database, ctx: Ctx, *, paper: str, direction: str | None = N
     return render.paper_list(
         f"Citers of {found.title}", found.url, result,
         subtitle=(f"Cited by {found.cited_by} (stated on its map page); {result.total} known by name"
-                  if found.cited_by is not None else f"{result.total} known citers")
+                  if found.cited_by is not None else text.plural(result.total, "known citer"))
         + (f", placed in {d.name}" if d else "") + (" · newest first" if order == "newest" else " · most cited first"),
         empty="No citing papers known" + (" in that direction." if d else " yet."),
         pager=Pager("citers", args, n, pages(result.total)))
@@ -53,12 +53,16 @@ def refs_core(db: Database, ctx: Ctx, *, paper: str, page: int | None = None) ->
     found = queries.resolve_paper(db, paper)
     n = _page(page)
     result = queries.refs(db, found.id, offset=n * PAGE_SIZE, limit=PAGE_SIZE)
-    view_total = f"{result.total} references in the map known by name"
+    view_total = f"{text.plural(result.total, 'reference')} in the map known by name"
     return render.paper_list(
         f"References of {found.title}", found.url, result, subtitle=view_total,
         empty="No references known (the paper has no map page of its own yet)." if not found.has_page
         else "No references in the map.",
         pager=Pager("refs", {"paper": found.id}, n, pages(result.total)))
+
+
+def _match(n: int) -> str:
+    return "matches" if n == 1 else "match"
 
 
 def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) -> Reply:
@@ -72,11 +76,11 @@ def search_core(db: Database, ctx: Ctx, *, query: str, page: int | None = None) 
     ranked = (f": the best of the newest {search.RANK_CANDIDATES} are shown; add words to narrow it"
               if result.total > search.RANK_CANDIDATES else "")
     matched = (f"{result.total:,} or more papers match in titles and abstracts{ranked}." if capped
-               else f"{result.total} papers match in titles and abstracts{ranked}.")
+               else f"{text.plural(result.total, 'paper')} {_match(result.total)} in titles and abstracts{ranked}.")
     if result.by_author:
         by = result.by_author
         matched = (f"{by} {'paper' if by == 1 else 'papers'} by an author of that name first (newest first);"
-                   f" {result.total - by} more match in titles and abstracts{ranked}.")
+                   f" {result.total - by} more {_match(result.total - by)} in titles and abstracts{ranked}.")
     return render.paper_list(
         f"Search: {shown}", None, result, subtitle=matched,
         empty="No paper matches those words.",

@@ -17,6 +17,7 @@ from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.errors import BadOption, NotAllowed
 from mapwatch.store.questions import queries, team_stats
 from mapwatch.store.questions import teams as people
+from mapwatch.store.questions.authors import author_key
 from mapwatch.store.subscriptions import digests, people_tracks, teams
 
 MANAGE_SERVER = "You need the Manage Server permission to change this server's teams."
@@ -168,7 +169,7 @@ def _people_named(team: people.Team, author: str) -> list[str]:
     """The keys of the team's people `author` names: the one whose id it is (an ORCID or OpenAlex
     id, or a member's key as /team list shows it), else every one bearing that name, in any case."""
     ref = author.strip()
-    key = people.key_of(ref)
+    key = author_key(ref) or people.key_of(ref)  # a misprinted ORCID is said so, never taken for a name
     if key:
         return [key]
     members = [m for m in team.members if m.kind == "author"]

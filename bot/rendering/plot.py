@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from mapwatch.bot.rendering.text import one_line
+from mapwatch.bot.rendering.text import one_line, plural
 from mapwatch.feeds.chart import LINE
 from mapwatch.feeds.chart import count_chart_png as count_chart_png  # moved there; still importable from here
 from mapwatch.feeds.team_chart import MATPLOTLIB_LOCK
@@ -167,14 +167,14 @@ def _draw_neighbourhood(view: Neighbourhood, width: int, height: int, dpi: int) 
         handles = [Line2D([], [], marker="o", linestyle="", markersize=8, markerfacecolor=colours[d],
                           markeredgecolor="white", label=_legend_label(d)) for d in named[:MAX_LEGEND]]
         if len(named) > MAX_LEGEND:
-            handles.append(Line2D([], [], linestyle="", label=f"+ {len(named) - MAX_LEGEND} more directions"))
+            handles.append(Line2D([], [], linestyle="", label=f"+ {plural(len(named) - MAX_LEGEND, 'more direction')}"))
         if any(not n.direction for n in view.nodes):
             handles.append(Line2D([], [], marker="o", linestyle="", markersize=8, markerfacecolor=NO_DIRECTION,
                                   markeredgecolor="white", label="no page in the map yet"))
         if handles:
             fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.79, 0.9), fontsize=8,
                        frameon=False, title="main direction", title_fontsize=9, alignment="left")
-        shown = f"{len(view.nodes)} papers, {len(view.edges)} citations"
+        shown = f"{plural(len(view.nodes), 'paper')}, {plural(len(view.edges), 'citation')}"
         if view.truncated:
             shown += " (most cited shown)"
         fig.suptitle(f"{one_line(view.center.title, 70)} ({view.center.id})\n"

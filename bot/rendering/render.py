@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
 from mapwatch.bot.rendering.text import (
@@ -40,8 +40,9 @@ def error(message: str, suggestions: Sequence[str] = ()) -> Reply:
     return fit_reply(Reply(content="\n".join(lines), ephemeral=True))
 
 
-def to_text(r: Reply) -> str:
-    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks."""
+def to_text(r: Reply, saved: Mapping[str, str] | None = None) -> str:
+    """A reply as plain text (for `mapwatch ask` and logs): embeds as headed blocks. `saved`: where
+    each attachment (by its file name) was written, said in its place."""
     parts: list[str] = []
     if r.content:
         parts.append(r.content)
@@ -57,7 +58,9 @@ def to_text(r: Reply) -> str:
             block.append(f"({e.footer})")
         parts.append("\n".join(block))
     for attached in r.files:
-        parts.append(f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
+        where = (saved or {}).get(attached.filename)
+        parts.append(f"[attachment written to {where}, {len(attached.data):,} bytes]" if where else
+                     f"[attachment: {attached.filename}, {len(attached.data):,} bytes]")
     if r.pager and r.pager.pages > 1:
         parts.append(f"[page {r.pager.page + 1} of {r.pager.pages}; in Discord, buttons turn the pages;"
                      f" here add page:{r.pager.page + 2}]" if r.pager.page + 1 < r.pager.pages
@@ -143,7 +146,8 @@ def card_head(v: PaperView) -> list[str]:
     arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
     head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
     if p.has_page:
-        head.append(f"Cited by **{p.cited_by if p.cited_by is not None else '?'}** papers in the map"
+        count = p.cited_by if p.cited_by is not None else "?"
+        head.append(f"Cited by **{count}** {'paper' if count == 1 else 'papers'} in the map"
                     f" (data through {day(v.data_through)})")
     return head
 
@@ -153,11 +157,12 @@ def paper_card(v: PaperView, base_url: str) -> Reply:
     head = card_head(v)
     if p.has_page:
         if v.refs_in_map is not None:
-            head.append(f"Builds on **{v.refs_in_map}** of its {v.refs_total if v.refs_total is not None else '?'}"
-                        " references that are in the map")
+            total = plural(v.refs_total, "reference") if v.refs_total is not None else "? references"
+            head.append(f"Builds on **{v.refs_in_map}** of its {total} that {'is' if v.refs_in_map == 1 else 'are'}"
+                        " in the map")
     else:
-        head.append(f"No map page of its own yet: known from other pages' lists ({v.citers_stored} citers,"
-                    f" {v.refs_stored} references known).")
+        head.append(f"No map page of its own yet: known from other pages' lists ({plural(v.citers_stored, 'citer')},"
+                    f" {plural(v.refs_stored, 'reference')} known).")
     desc = "\n".join(head)
     if v.abstract:
         desc += "\n\n" + clip(esc(v.abstract), 900)
@@ -173,7 +178,7 @@ def paper_card(v: PaperView, base_url: str) -> Reply:
     if base_url:
         fields.append(Field("Feed", f"New citers: {paper_feed_url(base_url, p.id)}"))
     counts = [s.cited_by for s in v.snapshots if s.cited_by is not None]
-    footer = f"{len(v.snapshots)} stored snapshots" + (
+    footer = plural(len(v.snapshots), "stored snapshot") + (
         f" · cited by {counts[0]} → {counts[-1]}" if len(counts) > 1 and counts[0] != counts[-1] else "")
     return fit_reply(Reply(embeds=(Embed(esc(p.title), desc, p.url, tuple(fields), footer, COLOR),)))
 
@@ -189,7 +194,7 @@ def paper_list(title: str, url: str | None, result: PaperPage, *, subtitle: str,
 
 def direction_card(v: DirectionView, base_url: str) -> Reply:
     d = v.direction
-    desc = f"{esc(d.breadcrumb)}\n{d.papers} papers placed here."
+    desc = f"{esc(d.breadcrumb)}\n{plural(d.papers, 'paper')} placed here."
     fields = [Field("Most cited papers", clip_lines([paper_line(p, i + 1, dirs=False)
                                                      for i, p in enumerate(v.top_papers)], 1024) or "none")]
     if v.newest_citers:
@@ -205,10 +210,11 @@ def directions_list(areas: Sequence[AreaDirections]) -> Reply:
     total = sum(len(a.directions) for a in areas)
     fields = []
     for a in areas[:FIELDS_MAX]:
-        lines = [f"• {link(d.name, d.url)} · {d.papers} papers · `{clean(d.slug)}`" for d in a.directions]
+        lines = [f"• {link(d.name, d.url)} · {plural(d.papers, 'paper')} · `{clean(d.slug)}`" for d in a.directions]
         fields.append(Field(f"{clean(a.area)} ({len(a.directions)})", clip_lines(lines, FIELD_VALUE_MAX)))
-    more = f" · {len(areas) - FIELDS_MAX} more areas not shown" if len(areas) > FIELDS_MAX else ""
-    return fit_reply(Reply(embeds=(Embed("Directions", f"{total} directions in {len(areas)} areas.", None,
+    more = f" · {plural(len(areas) - FIELDS_MAX, 'more area')} not shown" if len(areas) > FIELDS_MAX else ""
+    return fit_reply(Reply(embeds=(Embed("Directions", f"{plural(total, 'direction')} in {plural(len(areas), 'area')}.",
+                                         None,
                                          tuple(fields), "Use /direction for one of them" + more, COLOR),)))
 
 
@@ -232,8 +238,8 @@ def tracked_lines(tracks: Sequence[Track]) -> str:
 
 def tracks_count(papers: int, people: int, teams: int) -> str:
     """How many tracks, of each kind there is: "1 paper", "2 people", "3 tracks: 1 paper, 1 person, 1 team"."""
-    kinds = [f"{n} {one if n == 1 else many}" for n, one, many in
-             ((papers, "paper", "papers"), (people, "person", "people"), (teams, "team", "teams")) if n]
+    kinds = [plural(n, one, many) for n, one, many in
+             ((papers, "paper", ""), (people, "person", "people"), (teams, "team", "")) if n]
     total = papers + people + teams
     return f"{plural(total, 'track')}: {', '.join(kinds)}" if len(kinds) > 1 else "".join(kinds) + " tracked"
 

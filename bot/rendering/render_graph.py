@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mapwatch.bot.rendering.text import CONTENT_MAX, clip_lines, one_line
+from mapwatch.bot.rendering.text import CONTENT_MAX, clip_lines, one_line, plural
 from mapwatch.store.questions.citation_path import CitationPath
 from mapwatch.store.questions.graph import DirectionRanks, Neighbourhood, Rising
 from mapwatch.store.questions.related import Related
@@ -66,9 +66,10 @@ def path_text(path: CitationPath | None, a: str, b: str, max_steps: int = 6) -> 
 
 def rising_text(r: Rising) -> str:
     where = f" in {r.direction_name}" if r.direction_name else ""
-    head = f"Papers{where} that gained the most citers in the last {r.days} days:"
+    days = "day" if r.days == 1 else f"{r.days} days"
+    head = f"Papers{where} that gained the most citers in the last {days}:"
     if not r.papers:
-        return (f"No paper{where} gained citers in the last {r.days} days (gains are counted between "
+        return (f"No paper{where} gained citers in the last {days} (gains are counted between "
                 "stored versions of pages; the first import is the baseline).")
     items = []
     for i, x in enumerate(r.papers, 1):
@@ -90,5 +91,5 @@ def ranks_text(r: DirectionRanks) -> str:
 def neighbourhood_caption(view: Neighbourhood) -> str:
     step = "step" if view.depth == 1 else "steps"
     text = (f"{paper(view.center)} and the papers within {view.depth} citation {step}: "
-            f"{len(view.nodes)} papers, {len(view.edges)} citations")
+            f"{plural(len(view.nodes), 'paper')}, {plural(len(view.edges), 'citation')}")
     return text + (" (the most cited shown)." if view.truncated else ".")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from mapwatch.bot.rendering.render import COLOR, card_head
 from mapwatch.bot.rendering.replies import Embed, Field, Pager, Reply
-from mapwatch.bot.rendering.text import clip, clip_lines, esc, fit_reply, link
+from mapwatch.bot.rendering.text import clip, clip_lines, esc, fit_reply, link, plural
 from mapwatch.store.questions.queries import PaperView
 
 CARDS_PER_PAGE = 4
@@ -19,7 +19,7 @@ def short_card(v: PaperView) -> Embed:
     p = v.paper
     head = card_head(v)
     if not p.has_page:
-        head.append(f"No map page of its own yet ({v.citers_stored} citers known).")
+        head.append(f"No map page of its own yet ({plural(v.citers_stored, 'citer')} known).")
     desc = "\n".join(head) + (f"\n\n{clip(esc(v.abstract), 300)}" if v.abstract else "")
     fields: tuple[Field, ...] = ()
     if v.directions:
@@ -34,7 +34,7 @@ def papers_in_message(views: Sequence[PaperView], missing: Sequence[str], total:
         return Reply(content="No arXiv ids or links in this message (arXiv abs, pdf or html links, ids such as "
                              "2412.10400 or hep-th/9901001, and the map's /paper/ links count).", ephemeral=True)
     found = total - len(missing)
-    words = [f"{found} of the {total} papers this message names are in the map" if total > 1
+    words = [f"{found} of the {total} papers this message names {'is' if found == 1 else 'are'} in the map" if total > 1
              else ("The paper this message names is in the map" if found else "")]
     if missing:
         shown = ", ".join(f"`{m}`" for m in missing[:MISSING_SHOWN])

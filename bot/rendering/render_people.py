@@ -156,8 +156,8 @@ def team_list(teams: Sequence[Team], base_url: str, now: datetime) -> Reply:
         if feed:
             desc += f"\nFeed: <{feed}>{renewed_feed(team, now)}"
         embeds.append(Embed(title=clip(f"{esc(team.name)} ({team.slug})", TITLE_MAX), description=desc,
-                            footer=f"{plural(len(people), 'person', )} · {plural(len(papers), 'paper')}"
-                            .replace("persons", "people"), color=COLOR))
+                            footer=f"{plural(len(people), 'person', 'people')} · {plural(len(papers), 'paper')}",
+                            color=COLOR))
     more = f" (the first 10 of {len(teams)})" if len(teams) > 10 else ""
     return fit_reply(Reply(content=f"Teams of this server{more}: `/track team:<name>` follows one.",
                            embeds=tuple(embeds)))

@@ -52,8 +52,9 @@ def role_mention(role_id: int) -> str:
     return f"<@&{int(role_id)}>"
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str = "") -> str:
+    """"1 paper", "2 papers"; `many`: the plural when it is not `word` + s ("person", "people")."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def counted(n: int, word: str, capped: bool) -> str:

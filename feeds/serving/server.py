@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
@@ -24,6 +25,7 @@ from mapwatch.feeds.serving.encoding import VARY, accepts_gzip, compressible, ma
 from mapwatch.feeds.serving.folder_table import CONTENT_TYPES, SECURITY_HEADERS, FolderTable, Served, resolve
 from mapwatch.feeds.serving.guesses import Guesses, client_key
 from mapwatch.feeds.serving.ondemand import PaperCache, route
+from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from mapwatch.feeds.serving.health import Health
@@ -43,8 +45,10 @@ _STARTING = {"Retry-After": "1", "Cache-Control": "no-store", **SECURITY_HEADERS
 TOO_MANY = "Too many addresses not found from your address: retry later.\n"
 
 
-def default_base_url(host: str, port: int) -> str:
-    """The address the server is shown at: http://host:port, localhost for a wildcard host."""
+def default_base_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
+    """The address the server is shown at: http://host:port, localhost for a wildcard host. The
+    one default of every link to the feeds: `serve` and `run` print and serve it, `refresh` and
+    `publish` write it into the feeds (the default port), `ask` and `sync` put it in answers."""
     shown = "localhost" if host in ("", "0.0.0.0", "::") else host
     if ":" in shown:
         shown = f"[{shown}]"
@@ -264,9 +268,25 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     guesses = Guesses(limits.not_found_burst, limits.not_found_per_second) if limits.not_found_burst else None
     runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin, guesses), limits)
     await runner.start(load=ready)
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await listen(runner, host, port, "--port or $PORT")
     return runner, runner.addresses[0][1]
+
+
+async def listen(runner: web.BaseRunner, host: str, port: int, setting: str) -> None:
+    """Listen at host:port (the runner cleaned up when it cannot); an address that is taken, or a
+    port that needs privileges, is one line naming the `setting` that chooses another (an
+    OSError: exit 1, mapwatch.cli)."""
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as e:
+        await runner.cleanup()
+        shown = default_base_url(host, port).removeprefix("http://")
+        if e.errno == errno.EADDRINUSE:
+            raise OSError(e.errno, f"{shown}: address already in use; choose another port with {setting}") from e
+        if e.errno == errno.EACCES:
+            raise OSError(e.errno, f"{shown}: no permission to listen there (ports below 1024 need it): "
+                                   f"choose another port with {setting}") from e
+        raise
 
 
 async def start_admin_server(host: str, port: int, health: Health | None,
@@ -295,6 +315,5 @@ async def start_admin_server(host: str, port: int, health: Health | None,
     app.router.add_get(METRICS_PATH, metrics_page)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    await listen(runner, host, port, "$MAPWATCH_ADMIN_LISTEN")
     return runner, runner.addresses[0][1]

@@ -6,9 +6,16 @@ import argparse
 import re
 import shlex
 import sys
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE
+from mapwatch.cli.options import answers_base_url
+from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, BadChoice
+
+if TYPE_CHECKING:
+    from mapwatch.bot.commands import Command, Opt
+    from mapwatch.bot.rendering.replies import File
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
 
@@ -53,22 +60,28 @@ def parse_slash(text: str) -> tuple[str, dict[str, Any]]:
             positional.append(tok)
     options: dict[str, Any] = {k: " ".join(v) for k, v in named.items()}
     free = [o.name for o in cmd.options if o.name not in options]
+    filled: list[str] = []  # the options the bare words went to, in order
     if positional:
         if not free:
             raise AskError(f"/{name} takes no more options (got {' '.join(positional)!r})")
         if len(cmd.options) == 1 or len(free) == 1:
             options[free[0]] = " ".join(positional)
+            filled = free[:1]
         else:
             for i, tok in enumerate(positional):
                 if i >= len(free):
                     options[free[-1]] += " " + tok
                 else:
                     options[free[i]] = tok
+            filled = free[:len(positional)]
     for o in cmd.options:
         if o.required and not options.get(o.name, "").strip():
             raise AskError(f"/{name} needs <{o.name}>: {o.description}")
-        if o.choices and o.name in options and options[o.name] not in o.choices:
-            raise AskError(f"{o.name} must be one of: {', '.join(o.choices)}")
+        if o.choices and o.name in options:
+            typed = options[o.name].strip().lower()
+            if typed not in o.choices:
+                raise AskError(_bad_choice(cmd, o, options, named, positional, filled))
+            options[o.name] = typed
     if "page" in options:
         try:
             options["page"] = int(options["page"]) - 1
@@ -77,6 +90,26 @@ def parse_slash(text: str) -> tuple[str, dict[str, Any]]:
         if options["page"] < 0:
             raise AskError("page must be 1 or more")
     return name, options
+
+
+def _bad_choice(cmd: Command, opt: Opt, options: dict[str, Any], named: dict[str, list[str]],
+                positional: list[str], filled: list[str]) -> str:
+    """A choice option given a value it does not take: what it takes and what it got (BadChoice's
+    words), and, when bare words filled several options in turn, how they were read and the
+    command with them all in the first of those options (what was meant, most often)."""
+    from mapwatch.store.scholarly.records import clean  # what is shown of the words: printable, one line
+
+    said = BadChoice(opt.name, options[opt.name], opt.choices).words()
+    if opt.name not in filled or len(filled) < 2:
+        return said
+    bare = clean(" ".join(positional), 300)
+    read = clean(" ".join(f"{o}:{options[o]}" for o in filled), 300)
+    said += f" Bare words fill the options in turn: “{bare}” was read as {read}."
+    first = next(o for o in cmd.options if o.name == filled[0])
+    if not first.choices:
+        given = "".join(f" {o}:{clean(options[o], 100)}" for o in named)
+        said += f" Did you mean “/{cmd.name} {first.name}:{bare}{given}”?"
+    return said
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -118,9 +151,37 @@ def cmd_ask(args: argparse.Namespace) -> int:
     channel = args.channel if args.channel is not None else user
     env = of_command(args)
     ctx = Ctx(guild_id=args.guild, channel_id=channel, user_id=user, now=utc_now(), can_manage=True,
-              can_manage_guild=True, base_url=env.local_base_url(), sources=env.source_settings())
+              can_manage_guild=True, base_url=answers_base_url(args), sources=env.source_settings())
     reply, ok = run_core(open_db(args.db, create=False), ctx, name, options)
-    print(to_text(reply))
+    saved, problem = write_attachments(reply.files, Path(args.db or of_command(args).database()))
+    print(to_text(reply, saved))
+    if problem:
+        print(f"mapwatch: error: {problem}", file=sys.stderr)
+        return EXIT_REJECTED
     return EXIT_OK if ok else EXIT_REJECTED
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def write_attachments(files: Sequence[File], database: Path, folder: Path = Path(".")) -> tuple[dict[str, str], str]:
+    """Write a reply's attachments (a /graph picture, a /paper chart) into `folder` (the current
+    one), each under its own name made safe (letters, digits, `.`, `_`, `-`; never hidden), over a
+    file of that name: (file name -> the path written, for the answer to say; why one was not, or "")."""
+    from mapwatch.store.atomic import write_atomic
+    from mapwatch.store.database.db_check import output_problem
+
+    saved: dict[str, str] = {}
+    for f in files:
+        target = folder / (_UNSAFE.sub("_", Path(f.filename).name).lstrip(".") or "attachment")
+        problem = output_problem(target, database)
+        if problem:
+            return saved, problem
+        try:
+            write_atomic(target, f.data)
+        except OSError as e:
+            return saved, f"cannot write {target}: {e.strerror or e}"
+        saved[f.filename] = str(target) if target.is_absolute() else f"./{target}"
+    return saved, ""
 
 

@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="papers asked about per source (default: 10,000)")
     p.add_argument("--source", choices=SOURCES, default=None,
                    help="ask this source only (default: those of $MAPWATCH_ENRICH)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="ask now about the papers a source failed on, without waiting the 1 to 24 hours after a "
+                        "failure")
     p.set_defaults(func=cmd_enrich)
 
 
@@ -53,7 +56,7 @@ def cmd_enrich(args: argparse.Namespace) -> int:
         return EXIT_OK
     from dataclasses import replace
 
-    config = replace(config, limit=limit)
+    config = replace(config, limit=limit, retry_failed=args.retry_failed)
     db_path = require_db(args.db)
     logging.basicConfig(level=env.log_level_name(), format="%(levelname)s %(name)s: %(message)s")
     progress = CrawlProgress(min_total=1, unit="papers")
@@ -62,7 +65,7 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     for r in report.sources.values():
-        print(f"Enriched from {r.summary()}.")
+        print(f"Enriched from {r.summary(retry=', or now with --retry-failed')}.")
     for line in report.trouble_lines():
         print(line, file=sys.stderr)
     return EXIT_REJECTED if report.troubles() else EXIT_OK

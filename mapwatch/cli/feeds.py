@@ -23,11 +23,11 @@ from mapwatch.cli.options import (
 from mapwatch.store import settings
 from mapwatch.store.environment import of_command
 from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED
-from mapwatch.store.settings_table import DEFAULT_PORT
+from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_PORT
 
-# publish and refresh write links to the default port when no base URL is given (not $PORT:
-# those commands serve nothing).
-LOCAL_BASE_URL = f"http://localhost:{DEFAULT_PORT}"
+# publish and refresh write links to the default address when no base URL is given (the default
+# port, not $PORT: those commands serve nothing).
+DEFAULT_BASE = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
 
 
 def _limit(p: argparse.ArgumentParser) -> None:
@@ -44,13 +44,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="HTTP source: pages fetched at most in this tick (default: 500)")
     out_arg(p)
-    base_arg(p, "http://localhost:8080")
+    base_arg(p, DEFAULT_BASE)
     _limit(p)
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("publish", help="write the Atom feeds, feeds.opml and index.html into a folder")
     out_arg(p)
-    base_arg(p, "http://localhost:8080")
+    base_arg(p, DEFAULT_BASE)
     _limit(p)
     p.add_argument("--papers", choices=("tracked", "all"), default="tracked",
                    help="paper feeds and pages written: those of tracked papers (default; the feed server "
@@ -79,7 +79,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.store.sources.refresh import refresh
 
     # Every setting is checked before the database is opened: a typo changes nothing.
-    the_source, folder, url, entries = source(args), out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
+    the_source, folder, url, entries = source(args), out_dir(args), base_url(args), limit(args)
     if args.budget is not None:
         settings.bounded_int(args.budget, "--budget", 1, settings.MAX_BUDGET)
     env = of_command(args)
@@ -108,7 +108,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
     from mapwatch.store.database.db import open_db
 
-    folder, url, entries = out_dir(args), base_url(args, LOCAL_BASE_URL), limit(args)
+    folder, url, entries = out_dir(args), base_url(args), limit(args)
     db = open_db(args.db, create=False)
     report = publish(db, folder, url, limit=entries, papers=args.papers)
     print(report.summary())

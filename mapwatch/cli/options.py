@@ -10,6 +10,7 @@ from typing import Any
 
 from mapwatch.store import settings
 from mapwatch.store.environment import of_command
+from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_PORT
 
 DB_HELP = "SQLite database (default: $MAPWATCH_DB, else ./mapwatch.db)"
 
@@ -52,7 +53,7 @@ def source_arg(p: argparse.ArgumentParser) -> None:
 
 
 def listen_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=None, help="port (default: $PORT, else 8080)")
 
 
@@ -70,8 +71,21 @@ def given_base_url(args: argparse.Namespace) -> str | None:
     return of_command(args).given_base_url()
 
 
-def base_url(args: argparse.Namespace, fallback: str) -> str:
-    return given_base_url(args) or fallback.rstrip("/")
+def base_url(args: argparse.Namespace) -> str:
+    """--base-url, else $MAPWATCH_BASE_URL, else the address `serve` and `run` have by default
+    (`refresh` and `publish`: the default port, not $PORT, since they serve nothing)."""
+    from mapwatch.feeds.serving.server import default_base_url
+
+    return given_base_url(args) or default_base_url(DEFAULT_HOST, DEFAULT_PORT)
+
+
+def answers_base_url(args: argparse.Namespace) -> str:
+    """Where the bot's answers under `ask` and `sync` say the feeds are: $MAPWATCH_BASE_URL, else
+    where `run` serves them by default (the address it prints: $PORT, else 8080)."""
+    from mapwatch.feeds.serving.server import default_base_url
+
+    env = of_command(args)
+    return env.given_base_url() or default_base_url(DEFAULT_HOST, env.listen_port())
 
 
 def host(args: argparse.Namespace) -> str:

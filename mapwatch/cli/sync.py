@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mapwatch.cli.options import answers_base_url
 from mapwatch.store.errors import EXIT_OK, EXIT_USAGE
 
 
@@ -26,7 +27,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from mapwatch.store.database.db import require_db
 
-    count = asyncio.run(sync_commands(token, require_db(args.db), base_url=env.local_base_url(),
+    count = asyncio.run(sync_commands(token, require_db(args.db), base_url=answers_base_url(args),
                                       endpoints=env.discord_endpoints()))
     print(f"Synced {count} commands.")
     return EXIT_OK

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.supervisor import BOT_BACKOFF
 from mapwatch.feeds.serving.connections import Limits
-from mapwatch.store.settings_table import DEFAULT_NICE, DEFAULT_PORT
+from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_NICE, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from mapwatch.store.scholarly.enrich import EnrichSettings
@@ -30,7 +30,7 @@ class RunSettings:
     replica: str | None = None  # $MAPWATCH_REPLICA: its Litestream replica, for /healthz and /metrics
     source: str  # --source, else $MAPWATCH_SOURCE
     out_dir: str | Path  # --out, else $MAPWATCH_FEEDS_DIR
-    host: str = "127.0.0.1"
+    host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     base_url: str | None = None  # --base-url, else $MAPWATCH_BASE_URL; None: http://<host>:<port>
     # the tick

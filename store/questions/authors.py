@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows, one_column, scalar
-from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper, seen_paper
+from mapwatch.store.errors import BadOption
+from mapwatch.store.questions.paper_rows import NEWEST_PAPERS_FIRST, PAPER_COLS, named_paper, seen_paper
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
     AlertCiter,
@@ -258,12 +259,22 @@ def orcid_of(text: str) -> str | None:
 
 def _key_of(text: str) -> str | None:
     """An ORCID, an OpenAlex author id, or `name:<name>` as typed -> the person key; None for a plain name."""
-    from mapwatch.store.scholarly.records import openalex_author
-
     t = text.strip()
     if t.lower().startswith("name:") and t[5:].strip():
         return "name:" + " ".join(t[5:].split())
-    return orcid_of(t) or openalex_author(t)
+    return author_key(t)
+
+
+def author_key(text: str) -> str | None:
+    """The person key an ORCID iD or an OpenAlex author id (bare or as a URL) stands for; None
+    for anything else (a name). An ORCID iD whose check digit is wrong is BadOption saying so,
+    never a name to look for."""
+    from mapwatch.store.scholarly.records import orcid_misprint, person_id
+
+    misprint = orcid_misprint(text)
+    if misprint:
+        raise BadOption(misprint)
+    return person_id(text)
 
 
 def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Person, ...]:
@@ -335,12 +346,13 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     total_papers = db.conn.execute(f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids).fetchone()[0]
     mine = [named_paper(r) for r in named_rows(
         db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
-        " ORDER BY coalesce(p.first_posted, CAST(p.year AS TEXT), '') DESC, p.id DESC LIMIT ?", [*ids, papers])]
+        f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
     total_citers = db.conn.execute(
         f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
     newest = named_rows(
-        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
-        " ORDER BY c.first_seen DESC, c.citing_id LIMIT ?", [*ids, citers])
+        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
+        f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, {NEWEST_PAPERS_FIRST}, c.cited_id LIMIT ?",
+        [*ids, citers])
     by_id = {p.id: p for p in mine}
     cited_unshown = [x["cited_id"] for x in newest if x["cited_id"] not in by_id]
     wanted = list(dict.fromkeys([x["citing_id"] for x in newest] + cited_unshown))

@@ -15,6 +15,13 @@ from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+# Papers (`p`) by their own date, the newest first, where they are otherwise alike (the citers a
+# first import saw at once): the month of a new-style arXiv id (2507.04136: July 2025; arXiv numbers
+# a month's papers in order, so the id descending after it), else the day it was first posted,
+# else its year (most citers are known from lists, by id, title and year alone).
+NEWEST_PAPERS_FIRST = ("CASE WHEN p.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
+                       " THEN '20' || substr(p.id, 1, 2) || '-' || substr(p.id, 3, 2)"
+                       " ELSE coalesce(p.first_posted, CAST(p.year AS TEXT), '') END DESC, p.id DESC")
 
 
 def named_paper(r: sqlite3.Row) -> PaperRow:

@@ -15,13 +15,19 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows
-from mapwatch.store.errors import BadOption, DirectionNotFound, PaperNotFound
+from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound, PaperNotFound
 from mapwatch.store.ids import normalize_id
 from mapwatch.store.questions.authors import with_bylines, with_contexts
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
-from mapwatch.store.questions.paper_rows import PAPER_COLS, named_listed_paper, named_paper, seen_paper
+from mapwatch.store.questions.paper_rows import (
+    NEWEST_PAPERS_FIRST,
+    PAPER_COLS,
+    named_listed_paper,
+    named_paper,
+    seen_paper,
+)
 from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
 
 
@@ -204,16 +210,17 @@ def citer_sort(text: str | None) -> CiterSort:
     for known in SORTS:
         if sort == known:
             return known
-    raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+    raise BadChoice("sort", text or "", SORTS)
 
 
 def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction: str | None = None,
            offset: int = 0, limit: int = 10, authors: bool = True) -> PaperPage:
     """The papers citing `paper_id`: `cited` = most cited first (stated count, then the
-    order the map lists them), `newest` = most recently first seen first. With `authors`,
+    order the map lists them), `newest` = most recently first seen first, those seen at once
+    (a first import) by their own date, newest first (NEWEST_PAPERS_FIRST). With `authors`,
     each row carries its byline and whether it is a self-citation (store/questions/authors.py)."""
     if sort not in SORTS:
-        raise BadOption(f"sort must be one of: {', '.join(SORTS)}")
+        raise BadChoice("sort", sort, SORTS)
     check_page(offset, limit)
     where = "c.cited_id = :pid"
     if direction:
@@ -223,7 +230,7 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     pos = ("coalesce((SELECT min(e.id) FROM events e WHERE e.paper_id = c.cited_id"
            " AND e.citing_id = c.citing_id), 1e18)")
     order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
-             else f"c.first_seen DESC, {pos}, c.citing_id")
+             else f"c.first_seen DESC, {NEWEST_PAPERS_FIRST}")
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
     total = db.conn.execute(f"SELECT count(*) FROM citations c WHERE {where}", params).fetchone()[0]
     keys = None

@@ -24,10 +24,10 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import arxiv_url
-from mapwatch.store.questions.authors import with_alert_bylines
+from mapwatch.store.questions.authors import author_key, with_alert_bylines
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
-from mapwatch.store.scholarly.records import clean, openalex_author, orcid
+from mapwatch.store.scholarly.records import clean, orcid, person_id
 
 NAME_KEY = "name:"
 CHOICES_MAX = 10  # people a choice lists
@@ -70,7 +70,7 @@ class PersonChoice(MapwatchError):
 
 def key_of(ref: str) -> str | None:
     """The author key an ORCID or OpenAlex author id (bare or as a URL) stands for; None otherwise."""
-    return orcid(ref) or openalex_author(ref)
+    return person_id(ref)
 
 
 def is_orcid(key: str) -> bool:
@@ -157,7 +157,7 @@ def resolve_person(db: Database, ref: str) -> Person:
     text = clean(ref, 200)
     if not text:
         raise PersonNotFound(ref)
-    key = key_of(text)
+    key = author_key(text)
     if key:
         return person(db, key)
     groups: list[tuple[set[str], set[str]]] = []  # one per person: (OpenAlex ids, ORCIDs)

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,6 +76,7 @@ class EnrichSettings:
     politeness: Mapping[str, Politeness] = field(default_factory=lambda: dict(POLITENESS))
     source_citations: SourceCitationsMode = "include"  # $MAPWATCH_SOURCE_CITATIONS
     bounds: Rules = field(default_factory=Rules)  # how much a source may add (store/scholarly/budget.py)
+    retry_failed: bool = False  # the papers whose last ask failed are due now (`enrich --retry-failed`)
 
     @property
     def discover(self) -> bool:
@@ -117,10 +118,27 @@ class SourceReport:
     bounds: list[str] = field(default_factory=list)  # the bounds it reached (store/scholarly/budget.py), a line each
     problems: list[str] = field(default_factory=list)  # failed requests' reasons (the first few)
     out_of_time: bool = False
+    failed_waiting: int = 0  # with nothing due: the papers that failed before and wait to be asked again
+    failed_due: str = ""  # when the first of them is due: "06:10 UTC", "7 Dec 06:10 UTC"
 
-    def summary(self) -> str:
-        text = (f"{self.source}: {self.asked:,} of {self.due:,} due asked in {self.requests:,} requests, "
-                f"{self.found:,} found, {self.not_found:,} not found, {self.failed:,} failed")
+    def summary(self, retry: str = "") -> str:
+        """One line: what was asked and what came of it; "unavailable this round" first when the
+        source was left for the next round; "nothing due", and why when papers that failed
+        wait, when there was nothing to ask (`retry`: how to ask them at once, e.g. a flag)."""
+        requests = f"{self.requests:,} request{'' if self.requests == 1 else 's'}"
+        if self.due:
+            text = (f"{self.asked:,} of {self.due:,} due asked in {requests}, {self.found:,} found, "
+                    f"{self.not_found:,} not found, {self.failed:,} failed")
+        else:
+            text = "nothing due"
+            if self.failed_waiting:
+                text += (f" ({self.failed_waiting:,} paper{'' if self.failed_waiting == 1 else 's'} failed in an "
+                         f"earlier round: asked again from {self.failed_due}{retry})")
+            if self.requests:  # OpenAlex's new works, Semantic Scholar's counts
+                text += f", {requests}"
+        if self.down:
+            text = f"unavailable this round; {text}"
+        text = f"{self.source}: {text}"
         if self.discovered:
             text += f", {self.discovered:,} citations the map does not name"
         if self.unchanged:
@@ -154,6 +172,13 @@ class SourceReport:
         return None
 
 
+def _hour(when: datetime, now: datetime) -> str:
+    """06:10 UTC, with the day when it is not today ("7 Dec 06:10 UTC")."""
+    when = when.astimezone(UTC)
+    day = "" if when.date() == now.astimezone(UTC).date() else f"{when.day} {when:%b} "
+    return f"{day}{when:%H:%M} UTC"
+
+
 @dataclass
 class RoundReport:
     sources: dict[str, SourceReport] = field(default_factory=dict)
@@ -184,8 +209,8 @@ class RoundReport:
                 lines.append(f"enrichment: {s} answered badly ({why})")
         return lines + [f"enrichment: {line}" for r in self.sources.values() for line in r.bounds]
 
-    def summary(self) -> str:
-        return "; ".join(r.summary() for r in self.sources.values()) or "no source asked"
+    def summary(self, retry: str = "") -> str:
+        return "; ".join(r.summary(retry) for r in self.sources.values()) or "no source asked"
 
 
 class _Round:
@@ -524,11 +549,17 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
                 rnd.budgets[s] = await rnd.in_db(budget.for_round, s, settings.bounds, clock().date())
         for s in settings.sources:
             if s == "s2":
-                due[s] = await rnd.in_db(saved.due_citations, ids, clock(), settings.limit,
-                                         by_server if settings.discover else None)
+                due[s] = await rnd.in_db(functools.partial(saved.due_citations, retry_failed=settings.retry_failed),
+                                         ids, clock(), settings.limit, by_server if settings.discover else None)
             else:
-                due[s] = await rnd.in_db(saved.due_papers, s, clock(), settings.limit)
+                due[s] = await rnd.in_db(functools.partial(saved.due_papers, retry_failed=settings.retry_failed),
+                                         s, clock(), settings.limit)
             report.sources[s].due = len(due[s])
+            if not due[s]:  # why, when papers that failed wait
+                now = clock()
+                waiting, first = await rnd.in_db(saved.failed_waiting, s, now)
+                if first is not None:
+                    report.sources[s].failed_waiting, report.sources[s].failed_due = waiting, _hour(first, now)
         rnd.total = sum(len(v) for v in due.values())
         rnd.advance(0)
         try:

@@ -47,14 +47,27 @@ def clean(text: object, limit: int = MAX_NAME_CHARS) -> str:
 def orcid(value: object) -> str | None:
     """An ORCID iD (0000-0002-1825-0097) from its URL or bare form, checksum verified; None otherwise."""
     m = _ORCID.match(value.strip()) if isinstance(value, str) else None
-    if not m:
-        return None
-    digits = m.group(1).replace("-", "")
+    return m.group(1) if m and m.group(1)[-1] == _orcid_check_digit(m.group(1)) else None
+
+
+def _orcid_check_digit(iD: str) -> str:
+    """The check digit an ORCID iD's first 15 digits call for (ISO 7064 MOD 11-2)."""
     total = 0
-    for d in digits[:-1]:
+    for d in iD.replace("-", "")[:15]:
         total = (total + int(d)) * 2
     check = (12 - total % 11) % 11
-    return m.group(1) if digits[-1] == ("X" if check == 10 else str(check)) else None
+    return "X" if check == 10 else str(check)
+
+
+def orcid_misprint(value: object) -> str | None:
+    """Why a value written as an ORCID iD is not one, when its check digit is wrong (a digit
+    mistyped): "0000-0002-1825-0098 is not a valid ORCID (its check digit should be 7)";
+    None for a valid iD and for anything not written as one."""
+    m = _ORCID.match(value.strip()) if isinstance(value, str) else None
+    if not m or orcid(value):
+        return None
+    return (f"{m.group(1)} is not a valid ORCID (its check digit should be {_orcid_check_digit(m.group(1))}, "
+            "by ISO 7064 MOD 11-2)")
 
 
 def _match(pattern: re.Pattern[str], value: object, upper: bool = True) -> str | None:
@@ -67,6 +80,11 @@ def _match(pattern: re.Pattern[str], value: object, upper: bool = True) -> str |
 def openalex_author(value: object) -> str | None:
     """An OpenAlex author id (A5023888391), from its URL or bare form."""
     return _match(_OPENALEX_AUTHOR, value)
+
+
+def person_id(value: object) -> str | None:
+    """An ORCID iD or an OpenAlex author id (bare or as a URL): the key of a person; None otherwise."""
+    return orcid(value) or openalex_author(value)
 
 
 def openalex_work(value: object) -> str | None:

@@ -142,18 +142,28 @@ def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContex
             mark_fetched(db, [cited_id], "s2", "ok", now)
 
 
-def due_papers(db: Database, source: Source, now: datetime, limit: int) -> list[str]:
+def due_papers(db: Database, source: Source, now: datetime, limit: int, *, retry_failed: bool = False) -> list[str]:
     """Papers of the map `source` has not been asked about, or is due to be asked again:
-    never asked first (papers with pages, then the newest ids), then the most overdue."""
+    never asked first (papers with pages, then the newest ids), then the most overdue.
+    `retry_failed`: the papers whose last ask failed are due now, whatever their wait."""
     never = one_column(
         db, "SELECT p.id FROM papers p WHERE NOT EXISTS (SELECT 1 FROM enrichment_fetches f"
         " WHERE f.paper_id = p.id AND f.source = ?) ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])
     if len(never) >= limit:
         return never
+    failed = " OR status = 'failed'" if retry_failed else ""
     again = one_column(
-        db, "SELECT paper_id FROM enrichment_fetches WHERE source = ? AND next_fetch_at <= ?"
+        db, f"SELECT paper_id FROM enrichment_fetches WHERE source = ? AND (next_fetch_at <= ?{failed})"
         " ORDER BY next_fetch_at LIMIT ?", [source, iso(now), limit - len(never)])
     return never + again
+
+
+def failed_waiting(db: Database, source: Source, now: datetime) -> tuple[int, datetime | None]:
+    """How many papers `source` failed on wait to be asked again (1 to 24 hours after a failure),
+    and when the first of them is due: why a round may find nothing due."""
+    row = named_row(db, "SELECT count(*) AS n, min(next_fetch_at) AS first FROM enrichment_fetches"
+                    " WHERE source = ? AND status = 'failed' AND next_fetch_at > ?", [source, iso(now)])
+    return (row["n"], parse_iso(row["first"]) if row["first"] else None) if row else (0, None)
 
 
 def citers_without_context(db: Database, cited_id: str) -> set[str]:
@@ -176,7 +186,7 @@ TEAM_PER_SERVER = 100
 
 
 def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: int,
-                  team: Mapping[int, Sequence[str]] | None = None) -> list[str]:
+                  team: Mapping[int, Sequence[str]] | None = None, *, retry_failed: bool = False) -> list[str]:
     """The tracked papers Semantic Scholar is due to be asked about: those with map citations
     it has not described, when it was never asked, when a citer appeared since it was last
     asked, or when it is due again (a failure after 1 to 24 hours, an unknown paper after a week, the
@@ -185,18 +195,20 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
     map does not name"), then the tracked papers not asked for their citers within ASK_TRACKED,
     the longest unasked first, and only after every tracked paper the team papers not asked
     within ASK_TEAM: the servers in turn (the one whose paper waited longest first), each its
-    longest unasked first, at most TEAM_PER_SERVER of one server."""
+    longest unasked first, at most TEAM_PER_SERVER of one server. `retry_failed`: a paper whose
+    last ask failed is due now."""
     due: list[tuple[int, str]] = []
     when = iso(now)
     for pid in dict.fromkeys(tracked):
-        row = named_row(db, "SELECT fetched_at, next_fetch_at FROM enrichment_fetches WHERE paper_id = ?"
+        row = named_row(db, "SELECT fetched_at, next_fetch_at, status FROM enrichment_fetches WHERE paper_id = ?"
                         " AND source = 's2'", [pid])
         count, newest = db.conn.execute(
             "SELECT count(*), max(c.first_seen) FROM citations c WHERE c.cited_id = ? AND NOT EXISTS (SELECT 1"
             " FROM citation_contexts x WHERE x.citing_id = c.citing_id AND x.cited_id = c.cited_id)", [pid]).fetchone()
         if not count:
             continue
-        if row is None or row["next_fetch_at"] <= when or newest > row["fetched_at"]:
+        if (row is None or row["next_fetch_at"] <= when or newest > row["fetched_at"]
+                or (retry_failed and row["status"] == "failed")):
             due.append((count, pid))
     due.sort(key=lambda t: (-t[0], t[1]))
     out = [pid for _, pid in due[:limit]]
@@ -204,7 +216,7 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
         return out
     every = [*tracked, *(pid for papers in team.values() for pid in papers)]
     asked = _asked(db, every)
-    chosen = set(out) | _waiting(db, every, now)
+    chosen = set(out) | _waiting(db, every, now, failed=not retry_failed)
 
     def unasked(papers: Iterable[str], within: timedelta) -> list[tuple[str, str]]:
         """(last asked, paper) of those not chosen yet and not asked `within`, the longest unasked first."""
@@ -224,14 +236,16 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
     return out[:limit]
 
 
-def _waiting(db: Database, paper_ids: Sequence[str], now: datetime) -> set[str]:
-    """The papers Semantic Scholar failed on, or did not know, and that are not due again yet."""
+def _waiting(db: Database, paper_ids: Sequence[str], now: datetime, *, failed: bool = True) -> set[str]:
+    """The papers Semantic Scholar failed on (unless not `failed`), or did not know, and that are
+    not due again yet."""
     ids = list(dict.fromkeys(paper_ids))
     out: set[str] = set()
+    waits = "status != 'ok'" if failed else "status = 'not_found'"
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         out.update(one_column(
-            db, "SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND status != 'ok' AND next_fetch_at > ?"
+            db, f"SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND {waits} AND next_fetch_at > ?"
             f" AND paper_id IN ({','.join('?' * len(chunk))})", [iso(now), *chunk]))
     return out
 

@@ -25,7 +25,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import fill, named_row, named_rows
-from mapwatch.store.errors import BadOption, DirectionNotFound
+from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
@@ -123,7 +123,7 @@ def normalize_mode(text: str | None) -> str:
         return "instant"
     mode = text.strip().lower()
     if mode not in MODES:
-        raise BadOption(f"Unknown mode “{clean_text(text)[:40]}”: use instant, daily or weekly.")
+        raise BadChoice("mode", clean_text(text), MODES)
     return mode
 
 

@@ -135,9 +135,12 @@ async def test_every_command_with_hostile_options_over_hostile_titles(fake_disco
     print(f"\nbot abuse: {answered} answers, {len(VALUES)} hostile values")
 
 
-def test_mapwatch_ask_with_hostile_options(hostile_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mapwatch_ask_with_hostile_options(hostile_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The terminal path to the same commands: one clear answer or one error line, no traceback."""
     from mapwatch.cli import main
+
+    monkeypatch.chdir(tmp_path)  # where ask writes a /paper chart
 
     for name in ("paper", "search", "citers", "direction", "refs"):
         for v in VALUES:

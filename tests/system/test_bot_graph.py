@@ -21,7 +21,6 @@ from tests.fakediscord import FakeDiscord
 from tests.system.test_bot_commands import ask
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -105,14 +104,15 @@ def test_ask_serves_the_graph_questions(tmp_path: Path) -> None:
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "mapwatch", *args, "--db", str(db)], capture_output=True,
-                              text=True, timeout=60, cwd=ROOT)
+                              text=True, timeout=60, cwd=tmp_path)
 
     p = run("ask", "/path 2005.14165 2509.02547")
     assert p.returncode == 0 and "is cited by 2509.02547" in p.stdout, p.stderr
     p = run("ask", "/related 2412.10400 exclude_direct:no")
     assert p.returncode == 0 and "2507.04136" in p.stdout
     p = run("ask", "/graph 2412.10400")
-    assert p.returncode == 0 and "[attachment: graph-2412.10400.png," in p.stdout
+    assert p.returncode == 0 and "[attachment written to ./graph-2412.10400.png," in p.stdout
+    assert (tmp_path / "graph-2412.10400.png").read_bytes().startswith(b"\x89PNG")
     p = run("ask", "/rising days:7")
     assert p.returncode == 0 and "No paper gained citers in the last 7 days" in p.stdout
 

@@ -20,7 +20,7 @@ from mapwatch.store.questions.authors import bylines
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.subscriptions import tracking
-from tests.scholarly_fakes import ScholarlyFakes, from_seeds, serve_scholarly
+from tests.scholarly_fakes import ScholarlyFakes, serving_seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = {s: Politeness(0.01, timeout=5.0, max_retry_after=2.0) for s in POLITENESS}
@@ -29,12 +29,7 @@ CONTACT = "team@example.org"
 
 @pytest.fixture
 def fakes(seeded_path: Path) -> Iterator[ScholarlyFakes]:
-    db = open_db(seeded_path)
-    try:
-        data = from_seeds(db)
-    finally:
-        db.close()
-    with serve_scholarly(data) as served:
+    with serving_seeds(seeded_path) as served:
         yield served
 
 
@@ -64,7 +59,7 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     r = cli("enrich", "--db", str(seeded_path), env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "Enriched from arxiv: 99 of 99 due asked in 1 requests, 99 found, 0 not found, 0 failed."
+    assert lines[0] == "Enriched from arxiv: 99 of 99 due asked in 1 request, 99 found, 0 not found, 0 failed."
     # 2 requests for the papers, and 1 each for the new arXiv works of yesterday and of 3 days ago (none here).
     assert lines[1] == "Enriched from openalex: 99 of 99 due asked in 5 requests, 98 found, 1 not found, 0 failed."
     # (its citation count first, then its citers: never read before)
@@ -121,7 +116,7 @@ def test_enrich_then_ask_names_authors_and_institutions(fakes: ScholarlyFakes, s
     before = len(fakes.requests)
     r = cli("enrich", "--db", str(seeded_path), env=env)
     assert r.returncode == 0 and len(fakes.requests) == before, r.stdout
-    assert "arxiv: 0 of 0 due" in r.stdout
+    assert "Enriched from arxiv: nothing due." in r.stdout
 
 
 def test_one_source_and_the_limit(fakes: ScholarlyFakes, seeded_path: Path) -> None:
@@ -130,7 +125,7 @@ def test_one_source_and_the_limit(fakes: ScholarlyFakes, seeded_path: Path) -> N
     assert r.returncode == 0 and "Enrichment is off" in r.stdout and not fakes.requests
     r = cli("enrich", "--db", str(seeded_path), "--source", "openalex", "--limit", "7", env=env)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "Enriched from openalex: 7 of 7 due asked in 1 requests, 7 found, 0 not found, 0 failed."
+    assert r.stdout.strip() == "Enriched from openalex: 7 of 7 due asked in 1 request, 7 found, 0 not found, 0 failed."
     assert {q.source for q in fakes.requests} == {"openalex"}
 
 

@@ -38,7 +38,7 @@ def fetch(url: str) -> tuple[int, bytes, dict[str, str]]:
 @pytest.mark.parametrize("command", ["serve", "run"])
 def test_no_answer_ever_comes_from_the_earlier_publish(tmp_path: Path, command: str) -> None:
     db, out = tmp_path / "m.db", tmp_path / "public"
-    assert main(["refresh", "--db", str(db), "--out", str(out)]) == 0  # default base URL: localhost:8080
+    assert main(["refresh", "--db", str(db), "--out", str(out), "--base-url", "http://localhost:8080"]) == 0
     assert OLD in (out / "feeds.opml").read_bytes()
     port = free_port()
     new = f"http://127.0.0.1:{port}".encode()

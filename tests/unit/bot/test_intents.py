@@ -88,7 +88,7 @@ def test_a_follow_with_an_intent(db, clock, make_older_seeds) -> None:
 
 
 def test_intent_is_checked_and_only_for_papers_and_follows(db, clock, seeded) -> None:
-    with pytest.raises(BadOption, match="intent is one of methodology, background, result"):
+    with pytest.raises(BadOption, match="intent is methodology, background or result"):
         track_core(db, ctx(), paper=SURVEY, intent="praise")
     with pytest.raises(BadOption, match="applies to a paper's track"):
         track_core(db, ctx(), author="A5023888391", intent="methodology")

@@ -123,3 +123,31 @@ async def test_temporary_and_dot_files_are_not_served(site) -> None:
     (out / "feeds" / ".tmp-abc.atom").write_text("partial")
     assert await raw_status(port, "GET", "/feeds/.tmp-abc.atom") == 404
     assert await raw_status(port, "GET", "/feeds/nope.atom") == 404
+
+
+def test_a_port_that_is_taken_is_one_line_naming_how_to_choose_another(tmp_path: Path, seeded_path: Path) -> None:
+    """`serve` and `run` on a port another server holds: exit 1, one line saying which address
+    is in use and which option or variable chooses another (before: the OS's words alone)."""
+    import socket
+    import subprocess
+    import sys
+
+    from mapwatch.feeds.serving.server import start_admin_server
+
+    root = Path(__file__).resolve().parents[3]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if k not in ("DISCORD_TOKEN", "PORT", "MAPWATCH_BASE_URL")}
+        for command in ("serve", "run"):
+            p = subprocess.run([sys.executable, "-m", "mapwatch", command, "--db", str(seeded_path), "--out",
+                                str(tmp_path / "out"), "--port", str(port)], cwd=root, env=env, capture_output=True,
+                               text=True, timeout=60)
+            errors = [line for line in p.stderr.splitlines() if line.startswith("mapwatch: error")]
+            said = (f"mapwatch: error: 127.0.0.1:{port}: address already in use; choose another port with "
+                    "--port or $PORT")
+            assert p.returncode == 1 and errors == [said], (command, p.stderr)
+        with pytest.raises(OSError, match=rf"127\.0\.0\.1:{port}: address already in use; choose another port with "
+                                          r"\$MAPWATCH_ADMIN_LISTEN$"):
+            asyncio.run(start_admin_server("127.0.0.1", port, None, None))

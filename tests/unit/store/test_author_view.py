@@ -15,6 +15,7 @@ from mapwatch.store.questions import authors
 from mapwatch.store.scholarly.records import AuthorRecord
 from mapwatch.store.scholarly.saved import save_openalex
 from tests.author_helpers import work
+from tests.seedfacts import own_date
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 KEY = "A5100000001"
@@ -43,14 +44,16 @@ def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
     [who] = authors.find_people(db, KEY)
     view = authors.author_view(db, who, papers=10, citers=8)
 
-    posted = dict(db.conn.execute("SELECT id, coalesce(first_posted, CAST(year AS TEXT), '') FROM papers"))
+    posted = {pid: own_date(pid, fp, year) for pid, fp, year in db.conn.execute(
+        "SELECT id, first_posted, year FROM papers")}
     newest_papers = sorted(mine, key=lambda p: (posted[p], p), reverse=True)[:10]
     assert [p.id for p in view.papers] == newest_papers and view.total_papers == len(mine)
     every = db.conn.execute(f"SELECT citing_id, cited_id, first_seen FROM citations"
                             f" WHERE cited_id IN ({','.join('?' * len(mine))})", mine).fetchall()
     assert view.total_citers == len(every) > 8
-    want = sorted(every, key=lambda c: c[0])
-    want = sorted(want, key=lambda c: c[2], reverse=True)[:8]
+    # The newest first seen first; those seen at once by the citer's own date, the newest first.
+    want = sorted(every, key=lambda c: c[1])
+    want = sorted(want, key=lambda c: (c[2], posted[c[0]], c[0]), reverse=True)[:8]
     assert [(c.citer.id, c.cited.id, c.citer.first_seen) for c in view.citers] == want
     assert {c.cited.id for c in view.citers} - set(newest_papers)  # cited papers beyond the ten shown
     assert all(c.cited.byline and c.cited.byline.authors[0].author_id == KEY for c in view.citers)

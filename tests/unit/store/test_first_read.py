@@ -15,9 +15,12 @@ import feedparser
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
+from mapwatch.store.database.rows import named_rows
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import ListedPaper, PaperList
+from mapwatch.store.questions import queries
 from tests.conftest import seed_page, write_page
+from tests.seedfacts import own_date
 
 BASE = "http://feeds.test:8080"
 RL = "lr/reinforcement-learning-for-reasoning"
@@ -128,3 +131,32 @@ def test_the_migration_marks_what_an_older_database_stored(db_path: Path, clock,
     publish(db, out, BASE, clock=clock)  # the index, rebuilt whole, counts the new ones only
     assert new_in_7_days(out)[RL] == 6
     db.close()
+
+
+def test_newest_first_after_the_first_read_is_by_the_citers_own_dates(db, clock, make_older_seeds) -> None:
+    """Every citer a first read finds is first seen at one instant: `sort:newest` orders them by
+    their own date (the month of their arXiv id, else the day first posted, else the year), the
+    newest first, and a citer seen later still comes before them all."""
+    ingest_paths(db, [make_older_seeds(3)], clock=clock)
+
+    def newest(paper: str) -> list[str]:
+        return [c.id for c in queries.citers(db, paper, sort="newest", limit=100, authors=False).items]
+
+    def by_own_date(ids: list[str]) -> list[str]:
+        rows = {r["id"]: own_date(r["id"], r["first_posted"], r["year"]) for r in named_rows(
+            db, f"SELECT id, first_posted, year FROM papers WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        return sorted(ids, key=lambda pid: (rows[pid], pid), reverse=True)
+
+    first = newest(SURVEY)
+    assert len(first) > 20 and first == by_own_date(first)  # on main: the order the page listed them
+    assert first[:3] == ["2605.02913", "2512.04535", "2511.09148"]  # May 2026, then December 2025
+    # The same order, page by page.
+    paged = [c.id for n in range(0, len(first), 10)
+             for c in queries.citers(db, SURVEY, sort="newest", offset=n, limit=10, authors=False).items]
+    assert paged == first
+
+    clock.advance(days=1)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)
+    later = newest(SURVEY)
+    fresh = [pid for pid in later if pid not in first]
+    assert len(fresh) == 3 and later[:3] == by_own_date(fresh) and later[3:] == first
