@@ -22,6 +22,7 @@ from mapwatch.bot.rendering.text import (
     link,
     plural,
     safe_link,
+    thousands,
 )
 from mapwatch.store.ids import arxiv_url
 from mapwatch.store.questions.authors import AuthorView, Person
@@ -298,7 +299,7 @@ def author_card(v: AuthorView) -> Reply:
         desc.append(esc(clip("; ".join(p.institutions), 300)))
     if v.capped:  # the counts stopped at the first 5,000 papers: never stated as the whole
         desc.append(f"Named on at least {v.total_papers:,} papers of the map (counted up to there); at least "
-                    f"{v.total_citers:,} citations of them known.")
+                    f"{thousands(v.total_citers, 'citation')} of them known.")
     else:
         desc.append(f"Named on {plural(v.total_papers, 'paper')} of the map; {plural(v.total_citers, 'citation')} of"
                     " them known.")

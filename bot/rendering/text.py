@@ -57,6 +57,11 @@ def plural(n: int, word: str, many: str = "") -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
+def thousands(n: int, word: str) -> str:
+    """`plural` with the thousands separated: "1 citation", "76,883 citations"."""
+    return f"{n:,} {word if n == 1 else word + 's'}"
+
+
 def counted(n: int, word: str, capped: bool) -> str:
     """`plural`, or for a count that stopped at `n` (more were not counted), "5,000+ papers"."""
     return f"{n:,}+ {word}s" if capped else plural(n, word)

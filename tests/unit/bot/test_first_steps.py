@@ -179,6 +179,8 @@ NEVER_ONE = {
     ("render_graph.py", "{max_steps} steps"),
     ("render_graph.py", "{r.days} days"),  # after `"day" if r.days == 1`
     ("team.py", "{count} papers"),  # after `if count == 1`
+    ("team.py", "{count:,} papers"),  # after `if count == 1`
+    ("render.py", "{v.total_papers:,} papers"),  # "at least 5,000 papers": only past the cap
     ("team.py", "{whose} papers"),
     ("team.py", "{papers} gains"),
     ("follow.py", "{scope} digests"),
