@@ -95,7 +95,8 @@ MANAGE_ALL = discord.Permissions(manage_channels=True, manage_guild=True)  # /te
 async def test_every_command_round_trips(fake_discord: FakeDiscord, seeded_path: Path) -> None:
     bot = make_bot(seeded_path)
     async with fake_discord.connected(bot):
-        order = sorted(commands().items(), key=lambda kv: kv[0] == "untrack")  # untrack last
+        # untrack and team remove last: /team stats and /tracked see what /team add and /track made
+        order = sorted(commands().items(), key=lambda kv: kv[0] in ("untrack", "team remove"))
         for name, cmd in order:
             opts = {o.name: SAMPLES[o.name] for o in cmd.options if not cmd.menu and o.kind != "channel"
                     and o.name in SAMPLES and (o.name != "author" or name == "author")}
