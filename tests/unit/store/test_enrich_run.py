@@ -91,7 +91,7 @@ async def test_run_with_every_source_down_still_refreshes_and_alerts(
             assert f"enrichment: {s} is unavailable this round (HTTP 503); the map, feeds and alerts go on, " \
                    "enrichment resumes next round" in first
         # The second round asks only what the first did not reach (the failed are asked after an hour).
-        assert [m for m in rounds[1] if "unavailable" in m] == [
+        assert [m for m in rounds[1] if "is unavailable this round" in m] == [
             "enrichment: openalex is unavailable this round (HTTP 503); the map, feeds and alerts go on, "
             "enrichment resumes next round"]
     else:
