@@ -1,4 +1,5 @@
-"""A bound on the addresses one client may get wrong (docs/feeds.md, "mapwatch serve": guesses).
+"""A bound on the addresses one client may get wrong (docs/feeds.md,
+"Addresses not found, bounded").
 
 Some of the feed server's addresses are secrets or tell something: a team's feed is read by
 whoever has its address, and an author's feed answers only for someone a /track follows. A

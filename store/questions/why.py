@@ -1,6 +1,6 @@
 """`/why PAPER CITER`: where the citation "CITER cites PAPER" is known from and since when, and,
-when mapwatch does not know it, the reasons it can see (docs/bot.md, "Where a citation is known
-from").
+when mapwatch does not know it, the reasons it can see
+(docs/bot.md, "Where a citation is known from: /why").
 
 A citation is known from the map when a page names it: the snapshot that first did (PAPER's
 "Built on by" list or CITER's "Builds on" list, `citations.snapshot_id`), and from OpenAlex or

@@ -1,4 +1,5 @@
-"""No log line holds a webhook's secret (hardening round 4, item 10; docs/bot.md, "Webhooks"): at
+"""No log line holds a webhook's secret (hardening round 4, item 10;
+docs/bot.md, "Webhooks: channels without the bot, and Slack"): at
 MAPWATCH_LOG_LEVEL=DEBUG discord.py logs every gateway event, and a /webhook command carries its
 URL. The redaction knew only Slack's upper-case ids and Discord's exact path, and it was a filter
 on discord.py's own loggers: a refused Slack URL with lower-case ids was logged whole, and any

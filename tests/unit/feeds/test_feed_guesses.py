@@ -168,7 +168,7 @@ async def test_a_guessing_client_gets_429_and_the_published_feeds_and_other_clie
             async with guesser.get(base + team_feed) as r:
                 assert r.status == 429
                 wait = int(r.headers["Retry-After"])
-            await asyncio.sleep(wait)
+            await asyncio.sleep(wait)  # on purpose: Retry-After is a time the client is told to wait
             async with guesser.get(base + team_feed) as r:
                 assert r.status == 200
     finally:
