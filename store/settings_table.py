@@ -312,7 +312,7 @@ SETTINGS: tuple[Setting, ...] = (
             "at once, then one more a second; past that, every address that needs a lookup (a feed or page "
             "built on demand, a team's, a person's, a paper's) is answered `429` with `Retry-After` until it may "
             "again, while the published files answer as always (addresses cannot be guessed at speed: "
-            "[Feeds](feeds.md#mapwatch-serve---db-file---out-dir---host-host---port-port---base-url-url)); "
+            "[Feeds](feeds.md#addresses-not-found-bounded)); "
             "`0` sets no bound, for a server behind a reverse proxy that bounds its clients itself"),
     Setting("MAPWATCH_REPLICA", _replica, "unset: no replica",
             "the Litestream replica URL (`file:///path`, `s3://…`, `sftp://…`; read by the shipped "

@@ -46,8 +46,8 @@ def reason_line(r: Reason, paper_id: str, citer_id: str) -> str:
         case "paper_no_page":
             return f"{p} has no map page of its own yet: its citers are known only from their own “Builds on” lists."
         case "citers_unlisted":
-            return (f"{p}'s page lists {r.shown} of its {plural(r.total, 'citer')} (most cited first, data through "
-                    f"{day(r.data_through)}): the citation may be among the {(r.total or 0) - (r.shown or 0)} "
+            return (f"{p}'s page lists {r.shown} of its {plural(r.total or 0, 'citer')} (most cited first, "
+                    f"data through {day(r.data_through)}): the citation may be among the {(r.total or 0) - (r.shown or 0)} "
                     "it does not name.")
         case "citers_all_listed":
             return (f"{p}'s page lists all {r.total} of its citers (data through {day(r.data_through)}), and not "
@@ -57,7 +57,7 @@ def reason_line(r: Reason, paper_id: str, citer_id: str) -> str:
         case "citer_no_page":
             return f"{c} has no map page of its own yet (a stub): its “Builds on” list is unknown."
         case "refs_unlisted":
-            return (f"{c}'s page lists {r.shown} of its {plural(r.total, 'reference')} in the map (data through "
+            return (f"{c}'s page lists {r.shown} of its {plural(r.total or 0, 'reference')} in the map (data through "
                     f"{day(r.data_through)}): it may be among those it does not name.")
         case "refs_all_listed":
             return (f"{c}'s page lists all {r.total} of its references in the map (data through "
