@@ -47,8 +47,8 @@ def reason_line(r: Reason, paper_id: str, citer_id: str) -> str:
             return f"{p} has no map page of its own yet: its citers are known only from their own “Builds on” lists."
         case "citers_unlisted":
             return (f"{p}'s page lists {r.shown} of its {plural(r.total or 0, 'citer')} (most cited first, "
-                    f"data through {day(r.data_through)}): the citation may be among the {(r.total or 0) - (r.shown or 0)} "
-                    "it does not name.")
+                    f"data through {day(r.data_through)}): the citation may be among the "
+                    f"{(r.total or 0) - (r.shown or 0)} it does not name.")
         case "citers_all_listed":
             return (f"{p}'s page lists all {r.total} of its citers (data through {day(r.data_through)}), and not "
                     f"{c}: it cited it later, or the map does not count it.")
