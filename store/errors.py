@@ -84,9 +84,9 @@ class BadChoice(BadOption):
         super().__init__(self.words())
 
     def words(self, quote: Callable[[str], str] = str) -> str:
-        from mapwatch.store.scholarly.records import clean  # one line of printable characters
+        from mapwatch.store.one_line import one_line
 
-        return f"{self.name} is {either(self.choices)}, not “{quote(clean(self.value, 60))}”."
+        return f"{self.name} is {either(self.choices)}, not “{quote(one_line(self.value, 60))}”."
 
 
 def either(words: Sequence[str]) -> str:

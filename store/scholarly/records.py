@@ -8,8 +8,9 @@ their registry gives them, so nothing a source says can flood the database or a 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from mapwatch.store.one_line import one_line
 
 MAX_AUTHORS = 100  # authors kept per paper (a consortium paper may list thousands)
 MAX_NAME_CHARS = 200  # an author's or an institution's name
@@ -35,13 +36,7 @@ def clean(text: object, limit: int = MAX_NAME_CHARS) -> str:
     """`text` as one line of printable characters (controls and format characters such as bidi
     overrides turned into spaces), at most `limit` characters. (Mentions are the senders'
     concern: every message from stored text is sent with no mention allowed.)"""
-    if not isinstance(text, str):
-        return ""
-    kept = "".join(c if unicodedata.category(c)[0] != "C" else " " for c in text)
-    kept = _SPACE.sub(" ", kept).strip()
-    if len(kept) > limit:
-        kept = kept[:limit - 1].rstrip() + "…"
-    return kept
+    return one_line(text, limit)
 
 
 def orcid(value: object) -> str | None:
