@@ -29,12 +29,12 @@ from mapwatch.store.scholarly.enrich import (
     EnrichSettings,
     RoundReport,
     SourceReport,
+    _batches,
     _Round,
     fetch_s2_citations,
     opened_round,
 )
-from mapwatch.store.scholarly.parse import Malformed, parse_s2_citations
-from mapwatch.store.scholarly.polite import BadAnswer, OutOfTime, SourceDown
+from mapwatch.store.scholarly.parse import parse_s2_citations
 from mapwatch.store.scholarly.records import CitationContext
 from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS
 
@@ -103,22 +103,8 @@ async def _s2_new(rnd: _Round, report: SourceReport, cited: Sequence[tuple[str, 
         report.found += 1
         report.stored += len(found)
 
-    # Not a round's batches: a failure here leaves Semantic Scholar's schedule of these papers as it was.
-    try:
-        for pid in wanted:
-            try:
-                await ask([pid])
-            except (BadAnswer, Malformed) as e:
-                report.failed += 1
-                if len(report.problems) < 5:
-                    report.problems.append(client.scrub(str(e)))
-            report.asked += 1
-    except OutOfTime:
-        report.out_of_time = True
-    except SourceDown as e:
-        report.down, report.unreachable = client.scrub(str(e)), True
-    finally:
-        report.requests = client.requests
+    # A failure here leaves Semantic Scholar's schedule of these papers as it was: the round asks them.
+    await _batches(rnd, report, client, list(wanted), 1, ask, mark_failed=False)
 
 
 async def describe_new_citers(db_path: str | Path | None, settings: EnrichSettings, after_event: int, *,

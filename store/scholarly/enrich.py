@@ -256,8 +256,15 @@ class _Round:
 
 
 async def _batches(rnd: _Round, report: SourceReport, client: PoliteClient, due: Sequence[str], size: int,
-                   ask: Callable[[Sequence[str]], Awaitable[None]]) -> None:
-    """Ask about `due` in batches of `size`; a bad answer fails its batch, a source down ends the source."""
+                   ask: Callable[[Sequence[str]], Awaitable[None]], *, mark_failed: bool = True) -> None:
+    """Ask about `due` in batches of `size`; a bad answer fails its batch, a source down ends the source.
+    `mark_failed`: record a failed batch as failed (asked again later); False leaves the papers'
+    schedule as it was (the step before the alerts, store/scholarly/before_alerts.py)."""
+
+    async def failed(batch: Sequence[str], reason: str) -> None:
+        if mark_failed:
+            await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), reason)
+
     bad_in_a_row = 0
     for i in range(0, len(due), size):
         batch = due[i:i + size]
@@ -271,14 +278,14 @@ async def _batches(rnd: _Round, report: SourceReport, client: PoliteClient, due:
             report.down, report.unreachable = client.scrub(str(e)), True
             report.asked += len(batch)
             report.failed += len(batch)
-            await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), report.down)
+            await failed(batch, report.down)
             return
         except (BadAnswer, Malformed) as e:
             reason = client.scrub(str(e))
             report.failed += len(batch)
             if len(report.problems) < 5:
                 report.problems.append(reason)
-            await rnd.in_db(saved.save_status, batch, report.source, "failed", rnd.clock(), reason)
+            await failed(batch, reason)
             bad_in_a_row += 1
             if bad_in_a_row >= MAX_BAD_ANSWERS:
                 report.down = f"{bad_in_a_row} bad answers in a row, the last: {reason}"
