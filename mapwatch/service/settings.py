@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.supervisor import BOT_BACKOFF
 from mapwatch.feeds.serving.connections import Limits
-from mapwatch.store.settings_table import DEFAULT_HOST, DEFAULT_NICE, DEFAULT_PORT
+from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS, DEFAULT_HOST, DEFAULT_NICE, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from mapwatch.store.scholarly.enrich import EnrichSettings
@@ -38,7 +38,7 @@ class RunSettings:
     tick_deadline: float | None = None  # $MAPWATCH_TICK_DEADLINE, seconds; None: 30 minutes
     nice: int | None = DEFAULT_NICE  # $MAPWATCH_BACKGROUND_NICE: the tick's threads, steps lower
     enrich: EnrichSettings | None = None  # $MAPWATCH_ENRICH and the sources' settings; None: no round
-    before_alerts: float = 30.0  # $MAPWATCH_BEFORE_ALERTS: seconds the sources get before a tick's alerts (0: none)
+    before_alerts: float = DEFAULT_BEFORE_ALERTS  # $MAPWATCH_BEFORE_ALERTS (0: none)
     # the feed server
     limits: Limits = field(default_factory=Limits)  # $MAPWATCH_HEADER_TIMEOUT, _MAX_CONNECTIONS, _NOT_FOUND_BURST
     admin: tuple[str, int] | None = None  # $MAPWATCH_ADMIN_LISTEN; None: /healthz, /metrics on the public port

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.tick_report import TickResult
 from mapwatch.store.priority import lower_thread_priority
-from mapwatch.store.settings_table import DEFAULT_NICE
+from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS, DEFAULT_NICE
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh_report import RefreshReport
 from mapwatch.store.subscriptions.alert_hold import hold_alerts, release_alerts
@@ -110,7 +110,7 @@ class Tick:
     enrich: AfterRefresh | None = None
     nice: int | None = DEFAULT_NICE
     before_alerts: BeforeAlerts | None = None  # between the refresh and the publish, alerts held
-    before_alerts_seconds: float = 30.0
+    before_alerts_seconds: float = DEFAULT_BEFORE_ALERTS
     _threads: Threads | None = field(default=None, init=False, repr=False)
 
     def threads(self) -> Threads:

@@ -41,7 +41,6 @@ from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-BEFORE_ALERTS_SECONDS = DEFAULT_BEFORE_ALERTS  # the default of $MAPWATCH_BEFORE_ALERTS
 MAX_PAPERS = 1_000  # papers described before the alerts of one tick (arXiv: 10 requests); the rest: next round
 
 
@@ -109,7 +108,7 @@ async def _s2_new(rnd: _Round, report: SourceReport, cited: Sequence[tuple[str, 
 
 async def describe_new_citers(db_path: str | Path | None, settings: EnrichSettings, after_event: int, *,
                               watched: Callable[[Database], Sequence[str]] | None = None,
-                              seconds: float = BEFORE_ALERTS_SECONDS, clock: Clock = utc_now,
+                              seconds: float = DEFAULT_BEFORE_ALERTS, clock: Clock = utc_now,
                               session: Any = None, monotonic: Callable[[], float] = time.monotonic,
                               sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> RoundReport:
     """Ask the sources of `settings` about the citers in the events after `after_event` (see
