@@ -1,6 +1,8 @@
 """One tick of `mapwatch run`, made of its parts: `Refresh` (read the source, store what
-changed), `Publish` (rewrite the feeds that changed), then the `deliver` steps (the next
-refresh's time, the bot's alerts) and last the `enrich` step (start an enrichment round).
+changed), with the sources enabled the `before_alerts` step (the tick's new citers described
+while the alerts about them are held), `Publish` (rewrite the feeds that changed), then the
+`deliver` steps (the next refresh's time, the bot's alerts) and last the `enrich` step (start
+an enrichment round).
 `Tick.run(now)` runs them once; mapwatch.service.schedule runs it on its trigger.
 """
 
@@ -35,7 +37,7 @@ log = logging.getLogger("mapwatch.scheduler")  # the name its lines have always 
 
 AfterRefresh = Callable[[TickResult], Awaitable[None]]  # a deliver or enrich step: this tick's report in
 # Ask the open sources about the citers in the events after the given one, before the alerts
-# about them go out (mapwatch.service.run.BeforeAlerts); its `hold` is how long, at most.
+# about them go out (mapwatch.service.run.DescribeNewCiters); the tick holds the alerts meanwhile.
 BeforeAlerts = Callable[[int, Callable[[], datetime]], Awaitable[None]]
 HOLD_MARGIN = 60.0  # seconds a hold outlasts the refresh's deadline and the bound (a crash mid-tick)
 
