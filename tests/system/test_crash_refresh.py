@@ -19,8 +19,8 @@ kill lands in its write window however loaded the machine is, after its first ch
 database (the pages stored) and with half its feeds or more still to write (feeds follow one
 another within milliseconds: a kill aimed just before the last one may come after it), so
 the state is neither the one it started from nor the uninterrupted run's. Later runs draw k
-up to that number (past their last feed: a kill in the tail, or none). What each kill left is classified by comparing
-states, and at least one kill must have landed in the window.
+up to that number (past their last feed: a kill in the tail, or none). What each kill left
+is classified by comparing states, and at least one kill must have landed in the window.
 
 CI: 20 kills over the folder source and 8 over HTTP. Long form:
 `REFRESH_KILLS=100 REFRESH_PAGES=2000 python -m pytest -m slow -s tests/system/test_crash_refresh.py`
