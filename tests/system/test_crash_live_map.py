@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -30,9 +29,9 @@ import pytest
 
 from mapwatch.store.pages.format import format_page
 from tests import pagegen
+from tests.killpoints import has_stored, kill_when, stored_count
 from tests.mapsite import MapSite, serve_site
 from tests.system.test_live_map import dump
-from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = int(os.environ.get("LIVE_KILLS", "12"))  # the long form's
@@ -77,26 +76,6 @@ def check_after_kill(db: Path, pages: dict[str, set[tuple[str, str]]]) -> tuple[
         conn.close()
 
 
-def stored_count(db: Path) -> int:
-    """Pages stored so far (snapshots), read as a reader beside the crawl; 0 before the schema."""
-    if not db.exists():
-        return 0
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return conn.execute("SELECT count(*) FROM snapshots").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
-def kill_when_stored(proc: subprocess.Popen, db: Path, target: int, *, timeout: float) -> None:
-    """SIGKILL `proc` as soon as `target` pages are stored (or at `timeout`, or when it ended)."""
-    poll(lambda: proc.poll() is not None or stored_count(db) >= target, timeout, interval=0.02)
-    proc.send_signal(signal.SIGKILL)
-
-
 def test_html_crawl_killed_mid_run_converges(tmp_path: Path) -> None:
     kill_chains(tmp_path, total_kills=3, n_pages=1100, seed=11)
 
@@ -133,8 +112,8 @@ def kill_chains(tmp_path: Path, *, total_kills: int, n_pages: int, seed: int) ->
                 # the crawl takes a varying share of an uninterrupted run).
                 before = stored_count(db)
                 target = rng.randint(before + 1, max(before + 1, int(n_pages * 0.8)))
-                kill_when_stored(proc, db, target, timeout=4 * duration + 30)
-                kills += 1
+                if kill_when(proc, has_stored(db, target), 300, what=f"{target} pages stored", interval=0.02):
+                    kills += 1  # (else it ended before it stored them)
                 stored, checked = check_after_kill(db, edges)
                 if 0 < stored < n_pages:
                     mid_run += 1

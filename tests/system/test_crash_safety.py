@@ -15,13 +15,17 @@ counts) over a database holding the first version. After every kill:
 When a chain of kills is over, a last uninterrupted run ends in exactly the state of an
 uninterrupted ingest (a canonical dump of every table, ids included, minus timestamps).
 
-Kill moments adapt to the machine (`KillTimer`): half fall anywhere in an uninterrupted
-run's measured duration, half in the window learnt from earlier kills (after the latest
-that stored nothing, before the earliest that came after the end), and at least one kill
-must land between two batches' commits (some but not all of the run's batches stored).
+Kill points are found by what the run is seen to have stored, never by the clock
+(tests/killpoints.py): a run is killed once the database holds a batch boundary drawn at
+random (500 pages, 1,000, ...), read beside it. A first import's first run is killed once it
+has created the database (during its migration); then the first run of each chain with two
+batches or more ahead is killed at a boundary before its last batch, so it lands between
+two batches' commits however loaded the machine is; other runs at any of their batch
+boundaries, the last one included (the run's tail, or none). At least one kill must have
+landed between two batches' commits (some but not all of the run's batches stored).
 
 CI: 20 kills over 1,200 pages. Long form: `CRASH_KILLS=200 CRASH_PAGES=4000 python -m pytest
--m slow tests/system/test_crash_safety.py` (`CRASH_SEED` picks the random moments).
+-m slow tests/system/test_crash_safety.py` (`CRASH_SEED` picks the kill points).
 """
 
 from __future__ import annotations
@@ -39,11 +43,14 @@ from pathlib import Path
 
 import pytest
 
+from mapwatch.store.database.ingest import BATCH_SIZE as BATCH
+from mapwatch.store.database.ingest import POOL_BATCH_SIZE
+from mapwatch.store.database.ingest_pool import POOL_THRESHOLD
 from mapwatch.store.pages.model import MapPage
 from tests import pagegen
+from tests.killpoints import has_stored, kill_when, stored_count
 
 ROOT = Path(__file__).resolve().parents[2]
-BATCH = 500  # store.database.ingest.BATCH_SIZE
 TIMESTAMPS = {"first_seen", "updated", "ingested_at", "seen_at", "checked_at", "last_seen", "applied_at",
               # A page's re-check schedule: when and how often it was checked, not what it holds.
               "changed_at", "next_check_at", "interval_s"}
@@ -56,23 +63,21 @@ def run_ingest(folder: Path, db: Path) -> subprocess.Popen:
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def ingest_to_end(folder: Path, db: Path) -> float:
-    started = time.monotonic()
+def ingest_to_end(folder: Path, db: Path) -> None:
     proc = run_ingest(folder, db)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err.decode()
-    return time.monotonic() - started
 
 
 def canonical_dump(db: Path, exclude: frozenset[str] = frozenset()) -> dict[str, list[tuple]]:
-    """Every row of every table that holds data, minus timestamps (and the `exclude` columns), in
-    a stable order."""
+    """Every row of every table that holds data, minus timestamps (and the `exclude` columns: a
+    name, or `table.name`), in a stable order."""
     conn = sqlite3.connect(db)
     try:
         out = {}
         for table in DUMPED:
             cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")
-                    if r[1] not in TIMESTAMPS and r[1] not in exclude]
+                    if r[1] not in TIMESTAMPS and r[1] not in exclude and f"{table}.{r[1]}" not in exclude]
             # The ingests log is left out: a killed run logs nothing, the re-run logs itself.
             where = " WHERE name != 'ingests'" if table == "sqlite_sequence" else ""
             out[table] = conn.execute(
@@ -90,7 +95,14 @@ class Scenario:
     pages: list[MapPage]  # what those pages say
     before: dict[str, MapPage]  # what the base holds per paper (empty for a first import)
     reference: dict[str, list[tuple]]  # canonical dump after an uninterrupted ingest
-    duration: float  # seconds an uninterrupted ingest took
+    base_snapshots: int  # snapshots the base holds (its pages)
+
+    def commits_ahead(self, stored: int) -> list[int]:
+        """The pages of the folder stored at each commit of a run that finds `stored` of them
+        stored: a batch's worth more each, up to all (store.database.ingest: batches of
+        POOL_BATCH_SIZE when it reads more than POOL_THRESHOLD files, else BATCH)."""
+        size = POOL_BATCH_SIZE if len(self.pages) - stored > POOL_THRESHOLD else BATCH
+        return [*range(stored + size, len(self.pages), size), len(self.pages)]
 
 
 @dataclass
@@ -109,14 +121,14 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Scenari
     pagegen.write(tmp / "v1", corpus.v1)
     pagegen.write(tmp / "v2", corpus.v2)
     base = tmp / "base.db"
-    t1 = ingest_to_end(tmp / "v1", base)
+    ingest_to_end(tmp / "v1", base)
     ref_update = tmp / "ref-update.db"
     shutil.copy(base, ref_update)
-    t2 = ingest_to_end(tmp / "v2", ref_update)
+    ingest_to_end(tmp / "v2", ref_update)
     yield [
-        Scenario("first import", None, tmp / "v1", corpus.v1, {}, canonical_dump(base), t1),
+        Scenario("first import", None, tmp / "v1", corpus.v1, {}, canonical_dump(base), 0),
         Scenario("update", base, tmp / "v2", corpus.v2, {p.id: p for p in corpus.v1}, canonical_dump(ref_update),
-                 t2),
+                 stored_count(base)),
     ]
 
 
@@ -176,41 +188,14 @@ def check_after_kill(db: Path, sc: Scenario) -> int:
         conn.close()
 
 
-class KillTimer:
-    """Kill moments that keep landing in the write window on a machine of any speed: half
-    are drawn over a whole uninterrupted run (start-up included), half within the window
-    learnt so far, per starting state: after the latest kill that came too early (nothing
-    new stored) and before the earliest that came too late (the run had finished)."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.windows: dict[object, list[float]] = {}
-
-    def delay(self, state: object, duration: float) -> float:
-        lo, hi = self.windows.setdefault(state, [0.05, duration])
-        if self.rng.random() < 0.5 or hi - lo < 0.01:
-            return self.rng.uniform(0.05, duration)
-        return self.rng.uniform(lo, hi)
-
-    def too_early(self, state: object, delay: float) -> None:
-        window = self.windows[state]
-        window[0] = min(max(window[0], delay), window[1])
-
-    def too_late(self, state: object, delay: float) -> None:
-        window = self.windows[state]
-        window[1] = max(min(window[1], delay), window[0])
-
-
 def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Figures:
     rng = random.Random(seed)
-    timer = KillTimer(rng)
     fig = Figures()
     db = tmp / "crash.db"
-    chain_kills = 0
+    chain_kills = chain_mid_run = 0
     sc = scenarios[0]
     fresh = True
-    # Past `kills`, a few more (at most as many again) until one lands between two commits.
-    while fig.kills < kills or not fresh or (fig.kills_mid_run == 0 and fig.kills < 2 * kills):
+    while fig.kills < kills or not fresh:
         if fresh:
             sc = scenarios[fig.chains % len(scenarios)]
             fig.chains += 1
@@ -218,34 +203,37 @@ def kill_loop(scenarios: list[Scenario], tmp: Path, kills: int, seed: int) -> Fi
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
             if sc.base:
                 shutil.copy(sc.base, db)
-            chain_kills, fresh, stored = 0, False, 0
-        state = (sc.name, stored)  # runs from the same stored prefix behave alike
+            chain_kills, chain_mid_run, fresh, stored = 0, 0, False, 0
+        # Where this run is killed: once it has created the database (a first import's first
+        # run), else once the folder's pages stored reach one of its commits: before its last
+        # one while this chain has no kill between two commits, any of them afterwards.
+        commits = sc.commits_ahead(stored)
+        if not db.exists():
+            point, reached = "the database created", db.exists
+        else:
+            target = rng.choice(commits[:-1] if len(commits) > 1 and not chain_mid_run else commits)
+            point = f"{target} pages stored"
+            reached = has_stored(db, sc.base_snapshots + target)
         proc = run_ingest(sc.folder, db)
-        delay = timer.delay(state, sc.duration)  # from process start to past the last commit
         try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.kill()  # SIGKILL
-            proc.wait()
+            killed = kill_when(proc, reached, 120, what=point, interval=0.01)  # batches: 0.1 s apart at least
+        finally:
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            if proc.stderr:
+                proc.stderr.close()
+        if killed:
             fig.kills += 1
             chain_kills += 1
             before = stored
             stored = check_after_kill(db, sc)
             if before < stored < len(sc.pages):
                 fig.kills_mid_run += 1
-            elif stored == before:
-                timer.too_early(state, delay)
-            else:
-                timer.too_late(state, delay)
+                chain_mid_run += 1
         else:
-            assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+            assert proc.returncode == 0, err
             fig.completed_runs += 1
             stored = len(sc.pages)
-            timer.too_late(state, delay)
-        finally:
-            if proc.stderr:
-                proc.stderr.close()
-        if stored == len(sc.pages) or chain_kills >= 6 or (fig.kills >= kills and fig.kills_mid_run):
+        if stored == len(sc.pages) or chain_kills >= 6 or fig.kills >= kills:
             # End of the chain: one more run, uninterrupted, must reach the reference state.
             check_after_kill(db, sc)
             ingest_to_end(sc.folder, db)
