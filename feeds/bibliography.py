@@ -1,5 +1,6 @@
 """Citer records -> a bibliography file, pure: BibTeX, CSV or RIS text (`mapwatch export citers`,
-/export). One record per citing paper: authors, title, year, venue, its arXiv eprint, DOI and
+/export). One record per citing paper: authors, title, year, venue, its arXiv eprint (none for a
+citer beyond arXiv, which has its DOI), DOI and
 URL, and mapwatch's own facts (when it first saw the citation and where from, whether it is a
 self-citation) in a note and in fields or columns of their own.
 
@@ -33,6 +34,7 @@ from pylatexenc.latexencode import (
     get_builtin_uni2latex_dict,
 )
 
+from mapwatch.store.ids import is_outside_key
 from mapwatch.store.questions.citer_records import CiterRecord
 from mapwatch.store.questions.person_names import fold, normalise_name
 from mapwatch.store.questions.types import PROVENANCE_NAMES
@@ -135,7 +137,8 @@ def _entry(r: CiterRecord, key: str) -> Entry:
         fields.append(("year", str(r.year)))
     if r.venue:
         fields.append(("journal", latex(r.venue)))
-    fields += [("eprint", r.id), ("archivePrefix", "arXiv")]
+    if not is_outside_key(r.id):  # a citer beyond arXiv has its DOI (or OpenAlex's URL) alone
+        fields += [("eprint", r.id), ("archivePrefix", "arXiv")]
     if r.primary_category:
         fields.append(("primaryClass", latex(r.primary_category)))
     if r.doi:
@@ -174,7 +177,8 @@ def to_csv(records: Sequence[CiterRecord]) -> str:
     w.writerow(CSV_COLUMNS)
     for r in records:
         w.writerow([_cell(v) for v in (
-            r.id, _one_line(r.title), "; ".join(_one_line(a) for a in r.authors), r.year, r.venue, r.doi,
+            "" if is_outside_key(r.id) else r.id, _one_line(r.title), "; ".join(_one_line(a) for a in r.authors),
+            r.year, r.venue, r.doi,
             r.arxiv_url, r.map_url, r.primary_category, r.first_seen, r.provenance,
             "true" if r.self_citation else "false", "; ".join(r.cites), "; ".join(r.self_cites))])
     return out.getvalue()
@@ -202,8 +206,11 @@ def _ris(r: CiterRecord) -> dict[str, Any]:
     if r.doi:
         ref["doi"] = r.doi
     ref["urls"] = [r.arxiv_url]
-    ref["accession_number"] = f"arXiv:{r.id}"
-    ref["name_of_database"] = "arXiv"
+    if is_outside_key(r.id):  # a citer beyond arXiv: known from OpenAlex
+        ref["name_of_database"] = "OpenAlex"
+    else:
+        ref["accession_number"] = f"arXiv:{r.id}"
+        ref["name_of_database"] = "arXiv"
     if r.self_citation:
         ref["keywords"] = ["self-citation"]
     ref["notes"] = [note(r), f"mapwatch-first-seen: {r.first_seen}", f"mapwatch-provenance: {r.provenance}",

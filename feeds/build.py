@@ -14,7 +14,7 @@ from html import escape, unescape
 from html.entities import name2codepoint
 from typing import Any  # feedgen's FeedGenerator and entries (the library has no type hints)
 
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import id_kind, is_outside_key, paper_link
 from mapwatch.store.questions.feed_queries import CountGrowth
 from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
 from mapwatch.store.scholarly.records import clean as one_line
@@ -67,7 +67,7 @@ def _page_link(p: PaperRef) -> str:
 
 
 def _arxiv_link(p: PaperRef) -> str:
-    return safe_http_url(p.arxiv_url) or safe_http_url(arxiv_url(p.id)) or "https://arxiv.org/"
+    return safe_http_url(p.arxiv_url) or safe_http_url(paper_link(p.id)) or "https://arxiv.org/"
 
 
 def _paper_line(p: PaperRef) -> str:
@@ -163,7 +163,9 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     fe.link(href=clean(_page_link(p)))
     n = len(c.cites)
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
-    html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">arXiv</a>) cites "
+    venue = c.byline.venue or c.byline.journal_ref if c.byline and is_outside_key(p.id) else None
+    where = f", in {escape(plain_name(venue))}" if venue else ""  # a citer beyond arXiv, named with its venue
+    html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">{id_kind(p.id)}</a>{where}) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"
             f"{_byline_html(c)}<p>{escape(seen_line(c))}</p>")
     fe.content(html, type="html")
@@ -173,6 +175,8 @@ def seen_line(c: NewCiter) -> str:
     """When the entry's citer was seen: first seen on a day, or known at the first read (docs/feeds.md,
     "What new means"), with the day it was first posted on arXiv where known."""
     seen = stamp(c.first_seen).date().isoformat()
+    if is_outside_key(c.citer.id):  # docs/enrichment.md, "Citers beyond arXiv"
+        return f"First seen on {seen}, from {PROVENANCE_NAMES[c.provenance]}: not on arXiv, so not in the map."
     if c.provenance != "map":  # docs/enrichment.md, "Citations the map does not name"
         return f"First seen on {seen}, from {PROVENANCE_NAMES[c.provenance]}: no map page names this citation yet."
     if not c.at_first_read:

@@ -29,6 +29,7 @@ from mapwatch.feeds.build import (
     safe_path,
     stamp,
 )
+from mapwatch.store.ids import is_outside_key, paper_label
 from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
 from mapwatch.store.questions.types import (
     PROVENANCE_NAMES,
@@ -194,7 +195,9 @@ def intent_phrases(c: CitingContext) -> list[str]:
 def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_cites: bool) -> str:
     p = c.citer
     title = _a(p.url or p.arxiv_url, p.title or p.id, "title")
-    arxiv = _a(p.arxiv_url, f"arXiv {p.id}", "arxiv")
+    arxiv = _a(p.arxiv_url, paper_label(p.id), "arxiv")
+    if is_outside_key(p.id) and c.byline and (venue := c.byline.venue or c.byline.journal_ref):
+        arxiv += f' · <span class="venue">in {_t(venue)}</span>'  # a citer beyond arXiv, named with its venue
     cites = ""
     if show_cites and c.cites:
         cites = ('<p class="cites">Cites ' + ", ".join(_paper_link(here, x, has_page) + _year(x) for x in c.cites)

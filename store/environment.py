@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from mapwatch.store.settings_table import BY_NAME, DEFAULT_NICE, NAMES, SECRETS, SourceCitationsMode, SourceSettings
+from mapwatch.store.settings_table import (
+    BY_NAME,
+    DEFAULT_NICE,
+    NAMES,
+    SECRETS,
+    BeyondArxivMode,
+    SourceCitationsMode,
+    SourceSettings,
+)
 
 
 @dataclass(frozen=True)
@@ -185,6 +193,11 @@ class Environment:
         """$MAPWATCH_SOURCE_CITATIONS: `include` (default), `omit` or `off` (docs/enrichment.md,
         "Citations the map does not name")."""
         mode: SourceCitationsMode = self.value("MAPWATCH_SOURCE_CITATIONS")
+        return mode
+
+    def beyond_arxiv(self) -> BeyondArxivMode:
+        """$MAPWATCH_BEYOND_ARXIV: `include` (default) or `off` (docs/enrichment.md, "Citers beyond arXiv")."""
+        mode: BeyondArxivMode = self.value("MAPWATCH_BEYOND_ARXIV")
         return mode
 
     def source_settings(self) -> SourceSettings:

@@ -1,4 +1,8 @@
-"""arXiv identifiers: recognise them in ids and URLs, and normalise them (no version)."""
+"""Paper identifiers: arXiv ids (recognised in ids and URLs, normalised without version), and
+the keys of citers beyond arXiv (docs/enrichment.md, "Citers beyond arXiv"): a work OpenAlex
+names that has no arXiv id is keyed by its DOI in lower case (`10.1145/3580305.3599000`), else
+by its OpenAlex work id (`W4385567890`). The three shapes never overlap: a new-style arXiv id
+has its dot after four digits, an old-style one starts with a lower-case archive."""
 
 from __future__ import annotations
 
@@ -30,6 +34,82 @@ def normalize_id(text: str) -> str | None:
 
 def arxiv_url(paper_id: str) -> str:
     return f"https://arxiv.org/abs/{paper_id}"
+
+
+# A DOI as registries give it: "10.", a registrant code, "/", a suffix of printable characters.
+_DOI_KEY = re.compile(r"^10\.\d{4,9}/[\x21-\x7e]{1,200}$")
+_DOI_IN = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[\x21-\x7e]{1,200})$", re.I)
+_WORK_KEY = re.compile(r"^W\d{1,15}$")
+_WORK_IN = re.compile(r"^(?:https?://openalex\.org/)?(W\d{1,15})$", re.I)
+ARXIV_DOI_PREFIX = "10.48550/arxiv."  # the DOI arXiv registers for each paper (DataCite)
+# SQL: whether the paper id in `{col}` is an arXiv id (not a citer beyond arXiv). GLOB is
+# case-sensitive: an old-style id never starts with "W", and no arXiv id with "10.".
+ARXIV_ID_SQL = "NOT ({col} GLOB '10.*' OR {col} GLOB 'W[0-9]*')"
+
+
+def arxiv_only(col: str) -> str:
+    """An SQL condition: the paper id in column `col` is an arXiv id."""
+    return ARXIV_ID_SQL.format(col=col)
+
+
+def is_arxiv_id(paper_id: str) -> bool:
+    return ID_RE.match(paper_id) is not None
+
+
+def doi_key(text: str) -> str | None:
+    """The key of a work by its DOI (bare, `doi:…` or a doi.org URL), in lower case; None for
+    anything else and for arXiv's own DOIs (`10.48550/arXiv.<id>` names an arXiv paper)."""
+    m = _DOI_IN.match(text.strip()) if len(text) <= 300 else None
+    if not m:
+        return None
+    key = m.group(1).lower()
+    return None if key.startswith(ARXIV_DOI_PREFIX) else key
+
+
+def work_key(text: str) -> str | None:
+    """The key of a work by its OpenAlex id (`W…`, bare or as an openalex.org URL)."""
+    m = _WORK_IN.match(text.strip()) if len(text) <= 100 else None
+    return m.group(1).upper() if m else None
+
+
+def is_outside_key(paper_id: str) -> bool:
+    """Whether a stored paper id is a citer beyond arXiv (a DOI or an OpenAlex work id)."""
+    return bool(_DOI_KEY.match(paper_id) or _WORK_KEY.match(paper_id))
+
+
+def paper_key(text: str) -> str | None:
+    """The stored key a user's text names: an arXiv id (as `normalize_id`), else a DOI's or an
+    OpenAlex work's key; None for anything else (a title)."""
+    if len(text) > 300:
+        return None
+    if (pid := normalize_id(text)) is not None:
+        return pid
+    if text.strip().lower().startswith(("10.48550/arxiv.", "https://doi.org/10.48550/arxiv.")):
+        return normalize_id(text.strip().lower().rsplit("arxiv.", 1)[1])
+    return doi_key(text) or work_key(text)
+
+
+def paper_link(paper_id: str) -> str:
+    """Where a paper is read: its arXiv abstract page, a DOI's resolver, an OpenAlex work's page."""
+    if _DOI_KEY.match(paper_id):
+        return f"https://doi.org/{paper_id}"
+    if _WORK_KEY.match(paper_id):
+        return f"https://openalex.org/{paper_id}"
+    return arxiv_url(paper_id)
+
+
+def id_kind(paper_id: str) -> str:
+    """What a paper's id is: "arXiv", "DOI" or "OpenAlex" (a work without a DOI)."""
+    if _DOI_KEY.match(paper_id):
+        return "DOI"
+    if _WORK_KEY.match(paper_id):
+        return "OpenAlex"
+    return "arXiv"
+
+
+def paper_label(paper_id: str) -> str:
+    """How a paper's id is named in text: "arXiv 2412.10400", "DOI 10.1145/…", "OpenAlex W…"."""
+    return f"{id_kind(paper_id)} {paper_id}"
 
 
 # An arXiv abstract or PDF link, as a page may state it: http(s), arxiv.org or one of its
@@ -89,6 +169,11 @@ def _plausible(paper_id: str) -> bool:
         return True
     digits = len(paper_id.split(".")[1])
     return digits == 4 if yymm < "1501" else digits == 5 and yymm >= "1501"
+
+
+def possible_key(paper_id: str, today: date) -> bool:
+    """`possible_id` for arXiv ids; a citer beyond arXiv's key need only have its shape."""
+    return is_outside_key(paper_id) or possible_id(paper_id, today)
 
 
 def possible_id(paper_id: str, today: date) -> bool:

@@ -243,6 +243,17 @@ def _source_citations(raw: str) -> SourceCitationsMode:
     return text
 
 
+BeyondArxivMode = Literal["include", "off"]  # $MAPWATCH_BEYOND_ARXIV
+BEYOND_ARXIV: tuple[BeyondArxivMode, ...] = get_args(BeyondArxivMode)
+
+
+def _beyond_arxiv(raw: str) -> BeyondArxivMode:
+    text = raw.strip().lower() or "include"
+    if text not in BEYOND_ARXIV:
+        raise BadSetting(f"$MAPWATCH_BEYOND_ARXIV must be include or off, not {settings.shown(raw)}")
+    return text
+
+
 @dataclass(frozen=True)
 class SourceSettings:
     """What a process was told of the open sources (docs/enrichment.md): the sources it asks
@@ -352,6 +363,10 @@ SETTINGS: tuple[Setting, ...] = (
             "citations only an open source names (no map page does): `include` them in feeds and alerts, marked "
             "with their source; `omit` them until a map page names them (still stored); `off`: do not ask the "
             "sources for citers ([Enrichment](enrichment.md#citations-the-map-does-not-name))"),
+    Setting("MAPWATCH_BEYOND_ARXIV", _beyond_arxiv, "`include`",
+            "citers without an arXiv id (journal and conference papers OpenAlex lists as citing a tracked, team or "
+            "followed paper), keyed by DOI: `include` them as citers, `off` to leave them out "
+            "([Enrichment](enrichment.md#citers-beyond-arxiv))"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -370,6 +370,30 @@ def new_work(paper_id: str, work_id: str, title: str, year: int, references: lis
                                       "display_name": "arXiv (Cornell University)", "type": "repository"}}]}
 
 
+def journal_work(doi: str | None, work_id: str, title: str, year: int, references: list[str], *,
+                 venue: str = "Journal of Reward Studies", authors: tuple[str, ...] = ("Ana Lima", "Bo Chen"),
+                 arxiv_id: str | None = None) -> dict[str, Any]:
+    """A work not on arXiv (a journal article) as OpenAlex's `/works` gives it, with the fields
+    the newest citers' query selects; with `arxiv_id`, the same work once OpenAlex has merged
+    its arXiv version into it (the journal DOI stays its DOI, an arXiv location is added)."""
+    journal = {"landing_page_url": f"https://doi.org/{doi}" if doi else None, "pdf_url": None,
+               "source": {"id": "https://openalex.org/S9", "display_name": venue, "type": "journal"}}
+    locations = [journal]
+    if arxiv_id:
+        locations.append({"landing_page_url": f"https://arxiv.org/abs/{arxiv_id}", "pdf_url": None,
+                          "source": {"id": "https://openalex.org/S4306400194",
+                                     "display_name": "arXiv (Cornell University)", "type": "repository"}})
+    return {"id": f"https://openalex.org/{work_id}", "doi": f"https://doi.org/{doi}" if doi else None,
+            "ids": {"openalex": f"https://openalex.org/{work_id}",
+                    **({"doi": f"https://doi.org/{doi}"} if doi else {})},
+            "title": title, "publication_year": year,
+            "referenced_works": [f"https://openalex.org/{w}" for w in references],
+            "authorships": [{"author_position": "first" if i == 0 else "middle",
+                             "author": {"id": f"https://openalex.org/A77{i}", "display_name": name, "orcid": None},
+                             "institutions": [], "raw_author_name": name} for i, name in enumerate(authors)],
+            "primary_location": journal, "locations": locations}
+
+
 # -- the seeds' papers, as the fakes describe them ----------------------------------------------
 
 MIT = {"name": "Massachusetts Institute of Technology", "id": "I63966007", "ror": "042nb2s44", "country": "US"}

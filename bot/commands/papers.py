@@ -12,7 +12,7 @@ from mapwatch.bot.rendering.replies import Ctx, Pager, Reply
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import fts_text, queries, search
 
-PAPER_HELP = "arXiv id, arXiv or map URL, or title"
+PAPER_HELP = "arXiv id, DOI, arXiv or map URL, or title"
 
 
 def _page(page: int | None) -> int:

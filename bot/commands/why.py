@@ -10,7 +10,7 @@ from mapwatch.bot.rendering.replies import Ctx, Reply
 from mapwatch.store.questions import why
 
 CITED_HELP = "the cited paper: arXiv id, arXiv or map URL, or title"
-CITER_HELP = "the paper citing it: arXiv id (in the map or not), arXiv or map URL, or title"
+CITER_HELP = "the paper citing it: arXiv id (in the map or not), DOI, arXiv or map URL, or title"
 
 
 def why_core(db: Database, ctx: Ctx, *, paper: str, citer: str) -> Reply:

@@ -23,8 +23,9 @@ from mapwatch.bot.rendering.text import (
     plural,
     safe_link,
     thousands,
+    venue_mark,
 )
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import id_kind, is_outside_key, paper_label, paper_link
 from mapwatch.store.questions.authors import AuthorView, Person
 from mapwatch.store.questions.queries import AreaDirections, DirectionView, PaperPage, PaperView
 from mapwatch.store.questions.types import PROVENANCE_NAMES, Byline, CitationRow, PaperRow
@@ -108,6 +109,7 @@ def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
         mark += f" · via {PROVENANCE_NAMES[p.provenance]}"
     if isinstance(p, CitationRow) and p.context is not None and n is not None:  # a list: its intents, no quote
         mark += citation_marks(p.context)
+    where = venue_mark(p.id, p.byline) + where  # a citer beyond arXiv, named with its venue
     by = byline(p.byline)
     return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
         f"\n  {by}" if by else "")
@@ -144,8 +146,11 @@ def card_head(v: PaperView) -> list[str]:
     """A card's first lines: its arXiv link and first posting, and for a paper with a page its
     stated cited-by count (the full card and the message menu's short one alike)."""
     p = v.paper
-    arxiv = safe_link(p.arxiv_url) or safe_link(arxiv_url(p.id)) or ""
-    head = [f"arXiv [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted else "")]
+    arxiv = safe_link(p.arxiv_url) or safe_link(paper_link(p.id)) or ""
+    head = [f"{id_kind(p.id)} [{esc(p.id)}]({arxiv})" + (f" · first posted {day(v.first_posted)}" if v.first_posted
+                                                          else "")]
+    if is_outside_key(p.id):
+        head.append("Not on arXiv, so not in the map: a citer OpenAlex names")
     if p.has_page:
         count = p.cited_by if p.cited_by is not None else "?"
         head.append(f"Cited by **{count}** {'paper' if count == 1 else 'papers'} in the map"
@@ -266,7 +271,7 @@ def alert(a: Alert) -> Reply:
     suffix = f": {gained} new {noun}"
     title = clip(esc(p.title), 256 - len(suffix)) + suffix  # a long title never hides the news
     embed = Embed(title, desc, safe_link(p.url) or safe_link(p.arxiv_url), (),
-                  f"arXiv {p.id} · /untrack to stop these alerts", COLOR)
+                  f"{paper_label(p.id)} · /untrack to stop these alerts", COLOR)
     return fit_reply(Reply(embeds=(embed,)))
 
 

@@ -56,6 +56,9 @@ def reason_line(r: Reason, paper_id: str, citer_id: str) -> str:
             return f"{c} is not in the map: no page of its own, and no page lists it."
         case "citer_no_page":
             return f"{c} has no map page of its own yet (a stub): its “Builds on” list is unknown."
+        case "citer_not_arxiv":
+            return (f"{c} is not on arXiv, and the map has pages of arXiv papers only: only OpenAlex can name "
+                    "this citation (mapwatch asks it for the newest citers of tracked, team and followed papers).")
         case "refs_unlisted":
             return (f"{c}'s page lists {r.shown} of its {plural(r.total or 0, 'reference')} in the map (data through "
                     f"{day(r.data_through)}): it may be among those it does not name.")

@@ -160,7 +160,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'fetched_at': '',
         }),
     'openalex_works': (
-        "OpenAlex's work for a paper",
+        "OpenAlex's work for a paper (for a citer beyond arXiv, all that is known of it besides its title and year)",
         {
             'paper_id': '',
             'work_id': 'e.g. `W2741809807`',
@@ -362,6 +362,14 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'last_snapshot_id': 'what the published feeds include',
             'published_at': '',
             'last_enrichment_id': 'the newest `enrichment_changes` row the published feeds include (authors)',
+        }),
+    'paper_aliases': (
+        "a citer beyond arXiv (keyed by DOI or OpenAlex work id) found to be an arXiv paper: its rows moved to the arXiv id, and its old key kept here so `/paper <DOI>` still finds it ([Enrichment](enrichment.md#citers-beyond-arxiv))",
+        {
+            'alias': 'the key it had: a DOI in lower case, or an OpenAlex work id',
+            'paper_id': 'the arXiv id it is stored under now',
+            'merged_at': '',
+            'how': "what said they are one work: `openalex-work` (the same OpenAlex work), `arxiv-doi` or `openalex-doi` (the arXiv paper's DOI)",
         }),
     'published_files': (
         "a file publish wrote into a folder, and when its bytes were first written there, so that it keeps its modification time and `Last-Modified` when written again with the same bytes (the folder lost; [Feeds and web pages](feeds.md#last-modified)); the paper files of `publish --papers all` are not kept",

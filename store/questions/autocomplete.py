@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows
-from mapwatch.store.ids import normalize_id
+from mapwatch.store.ids import paper_key
 from mapwatch.store.questions.fts_text import MIN_PREFIX_CHARS, WORD, fold, fts_query, query_words
 from mapwatch.store.questions.paper_rows import PAPER_COLS
 from mapwatch.store.questions.queries import CHOICE_MAX, DIR_COLS, clip, nocase_prefix_bounds
@@ -45,7 +45,7 @@ def autocomplete_papers(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMIT
         add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p INDEXED BY papers_cited_by"
                        " WHERE p.cited_by IS NOT NULL ORDER BY p.cited_by DESC LIMIT ?", (limit,)))
     else:
-        pid = normalize_id(text)
+        pid = paper_key(text)
         if pid:
             add(named_rows(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (pid,)))
         if re.fullmatch(r"[\w.\-/]+", text):

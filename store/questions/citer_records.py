@@ -19,7 +19,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.errors import BadOption
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, self_citations
 from mapwatch.store.questions.types import Provenance, from_sources
 
@@ -28,7 +28,7 @@ from mapwatch.store.questions.types import Provenance, from_sources
 class CiterRecord:
     """A paper citing one or more of the exported papers."""
 
-    id: str  # its arXiv id (every paper of the map has one): the eprint
+    id: str  # its arXiv id (the eprint), or a citer beyond arXiv's DOI or OpenAlex work id (store/ids.py)
     title: str
     authors: tuple[str, ...]  # in order, as the sources name them; () when none has yet
     year: int | None
@@ -91,7 +91,7 @@ def citer_records(db: Database, papers: Collection[str], since: str | None = Non
             id=pid, title=p["title"], authors=tuple(a.name for a in b.authors) if b else (),
             year=p["year"] or (int(posted[:4]) if posted[:4].isdigit() else None),
             venue=(b.venue or b.journal_ref) if b else None, doi=p["arxiv_doi"] or p["openalex_doi"],
-            primary_category=p["primary_category"], arxiv_url=p["arxiv_url"] or arxiv_url(pid),
+            primary_category=p["primary_category"], arxiv_url=p["arxiv_url"] or paper_link(pid),
             map_url=p["url"], first_seen=min(seen for _, seen, _ in rows),
             provenance=from_sources(how for _, _, how in rows), cites=tuple(c for c, _, _ in rows),
             self_cites=tuple(c for c, _, _ in rows if (pid, c) in selfs)))

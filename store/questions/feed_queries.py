@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, contexts, with_feed_bylines
 from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef, from_sources
 
@@ -29,7 +29,7 @@ class CountGrowth:
 
 def _ref(row: tuple[Any, ...]) -> PaperRef:
     pid, title, year, url, arxiv = row
-    return PaperRef(pid, title, year, url, arxiv or arxiv_url(pid))
+    return PaperRef(pid, title, year, url, arxiv or paper_link(pid))
 
 
 def directions(db: Database) -> list[Direction]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
@@ -27,7 +27,7 @@ NEWEST_PAPERS_FIRST = ("CASE WHEN p.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9
 def named_paper(r: sqlite3.Row) -> PaperRow:
     """A paper from a row with the `PAPER_COLS` columns (and maybe more), read by name."""
     pid = r["id"]
-    return PaperRow(pid, r["title"], r["year"], r["url"], arxiv_url(pid), r["cited_by"], bool(r["has_page"]))
+    return PaperRow(pid, r["title"], r["year"], r["url"], paper_link(pid), r["cited_by"], bool(r["has_page"]))
 
 
 def named_listed_paper(r: sqlite3.Row, directions: dict[str, tuple[str, ...]]) -> CitationRow:
@@ -44,7 +44,7 @@ def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str,
 def paper_row(r: tuple[Any, ...]) -> PaperRow:
     """A paper from the first six columns of a `PAPER_COLS` row."""
     pid, title, year, url, cited_by, has_page = r[:6]
-    return PaperRow(pid, title, year, url, arxiv_url(pid), cited_by, bool(has_page))
+    return PaperRow(pid, title, year, url, paper_link(pid), cited_by, bool(has_page))
 
 
 def listed_paper(r: tuple[Any, ...], directions: dict[str, tuple[str, ...]]) -> CitationRow:

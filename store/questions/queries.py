@@ -14,9 +14,9 @@ from typing import Literal, get_args
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows
+from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, scalar
 from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound, PaperNotFound
-from mapwatch.store.ids import normalize_id
+from mapwatch.store.ids import is_outside_key, normalize_id, paper_key
 from mapwatch.store.questions.authors import with_bylines, with_contexts
 from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
@@ -146,13 +146,14 @@ def suggest_titles(db: Database, text: str, limit: int = 5) -> tuple[str, ...]:
 
 
 def resolve_paper(db: Database, ref: str) -> PaperRow:
-    """An arXiv id, arXiv or map URL, or a title -> the paper. Raises PaperNotFound."""
+    """An arXiv id, arXiv or map URL, a DOI (a citer beyond arXiv, or the journal DOI of an
+    arXiv paper), an OpenAlex work id, or a title -> the paper. Raises PaperNotFound."""
     text = " ".join(ref.split())
     if not text:
         raise PaperNotFound(ref)
-    pid = normalize_id(text) if len(text) <= 300 else None
+    pid = paper_key(text) if len(text) <= 300 else None
     if pid:
-        found = get_paper(db, pid)
+        found = get_paper(db, pid) or _by_other_key(db, pid)
         if found:
             return found
         raise PaperNotFound(pid, suggest_titles(db, text))
@@ -174,6 +175,21 @@ def resolve_paper(db: Database, ref: str) -> PaperRow:
         if len(rows) == 1:
             return named_paper(rows[0])
     raise PaperNotFound(clip(text, 200), suggest_titles(db, title))
+
+
+def _by_other_key(db: Database, key: str) -> PaperRow | None:
+    """The arXiv paper a DOI or OpenAlex work id names, when it is not a stored key: a citer
+    beyond arXiv merged into its arXiv version (`paper_aliases`), or the DOI arXiv or OpenAlex
+    gives an arXiv paper."""
+    if not is_outside_key(key):
+        return None
+    for sql in ("SELECT paper_id FROM paper_aliases WHERE alias = ?",
+                "SELECT paper_id FROM arxiv_records WHERE doi = ?",
+                "SELECT paper_id FROM openalex_works WHERE doi = ? OR work_id = ?"):
+        pid = scalar(db, sql + " LIMIT 1", [key] * sql.count("?"))
+        if pid is not None and (found := get_paper(db, pid)) is not None:
+            return found
+    return None
 
 
 def directions_of(db: Database, ids: list[str]) -> dict[str, tuple[str, ...]]:

@@ -23,7 +23,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
 from mapwatch.store.errors import MapwatchError
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import author_key, with_alert_bylines
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
@@ -124,7 +124,7 @@ def _example(db: Database, papers: set[str]) -> PaperRef | None:
             best = row
     if best is None:
         return None
-    return PaperRef(best["id"], best["title"], best["year"], best["url"], best["arxiv_url"] or arxiv_url(best["id"]))
+    return PaperRef(best["id"], best["title"], best["year"], best["url"], best["arxiv_url"] or paper_link(best["id"]))
 
 
 def person(db: Database, key: str) -> Person:
@@ -314,7 +314,7 @@ def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
         for r in named_rows(db, f"SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({marks})",
                             list(chunk)):
             pid = r["id"]
-            out[pid] = PaperRef(pid, r["title"], r["year"], r["url"], r["arxiv_url"] or arxiv_url(pid))
+            out[pid] = PaperRef(pid, r["title"], r["year"], r["url"], r["arxiv_url"] or paper_link(pid))
     return out
 
 
@@ -347,7 +347,7 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     refs = _refs(db, [*grouped, *(p for _, _, ps in grouped.values() for p in ps), *counts])
     cited_by = {pid: by for pid, by in _cited_by(db, list(grouped))}
     citers = [AlertCiter(id=cid, title=refs[cid].title, year=refs[cid].year, url=refs[cid].url,
-                         arxiv_url=refs[cid].arxiv_url or arxiv_url(cid), cited_by=cited_by.get(cid), event_id=eid,
+                         arxiv_url=refs[cid].arxiv_url or paper_link(cid), cited_by=cited_by.get(cid), event_id=eid,
                          seen_at=seen, cites=tuple(refs[p] for p in cited if p in refs))
               for cid, (eid, seen, cited) in grouped.items() if cid in refs]
     citers = with_alert_bylines(db, with_provenance(db, citers))  # their authors, and which cited papers share one

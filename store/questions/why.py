@@ -22,7 +22,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_row, named_rows, scalar
 from mapwatch.store.errors import BadOption, PaperNotFound
-from mapwatch.store.ids import normalize_id, possible_id
+from mapwatch.store.ids import is_outside_key, paper_key, possible_key
 from mapwatch.store.questions.queries import get_paper, resolve_paper
 from mapwatch.store.questions.types import PaperRow, Provenance
 from mapwatch.store.settings_table import SourceSettings
@@ -39,6 +39,7 @@ ReasonKind = Literal[
     "citers_all_listed",  # PAPER's page lists all its `total` citers (through `data_through`), not CITER
     "citer_missing",  # CITER is not in the map
     "citer_no_page",  # CITER is a stub: no page of its own, so no "Builds on" list
+    "citer_not_arxiv",  # CITER is a citer beyond arXiv (a DOI): the map, of arXiv papers, has no page of it
     "refs_unlisted",  # CITER's page lists `shown` of its `total` references in the map
     "refs_all_listed",  # CITER's page lists all its references in the map, PAPER not among them
     "reversed",  # the other way round is known: PAPER cites CITER
@@ -144,9 +145,9 @@ def resolve_id(db: Database, text: str, today: date) -> str:
     words = " ".join(text.split())
     if not words:
         raise BadOption("Give two papers: the cited paper and its citer, as arXiv ids, arXiv or map URLs, or titles.")
-    pid = normalize_id(words) if len(words) <= 300 else None
+    pid = paper_key(words) if len(words) <= 300 else None
     if pid is not None:
-        if not possible_id(pid, today) and get_paper(db, pid) is None:
+        if not possible_key(pid, today) and get_paper(db, pid) is None:
             raise BadOption(f"“{pid}” cannot be an arXiv id: no such month yet, or the wrong number of digits "
                             "for its month (4 after the dot up to 1412, 5 from 1501).")
         return pid
@@ -234,6 +235,8 @@ def _list_reason(db: Database, p: PaperRow | None, paper_id: str, side: Literal[
     """What one paper's page says of the citation: the cited paper's list of citers, the citing
     paper's of references in the map (how many it names of how many), or that it has no page."""
     missing, no_page, unlisted, all_listed = _SIDES[side]
+    if side == "citing" and is_outside_key(paper_id):
+        return Reason("citer_not_arxiv", paper_id=paper_id)
     page = latest_snapshot(db, paper_id) if p is not None and p.has_page else None
     if p is None or page is None:
         return Reason(missing if p is None else no_page, paper_id=paper_id)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.rows import rows_in_chunks
+from mapwatch.store.ids import is_outside_key
 from mapwatch.store.scholarly import saved
 from mapwatch.store.scholarly.enrich import (
     FETCHERS,
@@ -58,6 +59,7 @@ def new_citers(db: Database, after_event: int, watched: Sequence[str]) -> NewCit
     rows = db.conn.execute("SELECT citing_id, paper_id FROM events WHERE id > ? AND kind = 'citation' ORDER BY id",
                            [after_event]).fetchall()
     mine = set(watched)
+    rows = [(c, cited) for c, cited in rows if not is_outside_key(c)]  # (OpenAlex described those as it named them)
     first = [c for c, cited in rows if cited in mine]
     rest = [c for c, _ in rows]
     by_cited: dict[str, set[str]] = {}

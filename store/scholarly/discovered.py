@@ -6,7 +6,9 @@ page. Semantic Scholar (a tracked or team paper's citers) and OpenAlex (the new 
 day, with their references) can name them. What a source says is kept in `source_citations`;
 a citation no map page names yet also enters `citations` with its source as `provenance`, with
 its event (so feeds and alerts carry it once), unless $MAPWATCH_SOURCE_CITATIONS is `omit`. The
-citing paper gets a stub row (`has_page` 0), which queues its map page for the next tick.
+citing paper gets a stub row (`has_page` 0), which queues its map page for the next tick; a
+citer beyond arXiv (keyed by DOI, store/ids.py) gets one too, with what OpenAlex says of it, and
+no map page is asked for it (the map has pages of arXiv papers only).
 
 What a source says can only add: a stored paper's title is never overwritten, a map citation
 is never re-labelled, and a citation with an impossible id (a month after today, self-citing, a
@@ -29,11 +31,12 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import one_column, rows_in_chunks
-from mapwatch.store.ids import arxiv_url, possible_id, posted_key
+from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
 from mapwatch.store.questions.types import Provenance
 from mapwatch.store.scholarly.budget import Budget
 from mapwatch.store.scholarly.records import FoundCiter
-from mapwatch.store.scholarly.saved import known_papers
+from mapwatch.store.scholarly.saved import known_papers, save_outside_works
+from mapwatch.store.scholarly.versions import canonical
 
 FindingSource = Literal["openalex", "s2"]
 PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
@@ -86,8 +89,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
             baseline = conn.execute("SELECT 1 FROM discovery_asked WHERE paper_id = ? AND source = ?",
                                     [cited_id, source]).fetchone() is None
         good: dict[str, FoundCiter] = {}
-        for c in citers:
-            if c.citing_id == cited_id or not possible_id(c.citing_id, today):
+        for c in canonical(db, citers, now):  # one citer per work (store/scholarly/versions.py)
+            if (c.citing_id == cited_id or not possible_key(c.citing_id, today)
+                    or (is_outside_key(c.citing_id) and c.work is None)):  # (a citer beyond arXiv comes with its work)
                 found.dropped += 1
             else:
                 good.setdefault(c.citing_id, c)
@@ -149,8 +153,10 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         conn.executemany(
             "INSERT OR IGNORE INTO papers (id, title, year, arxiv_url, has_page, first_seen, updated)"
             " VALUES (?, ?, ?, ?, 0, ?, ?)",
-            [(pid, _title(titles.get(pid), pid), (t := titles.get(pid)) and t.year, arxiv_url(pid), stamp, stamp)
-             for pid in stubs])
+            [(pid, _title(titles.get(pid), pid), (t := titles.get(pid)) and t.year,
+              None if is_outside_key(pid) else arxiv_url(pid), stamp, stamp) for pid in stubs])
+        save_outside_works(db, [w for pid in stubs if is_outside_key(pid) and (t := titles.get(pid)) is not None
+                                and (w := t.work) is not None], now)
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
                          " provenance) VALUES (?, ?, ?, NULL, 0, ?)", [(pid, cited_id, stamp, source) for pid in new])
         conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
@@ -177,7 +183,9 @@ def _spend(db: Database, budget: Budget | None, today: date, citations: int, stu
 
 def _title(citer: FoundCiter | None, paper_id: str) -> str:
     """A stub's title: the source's, else its id (its map page gives the real one when read)."""
-    return citer.title if citer is not None and citer.title else f"arXiv:{paper_id}"
+    if citer is not None and citer.title:
+        return citer.title
+    return paper_label(paper_id) if is_outside_key(paper_id) else f"arXiv:{paper_id}"
 
 
 def source_only_counts(db: Database) -> dict[str, int]:

@@ -38,7 +38,7 @@ from mapwatch.store.scholarly.parse import (
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
 from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
-from mapwatch.store.settings_table import SourceCitationsMode, SourceSettings
+from mapwatch.store.settings_table import BeyondArxivMode, SourceCitationsMode, SourceSettings
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -77,6 +77,7 @@ class EnrichSettings:
     source_citations: SourceCitationsMode = "include"  # $MAPWATCH_SOURCE_CITATIONS
     bounds: Rules = field(default_factory=Rules)  # how much a source may add (store/scholarly/budget.py)
     retry_failed: bool = False  # the papers whose last ask failed are due now (`enrich --retry-failed`)
+    beyond_arxiv: BeyondArxivMode = "include"  # $MAPWATCH_BEYOND_ARXIV: citers without an arXiv id
 
     @property
     def discover(self) -> bool:
@@ -93,7 +94,7 @@ class EnrichSettings:
         """$MAPWATCH_ENRICH, the three API bases, $MAPWATCH_CONTACT, $MAPWATCH_S2_KEY, each
         checked (BadSetting names a bad one)."""
         return cls(env.enrich_sources(), env.source_apis(), env.contact_address(), env.s2_api_key(),
-                   source_citations=env.source_citations())
+                   source_citations=env.source_citations(), beyond_arxiv=env.beyond_arxiv())
 
     def only(self, source: str) -> EnrichSettings:
         return replace(self, sources=(source,))
@@ -234,6 +235,7 @@ class _Round:
         # The tracked and team papers, whose newest citers are asked for (the sources asked for citers).
         self.tracked: Sequence[str] = ()
         self.team: Sequence[str] = ()
+        self.followed: Sequence[str] = ()  # the papers of followed directions (their newest citers, daily)
         self.new_works = True  # OpenAlex's passes over new works follow its papers (not before alerts)
         # What each source asked for citers may still add (store/scholarly/budget.py).
         self.budgets: dict[str, Budget] = {}
@@ -362,11 +364,13 @@ async def _openalex(rnd: _Round, report: SourceReport, due: Sequence[str]) -> No
 
 
 async def _read_works(rnd: _Round, report: SourceReport, client: PoliteClient, base: str,
-                      params: Callable[[str], dict[str, str]], max_pages: int) -> tuple[int, int, bool]:
+                      params: Callable[[str], dict[str, str]], max_pages: int,
+                      beyond_arxiv: bool = False) -> tuple[int, int, bool]:
     """Page through one `/works` query of new works (by cursor, at most `max_pages`), storing
     the citations of map papers among their references page by page: (works, citations,
     whether it was read to the end). It stops when OpenAlex reaches a bound of what it may add
-    (store/scholarly/budget.py): no further page is asked for."""
+    (store/scholarly/budget.py): no further page is asked for. `beyond_arxiv`: works without
+    an arXiv id are citers too (store/scholarly/new_works.py)."""
     include = rnd.settings.source_citations == "include"
     spending = rnd.budgets["openalex"]
     cursor, works, citations = "*", 0, 0
@@ -375,7 +379,8 @@ async def _read_works(rnd: _Round, report: SourceReport, client: PoliteClient, b
             status, body = await client.get(f"{base}/works", params(cursor))
             if status != 200:
                 raise BadAnswer(f"HTTP {status}")
-            page = await asyncio.to_thread(new_works.parse_new_works, body)
+            page = await asyncio.to_thread(functools.partial(new_works.parse_new_works, beyond_arxiv=beyond_arxiv),
+                                           body)
             found = await rnd.in_db(functools.partial(new_works.save_new_works, include=include, budget=spending),
                                     page.works, rnd.clock())
             works += len(page.works)
@@ -408,8 +413,8 @@ async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, ba
                 new_works.NEW_WORKS_MAX_PAGES)
             if whole:
                 await rnd.in_db(new_works.finish_day, day, lag, works, citations, rnd.clock())
-        what = "the newest citers of tracked and team papers"
-        due = await rnd.in_db(new_works.recent_due, rnd.tracked, rnd.team, rnd.clock())
+        what = "the newest citers of tracked, team and followed papers"
+        due = await rnd.in_db(new_works.recent_due, rnd.tracked, rnd.team, rnd.clock(), rnd.followed)
         since = rnd.clock().date() - timedelta(days=new_works.RECENT_DAYS)
         for i in range(0, len(due), new_works.CITES_BATCH):
             if spending.spent:
@@ -419,7 +424,7 @@ async def _new_works(rnd: _Round, report: SourceReport, client: PoliteClient, ba
             _, _, whole = await _read_works(
                 rnd, report, client, base,
                 functools.partial(new_works.recent_citers_params, cited, since, contact=client.contact),
-                new_works.RECENT_MAX_PAGES)
+                new_works.RECENT_MAX_PAGES, beyond_arxiv=rnd.settings.beyond_arxiv == "include")
             if whole:
                 await rnd.in_db(new_works.asked_recent, [p for p, _ in batch], rnd.clock())
     except OutOfTime:
@@ -551,6 +556,8 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         by_server = await rnd.in_db(team_papers_by_server) if asks_citers else {}
         if asks_citers:
             rnd.tracked, rnd.team = ids, sorted({pid for papers in by_server.values() for pid in papers})
+        if asks_citers and "openalex" in settings.sources:
+            rnd.followed = await rnd.in_db(new_works.followed_direction_papers)
         if settings.discover:
             for s in {"s2", "openalex"} & set(settings.sources):
                 rnd.budgets[s] = await rnd.in_db(budget.for_round, s, settings.bounds, clock().date())

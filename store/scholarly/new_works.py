@@ -13,6 +13,11 @@ Every round, the newest citers of the tracked papers (and daily, of the team's p
 request, newest first, bounded): a work published in the last RECENT_DAYS days that cites one of
 them is a citation within the hour, whatever its number of citers (Semantic Scholar reads at most
 10,000 citers of a paper, in an order of its own), and before the day's pass.
+The newest citers' answer names works that are not on arXiv too (journal and conference papers):
+unless $MAPWATCH_BEYOND_ARXIV is `off`, they are citers beyond arXiv, keyed by DOI, else by
+OpenAlex work id, with the title, year, venue and authors OpenAlex gives (docs/enrichment.md,
+"Citers beyond arXiv"; one citer per work: store/scholarly/versions.py). The papers of a followed
+direction are asked for daily too, after the team's.
 `fetch_*` do the I/O, `parse_*` read, `save_*` write; nothing here trusts what it is told.
 """
 
@@ -26,13 +31,21 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import rows_in_chunks
-from mapwatch.store.ids import arxiv_link_id, normalize_id
+from mapwatch.store.database.rows import one_column, rows_in_chunks
+from mapwatch.store.ids import ARXIV_DOI_PREFIX, arxiv_link_id, doi_key, normalize_id
 from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget
 from mapwatch.store.scholarly.discovered import Findings, save_found_citers
-from mapwatch.store.scholarly.parse import Malformed, as_dict, as_list, found_citer, json_body
-from mapwatch.store.scholarly.records import FoundCiter
+from mapwatch.store.scholarly.parse import (
+    Malformed,
+    as_dict,
+    as_list,
+    found_citer,
+    json_body,
+    openalex_authors,
+    venue_of,
+)
+from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.saved import ASK_TEAM, ASK_TRACKED
 
 ARXIV_SOURCE = "S4306400194"  # arXiv's id among OpenAlex's sources (a repository)
@@ -43,7 +56,8 @@ MAX_REFERENCES = 2_000  # references read per work
 # works days late, and reading one again adds nothing twice.
 LAGS = (1, 3)
 NEW_WORKS_SELECT = "id,doi,ids,title,publication_year,referenced_works,locations"
-_DOI_PREFIX = "10.48550/arxiv."
+# The newest citers' works may not be on arXiv: what a citer beyond arXiv is named with comes too.
+RECENT_SELECT = NEW_WORKS_SELECT + ",authorships,primary_location"
 RECENT_DAYS = max(LAGS)  # the newest citers: works published since this many days ago
 CITES_BATCH = 50  # cited works per request (OpenAlex ORs up to 50 values of a filter)
 RECENT_MAX_PAGES = 5  # per batch and round: the newest 1,000 works that cite one of them
@@ -51,7 +65,8 @@ RECENT_MAX_PAGES = 5  # per batch and round: the newest 1,000 works that cite on
 
 @dataclass(frozen=True)
 class NewWork:
-    """A new work with an arXiv id: the citer, and the OpenAlex ids of what it references."""
+    """A new work: the citer (an arXiv id, or a citer beyond arXiv's key), and the OpenAlex ids
+    of what it references."""
 
     citer: FoundCiter
     references: tuple[str, ...]
@@ -61,14 +76,14 @@ class NewWork:
 class NewWorksPage:
     works: tuple[NewWork, ...]
     next_cursor: str | None
-    skipped: int  # works without an arXiv id (or otherwise unreadable)
+    skipped: int  # works without an arXiv id when those are not read (or otherwise unreadable)
 
 
 def work_arxiv_id(work: Mapping[str, Any]) -> str | None:
     """The arXiv id of a work: its arXiv DOI, else an arXiv location's URL."""
     for value in (work.get("doi"), as_dict(work.get("ids")).get("doi")):
         d = r.doi(value)
-        if d and d.lower().startswith(_DOI_PREFIX) and (pid := normalize_id(d[len(_DOI_PREFIX):])):
+        if d and d.lower().startswith(ARXIV_DOI_PREFIX) and (pid := normalize_id(d[len(ARXIV_DOI_PREFIX):])):
             return pid
     for loc in as_list(work.get("locations"), 50):
         for key in ("landing_page_url", "pdf_url"):
@@ -78,8 +93,22 @@ def work_arxiv_id(work: Mapping[str, Any]) -> str | None:
     return None
 
 
-def parse_new_works(body: bytes) -> NewWorksPage:
-    """The works of one `/works` page of new arXiv works, and the cursor of the next page."""
+def _beyond_arxiv(item: Mapping[str, Any], work_id: str | None) -> FoundCiter | None:
+    """A work without an arXiv id as a citer beyond arXiv: keyed by its DOI, else its OpenAlex
+    work id, with the title, year, authors and venue OpenAlex gives; None without a work id."""
+    if work_id is None:
+        return None
+    work_doi = r.doi(item.get("doi")) or r.doi(as_dict(item.get("ids")).get("doi"))
+    key = (doi_key(work_doi) if work_doi else None) or work_id
+    doi = key if key != work_id else None
+    citer = found_citer(key, item)
+    return FoundCiter(key, citer.title, citer.year,
+                      OpenAlexWork(key, work_id, openalex_authors(item), venue_of(item), doi))
+
+
+def parse_new_works(body: bytes, *, beyond_arxiv: bool = False) -> NewWorksPage:
+    """The works of one `/works` page of new works, and the cursor of the next page. A work
+    without an arXiv id is skipped, or with `beyond_arxiv` read as a citer beyond arXiv."""
     data = json_body(body, "OpenAlex")
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise Malformed("the OpenAlex answer has no results list")
@@ -88,12 +117,20 @@ def parse_new_works(body: bytes) -> NewWorksPage:
     for item in as_list(data["results"], NEW_WORKS_PAGE * 2):
         item = as_dict(item)
         pid = work_arxiv_id(item)
-        if pid is None:
-            skipped += 1
-            continue
+        work_id = r.openalex_work(item.get("id"))
+        if pid is not None:
+            citer = found_citer(pid, item)
+            if work_id is not None:  # (its id alone: a citer beyond arXiv stored under it becomes this paper)
+                citer = FoundCiter(pid, citer.title, citer.year, OpenAlexWork(pid, work_id, (), None, None))
+        else:
+            outside = _beyond_arxiv(item, work_id) if beyond_arxiv else None
+            if outside is None:
+                skipped += 1
+                continue
+            citer = outside
         refs = tuple(dict.fromkeys(w for w in (r.openalex_work(x) for x in as_list(item.get("referenced_works"),
                                                                                   MAX_REFERENCES)) if w))
-        works.append(NewWork(found_citer(pid, item), refs))
+        works.append(NewWork(citer, refs))
     cursor = as_dict(data.get("meta")).get("next_cursor")
     return NewWorksPage(tuple(works), cursor if isinstance(cursor, str) and 0 < len(cursor) <= 1000 else None,
                         skipped)
@@ -114,29 +151,39 @@ def recent_citers_params(work_ids: Sequence[str], since: date, cursor: str, cont
     the newest first."""
     params = {"filter": f"cites:{'|'.join(work_ids)},from_publication_date:{since.isoformat()}",
               "sort": "publication_date:desc", "per-page": str(NEW_WORKS_PAGE), "cursor": cursor,
-              "select": NEW_WORKS_SELECT}
+              "select": RECENT_SELECT}
     if contact:
         params["mailto"] = contact
     return params
 
 
-def recent_due(db: Database, tracked: Sequence[str], team: Sequence[str], now: datetime) -> list[tuple[str, str]]:
+def recent_due(db: Database, tracked: Sequence[str], team: Sequence[str], now: datetime,
+               followed: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The (paper, OpenAlex work) pairs whose newest citers are due: the tracked papers not asked
-    within ASK_TRACKED, then the team's papers not within ASK_TEAM, the longest unasked first. A
-    paper enrichment has not matched to a work yet is left out: its citers come with the day's
-    pass once it is."""
-    ids = list(dict.fromkeys([*tracked, *team]))
+    within ASK_TRACKED, then the team's and then the followed directions' papers not within
+    ASK_TEAM, the longest unasked first. A paper enrichment has not matched to a work yet is
+    left out: its citers come with the day's pass once it is."""
+    ids = list(dict.fromkeys([*tracked, *team, *followed]))
     work = {row["paper_id"]: row["work_id"] for row in rows_in_chunks(
         db, "SELECT paper_id, work_id FROM openalex_works WHERE paper_id IN ({})", ids)}
     asked = {row["paper_id"]: row["asked_at"] for row in rows_in_chunks(
         db, "SELECT paper_id, asked_at FROM recent_citers_asked WHERE paper_id IN ({})", ids)}
-    due: dict[str, tuple[bool, str]] = {}  # paper -> (a team paper, last asked): a tracked team paper as tracked
-    for papers, every, of_team in ((tracked, ASK_TRACKED, False), (team, ASK_TEAM, True)):
+    due: dict[str, tuple[int, str]] = {}  # paper -> (its tier, last asked): a tracked team paper as tracked
+    for papers, every, of_team in ((tracked, ASK_TRACKED, 0), (team, ASK_TEAM, 1), (followed, ASK_TEAM, 2)):
         for pid in papers:
             last = asked.get(pid, "")
             if pid in work and pid not in due and (not last or last <= iso(now - every)):
                 due[pid] = (of_team, last)
-    return [(pid, work[pid]) for pid in sorted(due, key=due.__getitem__)]  # the tracked first, longest unasked first
+    return [(pid, work[pid]) for pid in sorted(due, key=due.__getitem__)]  # by tier, longest unasked first
+
+
+def followed_direction_papers(db: Database) -> list[str]:
+    """The papers placed in a direction that a follow or a webhook of the bot follows."""
+    return one_column(
+        db, "SELECT DISTINCT pl.paper_id FROM placements pl WHERE pl.direction_slug IN"
+        " (SELECT direction_slug FROM follows WHERE disabled_reason IS NULL"
+        " UNION SELECT target FROM webhooks WHERE disabled_reason IS NULL AND target_kind = 'direction')"
+        " ORDER BY 1")
 
 
 def asked_recent(db: Database, paper_ids: Sequence[str], now: datetime) -> None:

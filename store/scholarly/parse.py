@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 from xml.parsers import expat
 
-from mapwatch.store.ids import ID_RE, arxiv_link_id
+from mapwatch.store.ids import ARXIV_DOI_PREFIX, ID_RE, arxiv_link_id
 from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.records import (
     ArxivRecord,
@@ -41,7 +41,6 @@ T = TypeVar("T")
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
-ARXIV_DOI_PREFIX = "10.48550/arxiv."
 FIRST_YEAR = 1991  # arXiv's first year: an earlier date is not a version date
 MAX_JSON_DEPTH = 64
 S2_INTENTS = frozenset({"background", "methodology", "result"})
@@ -253,7 +252,7 @@ def _openalex_paper(work: Mapping[str, Any], wanted: Mapping[str, str]) -> str |
     return None
 
 
-def _venue(work: Mapping[str, Any]) -> str | None:
+def venue_of(work: Mapping[str, Any]) -> str | None:
     """Where it was published: the first location (primary first) whose source is not a
     repository (arXiv itself is one)."""
     for loc in [work.get("primary_location"), *_list(work.get("locations"), 50)]:
@@ -264,7 +263,7 @@ def _venue(work: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _openalex_authors(work: Mapping[str, Any]) -> tuple[AuthorRecord, ...]:
+def openalex_authors(work: Mapping[str, Any]) -> tuple[AuthorRecord, ...]:
     out: list[AuthorRecord] = []
     for ship in _list(work.get("authorships"), r.MAX_AUTHORS * 2):
         if len(out) >= r.MAX_AUTHORS:
@@ -301,7 +300,7 @@ def parse_openalex(body: bytes, asked: Sequence[str]) -> OpenAlexPage:
         work_id = r.openalex_work(item.get("id"))
         if pid is None or work_id is None or pid in works:
             continue
-        works[pid] = OpenAlexWork(pid, work_id, _openalex_authors(item), _venue(item), r.doi(item.get("doi")))
+        works[pid] = OpenAlexWork(pid, work_id, openalex_authors(item), venue_of(item), r.doi(item.get("doi")))
     return OpenAlexPage(tuple(works.values()), count if isinstance(count, int) and count >= 0 else len(works))
 
 

@@ -154,13 +154,15 @@ class OpenAlexWork:
 
 @dataclass(frozen=True)
 class FoundCiter:
-    """A paper a source says cites a map paper: its arXiv id, and its title and year as the source
+    """A paper a source says cites a map paper: its key, and its title and year as the source
     gives them (a stub until its map page is read; docs/enrichment.md, "Citations the map does not
-    name")."""
+    name", and "Citers beyond arXiv")."""
 
-    citing_id: str
+    citing_id: str  # its arXiv id, or for a citer beyond arXiv its DOI's or OpenAlex work's key (store/ids.py)
     title: str | None = None
     year: int | None = None
+    work: OpenAlexWork | None = None  # OpenAlex's work, when OpenAlex named it (its id; for a citer
+    # beyond arXiv also its authors, venue and DOI, all that is known of it)
 
 
 @dataclass(frozen=True)

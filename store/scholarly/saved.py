@@ -14,7 +14,9 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
+from mapwatch.store.ids import arxiv_only
 from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
+from mapwatch.store.scholarly.versions import merge_versions_of
 
 Source = Literal["arxiv", "openalex", "s2"]
 Status = Literal["ok", "not_found", "failed"]
@@ -103,6 +105,7 @@ def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str
                 _write_authors(db, r.paper_id, r.authors, "arxiv")
             _note_change(db, r.paper_id, before, now)
         found = {r.paper_id for r in records}
+        merge_versions_of(db, sorted(found), now)  # a citer beyond arXiv with this DOI is this paper
         mark_fetched(db, [p for p in asked if p in found], "arxiv", "ok", now)
         mark_fetched(db, [p for p in asked if p not in found], "arxiv", "not_found", now)
 
@@ -123,8 +126,21 @@ def save_openalex(db: Database, works: Sequence[OpenAlexWork], asked: Sequence[s
                 _write_authors(db, w.paper_id, w.authors, "openalex")
             _note_change(db, w.paper_id, before, now)
         found = {w.paper_id for w in works}
+        merge_versions_of(db, sorted(found), now)  # a citer beyond arXiv of this work or DOI is this paper
         mark_fetched(db, [p for p in asked if p in found], "openalex", "ok", now)
         mark_fetched(db, [p for p in asked if p not in found], "openalex", "not_found", now)
+
+
+def save_outside_works(db: Database, works: Sequence[OpenAlexWork], now: datetime) -> None:
+    """What OpenAlex says of new citers beyond arXiv (their stubs are stored in the same
+    transaction): the work, its venue and DOI, its authors. Nothing else describes them, so
+    they are not due to be asked of any source (`due_papers`)."""
+    for w in works:
+        db.conn.execute(
+            "INSERT INTO openalex_works (paper_id, work_id, venue, doi, fetched_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT(paper_id) DO NOTHING", [w.paper_id, w.work_id, w.venue, w.doi, iso(now)])
+        if w.authors:
+            _write_authors(db, w.paper_id, w.authors, "openalex")
 
 
 def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContext], now: datetime, *,
@@ -144,11 +160,14 @@ def save_contexts(db: Database, cited_id: str, contexts: Sequence[CitationContex
 
 def due_papers(db: Database, source: Source, now: datetime, limit: int, *, retry_failed: bool = False) -> list[str]:
     """Papers of the map `source` has not been asked about, or is due to be asked again:
-    never asked first (papers with pages, then the newest ids), then the most overdue.
+    never asked first (papers with pages, then the newest ids), then the most overdue. A citer
+    beyond arXiv is never due: OpenAlex described it when it named it, and the sources are
+    asked by arXiv id.
     `retry_failed`: the papers whose last ask failed are due now, whatever their wait."""
     never = one_column(
         db, "SELECT p.id FROM papers p WHERE NOT EXISTS (SELECT 1 FROM enrichment_fetches f"
-        " WHERE f.paper_id = p.id AND f.source = ?) ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])
+        f" WHERE f.paper_id = p.id AND f.source = ?) AND {arxiv_only('p.id')}"  # (a citer beyond arXiv: OpenAlex's)
+        " ORDER BY p.has_page DESC, p.id DESC LIMIT ?", [source, limit])
     if len(never) >= limit:
         return never
     failed = " OR status = 'failed'" if retry_failed else ""

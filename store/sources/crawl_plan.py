@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.ids import normalize_id
+from mapwatch.store.ids import arxiv_only, is_outside_key, normalize_id
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.crawl_schedule import (
@@ -267,8 +267,9 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
                                (now_s,)).fetchone()
     plan.not_due = later - count_not_due(db, [head + pid + tail for pid in plan.tracked], now_s)
     unseen = [pid for (pid,) in db.conn.execute(
-        "SELECT p.id FROM papers p WHERE p.has_page = 0 AND NOT EXISTS (SELECT 1 FROM sources s"
-        " WHERE s.location = ? || p.id || ? AND s.checked_at IS NOT NULL)", (head, tail)) if pid not in tracked]
+        f"SELECT p.id FROM papers p WHERE p.has_page = 0 AND {arxiv_only('p.id')} AND NOT EXISTS"
+        " (SELECT 1 FROM sources s WHERE s.location = ? || p.id || ? AND s.checked_at IS NOT NULL)",
+        (head, tail)) if pid not in tracked]  # (a citer beyond arXiv has no map page)
     for pid, loc, lastmod, listed_in in db.conn.execute(
             "SELECT paper_id, location, listed_lastmod, listed_in FROM sources WHERE checked_at IS NULL"
             " AND paper_id IS NOT NULL"):
@@ -376,7 +377,7 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
                 due.append((not page, next_at or checked_at or "", pid))
         elif page:
             due.append((False, "", pid))
-        else:
+        elif not is_outside_key(pid):  # (a citer beyond arXiv has no map page)
             unseen.append(pid)
     # Not due: every location scheduled later (a paper's page, or a 404 of one never stored).
     plan.not_due = sum(1 for pid, _checked, next_at in rows.values() if next_at and next_at > now_s

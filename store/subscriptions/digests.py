@@ -23,7 +23,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.rows import named_row, named_rows, scalar
 from mapwatch.store.errors import BadOption
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, PaperRef
@@ -316,7 +316,7 @@ def paper_news(db: Database, paper_id: str, after: int, upto: int) -> tuple[list
         " FROM events WHERE paper_id = ? AND kind = 'count' AND id > ? AND id <= ?", (paper_id, after, upto))
     assert counts is not None  # an aggregate always has its one row
     citers = with_provenance(db, [AlertCiter(
-        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or paper_link(r["id"]),
         cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=cites) for r in rows])
     old_count, new_count, unlisted = counts["old_count"], counts["new_count"], counts["unlisted"]
     return citers, old_count, new_count, unlisted

@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import fill, named_row, named_rows
 from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound
-from mapwatch.store.ids import arxiv_url
+from mapwatch.store.ids import paper_link
 from mapwatch.store.questions import authors
 from mapwatch.store.questions.feed_queries import last_event_id
 from mapwatch.store.questions.provenance import with_provenance
@@ -250,7 +250,7 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
                 " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
             cites.setdefault(citing, []).append(PaperRef(pid, title, year))
     return with_provenance(db, [AlertCiter(
-        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or arxiv_url(r["id"]),
+        id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or paper_link(r["id"]),
         cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=tuple(cites.get(r["id"], ())))
         for r in rows])
 

@@ -55,6 +55,7 @@ from mapwatch.store.database.migrations import (
     m0034_intents,
     m0035_team_feed_tokens,
     m0036_published_files,
+    m0037_paper_aliases,
 )
 
 # In the order they apply.
@@ -95,6 +96,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0034_intents,
     m0035_team_feed_tokens,
     m0036_published_files,
+    m0037_paper_aliases,
 )
 
 migrations = Migrations("mapwatch")

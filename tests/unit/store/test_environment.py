@@ -46,7 +46,7 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES)) == len(NAMES) == 31
+    assert len(set(NAMES)) == len(NAMES) == 32
     for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
     assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)

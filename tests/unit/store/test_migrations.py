@@ -39,6 +39,7 @@ RECORDED_NAMES = [
     "0030_recent_citers", "0031_author_surnames", "0032_alert_messages",
     "0033_source_additions", "0034_intents", "0035_team_feed_tokens",
     "0036_published_files",
+    "0037_paper_aliases",
 ]
 
 

@@ -301,7 +301,8 @@ def test_openalex_names_a_tracked_papers_newest_citer_within_the_round(tracked: 
     assert third.sources["openalex"].discovered == 0 and fourth.sources["openalex"].discovered == 0
     assert asked[0] == {"filter": f"cites:W4405000000,from_publication_date:{start - timedelta(days=3)}",
                         "sort": "publication_date:desc", "per-page": "200", "cursor": "*",
-                        "select": "id,doi,ids,title,publication_year,referenced_works,locations"}
+                        "select": "id,doi,ids,title,publication_year,referenced_works,locations,"
+                                  "authorships,primary_location"}
     assert len(asked) == 4  # one request a round for the one tracked paper
     assert row(tracked, "SELECT provenance FROM citations WHERE citing_id = ? AND cited_id = ?",
                [NEW[0], SURVEY]) == ("openalex",)
@@ -330,5 +331,5 @@ def test_a_bad_answer_about_the_newest_citers_stores_nothing_and_is_named(tracke
         cites = [r for r in fakes.seen("openalex") if r.query.get("filter", "").startswith("cites:")]
     assert len(cites) == 2  # asked in both rounds: the second answer really was malformed
     assert report.sources["openalex"].problems == [
-        "the newest citers of tracked and team papers: the OpenAlex answer is not JSON"]
+        "the newest citers of tracked, team and followed papers: the OpenAlex answer is not JSON"]
     assert row(tracked, "SELECT count(*), (SELECT count(*) FROM events) FROM citations", []) == before
