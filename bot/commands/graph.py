@@ -5,6 +5,7 @@ networkx and matplotlib load only inside the cores that need them (plot, PageRan
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from sqlite_utils import Database
@@ -14,6 +15,7 @@ from mapwatch.bot.rendering import render, render_graph, text
 from mapwatch.bot.rendering.replies import Ctx, Embed, File, Reply
 from mapwatch.store.errors import BadChoice, BadOption
 from mapwatch.store.questions import citation_path, graph, related
+from mapwatch.store.questions.queries import PaperView
 
 PAPER_HELP = "arXiv id, arXiv or map URL, or title"
 MAX_STEPS = 6
@@ -76,9 +78,11 @@ def graph_core(db: Database, ctx: Ctx, *, paper: str, depth: Any = None) -> Repl
                  files=(File(name, pic.png, f"Citation neighbourhood of {view.center.id}"),))
 
 
-def with_count_chart(db: Database, reply: Reply, paper_id: str) -> Reply:
-    """/paper: attach the cited-by chart when at least two snapshots are stored."""
-    history = graph.count_history(db, paper_id)
+def with_count_chart(reply: Reply, view: PaperView, today: date) -> Reply:
+    """/paper: attach the cited-by chart when at least two snapshots are stored (drawn from the
+    snapshots the card's view read: no query of its own)."""
+    paper_id = view.paper.id
+    history = graph.count_points(((s.data_through, s.cited_by) for s in view.snapshots), today)
     if len(history) < 2:
         return reply
     from mapwatch.feeds.chart import count_chart_png

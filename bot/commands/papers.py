@@ -25,8 +25,8 @@ def _page(page: int | None) -> int:
 def paper_core(db: Database, ctx: Ctx, *, paper: str) -> Reply:
     from mapwatch.bot.commands.graph import with_count_chart
 
-    found = queries.resolve_paper(db, paper)
-    return with_count_chart(db, render.paper_card(queries.paper_view(db, found.id), ctx.base_url), found.id)
+    view = queries.card_view(db, paper)
+    return with_count_chart(render.paper_card(view, ctx.base_url), view, ctx.now.date())
 
 
 def citers_core(db: Database, ctx: Ctx, *, paper: str, direction: str | None = None,

@@ -276,11 +276,16 @@ def count_history(db: Database, paper_id: str, *, today: date | None = None) -> 
     `today` (default: today in UTC; store/pages/page_dates.py), or whose count is not a number, is
     skipped: what an older version stored unchecked is not drawn."""
     pid = resolve_paper(db, paper_id).id
-    today = today or utc_now().date()
+    return count_points(db.conn.execute(
+        "SELECT data_through, cited_by FROM snapshots WHERE paper_id = ? AND data_through IS NOT NULL"
+        " AND cited_by IS NOT NULL ORDER BY id", (pid,)), today or utc_now().date())
+
+
+def count_points(snapshots: Iterable[tuple[str | None, object]], today: date) -> tuple[CountPoint, ...]:
+    """`count_history` of (data through, cited by) pairs in the order they were stored (pure: the
+    /paper card draws its chart from the snapshots its view already read)."""
     points: dict[str, int] = {}
-    for through, cited in db.conn.execute(
-            "SELECT data_through, cited_by FROM snapshots WHERE paper_id = ? AND data_through IS NOT NULL"
-            " AND cited_by IS NOT NULL ORDER BY id", (pid,)):
-        if type(cited) is int and possible_iso(through, today):
+    for through, cited in snapshots:
+        if through is not None and type(cited) is int and possible_iso(through, today):
             points[through] = cited
     return tuple(CountPoint(t, c) for t, c in sorted(points.items()))

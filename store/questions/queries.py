@@ -305,6 +305,18 @@ def paper_view(db: Database, paper_id: str, top: int = 5) -> PaperView:
                      tuple(c for c in top_refs if isinstance(c, CitationRow)), snaps)
 
 
+def card_view(db: Database, ref: str, top: int = 5) -> PaperView:
+    """/paper: the view of the paper `ref` names, the paper read once when `ref` is a stored key
+    (an arXiv id or URL, a DOI); a title (or an alias) is resolved first. Raises PaperNotFound."""
+    key = paper_key(" ".join(ref.split()))
+    if key is not None:
+        try:
+            return paper_view(db, key, top)
+        except PaperNotFound:
+            pass  # not stored under it: resolve_paper knows aliases, and suggests titles
+    return paper_view(db, resolve_paper(db, ref).id, top)
+
+
 def _direction_row(r: sqlite3.Row) -> Direction:
     """A direction from a row of `DIR_COLS` (and maybe `papers`, its count of papers)."""
     return fill(Direction, r)
