@@ -20,3 +20,5 @@ __all__ = ["TickResult"]
 class TickResult:
     refresh: RefreshReport
     publish: PublishReport
+    # The tracked papers, read once by the tick (its refresh fetched them first); None: not read.
+    tracked: tuple[str, ...] | None = None

@@ -43,8 +43,10 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     from mapwatch.store.database.db import require_db
     from mapwatch.store.environment import of_command
     from mapwatch.store.progress import CrawlProgress
+    from mapwatch.store.questions.teams import team_papers_by_server
     from mapwatch.store.scholarly.enrich import DEFAULT_LIMIT, EnrichSettings, enrich_round
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
+    from mapwatch.store.subscriptions.watched import followed_direction_papers
 
     env = of_command(args)
     limit = settings.bounded_int(args.limit, "--limit", 1, MAX_LIMIT) if args.limit is not None else DEFAULT_LIMIT
@@ -61,7 +63,8 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     logging.basicConfig(level=env.log_level_name(), format="%(levelname)s %(name)s: %(message)s")
     progress = CrawlProgress(min_total=1, unit="papers")
     try:
-        report = asyncio.run(enrich_round(db_path, config, tracked=tracked_paper_ids, progress=progress))
+        report = asyncio.run(enrich_round(db_path, config, tracked=tracked_paper_ids, team=team_papers_by_server,
+                                          followed=followed_direction_papers, progress=progress))
     finally:
         progress.close()
     for r in report.sources.values():

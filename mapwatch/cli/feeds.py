@@ -72,11 +72,14 @@ def limit(args: argparse.Namespace) -> int:
 
 def cmd_refresh(args: argparse.Namespace) -> int:
     from mapwatch.feeds.publish import publish
+    from mapwatch.store.clock import utc_now
     from mapwatch.store.database.db import open_db
     from mapwatch.store.priority import lower_priority_if_asked
     from mapwatch.store.progress import CrawlProgress
+    from mapwatch.store.questions.direction_pagerank import update_direction_ranks
     from mapwatch.store.sources.http_client import HttpOptions
     from mapwatch.store.sources.refresh import refresh
+    from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 
     # Every setting is checked before the database is opened: a typo changes nothing.
     the_source, folder, url, entries = source(args), out_dir(args), base_url(args), limit(args)
@@ -89,8 +92,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
                                                                                     deadline=deadline)
     db = open_db(args.db)
     progress = CrawlProgress()
-    try:
-        report = refresh(db, the_source, options=options, progress=progress)
+    try:  # as `mapwatch run`'s tick: the tracked papers first, then the directions' ranks
+        report = refresh(db, the_source, options=options, progress=progress, priority=tracked_paper_ids(db))
+        update_direction_ranks(db, utc_now())
     finally:
         progress.close()
     _listed("rejected", report.rejected, report.rejected_total, " (all in the ingest_errors table)")

@@ -51,14 +51,21 @@ class EnrichmentStage:
     ends is left to finish (none is started beside it). Each round logs one line per source
     that was unavailable, and one summary line; an error in a round is logged and the next
     tick starts the next round. Each round's outcome, per source, goes to `health` (/healthz's
-    "enrichment") and `metrics` (/metrics' `mapwatch_enrichment_*`), as at `clock`."""
+    "enrichment") and `metrics` (/metrics' `mapwatch_enrichment_*`), as at `clock`.
+    The papers whose citers are asked for are handed to the round: the tracked ones the tick
+    read (its result's `tracked`; `tracked` reads them when a round is started otherwise),
+    each server's `team` papers and the `followed` directions' papers."""
 
     def __init__(self, db_path: str | Path | None, settings: EnrichSettings,
                  tracked: Callable[[Database], Any] | None = None, seconds: float = ROUND_SECONDS, *,
-                 health: Health | None = None, metrics: Metrics | None = None, clock: Clock = utc_now) -> None:
+                 health: Health | None = None, metrics: Metrics | None = None, clock: Clock = utc_now,
+                 team: Callable[[Database], Any] | None = None,
+                 followed: Callable[[Database], Any] | None = None) -> None:
         self.db_path = db_path
         self.settings = settings
         self.tracked = tracked
+        self.team = team
+        self.followed = followed
         self.seconds = seconds
         self.health = health
         self.metrics = metrics
@@ -70,19 +77,21 @@ class EnrichmentStage:
         if metrics is not None:
             metrics.watch_enrichment(settings.sources)
 
-    async def after_refresh(self, _result: Any) -> None:
+    async def after_refresh(self, result: Any) -> None:
         if self.task is not None and not self.task.done():
             enrich_log.info("enrichment: the last round is still running; this tick starts none")
             return
-        self.task = asyncio.create_task(self._round(), name="mapwatch-enrich")
+        read: tuple[str, ...] | None = getattr(result, "tracked", None)  # a TickResult: the tick read them
+        self.task = asyncio.create_task(self._round(self.tracked if read is None or self.tracked is None else read),
+                                        name="mapwatch-enrich")
 
-    async def _round(self) -> None:
+    async def _round(self, tracked: Any) -> None:
         from mapwatch.store.scholarly.enrich import enrich_round
 
         started = time.monotonic()
         try:
-            report = await enrich_round(self.db_path, self.settings, tracked=self.tracked, seconds=self.seconds,
-                                        clock=self.clock)
+            report = await enrich_round(self.db_path, self.settings, tracked=tracked, team=self.team,
+                                        followed=self.followed, seconds=self.seconds, clock=self.clock)
         except Exception as e:  # a bug or the database: logged, the next tick tries again
             enrich_log.error("enrichment round failed: %s: %s", type(e).__name__, e, exc_info=True)
             self._told(time.monotonic() - started, error=e)
@@ -278,9 +287,12 @@ def _before_alerts(settings: RunSettings) -> DescribeNewCiters | None:
 def _enrichment(settings: RunSettings, health: Health, metrics: Metrics) -> EnrichmentStage | None:
     """The enrich step of `settings` (None: no sources), said in the log, its rounds told to
     `health` and `metrics`."""
+    from mapwatch.store.questions.teams import team_papers_by_server
     from mapwatch.store.subscriptions.tracking import tracked_paper_ids
+    from mapwatch.store.subscriptions.watched import followed_direction_papers
 
     if settings.enrich is None or not settings.enrich.sources:
         return None
     enrich_log.info("enrichment: from %s after each refresh ($MAPWATCH_ENRICH)", ", ".join(settings.enrich.sources))
-    return EnrichmentStage(settings.db_path, settings.enrich, tracked_paper_ids, health=health, metrics=metrics)
+    return EnrichmentStage(settings.db_path, settings.enrich, tracked_paper_ids, health=health, metrics=metrics,
+                           team=team_papers_by_server, followed=followed_direction_papers)

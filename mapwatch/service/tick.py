@@ -65,20 +65,26 @@ class Threads:
 @dataclass(frozen=True)
 class Refresh:
     """The first part: read `source` (a folder or an http(s) URL) and store what changed
-    (store.sources.refresh). `priority` gives the papers fetched first (run: the tracked
-    ones), read in the writer thread; `options` how politely and how much to fetch."""
+    (store.sources.refresh), then bring the directions' PageRank up to date with what was
+    stored (store/questions/direction_pagerank.py). `priority` gives the papers fetched first
+    (run: the tracked ones), read once in the writer thread and handed on in the tick's
+    result; `options` how politely and how much to fetch."""
 
     source: str
     priority: Callable[[Database], Sequence[str]] | None = None
     options: HttpOptions = field(default_factory=HttpOptions)
 
-    async def __call__(self, db: Database, clock: Callable[[], datetime], threads: Threads) -> RefreshReport:
+    async def __call__(self, db: Database, clock: Callable[[], datetime],
+                       threads: Threads) -> tuple[RefreshReport, tuple[str, ...] | None]:
+        from mapwatch.store.questions.direction_pagerank import update_direction_ranks
         from mapwatch.store.sources.refresh import refresh_async
 
         loop = asyncio.get_running_loop()
-        tracked = await loop.run_in_executor(threads.writer, self.priority, db) if self.priority else ()
-        return await refresh_async(db, self.source, writer=threads.writer, parser=threads.parsers,
-                                   clock=clock, priority=tracked, options=self.options)
+        tracked = tuple(await loop.run_in_executor(threads.writer, self.priority, db)) if self.priority else None
+        report = await refresh_async(db, self.source, writer=threads.writer, parser=threads.parsers,
+                                     clock=clock, priority=tracked or (), options=self.options)
+        await loop.run_in_executor(threads.writer, lambda: update_direction_ranks(db, clock()))
+        return report, tracked
 
 
 @dataclass(frozen=True)
@@ -158,7 +164,7 @@ class Tick:
         try:
             if self.before_alerts is not None:
                 held = await self._hold(db, clock, threads)
-            report = await self.refresh(db, clock, threads)
+            report, tracked = await self.refresh(db, clock, threads)
             if self.before_alerts is not None and held is not None:
                 try:
                     await self.before_alerts(held, clock)
@@ -169,7 +175,7 @@ class Tick:
             if held is not None:
                 await asyncio.shield(loop.run_in_executor(threads.writer, release_alerts, db))
             await asyncio.shield(loop.run_in_executor(threads.writer, db.close))  # after any write still under way
-        return TickResult(report, published)
+        return TickResult(report, published, tracked)
 
     async def _hold(self, db: Database, clock: TickClock, threads: Threads) -> int | None:
         """Hold the alerts about what this tick stores (store/subscriptions/alert_hold.py) until

@@ -531,17 +531,23 @@ async def opened_round(db_path: str | Path | None, settings: EnrichSettings, *, 
                 await own.close()
 
 
+TeamPapers = Mapping[int, Sequence[str]]  # each server's team papers (guild id -> paper ids)
+
+
 async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
-                       tracked: Callable[[Database], Sequence[str]] | None = None, clock: Clock = utc_now,
+                       tracked: Callable[[Database], Sequence[str]] | Sequence[str] | None = None,
+                       team: Callable[[Database], TeamPapers] | None = None,
+                       followed: Callable[[Database], Sequence[str]] | None = None, clock: Clock = utc_now,
                        progress: Callable[[int, int], None] | None = None, seconds: float | None = None,
                        session: Any = None, monotonic: Callable[[], float] = time.monotonic,
                        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> RoundReport:
     """One round over `settings.sources`: the papers due (at most `settings.limit` per source;
     Semantic Scholar: the `tracked` papers with citers it has not described), asked side by
-    side, stored batch by batch. `seconds`: no request starts later than that from now (the
-    rest is due next round). `session`: an aiohttp ClientSession (default: one for the round)."""
-    from mapwatch.store.questions.teams import team_papers_by_server
-
+    side, stored batch by batch. The papers whose citers are asked for are handed in by the
+    caller (store/subscriptions/watched.py has the readers): `tracked` (the ids, or how to read
+    them), each server's `team` papers and the `followed` directions' papers; None: none.
+    `seconds`: no request starts later than that from now (the rest is due next round).
+    `session`: an aiohttp ClientSession (default: one for the round)."""
     started = monotonic()
     report = RoundReport({s: SourceReport(s) for s in settings.sources})
     if not settings.sources:
@@ -552,12 +558,14 @@ async def enrich_round(db_path: str | Path | None, settings: EnrichSettings, *,
         # The tracked papers (Semantic Scholar describes their citations) and, when the sources are
         # asked for citers (both of them), the team's papers too.
         asks_citers = settings.discover and bool({"s2", "openalex"} & set(settings.sources))
-        ids = await rnd.in_db(tracked) if tracked is not None and ("s2" in settings.sources or asks_citers) else []
-        by_server = await rnd.in_db(team_papers_by_server) if asks_citers else {}
+        ids: Sequence[str] = []
+        if tracked is not None and ("s2" in settings.sources or asks_citers):
+            ids = tracked if not callable(tracked) else await rnd.in_db(tracked)
+        by_server = await rnd.in_db(team) if asks_citers and team is not None else {}
         if asks_citers:
             rnd.tracked, rnd.team = ids, sorted({pid for papers in by_server.values() for pid in papers})
-        if asks_citers and "openalex" in settings.sources:
-            rnd.followed = await rnd.in_db(new_works.followed_direction_papers)
+        if asks_citers and "openalex" in settings.sources and followed is not None:
+            rnd.followed = await rnd.in_db(followed)
         if settings.discover:
             for s in {"s2", "openalex"} & set(settings.sources):
                 rnd.budgets[s] = await rnd.in_db(budget.for_round, s, settings.bounds, clock().date())

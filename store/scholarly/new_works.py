@@ -17,7 +17,8 @@ The newest citers' answer names works that are not on arXiv too (journal and con
 unless $MAPWATCH_BEYOND_ARXIV is `off`, they are citers beyond arXiv, keyed by DOI, else by
 OpenAlex work id, with the title, year, venue and authors OpenAlex gives (docs/enrichment.md,
 "Citers beyond arXiv"; one citer per work: store/scholarly/versions.py). The papers of a followed
-direction are asked for daily too, after the team's.
+direction are asked for daily too, after the team's (the caller hands them in:
+store/subscriptions/watched.py).
 `fetch_*` do the I/O, `parse_*` read, `save_*` write; nothing here trusts what it is told.
 """
 
@@ -31,7 +32,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import one_column, rows_in_chunks
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import ARXIV_DOI_PREFIX, arxiv_link_id, doi_key, normalize_id
 from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget
@@ -175,15 +176,6 @@ def recent_due(db: Database, tracked: Sequence[str], team: Sequence[str], now: d
             if pid in work and pid not in due and (not last or last <= iso(now - every)):
                 due[pid] = (of_team, last)
     return [(pid, work[pid]) for pid in sorted(due, key=due.__getitem__)]  # by tier, longest unasked first
-
-
-def followed_direction_papers(db: Database) -> list[str]:
-    """The papers placed in a direction that a follow or a webhook of the bot follows."""
-    return one_column(
-        db, "SELECT DISTINCT pl.paper_id FROM placements pl WHERE pl.direction_slug IN"
-        " (SELECT direction_slug FROM follows WHERE disabled_reason IS NULL"
-        " UNION SELECT target FROM webhooks WHERE disabled_reason IS NULL AND target_kind = 'direction')"
-        " ORDER BY 1")
 
 
 def asked_recent(db: Database, paper_ids: Sequence[str], now: datetime) -> None:

@@ -1,8 +1,9 @@
 """What one tick of the HTTP crawl sets out to fetch, read from the database (store.sources.refresh
 hands it to store.sources.http_source).
 
-- tracked papers (the `priority` given, and every paper an enabled track follows): every tick
-  (at least daily when a trusted sitemap vouches for their pages: store.sources.sitemap_trust);
+- tracked papers (the `priority` the caller gives: `mapwatch run` and `mapwatch refresh` pass the
+  tracked papers): every tick (at least daily when a trusted sitemap vouches for their pages:
+  store.sources.sitemap_trust);
 - pages due for a re-check (`sources.next_check_at` passed, or never scheduled), the most
   overdue first; papers with a page never checked over HTTP count as due;
 - unseen papers (listed on a page, or found on a direction page, never fetched), the newest
@@ -177,12 +178,6 @@ class CrawlPlan:
             return 0
         return page.cited_by - before
 
-def tracked_ids(db: Database) -> list[str]:
-    """Papers some enabled track follows."""
-    from mapwatch.store.subscriptions.tracking import tracked_paper_ids
-
-    return tracked_paper_ids(db)
-
 
 def plan_crawl(db: Database, source: str, now: datetime, budget: int, priority: Sequence[str] = (),
                rng: random.Random | None = None) -> CrawlPlan:
@@ -228,7 +223,7 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     length (the budget's, without a sitemap) and the validators (only the pages planned)."""
     now_s = iso(now)
     plan = CrawlPlan(now=now)
-    plan.tracked = list(dict.fromkeys([*priority, *tracked_ids(db)]))
+    plan.tracked = list(dict.fromkeys(priority))
     tracked = set(plan.tracked)
     with_sitemap = _sitemap_host(db, host)
     plan.known = KnownIds(known_papers(db))
@@ -334,7 +329,7 @@ def _plan_full(db: Database, source: str, now: datetime, budget: int, priority: 
     host = urlsplit(base).netloc.lower()
     now_s = iso(now)
     plan = CrawlPlan(now=now)
-    plan.tracked = list(dict.fromkeys([*priority, *tracked_ids(db)]))
+    plan.tracked = list(dict.fromkeys(priority))
     tracked = set(plan.tracked)
     rows: dict[str, tuple[str | None, str | None, str | None]] = {}
     frontier: list[str] = []

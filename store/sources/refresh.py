@@ -2,7 +2,7 @@
 
 A folder is ingested (files unchanged since the last tick are not read). An HTTP source is
 crawled politely (store.sources.http_source) as store.sources.crawl_plan plans it: robots.txt first, the
-direction pages due, tracked papers (those given and those the database's tracks follow),
+direction pages due, tracked papers (the `priority` the caller gives),
 papers found during the tick, pages the sitemaps say changed, a share for unseen papers
 (newest first), then the pages due for a re-check, within a page budget; what is not due is
 not requested. Pages are saved in batches as they arrive (store.sources.refresh_pipeline: the crawl on
@@ -25,7 +25,6 @@ from sqlite_utils import Database
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.batch_saver import Progress
 from mapwatch.store.database.ingest import BATCH_SIZE, ingest_paths
-from mapwatch.store.questions.direction_pagerank import update_direction_ranks
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.sources.crawl_saver import MAX_LISTED, CrawlSaver
 from mapwatch.store.sources.http_client import HttpOptions
@@ -34,7 +33,7 @@ from mapwatch.store.sources.refresh_report import RefreshReport
 
 DEFAULT_OPTIONS = HttpOptions()
 __all__ = ["DEFAULT_OPTIONS", "MAX_LISTED", "CrawlSaver", "RefreshReport", "crawl_order",
-           "is_url", "refresh", "refresh_async", "update_ranks"]
+           "is_url", "refresh", "refresh_async"]
 
 
 def is_url(source: str) -> bool:
@@ -52,8 +51,10 @@ def refresh(
     batch_size: int = BATCH_SIZE,
 ) -> RefreshReport:
     """One tick from `source` (a folder/file path or an http(s) URL). Over HTTP, `priority`
-    (paper ids) is fetched first, with the papers the database's tracks follow; every
-    scheduling decision is made against `clock` (store.sources.crawl_schedule).
+    (paper ids: the caller's, e.g. the tracked papers) is fetched first; every scheduling
+    decision is made against `clock` (store.sources.crawl_schedule). The directions' ranks
+    are the caller's next step (store/questions/direction_pagerank.py `update_direction_ranks`:
+    `mapwatch run`'s tick and `mapwatch refresh` take it).
 
     Synchronous, for the command line: `refresh_async` run to completion on a new event
     loop, its batches stored in turn on the loop's thread. Called from inside a running
@@ -90,17 +91,10 @@ async def refresh_async(
     loop = asyncio.get_running_loop()
     if not is_url(source):
         def folder() -> RefreshReport:
-            report = _refresh_folder(db, source, clock, progress)
-            update_ranks(db, report, clock)
-            return report
+            return _refresh_folder(db, source, clock, progress)
         return folder() if writer is None else await loop.run_in_executor(writer, folder)
-    report = await refresh_http(db, source, clock, priority, options, progress, batch_size,
-                                report=RefreshReport(source=source), writer=writer, parser=parser)
-    if writer is None:
-        update_ranks(db, report, clock)
-    else:
-        await loop.run_in_executor(writer, update_ranks, db, report, clock)
-    return report
+    return await refresh_http(db, source, clock, priority, options, progress, batch_size,
+                              report=RefreshReport(source=source), writer=writer, parser=parser)
 
 
 def _refresh_folder(db: Database, source: str, clock: Clock, progress: Progress | None) -> RefreshReport:
@@ -109,20 +103,10 @@ def _refresh_folder(db: Database, source: str, clock: Clock, progress: Progress 
                          skipped=ingest.skipped, saved=ingest.saved, rejected=ingest.rejected)
 
 
-def update_ranks(db: Database, report: RefreshReport, clock: Clock = utc_now) -> bool:
-    """Bring the stored PageRank within each direction up to date after a tick
-    (store/questions/direction_pagerank.py): only the directions the pages stored since the last
-    computation changed (this tick's, and those another command stored), every direction on the
-    first run. `report` is not needed for that (kept for callers). Returns whether any
-    direction's rows were written."""
-    ranks = update_direction_ranks(db, clock())
-    return ranks.full or ranks.directions + ranks.resorted > 0
-
-
 def crawl_order(db: Database, source: str, priority: Sequence[str] = (), *, clock: Clock = utc_now,
                 budget: int = DEFAULT_OPTIONS.budget) -> list[str]:
     """Paper ids a tick would fetch at `clock()`, in order, before any is found on the way:
-    tracked papers (`priority` and the tracks'), unseen papers' share (newest first), the
+    tracked papers (`priority`), unseen papers' share (newest first), the
     pages due (the most overdue first), the other unseen papers. Pages not due are left out;
     an empty database starts from the bundled seeds' papers (store.sources.crawl_plan)."""
     plan = plan_crawl(db, source, clock(), budget, priority)

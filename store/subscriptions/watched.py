@@ -25,3 +25,13 @@ def watched_paper_ids(db: Database) -> list[str]:
                               " SELECT target FROM webhooks WHERE disabled_reason IS NULL"
                               " AND target_kind = 'direction')"))
     return sorted(out)
+
+
+def followed_direction_papers(db: Database) -> list[str]:
+    """The papers placed in a direction that a follow or a webhook follows (OpenAlex is asked
+    for their newest citers daily: store/scholarly/new_works.py)."""
+    return one_column(
+        db, "SELECT DISTINCT pl.paper_id FROM placements pl WHERE pl.direction_slug IN"
+        " (SELECT direction_slug FROM follows WHERE disabled_reason IS NULL"
+        " UNION SELECT target FROM webhooks WHERE disabled_reason IS NULL AND target_kind = 'direction')"
+        " ORDER BY 1")

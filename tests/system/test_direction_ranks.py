@@ -241,7 +241,11 @@ def test_pagerank_of_every_direction_of_a_stored_map_is_networkx_pagerank(db) ->
 
 def test_a_tick_updates_the_directions_of_pages_another_command_stored(db, seeds_dir: Path, tmp_path: Path,
                                                                       clock: FakeClock) -> None:
-    refresh(db, seeds_dir, clock=clock)
+    def tick() -> None:  # a tick's refresh, then its ranks step (as `mapwatch run` and `mapwatch refresh`)
+        refresh(db, seeds_dir, clock=clock)
+        update_direction_ranks(db, clock())
+
+    tick()
     first = clock().isoformat(timespec="seconds")
     assert all(at == {first} for at in stamps(db).values())
     moved = seed_page("2507.04136")
@@ -253,7 +257,7 @@ def test_a_tick_updates_the_directions_of_pages_another_command_stored(db, seeds
     clock.advance(hours=1)
     ingest_paths(db, [extra], clock=clock)  # `mapwatch ingest`: no ranks
     clock.advance(hours=1)
-    refresh(db, seeds_dir, clock=clock)  # stores nothing itself
+    tick()  # stores nothing itself
     r = graph.direction_ranks(db, "lr/reinforcement-learning-for-reasoning")
     assert [p.paper.id for p in r.papers] == ["2412.10400"]
     assert r.computed_at == clock().isoformat(timespec="seconds")

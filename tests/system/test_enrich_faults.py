@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mapwatch.store.database.db import open_db
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.enrich import EnrichSettings, RoundReport, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.subscriptions import tracking
@@ -42,7 +43,8 @@ def round_(fakes: ScholarlyFakes, db_path: Path, clock, **kw: Any) -> RoundRepor
                               source_citations="off")  # the faults of asking for citers: test_source_citations
     settings = replace(settings, **{k: v for k, v in kw.items() if k in ("sources", "limit", "politeness")})
     rest = {k: v for k, v in kw.items() if k not in ("sources", "limit", "politeness")}
-    return asyncio.run(enrich_round(db_path, settings, tracked=tracking.tracked_paper_ids, clock=clock, **rest))
+    return asyncio.run(enrich_round(db_path, settings, tracked=tracking.tracked_paper_ids, team=team_papers_by_server,
+                                    clock=clock, **rest))
 
 
 def snapshot(db_path: Path, source: str) -> dict[str, list[tuple[Any, ...]]]:

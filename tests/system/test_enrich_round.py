@@ -17,6 +17,7 @@ import pytest
 
 from mapwatch.store.database.db import open_db
 from mapwatch.store.questions.authors import bylines
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
 from mapwatch.store.subscriptions import tracking
@@ -145,16 +146,19 @@ def test_refetch_schedule(fakes: ScholarlyFakes, seeded_path: Path, clock) -> No
     Semantic Scholar: when a tracked paper gains a citer."""
     track(seeded_path, clock)
     s = settings(fakes)
-    asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, clock=clock))
+    asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, team=team_papers_by_server,
+                             clock=clock))
     clock.advance(days=8)
     fakes.openalex["1706.03762"] = fakes.openalex["2005.14165"] | {"doi": "https://doi.org/10.48550/arxiv.1706.03762",
                                                                    "id": "https://openalex.org/W1"}
-    r = asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, clock=clock))
+    r = asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, team=team_papers_by_server,
+                                 clock=clock))
     assert (r.sources["arxiv"].due, r.sources["openalex"].due, r.sources["s2"].due) == (0, 1, 0)
     assert r.sources["openalex"].found == 1
     clock.advance(days=23)
     fakes.arxiv["2412.10400"].updated, fakes.arxiv["2412.10400"].version = "2026-11-20T09:00:00Z", 3
-    r = asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, clock=clock))
+    r = asyncio.run(enrich_round(seeded_path, s, tracked=tracking.tracked_paper_ids, team=team_papers_by_server,
+                                 clock=clock))
     assert r.sources["arxiv"].due == 99
     db = open_db(seeded_path)
     try:
@@ -171,7 +175,7 @@ def test_refetch_schedule(fakes: ScholarlyFakes, seeded_path: Path, clock) -> No
     clock.advance(days=1)
     fakes.s2["2412.10400"].append(fakes.s2["2412.10400"][0] | {"citingPaper": {"externalIds": {"ArXiv": "2611.00001"}}})
     r = asyncio.run(enrich_round(seeded_path, settings(fakes, sources=("s2",)), tracked=tracking.tracked_paper_ids,
-                                 clock=clock))
+                                 team=team_papers_by_server, clock=clock))
     assert r.sources["s2"].found == 1
     db = open_db(seeded_path)
     try:

@@ -24,6 +24,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.ids import arxiv_only, doi_key, is_outside_key, paper_key, paper_label, paper_link, work_key
 from mapwatch.store.questions.citer_records import citer_records
 from mapwatch.store.questions.queries import citers, paper_view, resolve_paper
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.questions.why import resolve_id, why
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.new_works import parse_new_works
@@ -32,6 +33,7 @@ from mapwatch.store.scholarly.records import ArxivRecord, OpenAlexWork
 from mapwatch.store.scholarly.saved import due_papers, save_arxiv, save_openalex
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.subscriptions.tracking import pending_alerts, tracked_paper_ids
+from mapwatch.store.subscriptions.watched import followed_direction_papers
 from tests.conftest import FakeClock, seed_page
 from tests.follow_helpers import grow, store_pages
 from tests.scholarly_fakes import ScholarlyFakes, dumps, journal_work, serve_scholarly
@@ -46,7 +48,8 @@ FAST = {s: Politeness(0.0, timeout=5.0, max_retry_after=1.0) for s in POLITENESS
 def run_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, beyond: str = "include",
               sources: tuple[str, ...] = ("openalex",)):
     settings = EnrichSettings(sources, fakes.apis(), politeness=FAST, beyond_arxiv=beyond)  # type: ignore[arg-type]
-    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, clock=clock))
+    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, team=team_papers_by_server,
+                                    followed=followed_direction_papers, clock=clock))
 
 
 def one(path: Path, sql: str, params: list | tuple = ()) -> tuple | None:
@@ -306,7 +309,6 @@ def test_the_day_after_a_new_citer_its_alert_was_one(matched: Path, clock: FakeC
 
 
 def test_followed_directions_papers_are_asked_daily(matched: Path, clock: FakeClock) -> None:
-    from mapwatch.store.scholarly.new_works import followed_direction_papers
     from mapwatch.store.subscriptions.follows import add_follow
 
     db = open_db(matched)

@@ -10,7 +10,7 @@ import dataclasses
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import ListedPaper, MapPage
 from mapwatch.store.sources.refresh import refresh
-from mapwatch.store.subscriptions.tracking import add_track
+from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
 from tests import pagegen
 from tests.conftest import FakeClock
 from tests.mapsite import HOST, MapSite, serve_site
@@ -48,7 +48,8 @@ def test_a_new_citer_named_only_on_a_page_with_room_is_found_in_the_same_tick(db
         site.requests.clear()
         # One request at a time: with more, pages with room already being fetched when the
         # citer is found are read all the same.
-        report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, concurrency=1))
+        report = refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db),
+                         options=dataclasses.replace(FAST, concurrency=1))
         asked = page_requests(site)
     assert asked.index(f"/paper/{tracked.id}/") < asked.index(f"/paper/{roomy.id}/") < asked.index(
         f"/paper/{citer.id}/")
@@ -67,11 +68,13 @@ def test_a_search_that_finds_nothing_reads_a_quarter_of_the_budget_at_most_once(
         start(db, site, clock, texts, tracked.id)
         site.swap({**texts, tracked.id: format_page(grown(tracked))})  # a citer the map names nowhere
         site.requests.clear()
-        refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=20))
+        refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db),
+                options=dataclasses.replace(FAST, budget=20))
         first = page_requests(site)
         clock.advance(minutes=10)
         site.requests.clear()
-        refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=20))
+        refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db),
+                options=dataclasses.replace(FAST, budget=20))
         second = page_requests(site)
     # The tracked paper, then 20 // 4 = 5 pages with room (11 have room); not again next tick
     # (the count it grew by is stored: nothing unexplained is new).
@@ -89,7 +92,7 @@ def test_no_search_when_a_new_page_read_this_tick_names_the_tracked_paper(db) ->
         start(db, site, clock, texts, tracked.id)
         site.swap({**texts, tracked.id: format_page(grown(tracked)), citer.id: format_page(citer)})
         site.requests.clear()
-        report = refresh(db, site.base, clock=clock, options=FAST)
+        report = refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db), options=FAST)
         asked = page_requests(site)
     assert sorted(asked) == sorted([f"/paper/{tracked.id}/", f"/paper/{citer.id}/"]), asked
     assert report.stored == 2

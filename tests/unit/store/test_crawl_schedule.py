@@ -29,7 +29,7 @@ from mapwatch.store.sources.crawl_schedule import (
 )
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import crawl_order, refresh
-from mapwatch.store.subscriptions.tracking import add_track
+from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
 from tests import pagegen
 from tests.conftest import FakeClock, seed_page
 from tests.mapsite import HOST, MapSite, serve_site
@@ -353,13 +353,13 @@ def test_a_tracked_paper_with_unlisted_new_citers_sends_the_crawl_looking_for_th
         fill(db, site, clock, texts)
         add_track(db, guild_id=1, channel_id=2, user_id=None, paper_id=tracked.id, created_by=3, now=clock())
         clock.advance(minutes=30)  # no direction page is due yet
-        assert crawl_order(db, site.base, clock=clock) == [tracked.id]
+        assert crawl_order(db, site.base, clock=clock, priority=tracked_paper_ids(db)) == [tracked.id]
         # A new citer, placed in the tracked paper's direction; the tracked page's count grows,
         # but its list (capped) does not name it.
         citer = new_paper("2609.30001", [tracked.id], tracked.placements[0])
         site.swap({**texts, tracked.id: format_page(grown(tracked)), citer.id: format_page(citer)})
         site.requests.clear()
-        report = refresh(db, site.base, clock=clock, options=FAST)
+        report = refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db), options=FAST)
         paths = site.paths_requested()
     direction = f"/{tracked.placements[0].slug}/"
     assert paths.index(f"/paper/{tracked.id}/") < paths.index(direction) < paths.index("/paper/2609.30001/")

@@ -240,12 +240,16 @@ def test_count_history_one_point_per_data_through_date(db, make_older_seeds, see
 def test_refresh_stores_pagerank_after_a_tick_that_stored_pages(db, seeds_dir: Path, clock: FakeClock) -> None:
     from mapwatch.store.sources.refresh import refresh
 
-    refresh(db, seeds_dir, clock=clock)
+    def tick() -> None:  # a tick's refresh, then its ranks step (as `mapwatch run` and `mapwatch refresh`)
+        refresh(db, seeds_dir, clock=clock)
+        graph.update_direction_ranks(db, clock())
+
+    tick()
     r = graph.direction_ranks(db, "lr/reinforcement-learning-for-reasoning")
     assert [p.paper.id for p in r.papers] == ["2412.10400", "2507.04136"]  # 2507.04136 cites 2412.10400
     assert r.computed_at == clock().isoformat(timespec="seconds")
     clock.advance(hours=1)
-    refresh(db, seeds_dir, clock=clock)  # nothing new stored: the stored ranks stand
+    tick()  # nothing new stored: the stored ranks stand
     assert graph.direction_ranks(db, "Reinforcement learning for reasoning").computed_at == r.computed_at
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapwatch.store.ids import posted_key
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.budget import Rule, Rules
 from mapwatch.store.scholarly.discovered import MAX_NEW_PER_ANSWER
 from mapwatch.store.scholarly.enrich import EnrichSettings, RoundReport, enrich_round
@@ -60,7 +61,8 @@ def hourly(path: Path, fakes: ScholarlyFakes, clock: FakeClock, n: int, rounds: 
         clock.advance(hours=1)
         events, said = counts(path)
         fakes.requests.clear()
-        rounds.reports.append(asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, clock=clock)))
+        rounds.reports.append(asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids,
+                                                       team=team_papers_by_server, clock=clock)))
         after = counts(path)
         rounds.events.append(after[0] - events)
         rounds.said.append(after[1] - said)

@@ -66,8 +66,8 @@ def every_paper(path: Path) -> list[str]:
 def s2_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, vt: VirtualTime) -> RoundReport:
     """A round of Semantic Scholar alone at its real rate (1 request a second, on `vt`), asked for citers."""
     settings = EnrichSettings(("s2",), fakes.apis(), politeness={"s2": POLITENESS["s2"]}, source_citations="include")
-    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, clock=clock, monotonic=vt,
-                                    sleep=vt.sleep, seconds=15 * 60))
+    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, team=team_papers_by_server,
+                                    clock=clock, monotonic=vt, sleep=vt.sleep, seconds=15 * 60))
 
 
 def asked_in_order(fakes: ScholarlyFakes, start: float) -> list[tuple[str, float]]:

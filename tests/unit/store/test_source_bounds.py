@@ -24,6 +24,7 @@ import pytest
 
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.rows import one_column, scalar
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget, Rule, Rules
 from mapwatch.store.scholarly.enrich import EnrichSettings, RoundReport, enrich_round
 from mapwatch.store.scholarly.new_works import parse_new_works, save_new_works
@@ -79,7 +80,7 @@ def added(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
 
 def openalex_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, **kw: object) -> RoundReport:
     settings = EnrichSettings(("openalex",), fakes.apis(), politeness=FAST, source_citations="include", **kw)
-    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, clock=clock))
+    return asyncio.run(enrich_round(path, settings, tracked=tracked_paper_ids, team=team_papers_by_server, clock=clock))
 
 
 def new_work_requests(fakes: ScholarlyFakes) -> list[dict[str, str]]:
@@ -224,14 +225,15 @@ def test_a_first_answer_past_the_bound_stays_a_baseline_and_announces_nothing(tr
     events = counts(tracked)["events"]
     with serve_scholarly(fakes):
         settings = EnrichSettings(("s2",), fakes.apis(), politeness=FAST, source_citations="include")
-        first = asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids, clock=clock))
+        first = asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids,
+                                         team=team_papers_by_server, clock=clock))
         baseline_one = counts(tracked)["said"]
         clock.advance(hours=1)
-        asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids, clock=clock))
+        asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids, team=team_papers_by_server, clock=clock))
         baseline_two = counts(tracked)
         fakes.s2[SURVEY].insert(0, s2_citation("2610.00001", [], [], False, "New", 2026))
         clock.advance(hours=1)
-        asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids, clock=clock))
+        asyncio.run(enrich_round(tracked, settings, tracked=tracked_paper_ids, team=team_papers_by_server, clock=clock))
         after = counts(tracked)
     assert baseline_one == 5_000
     assert first.sources["s2"].bounds[0].startswith(

@@ -18,6 +18,7 @@ from mapwatch.bot.rendering.render import alert as render_alert
 from mapwatch.bot.rendering.render_follow import citer_line
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
+from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.discovered import save_found_citers
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
@@ -41,7 +42,8 @@ def settings(fakes: ScholarlyFakes, mode: str = "include", sources: tuple[str, .
 
 def run_round(path: Path, fakes: ScholarlyFakes, clock: FakeClock, mode: str = "include",
               sources: tuple[str, ...] = ("s2",)):
-    return asyncio.run(enrich_round(path, settings(fakes, mode, sources), tracked=tracked_paper_ids, clock=clock))
+    return asyncio.run(enrich_round(path, settings(fakes, mode, sources), tracked=tracked_paper_ids,
+                                    team=team_papers_by_server, clock=clock))
 
 
 def map_citers(path: Path, paper_id: str) -> list[str]:
