@@ -42,7 +42,7 @@ from bench.queries import BASE_URL, NOW, Sample, measure, percentile
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed
 from mapwatch.store.pages.format import format_page
-from mapwatch.store.scholarly.records import AuthorRecord, Institution, OpenAlexWork
+from mapwatch.store.records import AuthorRecord, Institution, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 
 BATCH = 50  # OpenAlex works a request (store/scholarly/enrich.py, OPENALEX_BATCH)

@@ -37,8 +37,8 @@ from pathlib import Path
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
+from mapwatch.store.records import AuthorRecord, FoundCiter, Institution, OpenAlexWork
 from mapwatch.store.scholarly.new_works import CITES_BATCH, NEW_WORKS_PAGE, RECENT_MAX_PAGES, NewWork, save_new_works
-from mapwatch.store.scholarly.records import AuthorRecord, FoundCiter, Institution, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)

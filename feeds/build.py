@@ -17,7 +17,7 @@ from typing import Any  # feedgen's FeedGenerator and entries (the library has n
 from mapwatch.store.ids import id_kind, is_outside_key, paper_link
 from mapwatch.store.questions.feed_queries import CountGrowth
 from mapwatch.store.questions.types import PROVENANCE_NAMES, Direction, NewCiter, PaperRef
-from mapwatch.store.scholarly.records import clean as one_line
+from mapwatch.store.records import clean as one_line
 from mapwatch.store.urls import safe_http_url as _safe_http_url
 
 # The same few URLs are checked for every entry a feed or page lists (a citer appears in many):
@@ -93,7 +93,7 @@ def _new_feed(feed_id: str, title: str, subtitle: str, self_url: str, alternate:
 
 
 ENTRY_AUTHORS_MAX = 10  # <author> elements per entry; the content names how many more there are
-AUTHOR_NAME_MAX = 200  # as the records bound them (store/scholarly/records.py)
+AUTHOR_NAME_MAX = 200  # as the records bound them (store/records.py)
 SELF_CITATION = "self-citation"  # the category term of an entry whose citer shares an author with what it cites
 
 

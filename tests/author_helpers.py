@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from datetime import datetime
 
-from mapwatch.store.scholarly.records import AuthorRecord, CitationContext, Institution, OpenAlexWork
+from mapwatch.store.records import AuthorRecord, CitationContext, Institution, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_contexts, save_openalex
 
 SURVEY = "2412.10400"  # the survey seed

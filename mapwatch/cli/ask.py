@@ -97,7 +97,7 @@ def _bad_choice(cmd: Command, opt: Opt, options: dict[str, Any], named: dict[str
     """A choice option given a value it does not take: what it takes and what it got (BadChoice's
     words), and, when bare words filled several options in turn, how they were read and the
     command with them all in the first of those options (what was meant, most often)."""
-    from mapwatch.store.scholarly.records import clean  # what is shown of the words: printable, one line
+    from mapwatch.store.records import clean  # what is shown of the words: printable, one line
 
     said = BadChoice(opt.name, options[opt.name], opt.choices).words()
     if opt.name not in filled or len(filled) < 2:

@@ -27,7 +27,7 @@ from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import author_key, with_alert_bylines
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
-from mapwatch.store.scholarly.records import clean, orcid, person_id
+from mapwatch.store.records import clean, orcid, person_id
 
 NAME_KEY = "name:"
 CHOICES_MAX = 10  # people a choice lists

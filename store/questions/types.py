@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from mapwatch.store.records import Provenance as Provenance  # (re-exported: the answers carry it)
+
 NewsOrder = Literal["event", "cited"]  # new citers in event order, or most cited first
-# Where a citation is known from: a map page, or only an open source (docs/enrichment.md,
-# "Citations the map does not name"), with the name a reader is shown.
-Provenance = Literal["map", "openalex", "s2"]
+# Where a citation is known from (store/records.py `Provenance`), with the name a reader is shown.
 PROVENANCE_NAMES: dict[str, str] = {"map": "the map", "openalex": "OpenAlex", "s2": "Semantic Scholar"}
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import is_outside_key
+from mapwatch.store.records import CitationContext
 from mapwatch.store.scholarly import saved
 from mapwatch.store.scholarly.enrich import (
     FETCHERS,
@@ -36,7 +37,6 @@ from mapwatch.store.scholarly.enrich import (
     opened_round,
 )
 from mapwatch.store.scholarly.parse import parse_s2_citations
-from mapwatch.store.scholarly.records import CitationContext
 from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS
 
 if TYPE_CHECKING:

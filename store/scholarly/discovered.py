@@ -32,9 +32,8 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
-from mapwatch.store.questions.types import Provenance
+from mapwatch.store.records import FoundCiter, Provenance
 from mapwatch.store.scholarly.budget import Budget
-from mapwatch.store.scholarly.records import FoundCiter
 from mapwatch.store.scholarly.saved import known_papers, save_outside_works
 from mapwatch.store.scholarly.versions import canonical
 

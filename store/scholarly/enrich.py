@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mapwatch.store.clock import Clock, utc_now
+from mapwatch.store.records import CitationContext, FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly import budget, new_works, saved
 from mapwatch.store.scholarly.budget import Budget, Rules
 from mapwatch.store.scholarly.discovered import save_found_citers
@@ -37,7 +38,6 @@ from mapwatch.store.scholarly.parse import (
     parse_s2_count,
 )
 from mapwatch.store.scholarly.polite import POLITENESS, BadAnswer, OutOfTime, PoliteClient, Politeness, SourceDown
-from mapwatch.store.scholarly.records import CitationContext, FoundCiter, OpenAlexWork
 from mapwatch.store.settings_table import BeyondArxivMode, SourceCitationsMode, SourceSettings
 
 if TYPE_CHECKING:

@@ -31,10 +31,11 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from mapwatch.store import records as r
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import ARXIV_DOI_PREFIX, arxiv_link_id, doi_key, normalize_id
-from mapwatch.store.scholarly import records as r
+from mapwatch.store.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget
 from mapwatch.store.scholarly.discovered import Findings, save_found_citers
 from mapwatch.store.scholarly.parse import (
@@ -46,7 +47,6 @@ from mapwatch.store.scholarly.parse import (
     openalex_authors,
     venue_of,
 )
-from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.saved import ASK_TEAM, ASK_TRACKED
 
 ARXIV_SOURCE = "S4306400194"  # arXiv's id among OpenAlex's sources (a repository)

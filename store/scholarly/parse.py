@@ -10,7 +10,7 @@ them; anything that is not the documented format raises `Malformed` with one lin
 - Semantic Scholar: `/paper/{id}/citations` JSON (`offset`, `next`, `data[]` of
   `{contexts, intents, isInfluential, citingPaper: {externalIds}}`).
 
-Bounds (store/scholarly/records.py) are applied while reading, so a feed of 10,000 authors
+Bounds (store/records.py) are applied while reading, so a feed of 10,000 authors
 costs no more than one of 100.
 """
 
@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn, TypeVar
 from xml.parsers import expat
 
+from mapwatch.store import records as r
 from mapwatch.store.ids import ARXIV_DOI_PREFIX, ID_RE, arxiv_link_id
-from mapwatch.store.scholarly import records as r
-from mapwatch.store.scholarly.records import (
+from mapwatch.store.records import (
     ArxivRecord,
     AuthorRecord,
     CitationContext,

@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso, parse_iso
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_only
-from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
+from mapwatch.store.records import ArxivRecord, AuthorRecord, CitationContext, OpenAlexWork
 from mapwatch.store.scholarly.versions import merge_versions_of
 
 Source = Literal["arxiv", "openalex", "s2"]

@@ -25,7 +25,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import arxiv_only, arxiv_url, is_outside_key
-from mapwatch.store.scholarly.records import FoundCiter
+from mapwatch.store.records import FoundCiter
 
 _ARXIV_PAPER = arxiv_only("paper_id")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import discord
 
 from mapwatch.store.database.db import open_db
-from mapwatch.store.scholarly.records import AuthorRecord
+from mapwatch.store.records import AuthorRecord
 from mapwatch.store.scholarly.saved import save_openalex
 from tests import openapi_check
 from tests.author_helpers import HOSTILE, SURVEY, WANG, store_context, work

@@ -16,7 +16,7 @@ from mapwatch.bot.rendering.text import FIELD_VALUE_MAX, TOTAL_MAX, embed_size
 from mapwatch.feeds.publish import publish
 from mapwatch.store.questions import authors, autocomplete, queries, search
 from mapwatch.store.questions.types import Byline, CitingContext
-from mapwatch.store.scholarly.records import AuthorRecord, Institution
+from mapwatch.store.records import AuthorRecord, Institution
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions import deliveries, follows, tracking
 from tests.author_helpers import HOSTILE, OTHER, REF, SELF, SURVEY, WANG, store_authors, store_context, work

@@ -15,9 +15,9 @@ from mapwatch.service.settings import RunSettings
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.pages.files import SEEDS_DIR
+from mapwatch.store.records import OpenAlexWork
 from mapwatch.store.scholarly.enrich import EnrichSettings
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
-from mapwatch.store.scholarly.records import OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions import tracking
 from tests import openapi_check

@@ -79,7 +79,7 @@ def test_export_of_a_team_and_of_a_person(with_authors, clock) -> None:
 
 
 def test_export_asks_which_person_a_shared_name_means(with_authors, clock) -> None:
-    from mapwatch.store.scholarly.records import AuthorRecord
+    from mapwatch.store.records import AuthorRecord
     from mapwatch.store.scholarly.saved import save_openalex
 
     save_openalex(with_authors, [work(OTHER, AuthorRecord("Shuhe Wang", "A5999999999"))], [OTHER], clock())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mapwatch.feeds import people_feeds
 from mapwatch.feeds.publish import publish
-from mapwatch.store.scholarly.records import AuthorRecord, OpenAlexWork
+from mapwatch.store.records import AuthorRecord, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions import teams
 

@@ -12,7 +12,7 @@ def migrate(db: Database) -> None:
     names: given names first), any case, with the paper and the whole name: /search finds a
     person's papers by surname alone ("Halvorsen") or with an initial ("I. Halvorsen")
     from the index alone, newest paper first. The expression keeps what follows the last
-    space (names are stored single-spaced, store/scholarly/records.py `clean`); queries repeat
+    space (names are stored single-spaced, store/records.py `clean`); queries repeat
     it exactly (store/questions/authors.py SURNAME) for SQLite to use the index."""
     db.executescript(
         """

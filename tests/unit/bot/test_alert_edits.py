@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mapwatch.store.database.db import open_db
-from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord
+from mapwatch.store.records import ArxivRecord, AuthorRecord
 from mapwatch.store.scholarly.saved import save_arxiv, save_openalex
 from mapwatch.store.subscriptions import tracking
 from tests import openapi_check

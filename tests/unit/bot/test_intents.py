@@ -15,7 +15,7 @@ from mapwatch.store.database.ingest import ingest_paths
 from mapwatch.store.errors import BadOption
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.questions import queries
-from mapwatch.store.scholarly.records import CitationContext
+from mapwatch.store.records import CitationContext
 from mapwatch.store.scholarly.saved import save_contexts
 from mapwatch.store.subscriptions import follows, tracking
 from tests.bot_helpers import ctx

@@ -15,8 +15,8 @@ from mapwatch.bot.rendering.replies import Reply
 from mapwatch.bot.rendering.text import embed_size
 from mapwatch.cli.ask import parse_slash
 from mapwatch.store.database.db import open_db
+from mapwatch.store.records import FoundCiter
 from mapwatch.store.scholarly.discovered import save_found_citers
-from mapwatch.store.scholarly.records import FoundCiter
 from mapwatch.store.scholarly.saved import save_status
 from mapwatch.store.settings_table import SourceSettings
 from tests import openapi_check

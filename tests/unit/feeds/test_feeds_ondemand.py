@@ -198,7 +198,7 @@ async def test_the_server_sees_a_new_publish_within_two_seconds(db, clock, serve
 async def test_etag_changes_when_a_citer_gets_its_authors(db, clock, served) -> None:
     """A citer's authors named by a scholarly source (store/scholarly) change the feeds listing
     it: its cited papers' ETags change and their entries name the authors; other papers' stay."""
-    from mapwatch.store.scholarly.records import AuthorRecord, OpenAlexWork
+    from mapwatch.store.records import AuthorRecord, OpenAlexWork
     from mapwatch.store.scholarly.saved import save_openalex
 
     _, base, session, _ = served

@@ -12,7 +12,7 @@ import pytest
 from bench import generate as gen
 from mapwatch.store.database.save import SourceInfo, save_pages
 from mapwatch.store.questions import authors
-from mapwatch.store.scholarly.records import AuthorRecord
+from mapwatch.store.records import AuthorRecord
 from mapwatch.store.scholarly.saved import save_openalex
 from tests.author_helpers import work
 from tests.seedfacts import own_date

@@ -26,10 +26,10 @@ from mapwatch.store.questions.citer_records import citer_records
 from mapwatch.store.questions.queries import citers, paper_view, resolve_paper
 from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.questions.why import resolve_id, why
+from mapwatch.store.records import ArxivRecord, OpenAlexWork
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.new_works import parse_new_works
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
-from mapwatch.store.scholarly.records import ArxivRecord, OpenAlexWork
 from mapwatch.store.scholarly.saved import due_papers, save_arxiv, save_openalex
 from mapwatch.store.sources.crawl_plan import plan_crawl
 from mapwatch.store.subscriptions.tracking import pending_alerts, tracked_paper_ids

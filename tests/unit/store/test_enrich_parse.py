@@ -9,9 +9,9 @@ import json
 
 import pytest
 
+from mapwatch.store.records import MAX_AUTHORS, MAX_CONTEXT_CHARS, MAX_CONTEXTS, MAX_NAME_CHARS
 from mapwatch.store.scholarly import parse
 from mapwatch.store.scholarly.parse import Malformed, parse_arxiv, parse_openalex, parse_s2_citations
-from mapwatch.store.scholarly.records import MAX_AUTHORS, MAX_CONTEXT_CHARS, MAX_CONTEXTS, MAX_NAME_CHARS
 from tests.scholarly_fakes import (
     ARXIV_ERROR_ENTRY,
     ARXIV_FEED,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from mapwatch.store.questions.authors import bylines, self_citations
-from mapwatch.store.scholarly.records import (
+from mapwatch.store.records import (
     MAX_NAME_CHARS,
     ArxivRecord,
     AuthorRecord,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mapwatch.store.questions import teams as people
 from mapwatch.store.questions.authors import self_citations
-from mapwatch.store.scholarly.records import ArxivRecord, AuthorRecord, OpenAlexWork
+from mapwatch.store.records import ArxivRecord, AuthorRecord, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_arxiv, save_openalex
 from mapwatch.store.subscriptions import digests, follows, tracking
 from mapwatch.store.subscriptions.follows import Place

@@ -25,11 +25,11 @@ import pytest
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.rows import one_column, scalar
 from mapwatch.store.questions.teams import team_papers_by_server
+from mapwatch.store.records import OpenAlexWork
 from mapwatch.store.scholarly.budget import MAX_CITATIONS_PER_ANSWER, Budget, Rule, Rules
 from mapwatch.store.scholarly.enrich import EnrichSettings, RoundReport, enrich_round
 from mapwatch.store.scholarly.new_works import parse_new_works, save_new_works
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
-from mapwatch.store.scholarly.records import OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions.tracking import tracked_paper_ids
 from tests.conftest import FakeClock

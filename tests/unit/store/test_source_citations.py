@@ -19,10 +19,10 @@ from mapwatch.bot.rendering.render_follow import citer_line
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
 from mapwatch.store.questions.teams import team_papers_by_server
+from mapwatch.store.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.discovered import save_found_citers
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
 from mapwatch.store.scholarly.polite import POLITENESS, Politeness
-from mapwatch.store.scholarly.records import FoundCiter, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions.digests import paper_news
 from mapwatch.store.subscriptions.follows import add_follow, pending_follow_alerts

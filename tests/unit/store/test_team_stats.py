@@ -25,7 +25,7 @@ from mapwatch.store.questions import teams as people
 from mapwatch.store.questions.authors import self_citations
 from mapwatch.store.questions.person_names import group_people
 from mapwatch.store.questions.types import Author
-from mapwatch.store.scholarly.records import AuthorRecord, Institution, OpenAlexWork
+from mapwatch.store.records import AuthorRecord, Institution, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions import teams
 from tests import openapi_check

@@ -16,7 +16,7 @@ import pytest
 from mapwatch.store.database.db import open_db
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import teams as people
-from mapwatch.store.scholarly.records import AuthorRecord, OpenAlexWork
+from mapwatch.store.records import AuthorRecord, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
 from mapwatch.store.subscriptions import deliveries, people_tracks, teams, webhooks
 from tests import openapi_check

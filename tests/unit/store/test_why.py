@@ -11,9 +11,9 @@ import pytest
 
 from mapwatch.store.errors import BadOption, PaperNotFound
 from mapwatch.store.questions.why import Reason, WhyAnswer, resolve_id, resolve_pair, why
+from mapwatch.store.records import ArxivRecord, FoundCiter
 from mapwatch.store.scholarly.discovered import save_found_citers
 from mapwatch.store.scholarly.new_works import asked_recent, finish_day
-from mapwatch.store.scholarly.records import ArxivRecord, FoundCiter
 from mapwatch.store.scholarly.saved import save_arxiv, save_status
 from mapwatch.store.settings_table import SourceSettings
 from tests.author_helpers import store_authors

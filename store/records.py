@@ -1,14 +1,20 @@
-"""What a scholarly source says of a paper, as bounded, cleaned records (pure).
+"""What a scholarly source says of a paper, as bounded, cleaned records (pure), and where a
+citation is known from (`Provenance`).
 
 Every string comes from a source that is not trusted more than a map page: names and titles are
 stripped of control characters and clipped, lists are cut to a bound, ids must have the shape
 their registry gives them, so nothing a source says can flood the database or a message.
+
+It sits at the store's top, below every room: the sources' readers and savers
+(store/scholarly/) make these records and the questions (store/questions/) read ids and names
+with them, neither climbing into the other.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from mapwatch.store.one_line import one_line
 
@@ -20,6 +26,10 @@ MAX_CONTEXTS = 5  # citing sentences kept per citation
 MAX_CONTEXT_CHARS = 1_000
 MAX_CATEGORIES = 20
 MAX_TITLE_CHARS = 1_000  # a citer's title, as map pages bound theirs
+
+# Where a citation is known from: a map page, or only an open source (docs/enrichment.md,
+# "Citations the map does not name").
+Provenance = Literal["map", "openalex", "s2"]
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$")
 _OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d{1,15})$", re.I)
