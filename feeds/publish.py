@@ -132,15 +132,8 @@ def _keep_times(db: Database, root: Path, times: dict[str, tuple[str, int]]) -> 
 
 def _record(db: Database, changes: Changes, base_url: str, limit: int, clock: Clock) -> None:
     """The cursors the next publish into the same folder starts from."""
-    with db.atomic():
-        db.conn.execute(
-            "INSERT INTO feed_publishes (out_dir, base_url, entry_limit, last_event_id, last_snapshot_id,"
-            " last_enrichment_id, published_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(out_dir) DO UPDATE SET"
-            " base_url = excluded.base_url, entry_limit = excluded.entry_limit,"
-            " last_event_id = excluded.last_event_id, last_snapshot_id = excluded.last_snapshot_id,"
-            " last_enrichment_id = excluded.last_enrichment_id, published_at = excluded.published_at",
-            (changes.key, base_url, limit, changes.cursor, changes.snap, changes.enriched,
-             clock().isoformat(timespec="seconds")))
+    cursors = published_files.PublishCursors(base_url, limit, changes.cursor, changes.snap, changes.enriched)
+    published_files.record_publish(db, changes.key, cursors, clock().isoformat(timespec="seconds"))
 
 
 def mark_generation(root: Path, report: PublishReport, paper_files_on_disk: list[str]) -> None:

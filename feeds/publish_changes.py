@@ -18,8 +18,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from mapwatch.feeds import build, pages, paper_files
-from mapwatch.store.database import feed_index
-from mapwatch.store.database.rows import named_row
+from mapwatch.store.database import feed_index, published_files
 from mapwatch.store.questions import feed_queries
 from mapwatch.store.questions.types import Direction
 
@@ -63,17 +62,15 @@ def what_changed(db: Database, root: Path, base_url: str, limit: int, *, full: b
         else:
             log.warning("not publishing direction %r: unsafe slug", d.slug)
             unsafe.append(build.direction_feed_path(d.slug))
-    state = named_row(
-        db, "SELECT base_url, entry_limit, last_event_id, last_snapshot_id, last_enrichment_id FROM feed_publishes"
-        " WHERE out_dir = ?", (key,))
-    same_settings = (not full and state is not None and state["base_url"] == base_url
-                     and state["entry_limit"] == limit)
+    state = published_files.last_publish(db, key)
+    same_settings = (not full and state is not None and state.base_url == base_url
+                     and state.entry_limit == limit)
     changed: set[str] = set()
-    if same_settings and state is not None and (state["last_event_id"], state["last_snapshot_id"]) != (cursor, snap):
-        changed = feed_queries.papers_changed_since(db, state["last_event_id"], state["last_snapshot_id"])
+    if same_settings and state is not None and (state.last_event_id, state.last_snapshot_id) != (cursor, snap):
+        changed = feed_queries.papers_changed_since(db, state.last_event_id, state.last_snapshot_id)
     # authors named since (store/scholarly)
-    if same_settings and state is not None and state["last_enrichment_id"] != enriched:
-        changed |= feed_queries.papers_enriched_since(db, state["last_enrichment_id"])
+    if same_settings and state is not None and state.last_enrichment_id != enriched:
+        changed |= feed_queries.papers_enriched_since(db, state.last_enrichment_id)
     has_page: Callable[[str], bool]
     if papers == ALL:
         paper_ids = feed_queries.followed_papers(db)

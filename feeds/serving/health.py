@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from mapwatch.store.clock import iso, utc_now
+from mapwatch.store.database.health_figures import read_health_figures
 from mapwatch.store.database.replica import replica_status
 
 if TYPE_CHECKING:
@@ -179,30 +180,9 @@ class Health:
 
 
 def read_database(db_path: str | Path) -> dict[str, Any]:
-    """The database's part, read-only (runs in a worker thread). Raises when it cannot be read."""
-    path = Path(db_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no database at {path}")
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
-        version = conn.execute("SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'mapwatch'").fetchone()[0]
-        last = conn.execute("SELECT finished_at, stored, rejected FROM ingests WHERE finished_at IS NOT NULL"
-                            " ORDER BY id DESC LIMIT 1").fetchone()
-        pending = conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'"
-                               " OR key LIKE 'follow-sending:%'").fetchone()[0]
-        try:
-            failed = conn.execute(
-                "SELECT (SELECT count(*) FROM tracks WHERE last_failure IS NOT NULL)"
-                " + (SELECT count(*) FROM follows WHERE last_failure IS NOT NULL)"
-                " + (SELECT count(*) FROM digests WHERE failure IS NOT NULL)").fetchone()[0]
-        except sqlite3.OperationalError:  # a database from before those columns
-            failed = 0
-    finally:
-        conn.close()
-    size = sum(Path(f"{path}{s}").stat().st_size for s in ("", "-wal") if Path(f"{path}{s}").exists())
-    return {"size_bytes": size, "schema_version": version, "pending": pending, "failed": failed,
-            "last_ingest": last}
+    """The database's part, read-only (runs in a worker thread; store/database/health_figures.py).
+    Raises when it cannot be read."""
+    return asdict(read_health_figures(Path(db_path), BUSY_TIMEOUT))
 
 
 def read_replica(db_path: str | Path, url: str | None, now: float) -> dict[str, Any] | None:

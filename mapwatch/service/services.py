@@ -41,10 +41,11 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
     from mapwatch.store.pages.files import SEEDS_DIR
+    from mapwatch.store.questions.queries import has_papers
 
     db = open_db(db_path)
     try:
-        if db.conn.execute("SELECT count(*) FROM papers").fetchone()[0]:
+        if has_papers(db):
             return False
         ingest_paths(db, [SEEDS_DIR])
         return True

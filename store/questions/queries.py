@@ -62,6 +62,11 @@ def map_stats(db: Database) -> MapStats:
     )
 
 
+def has_papers(db: Database) -> bool:
+    """Whether the map holds any paper: `mapwatch run` stores the bundled seeds in a database with none."""
+    return bool(scalar(db, "SELECT EXISTS (SELECT 1 FROM papers)"))
+
+
 # ---------------------------------------------------------------------------
 # Papers and directions: lookups for the bot, `mapwatch ask` and the benchmarks.
 # Every query is index-backed (primary keys, citations_cited, events_paper,
