@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from mapwatch.store.database import schema
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.migrations import migrations
+from mapwatch.store.errors import NotMapwatchDatabase
 from tests.unit.store.test_migrations import normalised_schema
 
 # Rows that are SQLite's or FTS5's bookkeeping, not the schema: 0020's rebuild of tracks leaves
@@ -93,6 +94,16 @@ def test_a_database_made_from_the_file_applies_nothing_when_opened(tmp_path: Pat
     assert recorded(path) == rows  # not one migration ran again, nor was recorded again
 
 
+def test_open_db_makes_a_new_file_in_one_step(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    open_db(path).close()
+    rows = recorded(path)
+    assert [name for _, name, _ in rows] == names()
+    assert len({applied_at for _, _, applied_at in rows}) == 1  # one transaction: one time for all
+    assert {migration_set for migration_set, _, _ in rows} == {migrations.name}
+    assert normalised_schema(path) == normalised_schema(migrated_from_empty(tmp_path / "migrated.db"))
+
+
 def test_an_empty_migrations_table_left_by_an_earlier_start_is_still_new(tmp_path: Path) -> None:
     path = tmp_path / "started.db"
     db = Database(sqlite3.connect(path), execute_plugins=False)
@@ -121,3 +132,44 @@ def test_only_a_new_file_is_made_from_the_schema(tmp_path: Path) -> None:
         other.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('theirs', 'x', 'now')")
         other.commit()
         assert not schema.is_new(other)
+
+
+def test_a_file_another_program_wrote_to_after_the_check_is_left_as_it_is(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another connection commits a table of its own between the check and the schema: the
+    schema is rolled back, and the check, run again, refuses the file."""
+    path = tmp_path / "raced.db"
+    checked = schema.is_new
+
+    def check_then_their_write(conn: sqlite3.Connection) -> bool:
+        new = checked(conn)
+        _their_file(path).close()
+        return new
+
+    monkeypatch.setattr(schema, "is_new", check_then_their_write)
+    with pytest.raises(NotMapwatchDatabase, match="not a mapwatch database"):
+        open_db(path)
+    with closing(sqlite3.connect(path)) as conn:
+        assert [n for (n,) in conn.execute("SELECT name FROM sqlite_master")] == ["notes"]
+
+
+def test_a_file_another_open_made_first_is_opened_as_it_made_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two commands start on the same new file: the second finds the first one's tables when its
+    script runs, rolls back, and opens the database the first made."""
+    path = tmp_path / "both.db"
+    checked = schema.is_new
+
+    def check_then_the_other_open(conn: sqlite3.Connection) -> bool:
+        new = checked(conn)
+        monkeypatch.setattr(schema, "is_new", checked)
+        open_db(path).close()
+        return new
+
+    monkeypatch.setattr(schema, "is_new", check_then_the_other_open)
+    db = open_db(path)
+    assert migrations.pending(db) == []
+    db.close()
+    rows = recorded(path)
+    assert [name for _, name, _ in rows] == names()
+    assert len({applied_at for _, _, applied_at in rows}) == 1  # the first open's record, alone
