@@ -2,7 +2,7 @@
 """What each table and column of the database is, for the schema reference of docs/database.md.
 
 The columns themselves (their order, types, keys and indexes) come from the live schema: cog opens a
-fresh database with every migration applied (docs/gen/schema_reference.py). Every table and column
+new database, made from store/database/schema.sql (docs/gen/schema_reference.py). Every table and column
 there must have its entry here, and no entry may name a column that does not exist: the generator
 refuses otherwise, so `cog --check` fails in CI until the new column is described here.
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from mapwatch.store.database import bulk_load, migrations
+from mapwatch.store.database import bulk_load, migrations, schema
 from mapwatch.store.database.db_check import Kind, check_database, check_file, clear_interrupted_start
 from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
@@ -40,7 +40,7 @@ def require_db(path: str | Path | None) -> str:
 
 
 def open_db(path: str | Path | None = None, *, migrate: bool = True, create: bool = True) -> Database:
-    """Open the mapwatch database: WAL, foreign keys, schema applied. With `create` (ingest,
+    """Open the mapwatch database: WAL, foreign keys, schema applied (`apply_schema`). With `create` (ingest,
     refresh, run) a missing or empty file and its folders are made into one; without, a
     missing file raises `NoDatabase` and nothing is created (docs/getting-started.md, "Usage"). A file that is
     not a mapwatch database (another program's, empty without `create`, or of a newer schema)
@@ -65,7 +65,8 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
     db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     try:  # before anything is written: another program's file, or a newer schema, stays untouched
-        if check_database(db.conn, target, create=create or target == ":memory:") is Kind.EMPTY:
+        kind = check_database(db.conn, target, create=create or target == ":memory:")
+        if kind is Kind.EMPTY:
             clear_interrupted_start(db.conn)
     except BaseException:
         conn.close()
@@ -79,12 +80,25 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
             db.conn.execute("PRAGMA wal_autocheckpoint = 0")
     db.conn.execute("PRAGMA foreign_keys = ON")
     if migrate:
-        migrations.apply(db)
+        apply_schema(db, target, new=kind is Kind.EMPTY)
         # the index builds of a killed bulk load
         # (docs/pages.md, "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]")
         bulk_load.finish_interrupted(db)
     return db
 
+
+def apply_schema(db: Database, target: str, *, new: bool) -> None:
+    """A new file (`new`: checked empty) is made from store/database/schema.sql in one step; any
+    other mapwatch database takes the migrations it lacks, one by one (store/database/migrations/).
+    Should another connection write to a new file between the check and the schema, the check
+    runs again on what it then holds (another program's file is still refused, untouched)."""
+    if new and not schema.create(db):
+        try:
+            check_database(db.conn, target, create=True)
+        except BaseException:
+            db.conn.close()
+            raise
+    migrations.apply(db)
 
 
 class MapDatabase(Database):

@@ -59,7 +59,9 @@ def database_kind(conn: sqlite3.Connection) -> tuple[Kind, list[str]]:
 def _interrupted_start(conn: sqlite3.Connection, names: set[str]) -> bool:
     """Objects left by mapwatch's first migration killed before its record (its script commits
     on its own): the migrations table there, only the first migration's objects beside it, and
-    no row in any of them. Another program's file never passes for this."""
+    no row in any of them. Another program's file never passes for this. Only versions that made
+    a new database migration by migration leave this: one made from schema.sql is one transaction
+    (store/database/schema.py)."""
     if MIGRATIONS_TABLE not in names or not names - {MIGRATIONS_TABLE} <= first_migration_objects():
         return False
     tables = one_column(conn, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "

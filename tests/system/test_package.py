@@ -350,7 +350,7 @@ def test_help_works_both_ways(how: str, tmp_path: Path) -> None:
 
 def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
     """`pip install .` puts one top-level name into site-packages: `mapwatch`, with the
-    seeds and the web pages' stylesheet and script as package data."""
+    seeds, the web pages' stylesheet and script, and the schema as package data."""
     src = tmp_path / "src"
     for name in ("mapwatch", "store", "feeds", "bot", "seeds"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -370,7 +370,8 @@ def test_a_wheel_installs_mapwatch_alone(tmp_path: Path) -> None:
     for needed in ("mapwatch/__main__.py", "mapwatch/cli/__init__.py", "mapwatch/cli/run.py",
                    "mapwatch/store/database/db.py", "mapwatch/bot/commands/papers.py",
                    "mapwatch/seeds/2412.10400.txt", "mapwatch/seeds/2507.04136.txt",
-                   "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js"):
+                   "mapwatch/feeds/static/style.css", "mapwatch/feeds/static/site.js",
+                   "mapwatch/store/database/schema.sql"):
         assert needed in names, needed
 
 

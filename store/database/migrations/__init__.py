@@ -1,11 +1,14 @@
-"""The one schema, applied idempotently with sqlite-utils migrations: one module per migration,
-`mNNNN_<job>.py`, each holding one `migrate(db)` and the `NAME` sqlite-utils records it under in
-`_sqlite_migrations` (`NNNN_<job>`, as databases made by earlier versions have it: never rename
-one). They are registered below on the one `Migrations("mapwatch")`, by explicit imports, in the
-order they apply; a new migration is the next number, imported and listed last. No migration
-module imports another; code several share goes in a `_`-named module here (`_table_rebuild`).
-This folder holds more than 15 modules on purpose (tests/system/test_package.py only warns):
-one per migration, kept flat.
+"""The steps that bring a database made by an earlier version up to the schema of
+store/database/schema.sql (a new database is made from that file in one step instead,
+store/database/schema.py), applied idempotently with sqlite-utils migrations: one module per
+migration, `mNNNN_<job>.py`, each holding one `migrate(db)` and the `NAME` sqlite-utils records it
+under in `_sqlite_migrations` (`NNNN_<job>`, as databases made by earlier versions have it: never
+rename one). They are registered below on the one `Migrations("mapwatch")`, by explicit imports,
+in the order they apply; a new migration is the next number, imported and listed last, and the
+same change goes into schema.sql, whose `-- last migration:` line then names it
+(docs/development.md, "Changing the schema"). No migration module imports another; code several
+share goes in a `_`-named module here (`_table_rebuild`). This folder holds more than 15 modules
+on purpose (tests/system/test_package.py only warns): one per migration, kept flat.
 
 Table and column names are a contract: users open the database with datasette or
 sqlite-utils. Add columns and tables in new migrations; never rename.

@@ -1,6 +1,7 @@
 """Migrations are declared in the order they apply, one module each
 (store/database/migrations/mNNNN_<job>.py), under the names databases already record, and
-every way to today's schema gives the same schema: a fresh database, one upgraded from the
+every way to today's schema gives the same schema: a fresh database (open_db makes it from
+store/database/schema.sql; tests/unit/store/test_schema_file.py), one upgraded from the
 first schema (tests/data/db/schema_0001.db), one stopped after any migration and upgraded
 later, one made by the last single-file schema (tests/data/db/schema_0025.db), and one that
 applied them in their earlier order."""
