@@ -24,10 +24,11 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
 from mapwatch.store.errors import MapwatchError
 from mapwatch.store.ids import paper_link
+from mapwatch.store.one_line import one_line
+from mapwatch.store.person_ids import orcid, person_id
 from mapwatch.store.questions.authors import author_key, with_alert_bylines
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
-from mapwatch.store.scholarly.records import clean, orcid, person_id
 
 NAME_KEY = "name:"
 CHOICES_MAX = 10  # people a choice lists
@@ -154,7 +155,7 @@ def resolve_person(db: Database, ref: str) -> Person:
     """An ORCID or OpenAlex author id (bare or a URL; taken even before any paper of theirs is
     known), or a name matched against the papers' authors in any case. A name that fits
     several people raises PersonChoice; one that fits nobody PersonNotFound."""
-    text = clean(ref, 200)
+    text = one_line(ref, 200)
     if not text:
         raise PersonNotFound(ref)
     key = author_key(text)

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TypeVar
 from xml.parsers import expat
 
 from mapwatch.store.ids import ARXIV_DOI_PREFIX, ID_RE, arxiv_link_id
+from mapwatch.store.person_ids import openalex_author, orcid
 from mapwatch.store.scholarly import records as r
 from mapwatch.store.scholarly.records import (
     ArxivRecord,
@@ -280,7 +281,7 @@ def openalex_authors(work: Mapping[str, Any]) -> tuple[AuthorRecord, ...]:
             if inst_name:
                 institutions.append(Institution(inst_name, r.openalex_institution(inst.get("id")),
                                                 r.ror(inst.get("ror")), r.country(inst.get("country_code"))))
-        out.append(AuthorRecord(name, r.openalex_author(author.get("id")), r.orcid(author.get("orcid")),
+        out.append(AuthorRecord(name, openalex_author(author.get("id")), orcid(author.get("orcid")),
                                 tuple(dict.fromkeys(institutions))[:r.MAX_INSTITUTIONS]))
     return tuple(out)
 

@@ -246,7 +246,7 @@ def test_authors_bench_times_paper_and_author_with_authors_stored(tmp_path: Path
 
 def test_authors_bench_orcids_are_valid() -> None:
     from bench.authors import orcid_for
-    from mapwatch.store.scholarly.records import orcid
+    from mapwatch.store.person_ids import orcid
 
     assert all(orcid(orcid_for(k)) == orcid_for(k) for k in range(2_000))
 
