@@ -10,6 +10,9 @@ graph; export; webhook) adds its commands through one `register(subparsers)` and
 libraries only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
 without loading discord or networkx. A command returns its exit status, or a coroutine for a
 service that runs until it ends or a signal stops it (`serve`, `run`).
+
+mapwatch/cli may import (mapwatch/layers.py): store/, feeds/, bot/, mapwatch/*.py,
+mapwatch/service.
 """
 
 from __future__ import annotations

@@ -4,5 +4,5 @@ workers; a bulk load's index builds), the feeds' per-direction index, when each
 published file's bytes were first written (published_files), and query rows read by
 column name (rows: what every layer of the store reads rows with).
 
-May import: the store's top and pages (pages.files: ingest reads the folder
-source). Nothing of questions or subscriptions (tests/system/test_package.py)."""
+store/database may import (mapwatch/layers.py): store/*.py, store/pages. Pages, as ingest
+reads the folder source (pages.files)."""

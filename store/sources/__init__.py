@@ -2,5 +2,6 @@
 its plan, priority queue, re-check schedule, robots.txt, sitemaps, one page's
 conditional GET), and refresh, one tick of either source.
 
-May import: the store's top, pages, database, questions, subscriptions (refresh
-stores what it fetched and the crawl fetches tracked papers first)."""
+store/sources may import (mapwatch/layers.py): store/*.py, store/pages, store/database,
+store/questions, store/subscriptions. Refresh stores what it fetched, and the crawl fetches
+tracked papers first."""

@@ -4,7 +4,7 @@
 one). They are registered below on the one `Migrations("mapwatch")`, by explicit imports, in the
 order they apply; a new migration is the next number, imported and listed last. No migration
 module imports another; code several share goes in a `_`-named module here (`_table_rebuild`).
-This folder holds more than 15 modules on purpose (tests/system/test_package.py only warns):
+This folder holds more than 15 modules on purpose (tests/unit/test_layers.py only warns):
 one per migration, kept flat.
 
 Table and column names are a contract: users open the database with datasette or
