@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import generate as gen
 from bench.enrich import fake_data
-from bench.main import copy_db
+from bench.harness import copy_db
 from mapwatch.service.tick import BeforeAlerts, Publish, Refresh
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import MapPage, PaperList, Placement

@@ -22,7 +22,7 @@ async def measure(work: Path, papers: int, seed: int, interval_s: int, port: int
     import discord
 
     from bench import generate as gen
-    from bench.main import Server
+    from bench.harness import Server
     from mapwatch.bot.discord_endpoints import point_discord_py_at
     from mapwatch.service.settings import RunSettings
     from mapwatch.store.database.db import open_db

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench.main import Bench
+    from bench.harness import Run
 
 BASE = "http://127.0.0.1:8080"
 TRACKED = 20  # papers tracked by some channel: their files are written by every tick
@@ -101,11 +101,11 @@ def direction_paths(out: Path) -> list[str]:
                   if not p.relative_to(out).as_posix().startswith("feeds/papers/"))
 
 
-def server_load(bench: Bench, out: Path, db_path: Path) -> dict[str, Any]:
+def server_load(bench: Run, out: Path, db_path: Path) -> dict[str, Any]:
     """wrk with conditional GETs over every direction feed: the feed server, then nginx on the
     same folder; and over 200 paper feeds the server answers on demand (304 from one row)."""
     from bench import load
-    from bench.main import Server, free_port
+    from bench.harness import Server, free_port
 
     paths = direction_paths(out)
     port = free_port()
@@ -143,9 +143,9 @@ def server_load(bench: Bench, out: Path, db_path: Path) -> dict[str, Any]:
     return results
 
 
-def section(bench: Bench) -> None:
+def section(bench: Run) -> None:
     """bench/run section 6 on the bench's map: the snapshot-1 database, then the 2% change."""
-    from bench.main import copy_db, run_child
+    from bench.harness import copy_db, run_child
 
     bench.ensure_snapshot1_db()
     db_path, work = bench.work / "feeds.db", bench.work

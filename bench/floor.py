@@ -171,7 +171,7 @@ def section(b) -> None:
     """Section 8: cold ingest against the fair floor on a map with ~40 list items per page, in
     turn (`--repeat` times each, fresh databases), best of each by CPU."""
     from bench import generate as gen
-    from bench.main import run_child, run_module
+    from bench.harness import run_child, run_module
 
     folder = b.work / f"map-{ITEMS}-items"
     t = time.perf_counter()

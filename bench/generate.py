@@ -36,6 +36,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from bench.vocab import Vocabulary, zipf
+from bench.words import FIELD_WORDS
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
 from mapwatch.store.pages.parse import parse_page
@@ -96,25 +97,6 @@ AREAS: list[tuple[str, str, list[tuple[str, tuple[str, ...]]]]] = [
     ]),
 ]
 
-_WORD_TEXT = (
-    "learning model models language large neural network networks deep reinforcement policy reward "
-    "optimisation optimization gradient training inference reasoning agent agents multi-agent robust "
-    "efficient scalable sparse dense attention transformer transformers diffusion generative contrastive "
-    "self-supervised supervised unsupervised representation representations embedding embeddings graph "
-    "graphs retrieval augmented alignment preference human feedback instruction tuning fine-tuning "
-    "pre-training benchmark benchmarks evaluation dataset datasets survey analysis theory bounds "
-    "convergence stochastic adaptive hierarchical structured latent variational bayesian causal "
-    "counterfactual uncertainty calibration robustness adversarial attacks defense safety privacy "
-    "federated distributed parallel memory context long-context tokens token vision visual image video "
-    "multimodal speech audio text code program mathematical math planning search tree exploration "
-    "exploitation offline online imitation inverse control robotic robot manipulation navigation "
-    "simulation transfer domain generalization few-shot zero-shot in-context prompting chain thought "
-    "verification verifier process outcome scaling laws compute test-time efficient low-rank adaptation "
-    "quantization pruning distillation mixture experts routing sequence state-space recurrent "
-    "convolutional kernel spectral molecular protein chemistry physics knowledge factual hallucination "
-    "detection segmentation tracking reconstruction rendering radiance fields point clouds"
-)
-_WORDS = tuple(_WORD_TEXT.split())
 _FUNCTION = ("for", "with", "via", "in", "of", "from", "towards", "beyond", "under", "without")
 _FLOURISH = ("Schrödinger", "naïve", "Gödel", "Bézier", "Erdős", "$\\ell_1$", "$O(n \\log n)$",
              "(Extended Version)", "[Re]", "$k$-NN", "Q&A", "100×")
@@ -294,7 +276,7 @@ def use_vocabulary(name: str) -> None:
 
 
 def _pick(rng: random.Random, k: int) -> list[str]:
-    return _VOCAB.words(rng, k) if _VOCAB else [rng.choice(_WORDS) for _ in range(k)]
+    return _VOCAB.words(rng, k) if _VOCAB else [rng.choice(FIELD_WORDS) for _ in range(k)]
 
 
 def _title(rng: random.Random) -> str:
@@ -311,7 +293,7 @@ def _title(rng: random.Random) -> str:
     elif r < 0.45:
         text = f"{text} ({rng.choice(_FLOURISH)})"
     elif r < 0.55:
-        text = f"{text}: {rng.choice(_FLOURISH)} {rng.choice(_WORDS)}"
+        text = f"{text}: {rng.choice(_FLOURISH)} {rng.choice(FIELD_WORDS)}"
     return text
 
 

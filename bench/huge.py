@@ -203,7 +203,7 @@ def _reusable(packed: Path) -> dict | None:
 def section(b) -> None:
     """Run every point of `--huge-points` (else `--huge`): cold ingest, unchanged re-ingest,
     database size, a publish tick, the commands' latency idle and while a refresh writes."""
-    from bench.main import run_module
+    from bench.harness import run_module
 
     points = b.args.huge_points or [b.args.huge]
     items = b.args.huge_items

@@ -128,7 +128,7 @@ class Nginx:
         return shutil.which("nginx") is not None or Path("/usr/sbin/nginx").exists()
 
     def __enter__(self) -> Nginx:
-        from bench.main import free_port, wait_for_port
+        from bench.harness import free_port, wait_for_port
 
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -151,7 +151,7 @@ class Nginx:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from bench.main import stop_process
+        from bench.harness import stop_process
 
         stop_process(self.proc)
         self.log.close()

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bench import vocab
-from bench.generate import _WORDS
+from bench.words import FIELD_WORDS
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 BASE_URL = "http://127.0.0.1:8080"
@@ -60,7 +60,7 @@ def available() -> list[str]:
 def map_vocabulary(db) -> str:
     """"zipf" if the map's titles and abstracts hold bench/vocab.py's made-up words, else "small"."""
     v = vocab.zipf()
-    made_up = [w for w in v.ranked if w not in set(_WORDS)][:5]  # the most frequent made-up words
+    made_up = [w for w in v.ranked if w not in set(FIELD_WORDS)][:5]  # the most frequent made-up words
     probe = " OR ".join(f'"{w}"' for w in made_up)
     hit = db.conn.execute("SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT 1", (probe,)).fetchone()
     return "zipf" if hit else "small"
@@ -71,7 +71,7 @@ def search_words(rng: random.Random, words: str, n: int = 200) -> list[str]:
     if words == "zipf":
         v = vocab.zipf()
         return [" ".join(v.query_words(rng)) for _ in range(n)]
-    return [" ".join(rng.sample(_WORDS, rng.randint(1, 3))) for _ in range(n)]
+    return [" ".join(rng.sample(FIELD_WORDS, rng.randint(1, 3))) for _ in range(n)]
 
 
 def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Callable[[], object]]], list[str]]:

@@ -1,8 +1,8 @@
-"""A title and abstract vocabulary closer to real papers than bench.generate's 180 words.
+"""A title and abstract vocabulary closer to real papers than the field words of bench/words.py.
 
 Real titles draw on some thousands of words with a Zipf-like frequency: a few words
 ("learning", "model") are in a large share of papers, most words are rare. `zipf()` gives
-such a vocabulary, deterministic for a seed: the 180 field words of bench.generate first
+such a vocabulary, deterministic for a seed: the field words (bench/words.py) first
 (the most frequent ranks), then made-up words built from syllables, `size` words in all,
 drawn with weight 1 / rank ** exponent.
 
@@ -19,6 +19,8 @@ import random
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from bench.words import FIELD_WORDS
 
 DEFAULT_SIZE = 6_000
 DEFAULT_EXPONENT = 1.0
@@ -68,9 +70,7 @@ def zipf(size: int = DEFAULT_SIZE, exponent: float = DEFAULT_EXPONENT, seed: int
          field_words: tuple[str, ...] | None = None) -> Vocabulary:
     """`size` words, the field words first, weighted 1 / rank ** exponent."""
     if field_words is None:
-        from bench.generate import _WORDS
-
-        field_words = _WORDS
+        field_words = FIELD_WORDS
     rng = random.Random(seed * 104_729 + size)
     head = list(dict.fromkeys(field_words))[:size]
     taken = set(head)

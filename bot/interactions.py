@@ -3,6 +3,9 @@
 `Runner.run` is what every slash-command wrapper calls: build the context, run the core
 off the event loop (deferring when it is slow), turn the Reply into a Discord message
 with no pings allowed, and map every error to a friendly ephemeral answer.
+
+bot/interactions.py may import (mapwatch/layers.py): store/, bot/rendering, bot/commands.
+The sending loop imports it (to_embed), and the client both.
 """
 
 from __future__ import annotations

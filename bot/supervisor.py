@@ -9,7 +9,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mapwatch.store.errors import MapwatchError
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import BotLoginError as BotLoginError
+from mapwatch.store.errors import ShardingRequired as ShardingRequired
 
 if TYPE_CHECKING:
     from mapwatch.feeds.serving.health import Health
@@ -82,13 +84,6 @@ async def _run_bot(bot: Any, token: str, say: Callable[[str], None]) -> None:
         raise
 
 
-class BotLoginError(MapwatchError):
-    """Discord refused the token."""
-
-
 SHARDING_REQUIRED = ("Discord closed the gateway with 4011 (sharding required): the bot is in too many servers "
                      "for its shard count; unset $MAPWATCH_SHARDS (Discord's recommendation) or raise it")
 
-
-class ShardingRequired(MapwatchError):
-    """Discord wants more shards than the bot opened (close code 4011)."""

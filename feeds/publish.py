@@ -19,10 +19,10 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from mapwatch.feeds import build, pages, paper_files
+from mapwatch.feeds.folder_layout import GENERATION
 from mapwatch.feeds.publish_changes import ALL, TRACKED, Changes, what_changed
 from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.publish_writer import FolderWriter, write_if_changed
-from mapwatch.feeds.serving.folder_table import GENERATION
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database import published_files
 from mapwatch.store.questions import feed_queries

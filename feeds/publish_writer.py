@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mapwatch.feeds import build, chart, pages, paper_files
-from mapwatch.feeds.serving.folder_table import PAPER_TREES, etag_of
+from mapwatch.feeds.folder_layout import PAPER_TREES, etag_of
 from mapwatch.store.atomic import write_atomic
 from mapwatch.store.questions.graph import CountPoint
 

@@ -1,4 +1,6 @@
-"""`python -m mapwatch`: the same as the `mapwatch` command."""
+"""`python -m mapwatch`: the same as the `mapwatch` command.
+
+mapwatch/__main__.py may import (mapwatch/layers.py): mapwatch/cli."""
 
 import sys
 

@@ -1,1 +1,3 @@
-"""The bundled seed pages (README, "Page formats"): read with importlib.resources."""
+"""The bundled seed pages (README, "Page formats"): read with importlib.resources.
+
+seeds may import (mapwatch/layers.py): none of the other rooms."""

@@ -8,6 +8,8 @@ their registry gives them, so nothing a source says can flood the database or a 
 It sits at the store's top, below every room: the sources' readers and savers
 (store/scholarly/) make these records and the questions (store/questions/) read ids and names
 with them, neither climbing into the other.
+A person's ids (ORCID, OpenAlex author) are checked by store/person_ids.py, which the questions
+about people use too.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ MAX_TITLE_CHARS = 1_000  # a citer's title, as map pages bound theirs
 # "Citations the map does not name").
 Provenance = Literal["map", "openalex", "s2"]
 
-_ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$")
-_OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d{1,15})$", re.I)
 _OPENALEX_WORK = re.compile(r"^(?:https?://openalex\.org/)?(W\d{1,15})$", re.I)
 _OPENALEX_INSTITUTION = re.compile(r"^(?:https?://openalex\.org/)?(I\d{1,15})$", re.I)
 _ROR = re.compile(r"^(?:https?://ror\.org/)?(0[a-z0-9]{6}\d{2})$")
@@ -49,47 +49,11 @@ def clean(text: object, limit: int = MAX_NAME_CHARS) -> str:
     return one_line(text, limit)
 
 
-def orcid(value: object) -> str | None:
-    """An ORCID iD (0000-0002-1825-0097) from its URL or bare form, checksum verified; None otherwise."""
-    m = _ORCID.match(value.strip()) if isinstance(value, str) else None
-    return m.group(1) if m and m.group(1)[-1] == _orcid_check_digit(m.group(1)) else None
-
-
-def _orcid_check_digit(iD: str) -> str:
-    """The check digit an ORCID iD's first 15 digits call for (ISO 7064 MOD 11-2)."""
-    total = 0
-    for d in iD.replace("-", "")[:15]:
-        total = (total + int(d)) * 2
-    check = (12 - total % 11) % 11
-    return "X" if check == 10 else str(check)
-
-
-def orcid_misprint(value: object) -> str | None:
-    """Why a value written as an ORCID iD is not one, when its check digit is wrong (a digit
-    mistyped): "0000-0002-1825-0098 is not a valid ORCID (its check digit should be 7)";
-    None for a valid iD and for anything not written as one."""
-    m = _ORCID.match(value.strip()) if isinstance(value, str) else None
-    if not m or orcid(value):
-        return None
-    return (f"{m.group(1)} is not a valid ORCID (its check digit should be {_orcid_check_digit(m.group(1))}, "
-            "by ISO 7064 MOD 11-2)")
-
-
 def _match(pattern: re.Pattern[str], value: object, upper: bool = True) -> str | None:
     m = pattern.match(value.strip()) if isinstance(value, str) else None
     if not m:
         return None
     return m.group(1).upper() if upper else m.group(1).lower()
-
-
-def openalex_author(value: object) -> str | None:
-    """An OpenAlex author id (A5023888391), from its URL or bare form."""
-    return _match(_OPENALEX_AUTHOR, value)
-
-
-def person_id(value: object) -> str | None:
-    """An ORCID iD or an OpenAlex author id (bare or as a URL): the key of a person; None otherwise."""
-    return orcid(value) or openalex_author(value)
 
 
 def openalex_work(value: object) -> str | None:

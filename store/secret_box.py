@@ -29,7 +29,9 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mapwatch.store.errors import MapwatchError
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import KeyMissing as KeyMissing
+from mapwatch.store.errors import SecretUnreadable as SecretUnreadable
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -41,14 +43,6 @@ KEY_BYTES = 32
 KEY_FILE_SUFFIX = ".webhook-key"
 KEY_ENV = "MAPWATCH_WEBHOOK_KEY"
 _memory_key = secrets.token_bytes(KEY_BYTES)
-
-
-class SecretUnreadable(MapwatchError):
-    """A sealed value whose key is missing or different, or that was altered."""
-
-
-class KeyMissing(SecretUnreadable):
-    """No key at all: neither $MAPWATCH_WEBHOOK_KEY nor the key file beside the database."""
 
 
 def key_path(db_file: str) -> Path | None:

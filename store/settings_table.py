@@ -7,7 +7,7 @@ reads exactly these variables (one pass) and parses each through its entry when 
 asks for it, and docs/configuration.md's table is generated from it (docs/gen/settings_reference.py,
 checked by cog and tests/unit/test_docs.py).
 
-Why here, at the bottom of store/: the layer rule (tests/system/test_package.py) is store <
+Why here, at the bottom of store/: the layer rule (mapwatch/layers.py) is store <
 feeds < bot < the entry package, and no layer may import the entry package, while the
 database's path, the busy timeout, a tick's deadline and background priority are read inside
 store/. The one place every layer may import is store's top level, below its subpackages; this

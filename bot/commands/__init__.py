@@ -4,6 +4,8 @@ Each module in this package defines, per command, a core `(db, ctx, **options) -
 (validate -> query -> render; raises MapwatchError subclasses for users' mistakes) and its
 `COMMANDS` specs. The spec is the one declaration of a command: bot/command_tree.py builds
 the discord.py wrappers from it, and `mapwatch ask` runs the cores from it without loading discord.
+
+bot/commands may import (mapwatch/layers.py): store/, feeds/*.py, bot/rendering.
 """
 
 from __future__ import annotations

@@ -2,4 +2,5 @@
 conditional GET), the folder held in memory, paper files built on demand, the
 connection limits, /healthz and /metrics.
 
-May import: the store, and feeds' builders (build, pages, paper_files, chart)."""
+feeds/serving may import (mapwatch/layers.py): store/, feeds/. Of feeds/, the builders
+(build, pages, paper_files, chart) and the folder's layout (folder_layout)."""

@@ -12,7 +12,6 @@ generation file (tracked papers): the other papers are built on demand (feeds/se
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,10 +19,9 @@ from email.utils import formatdate
 from pathlib import Path
 
 from mapwatch.feeds.build import safe_path
+from mapwatch.feeds.folder_layout import GENERATION, PAPER_TREES, etag_of
 from mapwatch.feeds.serving.encoding import VARY, compressible, gzip_etag, gzipped
 
-GENERATION = ".generation"
-PAPER_TREES = ("feeds/papers", "papers")
 INDEX = "index.html"
 CONTENT_TYPES = {
     ".atom": "application/atom+xml",
@@ -67,10 +65,6 @@ def served(data: bytes, mtime: int, content_type: str) -> Served:
     headers.update(VARY)
     return Served(data, tag, modified, mtime, content_type, headers=headers, gzip=gzipped(data),
                   gzip_headers={**headers, "ETag": gzip_etag(tag)})
-
-
-def etag_of(data: bytes) -> str:
-    return '"' + hashlib.blake2b(data, digest_size=12).hexdigest() + '"'
 
 
 def resolve(root: Path, request_path: str) -> tuple[Path, str] | None:

@@ -1,7 +1,8 @@
 """The `mapwatch` command: one entry point above the layers, and the only package that parses
 a command line (no module of store/, feeds/ or bot/ imports argparse).
 
-It owns `main`, the exit statuses (docs/getting-started.md, "Exit status"), signal handling, the environment
+It owns `main`, which ends a command with the exit status its error's class carries (store/errors.py;
+docs/getting-started.md, "Exit status"), signal handling, the environment
 (read once at start: store.environment) and the list of command modules, imported here in the
 order `mapwatch --help` lists their commands. `--db` and the options several commands share
 are defined once, in mapwatch.cli.options. Each command module (store: ingest, stats, backup,
@@ -10,6 +11,9 @@ graph; export; webhook) adds its commands through one `register(subparsers)` and
 libraries only inside its command functions, so `mapwatch --help` and `mapwatch ingest` start
 without loading discord or networkx. A command returns its exit status, or a coroutine for a
 service that runs until it ends or a signal stops it (`serve`, `run`).
+
+mapwatch/cli may import (mapwatch/layers.py): store/, feeds/, bot/, mapwatch/*.py,
+mapwatch/service.
 """
 
 from __future__ import annotations
@@ -182,7 +186,7 @@ def run_until_signal(service: Coroutine[Any, Any, None], env: Environment,
 
 def main(argv: Sequence[str] | None = None) -> int:
     from mapwatch.store.environment import Environment, installed
-    from mapwatch.store.errors import BadSetting, FetchError, MapwatchError, NoDatabase, NotMapwatchDatabase
+    from mapwatch.store.errors import MapwatchError
 
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], Outcome] = args.func
@@ -192,12 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with installed(env):  # and current() for the few deep readers
             outcome = func(args)
             return outcome if isinstance(outcome, int) else run_until_signal(outcome, env)
-    except (FetchError, NoDatabase, NotMapwatchDatabase, BadSetting) as e:
+    except MapwatchError as e:  # its class says the status: 2 for a usage error, 1 for a failure (store/errors.py)
         print(f"mapwatch: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except MapwatchError as e:
-        print(f"mapwatch: error: {e}", file=sys.stderr)
-        return EXIT_REJECTED
+        return e.exit_status
     except sqlite3.DatabaseError as e:
         line, code = database_error(e)
         print(line, file=sys.stderr)

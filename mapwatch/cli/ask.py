@@ -11,17 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.cli.options import answers_base_url
-from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, BadChoice
+from mapwatch.store.errors import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, AskError, BadChoice
 
 if TYPE_CHECKING:
     from mapwatch.bot.commands import Command, Opt
     from mapwatch.bot.rendering.replies import File
 
 _NAMED = re.compile(r"^(?P<name>[a-z_]+):(?P<value>.*)$", re.DOTALL)
-
-
-class AskError(ValueError):
-    pass
 
 
 def parse_slash(text: str) -> tuple[str, dict[str, Any]]:
@@ -132,11 +128,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from mapwatch.store.database.db import open_db
     from mapwatch.store.environment import of_command
 
-    try:
-        name, options = parse_slash(args.command)
-    except AskError as e:
-        print(f"mapwatch: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    name, options = parse_slash(args.command)  # AskError: a usage error, as main reports it
     from mapwatch.store import settings
 
     for flag in ("guild", "channel", "user"):  # Discord ids: positive, and they fit SQLite's INTEGER

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from mapwatch.feeds.tick_report import TickResult
 from mapwatch.store.clock import utc_now
-from mapwatch.store.errors import BadSetting
+
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import ScheduleError as ScheduleError
 
 if TYPE_CHECKING:
     from apscheduler.events import JobExecutionEvent
@@ -37,11 +39,6 @@ _INTERVAL = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 MAX_INTERVAL = timedelta(days=366)  # a longer interval is a typo (and overflows the scheduler's dates)
-
-
-class ScheduleError(BadSetting):
-    """$MAPWATCH_REFRESH is neither an interval (1h, 30m, 90s, 1h30m; above 0 s and at most
-    366 days) nor a 5-field cron expression that fires: a usage error (exit 2)."""
 
 
 def parse_schedule(spec: str | None) -> BaseTrigger:

@@ -7,5 +7,5 @@ cursors, when each file's bytes were first written), the figures /healthz reads
 name (rows: what every layer of the store
 reads rows with).
 
-May import: the store's top and pages (pages.files: ingest reads the folder
-source). Nothing of questions or subscriptions (tests/system/test_package.py)."""
+store/database may import (mapwatch/layers.py): store/*.py, store/pages. Pages, as ingest
+reads the folder source (pages.files)."""

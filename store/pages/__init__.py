@@ -2,5 +2,5 @@
 ParseError with its line; a folder's page files (files); the page's content hash
 and the dates and slugs it may claim.
 
-May import: the store's top (errors, clock, ids, urls). Nothing of the database,
-sources, questions or subscriptions (tests/system/test_package.py)."""
+store/pages may import (mapwatch/layers.py): store/*.py. No database (nor sqlite3),
+no fetching."""

@@ -2,5 +2,4 @@
 autocomplete (full-text), graph questions on bounded subgraphs, the feeds' queries,
 the citers an export lists (citer_records), and the answer dataclasses they share (types).
 
-May import: the store's top, pages, database. Nothing of sources or
-subscriptions (tests/system/test_package.py)."""
+store/questions may import (mapwatch/layers.py): store/*.py, store/pages, store/database."""

@@ -252,7 +252,7 @@ def _person_where(key: str) -> tuple[str, list[Any]]:
 
 
 def orcid_of(text: str) -> str | None:
-    from mapwatch.store.records import orcid
+    from mapwatch.store.person_ids import orcid
 
     return orcid(text)
 
@@ -269,7 +269,7 @@ def author_key(text: str) -> str | None:
     """The person key an ORCID iD or an OpenAlex author id (bare or as a URL) stands for; None
     for anything else (a name). An ORCID iD whose check digit is wrong is BadOption saying so,
     never a name to look for."""
-    from mapwatch.store.records import orcid_misprint, person_id
+    from mapwatch.store.person_ids import orcid_misprint, person_id
 
     misprint = orcid_misprint(text)
     if misprint:

@@ -22,12 +22,16 @@ from typing import Literal
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
-from mapwatch.store.errors import MapwatchError
+
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import PersonChoice as PersonChoice
+from mapwatch.store.errors import PersonNotFound as PersonNotFound
 from mapwatch.store.ids import paper_link
+from mapwatch.store.one_line import one_line
+from mapwatch.store.person_ids import orcid, person_id
 from mapwatch.store.questions.authors import author_key, with_alert_bylines
 from mapwatch.store.questions.provenance import with_provenance
 from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, PaperRef, from_sources
-from mapwatch.store.records import clean, orcid, person_id
 
 NAME_KEY = "name:"
 CHOICES_MAX = 10  # people a choice lists
@@ -49,23 +53,6 @@ class Person:
     def has_feed(self) -> bool:
         """Only a person known by an id has a feed address (/feeds/authors/<id>.atom)."""
         return not self.key.startswith(NAME_KEY)
-
-
-class PersonNotFound(MapwatchError):
-    def __init__(self, ref: str, suggestions: tuple[str, ...] = ()) -> None:
-        super().__init__(f"No author in the map matches “{ref}”")
-        self.ref = ref
-        self.suggestions = suggestions
-
-
-class PersonChoice(MapwatchError):
-    """A name that fits several people: the caller answers with the choice, never a guess."""
-
-    def __init__(self, ref: str, people: tuple[Person, ...], more: int = 0) -> None:
-        super().__init__(f"“{ref}” fits {len(people) + more} people: give an ORCID or OpenAlex id")
-        self.ref = ref
-        self.people = people
-        self.more = more
 
 
 def key_of(ref: str) -> str | None:
@@ -154,7 +141,7 @@ def resolve_person(db: Database, ref: str) -> Person:
     """An ORCID or OpenAlex author id (bare or a URL; taken even before any paper of theirs is
     known), or a name matched against the papers' authors in any case. A name that fits
     several people raises PersonChoice; one that fits nobody PersonNotFound."""
-    text = clean(ref, 200)
+    text = one_line(ref, 200)
     if not text:
         raise PersonNotFound(ref)
     key = author_key(text)

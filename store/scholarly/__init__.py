@@ -4,5 +4,5 @@ venue) and Semantic Scholar (the sentences that cite a paper, intents, influence
 answers are parsed into bounded records (pure: `records`), fetched politely, stored with when
 they were fetched, and an enrichment round ties those together (docs/enrichment.md).
 
-May import: the store's top, pages, database, questions. Nothing of sources or
-subscriptions (tests/system/test_package.py)."""
+store/scholarly may import (mapwatch/layers.py): store/*.py, store/pages, store/database. A
+round is handed the papers whose citers it asks for (tracked, team, followed) by its caller."""

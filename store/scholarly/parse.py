@@ -27,7 +27,11 @@ from typing import Any, NoReturn, TypeVar
 from xml.parsers import expat
 
 from mapwatch.store import records as r
+
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import Malformed as Malformed
 from mapwatch.store.ids import ARXIV_DOI_PREFIX, ID_RE, arxiv_link_id
+from mapwatch.store.person_ids import openalex_author, orcid
 from mapwatch.store.records import (
     ArxivRecord,
     AuthorRecord,
@@ -49,10 +53,6 @@ _DTD_TEXT = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.I)
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF16_LE, "utf-16-le"),
          (codecs.BOM_UTF16_BE, "utf-16-be"))
 EXPAT_CHUNK = 64 * 1024  # bytes expat reads at a time when looking for a DTD
-
-
-class Malformed(ValueError):
-    """An answer that is not the source's documented format (one line: what is wrong)."""
 
 
 def _lower_map(asked: Iterable[str]) -> dict[str, str]:
@@ -280,7 +280,7 @@ def openalex_authors(work: Mapping[str, Any]) -> tuple[AuthorRecord, ...]:
             if inst_name:
                 institutions.append(Institution(inst_name, r.openalex_institution(inst.get("id")),
                                                 r.ror(inst.get("ror")), r.country(inst.get("country_code"))))
-        out.append(AuthorRecord(name, r.openalex_author(author.get("id")), r.orcid(author.get("orcid")),
+        out.append(AuthorRecord(name, openalex_author(author.get("id")), orcid(author.get("orcid")),
                                 tuple(dict.fromkeys(institutions))[:r.MAX_INSTITUTIONS]))
     return tuple(out)
 

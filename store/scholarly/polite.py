@@ -27,6 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mapwatch.store.clock import retry_after_seconds
+
+# defined in the one exception tree (store/errors.py), and importable from here as before
+from mapwatch.store.errors import BadAnswer as BadAnswer
+from mapwatch.store.errors import OutOfTime as OutOfTime
+from mapwatch.store.errors import SourceDown as SourceDown
 from mapwatch.store.http_body import read_capped
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # an answer of 100 papers is a few hundred kB
@@ -49,18 +54,6 @@ class Politeness:
 # polite pool; Semantic Scholar 1 request a second (the shared public pool, and a key's
 # introductory rate).
 POLITENESS = {"arxiv": Politeness(3.0), "openalex": Politeness(0.1), "s2": Politeness(1.0)}
-
-
-class SourceDown(Exception):
-    """The source cannot be asked again this round (one line: why)."""
-
-
-class BadAnswer(Exception):
-    """One request failed (a malformed or oversized answer, a refused query); others may not."""
-
-
-class OutOfTime(Exception):
-    """The round's deadline would pass before the next request could start."""
 
 
 @functools.cache

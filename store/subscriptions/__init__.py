@@ -2,5 +2,5 @@
 followed directions and their news, daily and weekly digests, and the bot's
 state (sending markers, refusal counts, page-button state).
 
-May import: the store's top, pages, database, questions. Nothing of sources
-(tests/system/test_package.py)."""
+store/subscriptions may import (mapwatch/layers.py): store/*.py, store/pages, store/database,
+store/questions."""

@@ -11,6 +11,8 @@ import aiohttp
 
 from bench import generate as gen
 from bench import main as bench_main
+from bench.harness import TITLES
+from bench.words import FIELD_WORDS
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.parse import parse_page
 
@@ -75,7 +77,7 @@ async def test_the_map_is_served_with_validators_and_304(tmp_path: Path) -> None
 def test_bench_run_smoke_prints_every_section(tmp_path: Path, capsys) -> None:
     assert bench_main.main(["--smoke", "--papers", "200", "--load-seconds", "1", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for n, title in bench_main.TITLES.items():
+    for n, title in TITLES.items():
         assert f"## {n}. {title}" in out
     assert "## targets" in out
     results = json.loads((tmp_path / "results.json").read_text())
@@ -162,7 +164,7 @@ def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_
         gen.write_map(m, folder, 2)
     finally:
         gen.use_vocabulary("small")
-    made_up = set(vocab.zipf().ranked) - set(gen._WORDS)
+    made_up = set(vocab.zipf().ranked) - set(FIELD_WORDS)
     assert sum(bool(made_up & set(t.lower().split())) for t in m.titles) > len(m.titles) // 2
     res = bench_queries.measure_commands(str(db_path), during=str(folder), calls=6)
     assert res["words"] == "zipf" and res["missing"] == []
@@ -180,7 +182,7 @@ def test_zipf_vocabulary_is_deterministic_and_skewed() -> None:
 
     a, b = vocab.zipf(), vocab.zipf()
     assert a == b and len(set(a.ranked)) == vocab.DEFAULT_SIZE
-    field = tuple(dict.fromkeys(gen._WORDS))
+    field = tuple(dict.fromkeys(FIELD_WORDS))
     assert a.ranked[:len(field)] == field  # the field words are the most frequent
     import random
 
@@ -246,7 +248,7 @@ def test_authors_bench_times_paper_and_author_with_authors_stored(tmp_path: Path
 
 def test_authors_bench_orcids_are_valid() -> None:
     from bench.authors import orcid_for
-    from mapwatch.store.records import orcid
+    from mapwatch.store.person_ids import orcid
 
     assert all(orcid(orcid_for(k)) == orcid_for(k) for k in range(2_000))
 

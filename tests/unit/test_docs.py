@@ -50,7 +50,8 @@ def section(text: str, heading: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["commands.md", "database.md", "index.md", "bot.md", "configuration.md",
-                                  "benchmark-summary.md", "reliability-summary.md"])
+                                  "benchmark-summary.md", "reliability-summary.md", "architecture.md",
+                                  "getting-started.md"])
 def test_the_generated_pages_are_current(name: str) -> None:
     """Each cog block's output is what its code prints now (`cog -r -I docs/gen docs/*.md` to update)."""
     blocks = COG_BLOCK.findall(page(name))

@@ -8,7 +8,7 @@ in the order they apply; a new migration is the next number, imported and listed
 same change goes into schema.sql, whose `-- last migration:` line then names it
 (docs/development.md, "Changing the schema"). No migration module imports another; code several
 share goes in a `_`-named module here (`_table_rebuild`). This folder holds more than 15 modules
-on purpose (tests/system/test_package.py only warns): one per migration, kept flat.
+on purpose (tests/unit/test_layers.py only warns): one per migration, kept flat.
 
 Table and column names are a contract: users open the database with datasette or
 sqlite-utils. Add columns and tables in new migrations; never rename.

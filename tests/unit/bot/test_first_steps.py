@@ -14,7 +14,7 @@ from mapwatch.bot.rendering import render
 from mapwatch.bot.rendering.replies import File
 from mapwatch.cli import main
 from mapwatch.cli.ask import AskError, parse_slash, write_attachments
-from mapwatch.store.records import orcid, orcid_misprint
+from mapwatch.store.person_ids import orcid, orcid_misprint
 from tests.bot_helpers import ctx
 
 ROOT = Path(__file__).resolve().parents[3]

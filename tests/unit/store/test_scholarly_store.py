@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from mapwatch.store.person_ids import openalex_author, orcid
 from mapwatch.store.questions.authors import bylines, self_citations
 from mapwatch.store.records import (
     MAX_NAME_CHARS,
@@ -14,8 +15,6 @@ from mapwatch.store.records import (
     OpenAlexWork,
     clean,
     doi,
-    openalex_author,
-    orcid,
 )
 from mapwatch.store.scholarly.saved import due_papers, save_arxiv, save_openalex
 
