@@ -31,6 +31,7 @@ from aiohttp import web
 
 from mapwatch.store.clock import iso, utc_now
 from mapwatch.store.database.replica import replica_status
+from mapwatch.store.database.rows import scalar
 
 if TYPE_CHECKING:
     from mapwatch.store.scholarly.enrich import RoundReport
@@ -186,16 +187,16 @@ def read_database(db_path: str | Path) -> dict[str, Any]:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
-        version = conn.execute("SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'mapwatch'").fetchone()[0]
+        version = scalar(conn, "SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'mapwatch'")
         last = conn.execute("SELECT finished_at, stored, rejected FROM ingests WHERE finished_at IS NOT NULL"
                             " ORDER BY id DESC LIMIT 1").fetchone()
-        pending = conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'"
-                               " OR key LIKE 'follow-sending:%'").fetchone()[0]
+        pending = scalar(conn, "SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'"
+                               " OR key LIKE 'follow-sending:%'")
         try:
-            failed = conn.execute(
-                "SELECT (SELECT count(*) FROM tracks WHERE last_failure IS NOT NULL)"
+            failed = scalar(
+                conn, "SELECT (SELECT count(*) FROM tracks WHERE last_failure IS NOT NULL)"
                 " + (SELECT count(*) FROM follows WHERE last_failure IS NOT NULL)"
-                " + (SELECT count(*) FROM digests WHERE failure IS NOT NULL)").fetchone()[0]
+                " + (SELECT count(*) FROM digests WHERE failure IS NOT NULL)")
         except sqlite3.OperationalError:  # a database from before those columns
             failed = 0
     finally:

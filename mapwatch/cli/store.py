@@ -115,6 +115,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
 
     from mapwatch.store.atomic import replacing
     from mapwatch.store.database.db_check import Kind, check_database, database_kind, output_problem
+    from mapwatch.store.database.rows import one_column
 
     source, target = Path(source), Path(target)
     if not source.is_file():
@@ -140,9 +141,9 @@ def backup_database(source: str | Path, target: str | Path) -> int:
                     # be restarted over and over by a busy writer as a stepped backup could.
                     src.backup(dst)
                     dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
-                    check = dst.execute("PRAGMA integrity_check").fetchall()
-                    if check != [("ok",)]:
-                        raise ValueError(f"the copy failed its integrity check: {check[0][0]}")
+                    check = one_column(dst, "PRAGMA integrity_check")
+                    if check != ["ok"]:
+                        raise ValueError(f"the copy failed its integrity check: {check[0]}")
                 except sqlite3.DatabaseError:
                     # SQLite reports a full disk as "database or disk is full", or as an I/O
                     # error when there is no room for the copy's shared-memory file: told

@@ -40,11 +40,12 @@ def seed_if_empty(db_path: str | Path | None) -> bool:
     """Ingest the bundled seeds into an empty database; True if it did."""
     from mapwatch.store.database.db import open_db
     from mapwatch.store.database.ingest import ingest_paths
+    from mapwatch.store.database.rows import scalar
     from mapwatch.store.pages.files import SEEDS_DIR
 
     db = open_db(db_path)
     try:
-        if db.conn.execute("SELECT count(*) FROM papers").fetchone()[0]:
+        if scalar(db.conn, "SELECT count(*) FROM papers"):
             return False
         ingest_paths(db, [SEEDS_DIR])
         return True

@@ -22,6 +22,7 @@ from mapwatch.store.database.bulk_load import BULK_LOAD_THRESHOLD, bulk_load
 from mapwatch.store.database.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
 from mapwatch.store.database.pragmas import temporary_pragmas
 from mapwatch.store.database.prepared import Prepared
+from mapwatch.store.database.rows import scalar
 from mapwatch.store.database.save import Rejection, SaveResult, record_rejections, save_prepared
 from mapwatch.store.pages.files import page_files, stat_key
 
@@ -183,8 +184,8 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
     # of after every one (a batch writes more than the default 1,000 WAL pages), and a page
     # cache that holds the indexes' hot pages (the default 2 MiB thrashes on inserts at
     # random keys into the citation and full-text indexes).
-    previous = db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-    previous_cache = db.conn.execute("PRAGMA cache_size").fetchone()[0]
+    previous = scalar(db.conn, "PRAGMA wal_autocheckpoint")
+    previous_cache = scalar(db.conn, "PRAGMA cache_size")
     if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
         db.conn.execute(f"PRAGMA wal_autocheckpoint = {INGEST_WAL_AUTOCHECKPOINT}")
     if _cache_kib(previous_cache) < cache_kib:

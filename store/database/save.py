@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
+from mapwatch.store.database.rows import scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX
@@ -340,7 +341,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # over when its `ingests` row is written, at its end: a page stored by this run, or by one
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
-    done = conn.execute("SELECT max(finished_at) FROM ingests").fetchone()[0] if citation_rows else None
+    done = scalar(conn, "SELECT max(finished_at) FROM ingests") if citation_rows else None
     read_before = {r["paper_id"] for r in _chunked_query(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
         list({cited for _, cited, _, _ in citation_rows}), extra=(done,))} if done else set()
@@ -382,8 +383,8 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
         _title, _arxiv_url, _abstract, _posted, _cited_by, refs_in_map, refs_total = p.row
         rows.append((p.id, p.through, p.cited_by, refs_in_map, refs_total, p.citers_listed, p.refs_listed, p.hash,
                      p.source.location, now))
-    first = (conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'").fetchone() or (0,))[0]
-    top = conn.execute("SELECT max(id) FROM snapshots").fetchone()[0] or 0
+    first = scalar(conn, "SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'") or 0
+    top = scalar(conn, "SELECT max(id) FROM snapshots") or 0
     start = max(first, top) + 1
     _insert(conn, "INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
             " citers_listed, refs_listed, content_hash, source, ingested_at)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -343,12 +343,11 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     if not ids:
         return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
-    total_papers = db.conn.execute(f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids).fetchone()[0]
+    total_papers = scalar(db.conn, f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids)
     mine = [named_paper(r) for r in named_rows(
         db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
         f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
-    total_citers = db.conn.execute(
-        f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
+    total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
     newest = named_rows(
         db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
         f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, {NEWEST_PAPERS_FIRST}, c.cited_id LIMIT ?",
