@@ -19,11 +19,6 @@ ROW_NAMES = {"r", "row"}
 # path -> (functions allowed to read by position, or None for the whole file; why)
 ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
     "store/questions/feed_queries.py": (None, "being changed on main by the lead; converted there"),
-    "store/subscriptions/tracking.py": (None, "being changed on main by the lead; converted there"),
-    "store/questions/paper_rows.py": (
-        frozenset({"paper_row", "listed_paper"}),
-        "the positional readers store/subscriptions/tracking.py still calls with plain tuples;"
-        " named_paper / named_listed_paper read by name, these go when tracking.py uses them"),
 }
 
 
