@@ -18,7 +18,6 @@ ROW_NAMES = {"r", "row"}
 
 # path -> (functions allowed to read by position, or None for the whole file; why)
 ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
-    "store/questions/feed_queries.py": (None, "being changed on main by the lead; converted there"),
 }
 
 
