@@ -208,14 +208,14 @@ class _DirectionRoom:
 
     def __init__(self, conn: sqlite3.Connection, group: list[Prepared]) -> None:
         self.conn = conn
-        slugs = list({pl[0] for p in group for pl in p.placements})
+        slugs = list({slug for p in group for slug, *_ in p.placements})
         self.known = {r["slug"] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
         self.per_host: dict[str, int] | None = None
 
     def take(self, p: Prepared) -> str | None:
         """Why `p` may not be stored (its new directions are over its host's bound), or None;
         the directions of a page that may be stored count from then on."""
-        new = {pl[0]: _host(pl[4]) for pl in p.placements if pl[0] not in self.known}
+        new = {slug: _host(url) for slug, _name, _area, _crumb, url in p.placements if slug not in self.known}
         if not new:
             return None
         if self.per_host is None:
@@ -253,19 +253,21 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     first_listed: dict[str, int] = {}  # paper -> the position in the group of the page first listing it
     for i, p in enumerate(accepted):
         for it in p.listed:
-            if it[0] not in listed:
-                listed[it[0]] = it
-                first_listed[it[0]] = i
+            listed_id, _title, _year, _url = it
+            if listed_id not in listed:
+                listed[listed_id] = it
+                first_listed[listed_id] = i
 
     paper_rows = []
     stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
     for i, p in enumerate(accepted):
         year, url = p.year, p.url
         if p.id not in stored and first_listed.get(p.id, i) < i:
-            stub = listed[p.id]  # what the stub would have held: coalesce as the upsert does
+            # what the stub would have held: coalesce as the upsert does
+            _id, _title, stub_year, stub_url = listed[p.id]
             stubbed_before.add(p.id)
-            year = year if year is not None else stub[2]
-            url = url if url is not None else stub[3]
+            year = year if year is not None else stub_year
+            url = url if url is not None else stub_url
         title, arxiv_url, abstract, posted, cited_by, refs_in_map, refs_total = p.row
         paper_rows.append((p.id, title, year, url, arxiv_url, abstract, posted, cited_by, refs_in_map,
                            refs_total, p.through, now, now))
@@ -286,15 +288,16 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
 
     # Directions: each page's placements overwrite the direction's fields; a stated count
     # is kept until another is stated. Merged here into one upsert per direction.
-    directions: dict[str, list[Any]] = {}
+    directions: dict[str, tuple[Any, ...]] = {}
+    stated: dict[str, int | None] = {}  # the count each direction's row holds so far
     placement_rows = []
     for p in accepted:
         for i, (slug, name, area, breadcrumb, durl) in enumerate(p.placements):
             count = p.direction_count if i == 0 else None
-            previous = directions.get(slug)
-            if count is None and previous is not None:
-                count = previous[5]
-            directions[slug] = [slug, name, area, breadcrumb, durl, count]
+            if count is None:
+                count = stated.get(slug)
+            stated[slug] = count
+            directions[slug] = (slug, name, area, breadcrumb, durl, count)
             placement_rows.append((p.id, slug, i + 1))
     conn.executemany(
         "INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
