@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
-from mapwatch.store.database.rows import scalar
+from mapwatch.store.database.rows import rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX
@@ -127,27 +127,14 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> 
             " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
             " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
             " checked_at=excluded.checked_at")
-    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [location for location, *_ in rows])
-
-
-def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500,
-                   extra: tuple[Any, ...] = ()) -> list[Any]:
-    """Run `sql` (with one `{}` for a list of placeholders, then `extra`'s) over `keys` in chunks;
-    its rows, each a `sqlite3.Row` (read by column name, store/database/rows.py)."""
-    cur = conn.cursor()
-    cur.row_factory = sqlite3.Row
-    rows: list[Any] = []
-    for i in range(0, len(keys), size):
-        chunk = keys[i:i + size]
-        rows += cur.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
-    return rows
+    rows_in_chunks(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [location for location, *_ in rows])
 
 
 def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today: date,
                 result: SaveResult) -> None:
     """Save pages of distinct papers, with the outcome of saving them one by one."""
     # paper -> (has_page, data_through, cited_by, its last snapshot's hash)
-    stored = {r["id"]: (r["has_page"], r["data_through"], r["cited_by"], r["last_hash"]) for r in _chunked_query(
+    stored = {r["id"]: (r["has_page"], r["data_through"], r["cited_by"], r["last_hash"]) for r in rows_in_chunks(
         conn,
         "SELECT p.id, p.has_page, p.data_through, p.cited_by,"
         " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1) AS last_hash"
@@ -188,7 +175,7 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
 
     # Sources, in page order: every stored page's, and the new validators of the others.
     # location -> its stored validators, in SourceInfo's order (as `validators` below)
-    kept_known = {r["location"]: tuple(r[f] for f in _VALIDATORS) for r in _chunked_query(
+    kept_known = {r["location"]: tuple(r[f] for f in _VALIDATORS) for r in rows_in_chunks(
         conn, f"SELECT location, {', '.join(_VALIDATORS)} FROM sources"
               " WHERE location IN ({})", list(dict.fromkeys(p.source.location for p in kept)))}
     source_rows: list[tuple[Any, ...]] = []
@@ -209,7 +196,7 @@ class _DirectionRoom:
     def __init__(self, conn: sqlite3.Connection, group: list[Prepared]) -> None:
         self.conn = conn
         slugs = list({slug for p in group for slug, *_ in p.placements})
-        self.known = {r["slug"] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
+        self.known = {r["slug"] for r in rows_in_chunks(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
         self.per_host: dict[str, int] | None = None
 
     def take(self, p: Prepared) -> str | None:
@@ -307,7 +294,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         list(directions.values()),
     )
     # The page's current placements replace the stored ones (a new paper has none to delete).
-    _chunked_query(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
+    rows_in_chunks(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
     _insert(conn, "INSERT OR IGNORE INTO placements (paper_id, direction_slug, position)", "(?, ?, ?)",
             placement_rows)
 
@@ -345,9 +332,9 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
     done = scalar(conn, "SELECT max(finished_at) FROM ingests") if citation_rows else None
-    read_before = {r["paper_id"] for r in _chunked_query(
+    read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
-        list({cited for _, cited, _, _ in citation_rows}), extra=(done,))} if done else set()
+        list({cited for _, cited, _, _ in citation_rows}), after=(done,))} if done else set()
     citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1)
                      for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
@@ -365,16 +352,13 @@ def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],
     those of them only an open source has named (provenance not `map`)."""
     found: set[tuple[str, str]] = set()
     from_sources: set[tuple[str, str]] = set()
-    for i in range(0, len(edges), size):
-        chunk = edges[i:i + size]
-        values = ",".join(["(?, ?)"] * len(chunk))
-        for citing, cited, provenance in conn.execute(
-                f"SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {values}) AS v"
-                " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
-                [key for edge in chunk for key in edge]):
-            found.add((citing, cited))
-            if provenance != "map":
-                from_sources.add((citing, cited))
+    for r in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {}) AS v"
+                                  " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
+                            edges, size=size, mark="(?, ?)"):
+        edge = (r["citing_id"], r["cited_id"])
+        found.add(edge)
+        if r["provenance"] != "map":
+            from_sources.add(edge)
     return found, from_sources
 
 
