@@ -12,7 +12,7 @@ from datetime import date, timedelta
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, one_column, scalar
+from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, contexts, with_feed_bylines
 from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef, from_sources
@@ -157,7 +157,7 @@ def papers_enriched_since(db: Database, last_enrichment_id: int) -> set[str]:
     citer, with its byline)."""
     changed = set(one_column(db, "SELECT DISTINCT paper_id FROM enrichment_changes WHERE id > ?",
                              (last_enrichment_id,)))
-    return changed | _first_column_in(db, "SELECT cited_id FROM citations WHERE citing_id IN ({marks})", changed)
+    return changed | _column_in(db, "SELECT cited_id FROM citations WHERE citing_id IN ({})", changed)
 
 
 # ---------------------------------------------------------------------------- web pages
@@ -307,21 +307,17 @@ def has_feed(db: Database, paper_id: str) -> bool:
         (paper_id, paper_id)) == 1)
 
 
-def _first_column_in(db: Database, sql: str, ids: set[str]) -> set[str]:
-    """`sql`'s first column over `ids`, 500 at a time (`{marks}` in it: the placeholders)."""
-    found: set[str] = set()
-    ordered = sorted(ids)
-    for i in range(0, len(ordered), 500):
-        chunk = ordered[i:i + 500]
-        found.update(one_column(db, sql.format(marks=",".join("?" * len(chunk))), chunk))
-    return found
+def _column_in(db: Database, sql: str, ids: set[str]) -> set[str]:
+    """The values of `sql`'s one column over `ids` (its `{}`: their placeholders), a chunk at a
+    time: one query per 500 ids, not one per id."""
+    return {value for (value,) in rows_in_chunks(db, sql, sorted(ids))}
 
 
 def have_feeds(db: Database, paper_ids: set[str]) -> set[str]:
     """Of these papers, those `has_feed` is true for: one query per 500 ids, not one per id."""
-    return _first_column_in(db, "SELECT p.id FROM papers p WHERE p.id IN ({marks}) AND (p.has_page = 1"
-                                " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))",
-                            paper_ids)
+    return _column_in(db, "SELECT p.id FROM papers p WHERE p.id IN ({}) AND (p.has_page = 1"
+                          " OR EXISTS (SELECT 1 FROM events e WHERE e.paper_id = p.id AND e.kind = 'citation'))",
+                      paper_ids)
 
 
 def tracked_papers(db: Database) -> list[str]:
@@ -332,4 +328,4 @@ def tracked_papers(db: Database) -> list[str]:
 
 def directions_of(db: Database, paper_ids: set[str]) -> set[str]:
     """The directions these papers are placed in (their feeds and pages may have changed)."""
-    return _first_column_in(db, "SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({marks})", paper_ids)
+    return _column_in(db, "SELECT DISTINCT direction_slug FROM placements WHERE paper_id IN ({})", paper_ids)
