@@ -86,8 +86,9 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     ranked_refs = _rarest_first(db, refs)
     for k, ref in enumerate(ranked_refs):
         share = min(MAX_CITERS_PER_REF, budget // (len(ranked_refs) - k))
-        rows = conn.execute("SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
-                            " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1)).fetchall()
+        rows = [(citing, cited) for citing, cited in conn.execute(
+            "SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
+            " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1))]
         if len(rows) > share:
             complete = False
             del rows[share:]
