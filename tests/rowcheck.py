@@ -16,9 +16,11 @@ What comes from a query, followed across the whole package (store/, feeds/, bot/
   or a comprehension over rows, as an element of a list (or dict) of rows, `.append`ed to one;
   lambdas given as `key=` over rows (`sorted(rows, key=lambda r: ...)`) get a row.
 
-Tuple-unpacking a row (`for a, b in conn.execute("SELECT a, b ...")`, `(n,) = row`) is not
-flagged: the names sit beside the SELECT that gives them, and a column added to it is a
-ValueError at once, not a shifted read.
+Tuple-unpacking a row (`for a, b in conn.execute("SELECT a, b ...")`, `(n,) = row`, and
+`dict(conn.execute("SELECT key, value ..."))`, which unpacks pairs) is not flagged: the names
+sit beside the SELECT that gives them, and a column added to it is a ValueError at once, not a
+shifted read. Neither is what the check cannot see as a subscript (`operator.itemgetter(0)`):
+none is left in the package.
 """
 
 from __future__ import annotations
