@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mapwatch.store.atomic import replacing
 from mapwatch.store.database.db_check import SIDE_FILES, Kind, check_database, database_kind, output_problem
+from mapwatch.store.database.rows import one_column
 
 LOW_SPACE = 64 * 1024  # free bytes under which a failed copy is put down to a full disk
 
@@ -51,9 +52,9 @@ def backup_database(source: str | Path, target: str | Path) -> int:
                     # be restarted over and over by a busy writer as a stepped backup could.
                     src.backup(dst)
                     dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
-                    check = dst.execute("PRAGMA integrity_check").fetchall()
-                    if check != [("ok",)]:
-                        raise ValueError(f"the copy failed its integrity check: {check[0][0]}")
+                    check = one_column(dst, "PRAGMA integrity_check")
+                    if check != ["ok"]:
+                        raise ValueError(f"the copy failed its integrity check: {check[0]}")
                 except sqlite3.DatabaseError:
                     # SQLite reports a full disk as "database or disk is full", or as an I/O
                     # error when there is no room for the copy's shared-memory file: told

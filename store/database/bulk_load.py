@@ -25,6 +25,7 @@ from contextlib import contextmanager, suppress
 from sqlite_utils import Database
 
 from mapwatch.store.database.pragmas import temporary_pragmas
+from mapwatch.store.database.rows import scalar
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def _alive(pid: int) -> bool:
 def pending(db: Database) -> int:
     """How many builds a bulk load left to do (0 before migration 0010 too)."""
     try:
-        return int(db.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0])
+        return int(scalar(db.conn, "SELECT count(*) FROM pending_builds"))
     except sqlite3.OperationalError:
         return 0
 

@@ -21,7 +21,7 @@ import sqlite3
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_row, one_column
+from mapwatch.store.database.rows import named_row, one_column, scalar
 
 # A citer's row is at the first read (1) while every citation of it into the direction's papers is
 # (citations.at_first_read; docs/feeds.md, "What new means"): one new citation makes it new (0).
@@ -36,8 +36,8 @@ _STATS = ("SELECT pl.direction_slug, count(*) AS papers, min(p.first_seen) AS si
 def update(db: Database) -> None:
     """Bring the index up to the newest event and page; one transaction."""
     conn = db.conn
-    e1 = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
-    s1 = conn.execute("SELECT coalesce(max(id), 0) FROM snapshots").fetchone()[0]
+    e1 = scalar(conn, "SELECT coalesce(max(id), 0) FROM events")
+    s1 = scalar(conn, "SELECT coalesce(max(id), 0) FROM snapshots")
     state = named_row(conn, "SELECT last_event_id, last_snapshot_id FROM feed_index_state WHERE id = 1")
     if state is not None and (state["last_event_id"], state["last_snapshot_id"]) == (e1, s1):
         return
@@ -107,8 +107,8 @@ def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
                  " CROSS JOIN feed_placements f ON f.paper_id = s.paper_id"
                  " WHERE NOT EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = f.paper_id"
                  "                   AND pl.direction_slug = f.direction_slug)", (s0,))
-    joined = conn.execute("SELECT count(*) FROM temp.feed_joined").fetchone()[0]
-    left = conn.execute("SELECT count(*) FROM temp.feed_left").fetchone()[0]
+    joined = scalar(conn, "SELECT count(*) FROM temp.feed_joined")
+    left = scalar(conn, "SELECT count(*) FROM temp.feed_left")
     if not joined and not left:
         return
     if left:  # the citers of a paper that left: recomputed in that direction from their own events
@@ -142,7 +142,7 @@ def _restat(db: Database) -> None:
     conn = db.conn
     slugs = one_column(conn, "SELECT slug FROM temp.feed_joined UNION SELECT slug FROM temp.feed_left")
     for slug in slugs:
-        papers = conn.execute("SELECT count(*) FROM placements WHERE direction_slug = ?", (slug,)).fetchone()[0]
+        papers = scalar(conn, "SELECT count(*) FROM placements WHERE direction_slug = ?", (slug,))
         old = named_row(conn, "SELECT since FROM feed_direction_stats WHERE direction_slug = ?", (slug,))
         lost = conn.execute("SELECT 1 FROM temp.feed_left WHERE slug = ? LIMIT 1", (slug,)).fetchone()
         if not papers:
@@ -153,8 +153,8 @@ def _restat(db: Database) -> None:
             assert stats is not None  # an aggregate always has its one row
             since = stats["since"]
         else:
-            new = conn.execute("SELECT min(p.first_seen) FROM temp.feed_joined j JOIN papers p ON p.id = j.paper_id"
-                               " WHERE j.slug = ?", (slug,)).fetchone()[0]
+            new = scalar(conn, "SELECT min(p.first_seen) FROM temp.feed_joined j JOIN papers p ON p.id = j.paper_id"
+                               " WHERE j.slug = ?", (slug,))
             since = min(old["since"], new) if new is not None else old["since"]
         conn.execute("INSERT INTO feed_direction_stats VALUES (?, ?, ?) ON CONFLICT (direction_slug)"
                      " DO UPDATE SET papers = excluded.papers, since = excluded.since", (slug, papers, since))

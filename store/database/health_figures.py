@@ -9,6 +9,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from mapwatch.store.database.rows import scalar
+
 
 @dataclass(frozen=True)
 class HealthFigures:
@@ -27,11 +29,11 @@ def read_health_figures(path: Path, busy_timeout: float) -> HealthFigures:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        version = conn.execute("SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'mapwatch'").fetchone()[0]
+        version = scalar(conn, "SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'mapwatch'")
         last = conn.execute("SELECT finished_at, stored, rejected FROM ingests WHERE finished_at IS NOT NULL"
                             " ORDER BY id DESC LIMIT 1").fetchone()
-        pending = conn.execute("SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'"
-                               " OR key LIKE 'follow-sending:%'").fetchone()[0]
+        pending = scalar(conn, "SELECT count(*) FROM bot_state WHERE key LIKE 'alert-sending:%'"
+                               " OR key LIKE 'follow-sending:%'")
         failed = _failed_deliveries(conn)
     finally:
         conn.close()
@@ -43,10 +45,10 @@ def _failed_deliveries(conn: sqlite3.Connection) -> int:
     """Tracks, follows and digests whose last delivery failed; 0 for a database from before
     those columns (an older one is still checked, not refused)."""
     try:
-        failed: int = conn.execute(
-            "SELECT (SELECT count(*) FROM tracks WHERE last_failure IS NOT NULL)"
+        failed: int = scalar(
+            conn, "SELECT (SELECT count(*) FROM tracks WHERE last_failure IS NOT NULL)"
             " + (SELECT count(*) FROM follows WHERE last_failure IS NOT NULL)"
-            " + (SELECT count(*) FROM digests WHERE failure IS NOT NULL)").fetchone()[0]
+            " + (SELECT count(*) FROM digests WHERE failure IS NOT NULL)")
     except sqlite3.OperationalError:
         return 0
     return failed

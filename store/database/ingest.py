@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -22,10 +22,10 @@ from mapwatch.store.database.bulk_load import BULK_LOAD_THRESHOLD, bulk_load
 from mapwatch.store.database.ingest_pool import POOL_THRESHOLD, FileItem, Item, Outcome, prepared_pages
 from mapwatch.store.database.pragmas import temporary_pragmas
 from mapwatch.store.database.prepared import Prepared
+from mapwatch.store.database.rows import chunked, rows_in_chunks, scalar
 from mapwatch.store.database.save import Rejection, SaveResult, record_rejections, save_prepared
 from mapwatch.store.pages.files import page_files, stat_key
 
-T = TypeVar("T")
 BATCH_SIZE = 500
 POOL_BATCH_SIZE = 2_500  # pages per transaction when worker processes parse (a large ingest)
 INGEST_WAL_AUTOCHECKPOINT = 16_384  # pages of 4 KiB: 64 MiB
@@ -76,7 +76,7 @@ def ingest_paths(
     started = clock()
     folders: dict[Path, str] = {}
     to_read: list[FileItem] = []
-    for chunk in _chunks(files, LOOKUP_CHUNK):
+    for chunk in chunked(files, LOOKUP_CHUNK):
         located = [(path, _location(path, folders)) for path in chunk]
         known = {} if force else _known(db, [loc for _p, loc in located])
         for path, location in located:
@@ -115,7 +115,7 @@ def ingest_fed(
     started = clock()
 
     def items() -> Iterator[Item]:
-        for chunk in _chunks(pages, LOOKUP_CHUNK):
+        for chunk in chunked(pages, LOOKUP_CHUNK):
             known = {} if force else _known(db, [p.location for p in chunk])
             for p in chunk:
                 report.pages_read += 1
@@ -156,22 +156,10 @@ class FedPage:
 LOOKUP_CHUNK = 500
 
 
-def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    chunk: list[T] = []
-    for it in items:
-        chunk.append(it)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _known(db: Database, locations: list[str]) -> dict[str, tuple[Any, ...]]:
     """The stored (size, mtime_ns) of these locations (those that have a row)."""
-    marks = ",".join("?" * len(locations))
-    return {loc: (size, mtime) for loc, size, mtime in db.conn.execute(
-        f"SELECT location, size, mtime_ns FROM sources WHERE location IN ({marks})", locations)}
+    return {r["location"]: (r["size"], r["mtime_ns"]) for r in rows_in_chunks(
+        db, "SELECT location, size, mtime_ns FROM sources WHERE location IN ({})", locations)}
 
 
 def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], clock: Clock, batch_size: int,
@@ -183,8 +171,8 @@ def _store(db: Database, report: IngestReport, outcomes: Iterator[Outcome], cloc
     # of after every one (a batch writes more than the default 1,000 WAL pages), and a page
     # cache that holds the indexes' hot pages (the default 2 MiB thrashes on inserts at
     # random keys into the citation and full-text indexes).
-    previous = db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-    previous_cache = db.conn.execute("PRAGMA cache_size").fetchone()[0]
+    previous = scalar(db.conn, "PRAGMA wal_autocheckpoint")
+    previous_cache = scalar(db.conn, "PRAGMA cache_size")
     if 0 < previous < INGEST_WAL_AUTOCHECKPOINT:
         db.conn.execute(f"PRAGMA wal_autocheckpoint = {INGEST_WAL_AUTOCHECKPOINT}")
     if _cache_kib(previous_cache) < cache_kib:

@@ -6,15 +6,18 @@ is an IndexError). The row factory is set on the one cursor that runs the query,
 connection, whose other users (sqlite-utils among them) expect tuples; a `sqlite3.Row` is
 built in C, about as cheap as a tuple.
 `one_column` and `scalar` read a query of exactly one column, and fail loudly if it has more.
-`rows_in_chunks` runs a query over a list of keys too long for one `IN (...)`.
+`rows_in_chunks` runs a query over a list of keys too long for one `IN (...)`, `rows_by_chunk`
+the same a chunk at a time (its caller may stop early), and `chunked` cuts any keys into those
+chunks: the one place the project writes that loop.
 `fill` makes a dataclass from a row's columns named like its fields.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # sqlite_utils loads numpy: `mapwatch --help` must not (bot_state imports this)
@@ -69,16 +72,37 @@ def scalar(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> 
 CHUNK = 500  # keys a query's `IN (...)` takes at a time (SQLite bounds a statement's variables)
 
 
-def rows_in_chunks(db: Database | sqlite3.Connection, sql: str, keys: Sequence[Any], params: Sequence[Any] = (),
-                   size: int = CHUNK) -> list[sqlite3.Row]:
-    """Every row of `sql`, whose one `{}` stands for a list of placeholders, run over `keys` a
-    chunk at a time (`params` bound before each chunk's keys), each readable as `row["column"]`."""
+def chunked(keys: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
+    """`keys`, at most `size` at a time and read lazily (a generator's keys are not all held):
+    the keys of one statement of a chunked query, or the rows of one executemany."""
+    it = iter(keys)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def rows_by_chunk(db: Database | sqlite3.Connection, sql: str, keys: Iterable[Any], params: Sequence[Any] = (),
+                  size: int = CHUNK, *, after: Sequence[Any] = (), mark: str = "?") -> Iterator[list[sqlite3.Row]]:
+    """The rows of `sql` run over `keys` a chunk at a time, one list per chunk, each row readable
+    as `row["column"]`; a chunk's statement runs only when the caller asks for its rows, so it
+    may stop early. Each `{}` in `sql` stands for the chunk's placeholders, and the chunk's keys
+    are bound at each; `params` are bound before them and `after` after. A key is bound to
+    `mark`: a tuple key takes a mark such as `(?, ?)`, its items bound in order."""
+    lists = sql.count("{}")
+    if not lists:
+        raise ValueError("a chunked query has a `{}` for its keys' placeholders")
     cur = _cursor(db)
-    out: list[sqlite3.Row] = []
-    for i in range(0, len(keys), size):
-        chunk = keys[i:i + size]
-        out += cur.execute(sql.format(",".join("?" * len(chunk))), [*params, *chunk]).fetchall()
-    return out
+    for chunk in chunked(keys, size):
+        bound = chunk if mark == "?" else [item for key in chunk for item in key]
+        yield cur.execute(sql.format(*[",".join([mark] * len(chunk))] * lists),
+                          [*params, *(bound * lists), *after]).fetchall()
+
+
+def rows_in_chunks(db: Database | sqlite3.Connection, sql: str, keys: Iterable[Any], params: Sequence[Any] = (),
+                   size: int = CHUNK, *, after: Sequence[Any] = (), mark: str = "?") -> list[sqlite3.Row]:
+    """Every row of `sql` run over `keys` a chunk at a time (see `rows_by_chunk`: its `{}`,
+    `params`, `after` and `mark`), in chunk order, each readable as `row["column"]`; none for a
+    statement that returns none (a DELETE over the keys)."""
+    return [row for rows in rows_by_chunk(db, sql, keys, params, size, after=after, mark=mark) for row in rows]
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its field names, read once

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
+from mapwatch.store.database.rows import rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX
@@ -126,27 +127,14 @@ def _save_source_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> 
             " paper_id=excluded.paper_id, sha256=excluded.sha256, size=excluded.size,"
             " mtime_ns=excluded.mtime_ns, etag=excluded.etag, last_modified=excluded.last_modified,"
             " checked_at=excluded.checked_at")
-    _chunked_query(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [location for location, *_ in rows])
-
-
-def _chunked_query(conn: sqlite3.Connection, sql: str, keys: Sequence[str], size: int = 500,
-                   extra: tuple[Any, ...] = ()) -> list[Any]:
-    """Run `sql` (with one `{}` for a list of placeholders, then `extra`'s) over `keys` in chunks;
-    its rows, each a `sqlite3.Row` (read by column name, store/database/rows.py)."""
-    cur = conn.cursor()
-    cur.row_factory = sqlite3.Row
-    rows: list[Any] = []
-    for i in range(0, len(keys), size):
-        chunk = keys[i:i + size]
-        rows += cur.execute(sql.format(",".join("?" * len(chunk))), (*chunk, *extra)).fetchall()
-    return rows
+    rows_in_chunks(conn, "DELETE FROM ingest_errors WHERE location IN ({})", [location for location, *_ in rows])
 
 
 def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today: date,
                 result: SaveResult) -> None:
     """Save pages of distinct papers, with the outcome of saving them one by one."""
     # paper -> (has_page, data_through, cited_by, its last snapshot's hash)
-    stored = {r["id"]: (r["has_page"], r["data_through"], r["cited_by"], r["last_hash"]) for r in _chunked_query(
+    stored = {r["id"]: (r["has_page"], r["data_through"], r["cited_by"], r["last_hash"]) for r in rows_in_chunks(
         conn,
         "SELECT p.id, p.has_page, p.data_through, p.cited_by,"
         " (SELECT content_hash FROM snapshots s WHERE s.paper_id = p.id ORDER BY s.id DESC LIMIT 1) AS last_hash"
@@ -187,7 +175,7 @@ def _save_group(conn: sqlite3.Connection, group: list[Prepared], now: str, today
 
     # Sources, in page order: every stored page's, and the new validators of the others.
     # location -> its stored validators, in SourceInfo's order (as `validators` below)
-    kept_known = {r["location"]: tuple(r[f] for f in _VALIDATORS) for r in _chunked_query(
+    kept_known = {r["location"]: tuple(r[f] for f in _VALIDATORS) for r in rows_in_chunks(
         conn, f"SELECT location, {', '.join(_VALIDATORS)} FROM sources"
               " WHERE location IN ({})", list(dict.fromkeys(p.source.location for p in kept)))}
     source_rows: list[tuple[Any, ...]] = []
@@ -207,14 +195,14 @@ class _DirectionRoom:
 
     def __init__(self, conn: sqlite3.Connection, group: list[Prepared]) -> None:
         self.conn = conn
-        slugs = list({pl[0] for p in group for pl in p.placements})
-        self.known = {r["slug"] for r in _chunked_query(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
+        slugs = list({slug for p in group for slug, *_ in p.placements})
+        self.known = {r["slug"] for r in rows_in_chunks(conn, "SELECT slug FROM directions WHERE slug IN ({})", slugs)}
         self.per_host: dict[str, int] | None = None
 
     def take(self, p: Prepared) -> str | None:
         """Why `p` may not be stored (its new directions are over its host's bound), or None;
         the directions of a page that may be stored count from then on."""
-        new = {pl[0]: _host(pl[4]) for pl in p.placements if pl[0] not in self.known}
+        new = {slug: _host(url) for slug, _name, _area, _crumb, url in p.placements if slug not in self.known}
         if not new:
             return None
         if self.per_host is None:
@@ -252,19 +240,21 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     first_listed: dict[str, int] = {}  # paper -> the position in the group of the page first listing it
     for i, p in enumerate(accepted):
         for it in p.listed:
-            if it[0] not in listed:
-                listed[it[0]] = it
-                first_listed[it[0]] = i
+            listed_id, _title, _year, _url = it
+            if listed_id not in listed:
+                listed[listed_id] = it
+                first_listed[listed_id] = i
 
     paper_rows = []
     stubbed_before: set[str] = set()  # ids given a stub by an earlier page of the group
     for i, p in enumerate(accepted):
         year, url = p.year, p.url
         if p.id not in stored and first_listed.get(p.id, i) < i:
-            stub = listed[p.id]  # what the stub would have held: coalesce as the upsert does
+            # what the stub would have held: coalesce as the upsert does
+            _id, _title, stub_year, stub_url = listed[p.id]
             stubbed_before.add(p.id)
-            year = year if year is not None else stub[2]
-            url = url if url is not None else stub[3]
+            year = year if year is not None else stub_year
+            url = url if url is not None else stub_url
         title, arxiv_url, abstract, posted, cited_by, refs_in_map, refs_total = p.row
         paper_rows.append((p.id, title, year, url, arxiv_url, abstract, posted, cited_by, refs_in_map,
                            refs_total, p.through, now, now))
@@ -285,15 +275,16 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
 
     # Directions: each page's placements overwrite the direction's fields; a stated count
     # is kept until another is stated. Merged here into one upsert per direction.
-    directions: dict[str, list[Any]] = {}
+    directions: dict[str, tuple[Any, ...]] = {}
+    stated: dict[str, int | None] = {}  # the count each direction's row holds so far
     placement_rows = []
     for p in accepted:
         for i, (slug, name, area, breadcrumb, durl) in enumerate(p.placements):
             count = p.direction_count if i == 0 else None
-            previous = directions.get(slug)
-            if count is None and previous is not None:
-                count = previous[5]
-            directions[slug] = [slug, name, area, breadcrumb, durl, count]
+            if count is None:
+                count = stated.get(slug)
+            stated[slug] = count
+            directions[slug] = (slug, name, area, breadcrumb, durl, count)
             placement_rows.append((p.id, slug, i + 1))
     conn.executemany(
         "INSERT INTO directions (slug, name, area, breadcrumb, url, direction_count)"
@@ -303,7 +294,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         list(directions.values()),
     )
     # The page's current placements replace the stored ones (a new paper has none to delete).
-    _chunked_query(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
+    rows_in_chunks(conn, "DELETE FROM placements WHERE paper_id IN ({})", [p.id for p in accepted if p.id in stored])
     _insert(conn, "INSERT OR IGNORE INTO placements (paper_id, direction_slug, position)", "(?, ?, ?)",
             placement_rows)
 
@@ -340,10 +331,10 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # over when its `ingests` row is written, at its end: a page stored by this run, or by one
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
-    done = conn.execute("SELECT max(finished_at) FROM ingests").fetchone()[0] if citation_rows else None
-    read_before = {r["paper_id"] for r in _chunked_query(
+    done = scalar(conn, "SELECT max(finished_at) FROM ingests") if citation_rows else None
+    read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
-        list({cited for _, cited, _, _ in citation_rows}), extra=(done,))} if done else set()
+        list({cited for _, cited, _, _ in citation_rows}), after=(done,))} if done else set()
     citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1)
                      for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
@@ -361,16 +352,13 @@ def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],
     those of them only an open source has named (provenance not `map`)."""
     found: set[tuple[str, str]] = set()
     from_sources: set[tuple[str, str]] = set()
-    for i in range(0, len(edges), size):
-        chunk = edges[i:i + size]
-        values = ",".join(["(?, ?)"] * len(chunk))
-        for citing, cited, provenance in conn.execute(
-                f"SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {values}) AS v"
-                " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
-                [key for edge in chunk for key in edge]):
-            found.add((citing, cited))
-            if provenance != "map":
-                from_sources.add((citing, cited))
+    for r in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {}) AS v"
+                                  " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
+                            edges, size=size, mark="(?, ?)"):
+        edge = (r["citing_id"], r["cited_id"])
+        found.add(edge)
+        if r["provenance"] != "map":
+            from_sources.add(edge)
     return found, from_sources
 
 
@@ -382,8 +370,8 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
         _title, _arxiv_url, _abstract, _posted, _cited_by, refs_in_map, refs_total = p.row
         rows.append((p.id, p.through, p.cited_by, refs_in_map, refs_total, p.citers_listed, p.refs_listed, p.hash,
                      p.source.location, now))
-    first = (conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'").fetchone() or (0,))[0]
-    top = conn.execute("SELECT max(id) FROM snapshots").fetchone()[0] or 0
+    first = scalar(conn, "SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'") or 0
+    top = scalar(conn, "SELECT max(id) FROM snapshots") or 0
     start = max(first, top) + 1
     _insert(conn, "INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
             " citers_listed, refs_listed, content_hash, source, ingested_at)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

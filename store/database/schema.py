@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import Clock, utc_now
 from mapwatch.store.database.db_check import MIGRATIONS_TABLE
 from mapwatch.store.database.migrations import STEPS, migrations
+from mapwatch.store.database.rows import scalar
 
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 LAST_MIGRATION = re.compile(r"^-- last migration: (\S+)$", re.MULTILINE)
@@ -46,8 +47,8 @@ def covered_migrations(sql: str | None = None) -> list[str]:
 def is_new(conn: sqlite3.Connection) -> bool:
     """Nothing in the file but SQLite's own tables and, at most, sqlite-utils' migrations table
     without a row (left by an earlier start stopped before its first migration). Only reads."""
-    others = conn.execute("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-                          " AND tbl_name <> ?", (MIGRATIONS_TABLE,)).fetchone()[0]
+    others = scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+                          " AND tbl_name <> ?", (MIGRATIONS_TABLE,))
     if others:
         return False
     table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,))
@@ -97,4 +98,4 @@ def _record(db: Database, names: list[str], applied_at: str) -> None:
 def _data_version(conn: sqlite3.Connection) -> int:
     """SQLite's count of the commits other connections made to the file that this one saw:
     the same value before and inside the transaction means nobody wrote in between."""
-    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+    return int(scalar(conn, "PRAGMA data_version"))

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_rows, one_column, scalar
+from mapwatch.store.database.rows import named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import NEWEST_PAPERS_FIRST, PAPER_COLS, named_paper, seen_paper
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
@@ -27,8 +27,6 @@ from mapwatch.store.questions.types import (
     PaperRow,
 )
 
-_CHUNK = 500
-
 
 def bylines(db: Database, paper_ids: Sequence[str]) -> dict[str, Byline]:
     """paper id -> its Byline, for the papers some source named authors for (others absent)."""
@@ -36,22 +34,19 @@ def bylines(db: Database, paper_ids: Sequence[str]) -> dict[str, Byline]:
     rows: dict[str, list[tuple[int, str, str | None, str | None]]] = {}
     institutions: dict[tuple[str, int], list[str]] = {}
     venues: dict[str, tuple[str | None, str | None]] = {}
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i:i + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        for pid, pos, name, aid, orcid in db.conn.execute(
-                f"SELECT paper_id, position, name, author_id, orcid FROM paper_authors WHERE paper_id IN ({marks})"
-                " ORDER BY paper_id, position", chunk):
-            rows.setdefault(pid, []).append((pos, name, aid, orcid))
-        for pid, pos, name in db.conn.execute(
-                "SELECT pai.paper_id, pai.position, i.name FROM paper_author_institutions pai"
-                f" JOIN institutions i ON i.id = pai.institution_id WHERE pai.paper_id IN ({marks})"
-                " ORDER BY pai.paper_id, pai.position, i.name", chunk):
-            institutions.setdefault((pid, pos), []).append(name)
-        for pid, venue, journal in db.conn.execute(
-                "SELECT p.id, w.venue, a.journal_ref FROM papers p LEFT JOIN openalex_works w ON w.paper_id = p.id"
-                f" LEFT JOIN arxiv_records a ON a.paper_id = p.id WHERE p.id IN ({marks})", chunk):
-            venues[pid] = (venue, journal)
+    for pid, pos, name, aid, orcid in rows_in_chunks(
+            db, "SELECT paper_id, position, name, author_id, orcid FROM paper_authors WHERE paper_id IN ({})"
+            " ORDER BY paper_id, position", ids):
+        rows.setdefault(pid, []).append((pos, name, aid, orcid))
+    for pid, pos, name in rows_in_chunks(
+            db, "SELECT pai.paper_id, pai.position, i.name FROM paper_author_institutions pai"
+            " JOIN institutions i ON i.id = pai.institution_id WHERE pai.paper_id IN ({})"
+            " ORDER BY pai.paper_id, pai.position, i.name", ids):
+        institutions.setdefault((pid, pos), []).append(name)
+    for pid, venue, journal in rows_in_chunks(
+            db, "SELECT p.id, w.venue, a.journal_ref FROM papers p LEFT JOIN openalex_works w ON w.paper_id = p.id"
+            " LEFT JOIN arxiv_records a ON a.paper_id = p.id WHERE p.id IN ({})", ids):
+        venues[pid] = (venue, journal)
     out = {}
     for pid, authors in rows.items():
         venue, journal = venues.get(pid, (None, None))
@@ -161,15 +156,13 @@ def contexts(db: Database, cited_id: str, citing_ids: Sequence[str]) -> dict[str
     something: a sentence, an intent or influence)."""
     ids = list(dict.fromkeys(citing_ids))
     out: dict[str, CitingContext] = {}
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i:i + _CHUNK]
-        for citing, sentences, intents, influential in db.conn.execute(
-                "SELECT citing_id, contexts, intents, is_influential FROM citation_contexts WHERE cited_id = ?"
-                f" AND citing_id IN ({','.join('?' * len(chunk))})", [cited_id, *chunk]):
-            said = tuple(s for s in _json_strings(sentences) if s.strip())
-            why = tuple(_json_strings(intents))
-            if said or why or influential:
-                out[citing] = CitingContext(said, why, bool(influential))
+    for citing, sentences, intents, influential in rows_in_chunks(
+            db, "SELECT citing_id, contexts, intents, is_influential FROM citation_contexts WHERE cited_id = ?"
+            " AND citing_id IN ({})", ids, [cited_id]):
+        said = tuple(s for s in _json_strings(sentences) if s.strip())
+        why = tuple(_json_strings(intents))
+        if said or why or influential:
+            out[citing] = CitingContext(said, why, bool(influential))
     return out
 
 
@@ -343,12 +336,11 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     if not ids:
         return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
-    total_papers = db.conn.execute(f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids).fetchone()[0]
+    total_papers = scalar(db.conn, f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids)
     mine = [named_paper(r) for r in named_rows(
         db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
         f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
-    total_citers = db.conn.execute(
-        f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids).fetchone()[0]
+    total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
     newest = named_rows(
         db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
         f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, {NEWEST_PAPERS_FIRST}, c.cited_id LIMIT ?",

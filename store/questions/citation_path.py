@@ -12,13 +12,14 @@ joining citation in sorted order either way."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import rows_by_chunk
 from mapwatch.store.errors import PathSearchTooLarge
-from mapwatch.store.questions.graph import chunks, marks, paper_refs, resolve_paper
+from mapwatch.store.questions.graph import paper_refs, resolve_paper
 from mapwatch.store.questions.types import PaperRef
 
 MAX_PATH_VISITED = 50_000  # papers one side of the path search may visit
@@ -47,22 +48,27 @@ class CitationPath:
         return (self.start, *(s.target for s in self.steps))
 
 
-def _touching(db: Database, chunk: Sequence[str], within: str | None = None) -> list[tuple[str, str, int]]:
-    """(paper, neighbour, paper_cites_neighbour) for the citations touching the papers of
-    `chunk`, both directions; `within` (a JSON array of ids): only those whose neighbour is in
-    it, tested in SQLite (made a temporary index once a statement; the unary + keeps SQLite
-    from looking up every (paper, id) pair in the key instead of reading each paper's
-    citations once)."""
-    qs = marks(len(chunk))
-    rows: list[tuple[str, str, int]] = []
-    for sql, neighbour in ((f"SELECT citing_id, cited_id, 1 FROM citations WHERE citing_id IN ({qs})", "cited_id"),
-                           (f"SELECT cited_id, citing_id, 0 FROM citations WHERE cited_id IN ({qs})", "citing_id")):
-        if within is None:
-            rows += db.conn.execute(sql, list(chunk)).fetchall()
-        else:
-            rows += db.conn.execute(f"{sql} AND +{neighbour} IN (SELECT value FROM json_each(?))",
-                                    [*chunk, within]).fetchall()
-    return rows
+# Citations touching papers, both directions: (paper, neighbour, paper_cites_neighbour); with the
+# column the neighbour is read from, for `within`.
+_TOUCHING = (("SELECT citing_id AS paper, cited_id AS neighbour, 1 AS cites FROM citations WHERE citing_id IN ({})",
+              "cited_id"),
+             ("SELECT cited_id AS paper, citing_id AS neighbour, 0 AS cites FROM citations WHERE cited_id IN ({})",
+              "citing_id"))
+
+
+def _touching(db: Database, papers: Sequence[str], within: str | None = None) -> Iterator[list[tuple[str, str, int]]]:
+    """Per chunk of `papers`, in order: (paper, neighbour, paper_cites_neighbour) for the
+    citations touching its papers, both directions; `within` (a JSON array of ids): only those
+    whose neighbour is in it, tested in SQLite (made a temporary index once a statement; the
+    unary + keeps SQLite from looking up every (paper, id) pair in the key instead of reading
+    each paper's citations once). A chunk is read only when its rows are asked for."""
+    if within is None:
+        sides = [rows_by_chunk(db, sql, papers) for sql, _ in _TOUCHING]
+    else:
+        sides = [rows_by_chunk(db, f"{sql} AND +{neighbour} IN (SELECT value FROM json_each(?))", papers,
+                               after=(within,)) for sql, neighbour in _TOUCHING]
+    for cites, cited_by in zip(*sides, strict=True):
+        yield [(r["paper"], r["neighbour"], r["cites"]) for r in (*cites, *cited_by)]
 
 
 def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
@@ -73,8 +79,8 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
     out: list[tuple[str, str, int]] = []
     new: set[str] = set()
     counted = 0
-    for chunk in chunks(sorted(frontier)):
-        out += _touching(db, chunk)
+    for rows in _touching(db, sorted(frontier)):
+        out += rows
         if len(seen) + len(out) > cap:  # as many new papers as rows at most: count them only then
             new.update(nbr for _, nbr, _ in out[counted:] if nbr not in seen)
             counted = len(out)
@@ -87,10 +93,7 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
 def _meets(db: Database, frontier: Sequence[str], reached: dict[str, int]) -> list[tuple[str, str, int]]:
     """(node, neighbour, node_cites_neighbour) for every citation joining the frontier to a
     paper in `reached`, sorted."""
-    within = json.dumps(list(reached))
-    out: list[tuple[str, str, int]] = []
-    for chunk in chunks(sorted(frontier)):
-        out += _touching(db, chunk, within)
+    out = [row for rows in _touching(db, sorted(frontier), json.dumps(list(reached))) for row in rows]
     out.sort()
     return out
 

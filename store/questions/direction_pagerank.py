@@ -30,14 +30,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_row, one_column
+from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.errors import RankNotConverged
 
-_CHUNK = 500  # ids per SQL IN (...)
 ALPHA, TOL, MAX_ITER = 0.85, 1.0e-6, 100  # networkx's pagerank defaults
 Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, rank, computed_at
 
@@ -109,15 +107,13 @@ def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
     its papers), and every direction a changed paper is placed in now or was ranked in, with
     those papers."""
     papers = one_column(conn, "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))
-    now_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})", papers))
-    was_in = set(_pairs(conn, "SELECT paper_id, direction_slug FROM direction_ranks WHERE paper_id IN ({})",
-                        papers))
+    now_in = set(_placements(conn, "placements", papers))
+    was_in = set(_placements(conn, "direction_ranks", papers))
     structural = {slug for _, slug in now_in ^ was_in}
     edges = conn.execute("SELECT citing_id, paper_id FROM events WHERE id > ? AND id <= ? AND kind = 'citation'",
                          (since[1], upto[1])).fetchall()
     placed: dict[str, set[str]] = {}
-    for pid, slug in _pairs(conn, "SELECT paper_id, direction_slug FROM placements WHERE paper_id IN ({})",
-                            list({pid for edge in edges for pid in edge})):
+    for pid, slug in _placements(conn, "placements", {pid for edge in edges for pid in edge}):
         placed.setdefault(pid, set()).add(slug)
     for citing, cited in edges:
         structural |= placed.get(citing, set()) & placed.get(cited, set())
@@ -235,9 +231,8 @@ def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence
     if slugs is None:
         stored = conn.execute("SELECT direction_slug, paper_id FROM direction_ranks").fetchall()
     else:
-        stored = [key for chunk in _chunks(slugs) for key in conn.execute(
-            f"SELECT direction_slug, paper_id FROM direction_ranks WHERE direction_slug IN ({_qs(len(chunk))})",
-            list(chunk))]
+        stored = [(r["direction_slug"], r["paper_id"]) for r in rows_in_chunks(
+            conn, "SELECT direction_slug, paper_id FROM direction_ranks WHERE direction_slug IN ({})", slugs)]
     keep = {(slug, pid) for slug, pid, *_ in rows}
     conn.executemany("DELETE FROM direction_ranks WHERE direction_slug = ? AND paper_id = ?",
                      [key for key in stored if key not in keep])
@@ -247,20 +242,11 @@ def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence
                      rows)
 
 
-def _pairs(conn: sqlite3.Connection, sql: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = []
-    for chunk in _chunks(ids):
-        out += conn.execute(sql.format(_qs(len(chunk))), list(chunk)).fetchall()
-    return out
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i:i + _CHUNK]
-
-
-def _qs(n: int) -> str:
-    return ",".join("?" * n)
+def _placements(conn: sqlite3.Connection, table: str, papers: Iterable[str]) -> list[tuple[str, str]]:
+    """(paper, direction) of these papers in `table`: where they are placed (placements) or
+    were ranked (direction_ranks)."""
+    return [(r["paper_id"], r["direction_slug"]) for r in rows_in_chunks(
+        conn, f"SELECT paper_id, direction_slug FROM {table} WHERE paper_id IN ({{}})", papers)]
 
 
 def _stamp(now: datetime) -> str:

@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import utc_now
-from mapwatch.store.database.rows import named_rows
+from mapwatch.store.database.rows import named_rows, rows_in_chunks
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's names)
@@ -39,28 +39,14 @@ from mapwatch.store.questions.types import PaperRef
 # Caps on the work one question may do (rows read, papers visited).
 MAX_NEIGHBOURHOOD = 500    # hard cap on nodes in a neighbourhood
 NAMED_CITERS = 10          # new citers named per rising paper
-_CHUNK = 500               # ids per SQL IN (...) (well under SQLite's variable limit)
 
 
 # ---------------------------------------------------------------------------- lookups
 
 
-def chunks(items: Sequence[str], size: int = _CHUNK) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
-def marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
 def paper_refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
-    out: dict[str, PaperRef] = {}
-    for chunk in chunks(list(dict.fromkeys(ids))):
-        for pid, title, year in db.conn.execute(
-                f"SELECT id, title, year FROM papers WHERE id IN ({marks(len(chunk))})", list(chunk)):
-            out[pid] = PaperRef(pid, title, year)
-    return out
+    return {pid: PaperRef(pid, title, year) for pid, title, year in rows_in_chunks(
+        db, "SELECT id, title, year FROM papers WHERE id IN ({})", dict.fromkeys(ids))}
 
 
 def resolve_paper(db: Database, ref: str) -> PaperRef:
@@ -132,8 +118,7 @@ def rising(db: Database, now: datetime, days: int = 30, direction: str | None = 
         if citing not in lst:
             lst.append(citing)
     gained = {pid: max(grew.get(pid, 0), len(named.get(pid, ()))) for pid in set(grew) | set(named)}
-    counts = {pid: c for chunk in chunks(list(gained)) for pid, c in conn.execute(
-        f"SELECT id, cited_by FROM papers WHERE id IN ({marks(len(chunk))})", list(chunk))}
+    counts = {pid: c for pid, c in rows_in_chunks(conn, "SELECT id, cited_by FROM papers WHERE id IN ({})", gained)}
     top = sorted((p for p in gained if gained[p] > 0),
                  key=lambda p: (-gained[p], -(counts.get(p) or 0), p))[:limit]
     names = paper_refs(db, [*top, *(c for p in top for c in named.get(p, [])[:NAMED_CITERS])])
@@ -169,23 +154,16 @@ class Neighbourhood:
 def _neighbour_ids(db: Database, frontier: Sequence[str], exclude: set[str], limit: int) -> tuple[list[str], bool]:
     """Up to `limit` neighbours of the frontier not in `exclude`, most cited first; and
     whether some were left out."""
-    found: set[str] = set()
-    for chunk in chunks(list(frontier)):
-        qs = marks(len(chunk))
-        found.update(n for (n,) in db.conn.execute(
-            f"SELECT cited_id FROM citations WHERE citing_id IN ({qs})"
-            f" UNION SELECT citing_id FROM citations WHERE cited_id IN ({qs})", [*chunk, *chunk]))
+    found = {n for (n,) in rows_in_chunks(  # each chunk's keys go to both `{}`
+        db, "SELECT cited_id FROM citations WHERE citing_id IN ({})"
+        " UNION SELECT citing_id FROM citations WHERE cited_id IN ({})", frontier)}
     found -= exclude
     if len(found) <= limit:
         return sorted(found), False
     ids = list(found)
-    weight: dict[str, int] = {}
-    for chunk in chunks(ids):
-        for pid, w in db.conn.execute(
-                "SELECT p.id, max(coalesce(p.cited_by, 0),"
-                " (SELECT count(*) FROM citations c WHERE c.cited_id = p.id))"
-                f" FROM papers p WHERE p.id IN ({marks(len(chunk))})", list(chunk)):
-            weight[pid] = w
+    weight: dict[str, int] = {pid: w for pid, w in rows_in_chunks(
+        db, "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id))"
+        " FROM papers p WHERE p.id IN ({})", ids)}
     ids.sort(key=lambda p: (-weight.get(p, 0), p))
     return ids[:limit], True
 
@@ -211,21 +189,17 @@ def neighbourhood(db: Database, paper_id: str, depth: int = 1, max_nodes: int = 
     ids = list(level)
     refs = paper_refs(db, ids)
     info: dict[str, tuple[int, str | None, str | None]] = {}
-    for chunk in chunks(ids):
-        for pid, count, slug, name in db.conn.execute(
-                "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id)),"
-                " d.slug, d.name FROM papers p"
-                " LEFT JOIN placements pl ON pl.paper_id = p.id AND pl.position = 1"
-                " LEFT JOIN directions d ON d.slug = pl.direction_slug"
-                f" WHERE p.id IN ({marks(len(chunk))})", list(chunk)):
-            info[pid] = (count, slug, name)
+    for pid, count, slug, name in rows_in_chunks(
+            db, "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id)),"
+            " d.slug, d.name FROM papers p"
+            " LEFT JOIN placements pl ON pl.paper_id = p.id AND pl.position = 1"
+            " LEFT JOIN directions d ON d.slug = pl.direction_slug"
+            " WHERE p.id IN ({})", ids):
+        info[pid] = (count, slug, name)
     nodes = tuple(GraphNode(refs[p], info[p][0], info[p][1], info[p][2], level[p]) for p in ids)
-    edges: list[tuple[str, str]] = []
     members = set(ids)
-    for chunk in chunks(ids):
-        edges += [(a, b) for a, b in db.conn.execute(
-            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks(len(chunk))})", list(chunk))
-            if b in members]
+    edges = [(a, b) for a, b in rows_in_chunks(
+        db, "SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({})", ids) if b in members]
     return Neighbourhood(center=center, depth=depth, nodes=nodes, edges=tuple(sorted(edges)), truncated=truncated)
 
 

@@ -2,14 +2,12 @@
 
 Shared by the questions (queries, authors, search, autocomplete) and the subscriptions,
 so none of them has to import another for these pieces. `named_paper` and `named_listed_paper`
-read a `sqlite3.Row` (store.database.rows) by column name; `paper_row` and `listed_paper` read
-a plain tuple by position, for store.subscriptions.tracking until it reads rows by name too.
+read a `sqlite3.Row` (store.database.rows) by column name.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.types import CitationRow, PaperRow
@@ -40,14 +38,3 @@ def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str,
     base = named_paper(r)
     return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
 
-
-def paper_row(r: tuple[Any, ...]) -> PaperRow:
-    """A paper from the first six columns of a `PAPER_COLS` row."""
-    pid, title, year, url, cited_by, has_page = r[:6]
-    return PaperRow(pid, title, year, url, paper_link(pid), cited_by, bool(has_page))
-
-
-def listed_paper(r: tuple[Any, ...], directions: dict[str, tuple[str, ...]]) -> CitationRow:
-    """A citing paper from a `PAPER_COLS` row followed by its first-seen time."""
-    base = paper_row(r)
-    return CitationRow(**base.__dict__, first_seen=r[6], directions=directions.get(base.id, ()))

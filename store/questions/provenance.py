@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.questions.types import AlertCiter, from_sources
 
 C = TypeVar("C", bound=AlertCiter)
@@ -19,12 +20,10 @@ def source_only(db: Database, citing_ids: Sequence[str]) -> dict[tuple[str, str]
     """(citing, cited) -> provenance, for the citations of `citing_ids` no map page names."""
     ids = list(dict.fromkeys(citing_ids))
     out: dict[tuple[str, str], str] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        for citing, cited, provenance in db.conn.execute(
-                "SELECT citing_id, cited_id, provenance FROM citations WHERE provenance != 'map'"
-                f" AND citing_id IN ({','.join('?' * len(chunk))})", chunk):
-            out[(citing, cited)] = provenance
+    for citing, cited, provenance in rows_in_chunks(
+            db, "SELECT citing_id, cited_id, provenance FROM citations WHERE provenance != 'map'"
+            " AND citing_id IN ({})", ids):
+        out[(citing, cited)] = provenance
     return out
 
 

@@ -52,13 +52,13 @@ def map_stats(db: Database) -> MapStats:
     return MapStats(
         papers=papers,
         papers_with_page=with_page,
-        citations=c.execute("SELECT count(*) FROM citations").fetchone()[0],
-        directions=c.execute("SELECT count(*) FROM directions").fetchone()[0],
-        events=c.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0],
+        citations=scalar(c, "SELECT count(*) FROM citations"),
+        directions=scalar(c, "SELECT count(*) FROM directions"),
+        events=scalar(c, "SELECT coalesce(max(id), 0) FROM events"),
         newest_data_through=newest,
         last_ingest_at=last["finished_at"] if last else None,
         last_ingest_source=last["source"] if last else None,
-        pages_rejected_now=c.execute("SELECT count(*) FROM ingest_errors").fetchone()[0],
+        pages_rejected_now=scalar(c, "SELECT count(*) FROM ingest_errors"),
     )
 
 
@@ -253,7 +253,7 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
              else f"c.first_seen DESC, {NEWEST_PAPERS_FIRST}")
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
-    total = db.conn.execute(f"SELECT count(*) FROM citations c WHERE {where}", params).fetchone()[0]
+    total = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE {where}", params)
     keys = None
     if sort == "cited" and not direction and total >= WALK_MIN_CITERS:
         keys = most_cited_citers_by_walk(db, paper_id, offset, limit)
@@ -280,7 +280,7 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10, autho
         " WHERE c.citing_id = :pid ORDER BY (p.cited_by IS NULL), p.cited_by DESC,"
         " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
         " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
-    total = db.conn.execute("SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,)).fetchone()[0]
+    total = scalar(db.conn, "SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,))
     dirs = directions_of(db, [r["id"] for r, _ in rows])
     items = tuple(seen_paper(r, seen, dirs) for r, seen in rows)
     return PaperPage(with_bylines(db, items, paper_id) if authors else items, offset, limit, total)

@@ -23,7 +23,8 @@ from operator import itemgetter
 
 from sqlite_utils import Database
 
-from mapwatch.store.questions.graph import chunks, marks, paper_refs, resolve_paper
+from mapwatch.store.database.rows import rows_in_chunks
+from mapwatch.store.questions.graph import paper_refs, resolve_paper
 from mapwatch.store.questions.types import PaperRef
 
 MAX_CITERS = 200           # citers of the asked paper whose references are read
@@ -55,10 +56,8 @@ class Related:
 
 def _rarest_first(db: Database, refs: list[str]) -> list[str]:
     """The references, fewest stated citers first (no page, so no stated count: first)."""
-    counts: dict[str, int] = {}
-    for chunk in chunks(refs):
-        counts.update(db.conn.execute(
-            f"SELECT id, coalesce(cited_by, 0) FROM papers WHERE id IN ({marks(len(chunk))})", list(chunk)))
+    counts: dict[str, int] = {pid: n for pid, n in rows_in_chunks(
+        db, "SELECT id, coalesce(cited_by, 0) FROM papers WHERE id IN ({})", refs)}
     return sorted(refs, key=lambda r: (counts.get(r, 0), r))
 
 
@@ -74,12 +73,11 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     complete = len(citers) <= MAX_CITERS and len(refs) <= MAX_REFERENCES
     citers, refs = citers[:MAX_CITERS], refs[:MAX_REFERENCES]
 
-    co_rows: list[tuple[str, str]] = []  # (citer of the paper, another paper it cites)
-    for chunk in chunks(sorted(citers)):
-        co_rows += conn.execute(
-            f"SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({marks(len(chunk))})"
-            " AND cited_id != ? ORDER BY citing_id, cited_id LIMIT ?",
-            [*chunk, pid, CO_CITATION_ROWS + 1 - len(co_rows)]).fetchall()
+    # (citer of the paper, another paper it cites): one chunk of citers (MAX_CITERS); with more,
+    # each chunk's first rows in order, all cut to the bound below
+    co_rows: list[tuple[str, str]] = [(citing, cited) for citing, cited in rows_in_chunks(
+        conn, "SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({}) AND cited_id != ?"
+        " ORDER BY citing_id, cited_id LIMIT ?", sorted(citers), after=(pid, CO_CITATION_ROWS + 1))]
     if len(co_rows) > CO_CITATION_ROWS:
         complete = False
         del co_rows[CO_CITATION_ROWS:]
@@ -88,8 +86,9 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     ranked_refs = _rarest_first(db, refs)
     for k, ref in enumerate(ranked_refs):
         share = min(MAX_CITERS_PER_REF, budget // (len(ranked_refs) - k))
-        rows = conn.execute("SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
-                            " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1)).fetchall()
+        rows = [(citing, cited) for citing, cited in conn.execute(
+            "SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
+            " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1))]
         if len(rows) > share:
             complete = False
             del rows[share:]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_rows
+from mapwatch.store.database.rows import named_rows, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.authors import papers_by_name, with_bylines
 from mapwatch.store.questions.fts_text import fts_query, query_words, quote
@@ -38,9 +38,9 @@ BM25_BUDGET = 20_000      # index entries bm25 may read to weigh the words (a fe
 
 
 def _count_upto(db: Database, match: str, cap: int, below: int) -> int:
-    return int(db.conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? AND rowid < ? LIMIT ?)",
-        (match, below, cap + 1)).fetchone()[0])
+    return int(scalar(
+        db.conn, "SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? AND rowid < ? LIMIT ?)",
+        (match, below, cap + 1)))
 
 
 def _newest_matches(db: Database, match: str, n: int) -> list[int]:
@@ -102,7 +102,7 @@ def ranked_rowids(db: Database, text: str) -> tuple[list[int], int]:
     if q is None:
         raise BadOption("give at least one word to search for")
     conn = db.conn
-    top_rowid = conn.execute("SELECT max(rowid) FROM papers").fetchone()[0] or 0
+    top_rowid = scalar(conn, "SELECT max(rowid) FROM papers") or 0
     samples = {w: _newest_matches(db, quote(w), WORD_SAMPLE + 1)
                for w in dict.fromkeys(w.lower() for w in query_words(text))}
     counts = {w: _estimate(s, top_rowid) for w, s in samples.items()}

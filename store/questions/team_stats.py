@@ -27,6 +27,7 @@ from datetime import datetime, time, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import named_rows, scalar
 from mapwatch.store.questions.authors import AuthorRow, author_rows, self_pairs_of_rows
 from mapwatch.store.questions.person_names import group_people
 from mapwatch.store.questions.types import Author
@@ -98,14 +99,14 @@ def window_citations(db: Database, papers: Collection[str], since: str,
     row per citing paper comes back, not one per citation."""
     where = "FROM citations WHERE cited_id IN (SELECT value FROM json_each(:papers)) AND first_seen >= :since"
     params = {"papers": json.dumps(sorted(papers)), "since": since}
-    groups = db.conn.execute(f"SELECT citing_id, max(first_seen), group_concat(cited_id, ' ') {where}"
-                             " GROUP BY citing_id", params).fetchall()  # (arXiv ids hold no space)
-    cited = db.conn.execute(f"SELECT count(DISTINCT cited_id) {where}", params).fetchone()[0]
+    groups = named_rows(db, f"SELECT citing_id, max(first_seen) AS newest, group_concat(cited_id, ' ') AS cited"
+                        f" {where} GROUP BY citing_id", params)  # (arXiv ids hold no space)
+    cited = scalar(db.conn, f"SELECT count(DISTINCT cited_id) {where}", params)
     if limit is not None and len(groups) > limit:
-        kept = sorted(groups, key=lambda g: (g[1], g[0]), reverse=True)[:limit]
+        kept = sorted(groups, key=lambda g: (g["newest"], g["citing_id"]), reverse=True)[:limit]
     else:
         kept = groups
-    return {citing: set(ids.split(" ")) for citing, _, ids in kept}, len(groups), cited
+    return {g["citing_id"]: set(g["cited"].split(" ")) for g in kept}, len(groups), cited
 
 
 def cited_by(db: Database, papers: Collection[str], since: str, top: int = TOP,

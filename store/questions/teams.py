@@ -15,13 +15,13 @@ No discord here: plain frozen dataclasses out.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
+from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, rows_in_chunks
 
 # defined in the one exception tree (store/errors.py), and importable from here as before
 from mapwatch.store.errors import PersonChoice as PersonChoice
@@ -35,7 +35,6 @@ from mapwatch.store.questions.types import AlertCiter, NewCiter, NewsOrder, Pape
 
 NAME_KEY = "name:"
 CHOICES_MAX = 10  # people a choice lists
-_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -64,11 +63,6 @@ def is_orcid(key: str) -> bool:
     return orcid(key) == key
 
 
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i:i + _CHUNK]
-
-
 def _identifiers(db: Database, key: str) -> tuple[set[str], set[str]]:
     """(OpenAlex ids, ORCIDs) that stand for the person of `key`: the key, and the other
     identifier the rows carrying it pair it with."""
@@ -93,21 +87,17 @@ def person_papers(db: Database, key: str) -> set[str]:
     ids, orcids = _identifiers(db, key)
     out: set[str] = set()
     for col, values in (("author_id", sorted(ids)), ("orcid", sorted(orcids))):
-        for chunk in _chunks(values):
-            marks = ",".join("?" * len(chunk))
-            out |= set(one_column(
-                c, f"SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
-                f" WHERE pa.{col} IN ({marks})", list(chunk)))
+        out |= {r["paper_id"] for r in rows_in_chunks(
+            c, "SELECT DISTINCT pa.paper_id FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+            f" WHERE pa.{col} IN ({{}})", values)}
     return out
 
 
 def _example(db: Database, papers: set[str]) -> PaperRef | None:
     best: sqlite3.Row | None = None
-    for chunk in _chunks(sorted(papers)):
-        marks = ",".join("?" * len(chunk))
-        row = named_row(db, f"SELECT id, title, year, url, arxiv_url, coalesce(cited_by, -1) AS rank_by FROM papers"
-                        f" WHERE id IN ({marks}) ORDER BY cited_by DESC, id LIMIT 1", list(chunk))
-        if row and (best is None or row["rank_by"] > best["rank_by"]):
+    for row in rows_in_chunks(db, "SELECT id, title, year, url, arxiv_url, coalesce(cited_by, -1) AS rank_by"
+                                  " FROM papers WHERE id IN ({}) ORDER BY cited_by DESC, id LIMIT 1", sorted(papers)):
+        if best is None or row["rank_by"] > best["rank_by"]:  # each chunk's best
             best = row
     if best is None:
         return None
@@ -296,12 +286,10 @@ class News:
 
 def _refs(db: Database, ids: Iterable[str]) -> dict[str, PaperRef]:
     out: dict[str, PaperRef] = {}
-    for chunk in _chunks(sorted(set(ids))):
-        marks = ",".join("?" * len(chunk))
-        for r in named_rows(db, f"SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({marks})",
-                            list(chunk)):
-            pid = r["id"]
-            out[pid] = PaperRef(pid, r["title"], r["year"], r["url"], r["arxiv_url"] or paper_link(pid))
+    for r in rows_in_chunks(db, "SELECT id, title, year, url, arxiv_url FROM papers WHERE id IN ({})",
+                            sorted(set(ids))):
+        pid = r["id"]
+        out[pid] = PaperRef(pid, r["title"], r["year"], r["url"], r["arxiv_url"] or paper_link(pid))
     return out
 
 
@@ -311,13 +299,9 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     order="cited"), each with its byline and self-citation marks; with `hide_self`, a citing
     paper whose every citation of the set is a self-citation is left out (counted in `hidden`)."""
     c = db.conn
-    events: list[sqlite3.Row] = []
-    for chunk in _chunks(sorted(papers)):
-        marks = ",".join("?" * len(chunk))
-        events += named_rows(
-            c, "SELECT e.id, e.kind, e.paper_id, e.citing_id, e.old_count, e.new_count, e.unlisted, e.seen_at"
-            f" FROM events e WHERE e.paper_id IN ({marks}) AND e.id > ? AND e.id <= ?",
-            [*chunk, after, upto])
+    events = rows_in_chunks(
+        c, "SELECT e.id, e.kind, e.paper_id, e.citing_id, e.old_count, e.new_count, e.unlisted, e.seen_at"
+        " FROM events e WHERE e.paper_id IN ({}) AND e.id > ? AND e.id <= ?", sorted(papers), after=(after, upto))
     events.sort(key=lambda e: e["id"])  # event ids are unique: the order a sort of whole rows gave
     grouped: dict[str, tuple[int, str, list[str]]] = {}
     counts: dict[str, list[int]] = {}
@@ -332,7 +316,8 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
             g = counts.setdefault(pid, [old, new, 0])
             g[0], g[1], g[2] = min(g[0], old), max(g[1], new), g[2] + (unlisted or 0)
     refs = _refs(db, [*grouped, *(p for _, _, ps in grouped.values() for p in ps), *counts])
-    cited_by = {pid: by for pid, by in _cited_by(db, list(grouped))}
+    cited_by = {r["id"]: r["cited_by"] for r in rows_in_chunks(
+        db, "SELECT id, cited_by FROM papers WHERE id IN ({})", list(grouped))}
     citers = [AlertCiter(id=cid, title=refs[cid].title, year=refs[cid].year, url=refs[cid].url,
                          arxiv_url=refs[cid].arxiv_url or paper_link(cid), cited_by=cited_by.get(cid), event_id=eid,
                          seen_at=seen, cites=tuple(refs[p] for p in cited if p in refs))
@@ -353,42 +338,29 @@ def news(db: Database, papers: set[str], after: int, upto: int, *, limit: int = 
     return News(shown, len(citers), growth, max((e["id"] for e in events), default=0), first_direction, hidden)
 
 
-def _cited_by(db: Database, ids: list[str]) -> list[tuple[str, int | None]]:
-    out: list[tuple[str, int | None]] = []
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        out += db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", list(chunk)).fetchall()
-    return out
-
-
 def newest_citers(db: Database, papers: set[str], limit: int = 100) -> list[NewCiter]:
     """The feed entries of a set of papers: each paper citing one of them, once, at the first
     event that made it so, newest first; with the set's papers it cites."""
     first: dict[str, tuple[str, int]] = {}
-    for chunk in _chunks(sorted(papers)):
-        marks = ",".join("?" * len(chunk))
-        for citing, eid, seen in db.conn.execute(
-                "SELECT e.citing_id, min(e.id), min(e.seen_at) FROM events e"
-                f" WHERE e.kind = 'citation' AND e.paper_id IN ({marks}) GROUP BY e.citing_id", list(chunk)):
-            if citing not in first or eid < first[citing][1]:
-                first[citing] = (seen, eid)
+    for citing, eid, seen in rows_in_chunks(
+            db, "SELECT e.citing_id, min(e.id), min(e.seen_at) FROM events e"
+            " WHERE e.kind = 'citation' AND e.paper_id IN ({}) GROUP BY e.citing_id", sorted(papers)):
+        if citing not in first or eid < first[citing][1]:
+            first[citing] = (seen, eid)
     chosen = sorted(first.items(), key=lambda kv: (kv[1][0], -kv[1][1]), reverse=True)[:limit]
     cites: dict[str, list[str]] = {}
     new: set[str] = set()  # citers with a citation of the set not known at its paper's first read
     known_from: dict[str, list[str]] = {}
-    posted: dict[str, str | None] = {}
     ids = [cid for cid, _ in chosen]
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        for citing, cited, first_read, provenance in db.conn.execute(
-                f"SELECT citing_id, cited_id, at_first_read, provenance FROM citations WHERE citing_id IN ({marks})",
-                list(chunk)):
-            if cited in papers:
-                cites.setdefault(citing, []).append(cited)
-                known_from.setdefault(citing, []).append(provenance)
-                if not first_read:
-                    new.add(citing)
-        posted.update(db.conn.execute(f"SELECT id, first_posted FROM papers WHERE id IN ({marks})", list(chunk)))
+    for citing, cited, first_read, provenance in rows_in_chunks(
+            db, "SELECT citing_id, cited_id, at_first_read, provenance FROM citations WHERE citing_id IN ({})", ids):
+        if cited in papers:
+            cites.setdefault(citing, []).append(cited)
+            known_from.setdefault(citing, []).append(provenance)
+            if not first_read:
+                new.add(citing)
+    posted: dict[str, str | None] = {r["id"]: r["first_posted"] for r in rows_in_chunks(
+        db, "SELECT id, first_posted FROM papers WHERE id IN ({})", ids)}
     refs = _refs(db, [*ids, *(p for ps in cites.values() for p in ps)])
     return [NewCiter(refs[cid], seen, eid, tuple(refs[p] for p in sorted(cites.get(cid, ())) if p in refs),
                      at_first_read=cid not in new, posted=posted.get(cid),
@@ -398,11 +370,8 @@ def newest_citers(db: Database, papers: set[str], limit: int = 100) -> list[NewC
 
 def newest_event(db: Database, papers: set[str]) -> int:
     """The newest event of a set of papers (a feed's mark)."""
-    top = 0
-    for chunk in _chunks(sorted(papers)):
-        marks = ",".join("?" * len(chunk))
-        top = max(top, scalar(db, f"SELECT max(id) FROM events WHERE paper_id IN ({marks})", list(chunk)) or 0)
-    return top
+    return max((r["top"] or 0 for r in rows_in_chunks(
+        db, "SELECT max(id) AS top FROM events WHERE paper_id IN ({})", sorted(papers))), default=0)
 
 
 def team_paper_ids(db: Database) -> list[str]:

@@ -258,26 +258,17 @@ def due_citations(db: Database, tracked: Sequence[str], now: datetime, limit: in
 def _waiting(db: Database, paper_ids: Sequence[str], now: datetime, *, failed: bool = True) -> set[str]:
     """The papers Semantic Scholar failed on (unless not `failed`), or did not know, and that are
     not due again yet."""
-    ids = list(dict.fromkeys(paper_ids))
-    out: set[str] = set()
     waits = "status != 'ok'" if failed else "status = 'not_found'"
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        out.update(one_column(
-            db, f"SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND {waits} AND next_fetch_at > ?"
-            f" AND paper_id IN ({','.join('?' * len(chunk))})", [iso(now), *chunk]))
-    return out
+    return {r["paper_id"] for r in rows_in_chunks(
+        db, f"SELECT paper_id FROM enrichment_fetches WHERE source = 's2' AND {waits} AND next_fetch_at > ?"
+        " AND paper_id IN ({})", dict.fromkeys(paper_ids), [iso(now)])}
 
 
 def _asked(db: Database, paper_ids: Sequence[str]) -> dict[str, str]:
     """When Semantic Scholar was last asked for each paper's citers."""
-    ids = list(dict.fromkeys(paper_ids))
-    out: dict[str, str] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        out.update(db.conn.execute(f"SELECT paper_id, last_asked FROM discovery_asked WHERE source = 's2'"
-                                   f" AND paper_id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-    return out
+    return {r["paper_id"]: r["last_asked"] for r in rows_in_chunks(
+        db, "SELECT paper_id, last_asked FROM discovery_asked WHERE source = 's2' AND paper_id IN ({})",
+        dict.fromkeys(paper_ids))}
 
 
 # A paper whose citation count has not moved is read in full again after this all the same (a
@@ -317,9 +308,4 @@ def save_status(db: Database, paper_ids: Sequence[str], source: Source, status: 
 
 def known_papers(db: Database, paper_ids: Sequence[str]) -> set[str]:
     """Which of these ids are papers of the map."""
-    ids = list(dict.fromkeys(paper_ids))
-    found: set[str] = set()
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        found.update(one_column(db, f"SELECT id FROM papers WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-    return found
+    return {r["id"] for r in rows_in_chunks(db, "SELECT id FROM papers WHERE id IN ({})", dict.fromkeys(paper_ids))}

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import arxiv_only, is_outside_key, normalize_id
 from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import MapPage
@@ -282,21 +283,18 @@ def _plan_indexed(db: Database, host: str, head: str, tail: str, now: datetime, 
     plan.audit_pool = audit_pool(db, head, tail, budget, rng) if with_sitemap else None
     locations = [head + pid + tail for pid in dict.fromkeys([*plan.tracked, *plan.due, *plan.roomy,
                                                              *(plan.audit_pool or ())])]
-    for i in range(0, len(locations), 500):
-        chunk = locations[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for loc, pid, etag, lm, sha, checked_at, lastmod, listed_in, cited_by in db.conn.execute(
-                "SELECT s.location, s.paper_id, s.etag, s.last_modified, s.sha256, s.checked_at, s.listed_lastmod,"
-                f" s.listed_in, p.cited_by FROM sources s LEFT JOIN papers p ON p.id = s.paper_id"
-                f" WHERE s.location IN ({marks})", chunk):
-            plan.validators[loc] = Validators(etag, lm, sha)
-            if checked_at:
-                plan.checked[loc] = checked_at
-            if with_sitemap and pid:
-                if listed_in:
-                    plan.listed[pid] = (lastmod, listed_in)
-                if checked_at and cited_by is not None and cited_by >= ROOM:
-                    plan.full.add(pid)
+    for loc, pid, etag, lm, sha, checked_at, lastmod, listed_in, cited_by in rows_in_chunks(
+            db, "SELECT s.location, s.paper_id, s.etag, s.last_modified, s.sha256, s.checked_at, s.listed_lastmod,"
+            " s.listed_in, p.cited_by FROM sources s LEFT JOIN papers p ON p.id = s.paper_id"
+            " WHERE s.location IN ({})", locations):
+        plan.validators[loc] = Validators(etag, lm, sha)
+        if checked_at:
+            plan.checked[loc] = checked_at
+        if with_sitemap and pid:
+            if listed_in:
+                plan.listed[pid] = (lastmod, listed_in)
+            if checked_at and cited_by is not None and cited_by >= ROOM:
+                plan.full.add(pid)
     plan.alternates = dict(db.conn.execute(  # (through the index of the pages with one: migration 0028)
         "SELECT location, text_url FROM sources WHERE text_url IS NOT NULL AND location LIKE 'http%'"))
     _plan_rest(db, plan, host, budget)
@@ -308,8 +306,8 @@ def _plan_searches(db: Database, plan: CrawlPlan, budget: int) -> None:
     new citers reads."""
     if plan.tracked:
         tracked = set(plan.tracked)
-        marks = ",".join("?" * len(plan.tracked))
-        plan.counts = dict(db.conn.execute(f"SELECT id, cited_by FROM papers WHERE id IN ({marks})", plan.tracked))
+        plan.counts = {r["id"]: r["cited_by"] for r in rows_in_chunks(
+            db, "SELECT id, cited_by FROM papers WHERE id IN ({})", plan.tracked)}  # every tracked paper: no bound
         plan.roomy = [pid for (pid,) in db.conn.execute(
             "SELECT id FROM papers WHERE has_page AND cited_by < ? ORDER BY cited_by DESC, id LIMIT ?",
             (ROOM, budget // SEARCH_SHARE + len(plan.tracked))) if pid not in tracked][:budget // SEARCH_SHARE]

@@ -19,6 +19,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import Clock, http_date, iso, parse_iso
 from mapwatch.store.database.prepared import SourceInfo
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.database.save import Rejection, record_rejections, save_pages
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.sources.change_rate import History, estimate
@@ -220,16 +221,11 @@ class CrawlSaver:
     def _prior(self, locations: list[str]) -> dict[str, _Prior]:
         """What the locations' rows said before this batch: schedule and change history."""
         known: dict[str, _Prior] = {}
-        for i in range(0, len(locations), 500):
-            chunk = locations[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for loc, interval, changed_at, checked_at, n, same, checked_s, dated, unchanged_s, weight in \
-                    self.db.conn.execute(
-                        "SELECT location, interval_s, changed_at, checked_at, checks, checks_unchanged, checked_s,"
-                        f" dated_changes, unchanged_s, recheck_weight FROM sources WHERE location IN ({marks})", chunk):
-                known[loc] = _Prior(interval, changed_at, checked_at,
-                                    History(n or 0, same or 0, checked_s or 0.0, dated or 0, unchanged_s or 0.0),
-                                    weight)
+        for loc, interval, changed_at, checked_at, n, same, checked_s, dated, unchanged_s, weight in rows_in_chunks(
+                self.db, "SELECT location, interval_s, changed_at, checked_at, checks, checks_unchanged, checked_s,"
+                " dated_changes, unchanged_s, recheck_weight FROM sources WHERE location IN ({})", locations):
+            known[loc] = _Prior(interval, changed_at, checked_at,
+                                History(n or 0, same or 0, checked_s or 0.0, dated or 0, unchanged_s or 0.0), weight)
         return known
 
     def _standing(self, paper_ids: list[str]) -> dict[str, tuple[bool, bool]]:
@@ -237,15 +233,11 @@ class CrawlSaver:
         none), and whether it is placed in a followed direction (store.sources.crawl_schedule's
         `page_value`)."""
         out: dict[str, tuple[bool, bool]] = {}
-        ids = list(dict.fromkeys(paper_ids))
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for pid, room, followed in self.db.conn.execute(
-                    f"SELECT p.id, coalesce(p.cited_by, 0) < ?, EXISTS (SELECT 1 FROM placements pl JOIN follows f"
-                    " ON f.direction_slug = pl.direction_slug WHERE pl.paper_id = p.id AND f.disabled_reason IS NULL)"
-                    f" FROM papers p WHERE p.id IN ({marks})", (ROOM, *chunk)):
-                out[pid] = (bool(room), bool(followed))
+        for pid, room, followed in rows_in_chunks(
+                self.db, "SELECT p.id, coalesce(p.cited_by, 0) < ?, EXISTS (SELECT 1 FROM placements pl JOIN follows f"
+                " ON f.direction_slug = pl.direction_slug WHERE pl.paper_id = p.id AND f.disabled_reason IS NULL)"
+                " FROM papers p WHERE p.id IN ({})", dict.fromkeys(paper_ids), [ROOM]):
+            out[pid] = (bool(room), bool(followed))
         return out
 
     def _schedule(self, touched: list[tuple[str, str, str]], stored: set[str], prior: dict[str, _Prior],

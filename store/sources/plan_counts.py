@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import scalar
 from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
 from mapwatch.store.sources.known_papers import database_file, same_row
 
@@ -84,10 +85,10 @@ def count_due(db: Database, locations: list[str], now_s: str) -> int:
     if not locations:
         return 0
     marks = ",".join("?" * len(locations))
-    return int(db.conn.execute(
-        "SELECT count(*) FROM sources WHERE ((next_check_at IS NOT NULL AND next_check_at <= ?) OR"
+    return int(scalar(
+        db.conn, "SELECT count(*) FROM sources WHERE ((next_check_at IS NOT NULL AND next_check_at <= ?) OR"
         f" (next_check_at IS NULL AND checked_at IS NOT NULL)) AND location IN ({marks})",
-        (now_s, *locations)).fetchone()[0])
+        (now_s, *locations)))
 
 
 def count_not_due(db: Database, locations: list[str], now_s: str) -> int:
@@ -95,8 +96,8 @@ def count_not_due(db: Database, locations: list[str], now_s: str) -> int:
     if not locations:
         return 0
     marks = ",".join("?" * len(locations))
-    return int(db.conn.execute(f"SELECT count(*) FROM sources WHERE next_check_at > ? AND location IN ({marks})",
-                               (now_s, *locations)).fetchone()[0])
+    return int(scalar(db.conn, f"SELECT count(*) FROM sources WHERE next_check_at > ? AND location IN ({marks})",
+                               (now_s, *locations)))
 
 
 POOL = 4  # the audit pool holds this many times the tick's audits, of each half

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.rows import named_row
 from mapwatch.store.sources.crawl_schedule import vouched_until
 
 MISSES = 3
@@ -54,8 +55,8 @@ def record_evidence(db: Database, host: str, compared: int, missed: int, now: da
     stops the belief in the host's lastmods (the evidence then starts again), else None."""
     if not compared:
         return None
-    old = db.conn.execute("SELECT compared, missed FROM sitemap_trust WHERE host = ?", (host,)).fetchone()
-    total, lost = (old[0] + compared, old[1] + missed) if old else (compared, missed)
+    old = named_row(db, "SELECT compared, missed FROM sitemap_trust WHERE host = ?", (host,))
+    total, lost = (old["compared"] + compared, old["missed"] + missed) if old else (compared, missed)
     note = until = reason = None
     if lost >= MISSES and lost >= MISS_SHARE * total:
         until = iso(now + DISTRUST)

@@ -110,7 +110,7 @@ def prune_state(db: Database, now: datetime, *, page_days: int = PAGE_STATE_DAYS
     c = db.conn
     # Read first: a write transaction only when there is something to remove, so pruning
     # does not disturb the commands' own transactions for nothing.
-    if not any(c.execute(f"SELECT EXISTS (SELECT 1 FROM bot_state WHERE {where})", params).fetchone()[0]
+    if not any(scalar(c, f"SELECT EXISTS (SELECT 1 FROM bot_state WHERE {where})", params)
                for where, params in conditions):
         return 0
     n = 0

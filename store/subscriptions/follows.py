@@ -24,7 +24,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import fill, named_row, named_rows
+from mapwatch.store.database.rows import fill, named_row, named_rows, rows_in_chunks
 from mapwatch.store.errors import BadChoice, BadOption, DirectionNotFound
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions import authors
@@ -240,15 +240,12 @@ def _new_citers(db: Database, slug: str, after: int, upto: int) -> list[AlertCit
         return []
     ids = [r["id"] for r in rows]
     cites: dict[str, list[PaperRef]] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for citing, pid, title, year in c.execute(
-                "SELECT c.citing_id, p.id, p.title, p.year FROM citations c"
-                " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
-                f" JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({marks})"
-                " ORDER BY c.citing_id, p.cited_by DESC, p.id", (slug, *chunk)):
-            cites.setdefault(citing, []).append(PaperRef(pid, title, year))
+    for citing, pid, title, year in rows_in_chunks(
+            c, "SELECT c.citing_id, p.id, p.title, p.year FROM citations c"
+            " JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = ?"
+            " JOIN papers p ON p.id = c.cited_id WHERE c.citing_id IN ({})"
+            " ORDER BY c.citing_id, p.cited_by DESC, p.id", ids, [slug]):
+        cites.setdefault(citing, []).append(PaperRef(pid, title, year))
     return with_provenance(db, [AlertCiter(
         id=r["id"], title=r["title"], year=r["year"], url=r["url"], arxiv_url=r["arxiv_url"] or paper_link(r["id"]),
         cited_by=r["cited_by"], event_id=r["event_id"], seen_at=r["seen_at"], cites=tuple(cites.get(r["id"], ())))

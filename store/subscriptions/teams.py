@@ -19,7 +19,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import one_column
+from mapwatch.store.database.rows import one_column, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.teams import Team, get_team
 from mapwatch.store.subscriptions.follows import clean_text
@@ -63,7 +63,7 @@ def ensure_team(db: Database, guild_id: int, name: str, created_by: int | None, 
         found = get_team(db, guild_id, slug)
         if found:
             return found, False
-        n = db.conn.execute("SELECT count(*) FROM teams WHERE guild_id = ?", (guild_id,)).fetchone()[0]
+        n = scalar(db.conn, "SELECT count(*) FROM teams WHERE guild_id = ?", (guild_id,))
         if n >= TEAMS_MAX:
             raise BadOption(f"A server keeps at most {TEAMS_MAX} teams: remove one first.")
         db.conn.execute("INSERT INTO teams (guild_id, slug, name, feed_slug, created_at, created_by)"
@@ -80,8 +80,8 @@ def add_member(db: Database, team: Team, kind: str, value: str, label: str, adde
     if kind not in ("author", "paper"):
         raise ValueError("a member is an author or a paper")
     with db.atomic():
-        n = db.conn.execute("SELECT count(*) FROM team_members WHERE guild_id = ? AND team_slug = ?",
-                            (team.guild_id, team.slug)).fetchone()[0]
+        n = scalar(db.conn, "SELECT count(*) FROM team_members WHERE guild_id = ? AND team_slug = ?",
+                            (team.guild_id, team.slug))
         if n >= MEMBERS_MAX:
             raise BadOption(f"A team holds at most {MEMBERS_MAX} people and papers.")
         cur = db.conn.execute(

@@ -10,6 +10,7 @@ nothing new.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -17,10 +18,10 @@ from typing import Any
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import one_column
+from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, one_column
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions import authors
-from mapwatch.store.questions.paper_rows import PAPER_COLS, listed_paper, paper_row
+from mapwatch.store.questions.paper_rows import PAPER_COLS, named_listed_paper, named_paper
 from mapwatch.store.questions.queries import directions_of
 from mapwatch.store.questions.types import CitationRow, PaperRow, Provenance, from_sources
 from mapwatch.store.subscriptions import deliveries
@@ -79,13 +80,14 @@ class Alert:
         return bool(left) and not self.new_citers and not self.more and not self.unlisted and grew <= left
 
 
-_TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title, t.created_at, t.created_by,"
-               " t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure, t.hide_self,"
-               " t.intent")
+# Named like Track's fields: `_track` fills one from them.
+_TRACK_COLS = ("t.id, t.guild_id, t.channel_id, t.user_id, t.paper_id, p.title AS paper_title, t.created_at,"
+               " t.created_by, t.last_event_id, t.last_alert_at, t.disabled_reason, t.mode, t.role_id, t.last_failure,"
+               " t.hide_self, t.intent")
 
 
-def _track(r: tuple[Any, ...]) -> Track:
-    return replace(Track(*r[:-2]), hide_self=bool(r[-2]), intent=r[-1])
+def _track(r: sqlite3.Row) -> Track:
+    return fill(Track, r, hide_self=bool(r["hide_self"]))
 
 
 def _scope(guild_id: int | None, user_id: int | None) -> tuple[str, list[Any]]:
@@ -136,10 +138,10 @@ def add_track(db: Database, *, guild_id: int | None, channel_id: int, user_id: i
 
 
 def _find(db: Database, guild_id: int | None, channel_id: int, user_id: int | None, paper_id: str) -> Track | None:
-    r = db.conn.execute(
-        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+    r = named_row(
+        db, f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
         " WHERE coalesce(t.guild_id, 0) = ? AND t.channel_id = ? AND coalesce(t.user_id, 0) = ? AND t.paper_id = ?",
-        (guild_id or 0, channel_id, user_id or 0, paper_id)).fetchone()
+        (guild_id or 0, channel_id, user_id or 0, paper_id))
     return _track(r) if r else None
 
 
@@ -152,8 +154,8 @@ def remove_track(db: Database, *, guild_id: int | None, channel_id: int, user_id
 
 def list_tracks(db: Database, *, guild_id: int | None, user_id: int | None, limit: int = 500) -> tuple[Track, ...]:
     where, params = _scope(guild_id, user_id)
-    return tuple(_track(r) for r in db.conn.execute(
-        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE {where}"
+    return tuple(_track(r) for r in named_cursor(
+        db, f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE {where}"
         " ORDER BY t.created_at, t.id LIMIT ?", [*params, limit]))
 
 
@@ -162,8 +164,8 @@ def pending_alerts(db: Database, *, limit: int = 10, max_tracks: int = 1000) -> 
     c = db.conn
     out: list[Alert] = []
     top = deliverable_upto(db)  # the alert hold (store/subscriptions/alert_hold.py)
-    tracks = [_track(r) for r in c.execute(
-        f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
+    tracks = [_track(r) for r in named_cursor(
+        c, f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id"
         " WHERE t.disabled_reason IS NULL AND t.mode = 'instant'"
         " AND EXISTS (SELECT 1 FROM events e WHERE e.paper_id = t.paper_id AND e.id > t.last_event_id"
         " AND e.id <= ?) ORDER BY t.id LIMIT ?", (top, max_tracks))]
@@ -186,14 +188,16 @@ def compose_alert(db: Database, t: Track, hi: int, *, limit: int = 10, sending_s
         "SELECT max(id), sum(kind = 'citation'), min(old_count), max(new_count), coalesce(sum(unlisted), 0)"
         " FROM events WHERE paper_id = ? AND id > ? AND id <= ?", (t.paper_id, t.last_event_id, hi)).fetchone()
     shown, left = alert_citers(db, t.paper_id, t.last_event_id, hi, limit, hide_self=t.hide_self, intent=t.intent)
-    paper = paper_row(c.execute(f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,)).fetchone())
+    row = named_row(c, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id = ?", (t.paper_id,))
+    assert row is not None  # a track's paper is never deleted
+    paper = named_paper(row)
     return Alert(t, paper, shown, max(0, (n_citers or 0) - len(shown) - left.total), old_count, new_count,
                  unlisted, upto, sending_since, left.hidden, left.other_intent, left.unclassified)
 
 
 def get_track(db: Database, track_id: int) -> Track | None:
-    row = db.conn.execute(f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.id = ?",
-                          (track_id,)).fetchone()
+    row = named_row(db, f"SELECT {_TRACK_COLS} FROM tracks t JOIN papers p ON p.id = t.paper_id WHERE t.id = ?",
+                    (track_id,))
     return _track(row) if row is not None else None
 
 
@@ -231,13 +235,14 @@ def alert_citers(db: Database, paper_id: str, after: int, upto: int, limit: int,
             unclassified = {p for p in every if not said.get(p)} - hidden
             other = {p for p in every if said.get(p) and intent not in said[p]} - hidden
     out = hidden | other | unclassified
-    rows = [r for r in c.execute(
-        f"SELECT {PAPER_COLS}, e.seen_at FROM events e JOIN papers p ON p.id = e.citing_id"
+    rows = [r for r in named_rows(
+        c, f"SELECT {PAPER_COLS}, e.seen_at AS first_seen FROM events e JOIN papers p ON p.id = e.citing_id"
         " WHERE e.paper_id = ? AND e.id > ? AND e.id <= ? AND e.kind = 'citation' ORDER BY e.id LIMIT ?",
-        (paper_id, after, upto, limit + len(out))).fetchall() if r[0] not in out][:limit]
-    dirs = directions_of(db, [r[0] for r in rows])
-    known_from = _provenance(db, paper_id, [r[0] for r in rows])
-    shown = authors.with_bylines(db, [replace(listed_paper(r, dirs), provenance=known_from.get(r[0], "map"))
+        (paper_id, after, upto, limit + len(out))) if r["id"] not in out][:limit]
+    ids = [r["id"] for r in rows]
+    dirs = directions_of(db, ids)
+    known_from = _provenance(db, paper_id, ids)
+    shown = authors.with_bylines(db, [replace(named_listed_paper(r, dirs), provenance=known_from.get(r["id"], "map"))
                                       for r in rows], paper_id)
     return authors.with_contexts(db, shown, paper_id), LeftOut(len(hidden), len(other), len(unclassified))
 
@@ -254,6 +259,5 @@ def _provenance(db: Database, paper_id: str, citing_ids: list[str]) -> dict[str,
 
 def tracked_paper_ids(db: Database) -> list[str]:
     """Papers some enabled track follows: a refresh with a page budget fetches these first."""
-    return [r[0] for r in db.conn.execute(
-        "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL AND paper_id IS NOT NULL"
-        " ORDER BY paper_id")]
+    return one_column(db, "SELECT DISTINCT paper_id FROM tracks WHERE disabled_reason IS NULL AND paper_id IS NOT NULL"
+                          " ORDER BY paper_id")

@@ -19,7 +19,7 @@ from sqlite_utils import Database
 
 from mapwatch.store import secret_box
 from mapwatch.store.clock import iso, parse_iso
-from mapwatch.store.database.rows import fill, named_row, named_rows, one_column
+from mapwatch.store.database.rows import fill, named_row, named_rows, one_column, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import PAPER_COLS, named_paper
 from mapwatch.store.subscriptions.kinds import WebhookKind, WebhookTarget
@@ -137,7 +137,7 @@ def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *
     it behind), nothing is added: a new key would make the others unreadable for good."""
     if target_kind not in ("paper", "direction", "author", "team"):
         raise BadOption("a webhook receives a paper's, a person's or a team's alerts, or a direction's follows")
-    sealed = db.conn.execute("SELECT count(*) FROM webhooks").fetchone()[0]
+    sealed = scalar(db.conn, "SELECT count(*) FROM webhooks")
     try:
         key = secret_box.load_key(_db_file(db), create=not sealed)
     except secret_box.KeyMissing as e:
@@ -148,7 +148,7 @@ def add_webhook(db: Database, target_kind: str, target: str, hook: WebhookUrl, *
         known = db.conn.execute("SELECT 1 FROM webhooks WHERE url_id = ? AND target_kind = ? AND target = ?",
                                 (url_id, target_kind, target)).fetchone()
         if guild_id is not None and not known:
-            n = db.conn.execute("SELECT count(*) FROM webhooks WHERE guild_id = ?", (guild_id,)).fetchone()[0]
+            n = scalar(db.conn, "SELECT count(*) FROM webhooks WHERE guild_id = ?", (guild_id,))
             if n >= MAX_PER_SERVER:
                 raise BadOption(f"This server has {n} webhooks, the most it may have ({MAX_PER_SERVER}): "
                                 "remove one first (`/webhook` lists them).")

@@ -1,101 +1,105 @@
 """Query rows are read by column name, not by position (issue 31): `r[5]` and `row[1:]`
 shift silently when a column is added to a SELECT, `r["cited_by"]` does not.
 
-The check walks the AST of every module of store/, feeds/ and bot/ for a subscript of a
-variable named `r` or `row` (or an attribute `.row`) by a constant index or a slice, and for
-a call spreading one (`Webhook(*row)`). store/database/rows.py holds the helpers that read by
-name instead (named_rows, named_row, named_cursor, one_column, scalar, fill).
+The check (tests/rowcheck.py) follows what every query of store/, feeds/, bot/ and mapwatch/
+returns, across functions and files, and flags each subscript of a row by a constant index or
+a slice and each `*` spread of one, whatever the variable is called. There is no exemption
+list. store/database/rows.py holds the helpers that read by name instead (named_rows,
+named_row, named_cursor, rows_in_chunks, one_column, scalar, fill).
+
+Tuple-unpacking a row whose SELECT is written right there (`for a, b in conn.execute("SELECT
+a, b ...")`) may stay: a column added to it is a ValueError at once, not a shifted read.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from tests.rowcheck import package_files, positional_reads
+
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("store", "feeds", "bot")
-ROW_NAMES = {"r", "row"}
-
-# path -> (functions allowed to read by position, or None for the whole file; why)
-ALLOWED: dict[str, tuple[frozenset[str] | None, str]] = {
-    "store/questions/feed_queries.py": (None, "being changed on main by the lead; converted there"),
-    "store/subscriptions/tracking.py": (None, "being changed on main by the lead; converted there"),
-    "store/questions/paper_rows.py": (
-        frozenset({"paper_row", "listed_paper"}),
-        "the positional readers store/subscriptions/tracking.py still calls with plain tuples;"
-        " named_paper / named_listed_paper read by name, these go when tracking.py uses them"),
-}
-
-
-def _is_row(node: ast.expr) -> bool:
-    return ((isinstance(node, ast.Name) and node.id in ROW_NAMES)
-            or (isinstance(node, ast.Attribute) and node.attr == "row"))
-
-
-def _is_position(index: ast.expr) -> bool:
-    if isinstance(index, ast.Slice):
-        return True
-    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
-        index = index.operand
-    return isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool)
-
-
-def positional_reads(source: str) -> list[tuple[int, str, str]]:
-    """(line, enclosing function or "", the expression) of every positional row read in `source`."""
-    found: list[tuple[int, str, str]] = []
-
-    def visit(node: ast.AST, function: str) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            function = node.name
-        if isinstance(node, ast.Subscript) and _is_row(node.value) and _is_position(node.slice):
-            found.append((node.lineno, function, ast.unparse(node)))
-        if isinstance(node, ast.Call):
-            for arg in node.args:
-                if isinstance(arg, ast.Starred) and _is_row(arg.value):
-                    found.append((node.lineno, function, ast.unparse(node)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, function)
-
-    visit(ast.parse(source), "")
-    return found
+FOLDERS = ("store", "feeds", "bot", "mapwatch")
+ROWS_MODULE = "store/database/rows.py"
 
 
 def test_query_rows_are_read_by_name() -> None:
-    problems = []
-    for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            allowed = ALLOWED.get(rel, (frozenset(), ""))[0]
-            for line, function, text in positional_reads(path.read_text(encoding="utf-8")):
-                if allowed is None or function in allowed:
-                    continue
-                problems.append(f"{rel}:{line} ({function or 'module'}): {text}")
+    sources = dict(package_files(ROOT, FOLDERS))
+    assert "mapwatch/cli/__init__.py" in sources and "store/database/save.py" in sources
+    assert not any(path.startswith("mapwatch/store/") for path in sources)  # the links are not walked twice
+    problems = [f"{path}:{line} ({function or 'module'}): {text}"
+                for path, line, function, text in positional_reads(sources)]
     assert not problems, ("read query rows by column name (store/database/rows.py), not by position:\n"
                           + "\n".join(problems))
 
 
-def test_allow_list_is_still_needed() -> None:
-    """An entry goes once its file reads by name (no stale exceptions)."""
-    for rel, (functions, reason) in ALLOWED.items():
-        assert reason
-        reads = positional_reads((ROOT / rel).read_text(encoding="utf-8"))
-        used = {function for _, function, _ in reads}
-        assert reads, f"{rel} reads no row by position any more: drop it from ALLOWED"
-        if functions is not None:
-            assert functions <= used, f"{rel}: {sorted(functions - used)} no longer read by position"
+def _reads(sample: str) -> list[tuple[int, str, str]]:
+    """(line, function, expression) of the positional reads in `sample`, a module of the store
+    that sees the real row helpers."""
+    sources = {"store/sample.py": sample, ROWS_MODULE: (ROOT / ROWS_MODULE).read_text(encoding="utf-8")}
+    return [(line, function, text) for path, line, function, text in positional_reads(sources)
+            if path == "store/sample.py"]
 
 
-def test_the_check_finds_positional_reads() -> None:
+def test_the_check_finds_positional_reads_whatever_the_name() -> None:
     sample = (
         "def f(db):\n"
-        "    r = db.execute('SELECT id, title FROM papers').fetchone()\n"
-        "    a = r[1]\n"
-        "    b = row[-1]\n"
-        "    c = r[:6]\n"
-        "    d = p.row[5]\n"
-        "    e = Webhook(*row)\n"
-        "    return r['title'], row['id'], rows[0], r[key]\n"
+        "    stub = db.execute('SELECT id, title, year, url FROM papers').fetchone()\n"
+        "    year = stub[2]\n"
+        "    for x in db.execute('SELECT id, title FROM papers'):\n"
+        "        title = x[1]\n"
+        "    n = db.execute('SELECT count(*) FROM papers').fetchone()[0]\n"
+        "    rows = db.execute('SELECT id, title FROM papers').fetchall()\n"
+        "    first = rows[0]\n"
+        "    head = first[:1]\n"
+        "    ids = [p[0] for p in rows]\n"
+        "    last = sorted(rows, key=lambda q: q[1])\n"
+        "    hook = Webhook(*first)\n"
+        "    return year, title, n, head, ids, last, hook\n"
     )
-    found = [(line, function) for line, function, _ in positional_reads(sample)]
-    assert found == [(3, "f"), (4, "f"), (5, "f"), (6, "f"), (7, "f")]
-    assert [text for _, _, text in positional_reads("x = r[5]\n")] == ["r[5]"]
+    assert _reads(sample) == [(3, "f", "stub[2]"), (5, "f", "x[1]"),
+                              (6, "f", "db.execute('SELECT count(*) FROM papers').fetchone()[0]"),
+                              (9, "f", "first[:1]"), (10, "f", "p[0]"), (11, "f", "q[1]"),
+                              (12, "f", "Webhook(*first)")]
+
+
+def test_the_check_follows_rows_through_helpers_and_functions() -> None:
+    sample = (
+        "from mapwatch.store.database.rows import named_row, named_rows, rows_in_chunks\n"
+        "\n"
+        "def latest(db):\n"
+        "    return db.execute('SELECT id, seen_at FROM events ORDER BY id DESC').fetchone()\n"
+        "\n"
+        "def track(r):\n"
+        "    return r[-1]\n"
+        "\n"
+        "def g(db, keys):\n"
+        "    a = named_rows(db, 'SELECT id, title FROM papers')[0][1]\n"
+        "    b = {r['id']: r for r in rows_in_chunks(db, 'SELECT id, title FROM papers WHERE id IN ({})', keys)}\n"
+        "    c = b['x'][1]\n"
+        "    d = latest(db)[1]\n"
+        "    e = track(named_row(db, 'SELECT id, title FROM papers'))\n"
+        "    return a, c, d, e\n"
+    )
+    assert _reads(sample) == [(7, "track", "r[-1]"), (10, "g", "named_rows(db, 'SELECT id, title FROM papers')[0][1]"),
+                              (12, "g", "b['x'][1]"), (13, "g", "latest(db)[1]")]
+
+
+def test_the_check_leaves_reads_by_name_and_other_values_alone() -> None:
+    sample = (
+        "import re\n"
+        "from mapwatch.store.database.rows import named_rows, one_column, scalar\n"
+        "\n"
+        "Row = tuple[str, int]  # a module's own tuple, not a query row\n"
+        "\n"
+        "def h(db, text: str, pairs: list[Row]):\n"
+        "    rows = named_rows(db, 'SELECT id, title FROM papers')\n"
+        "    first = rows[0]\n"
+        "    ids = one_column(db, 'SELECT id FROM papers')\n"
+        "    n = scalar(db, 'SELECT count(*) FROM papers')\n"
+        "    for a, b in db.execute('SELECT id, title FROM papers'):\n"
+        "        pass\n"
+        "    (m,) = db.execute('SELECT max(id) FROM events').fetchone()\n"
+        "    r = re.match('(x)', text)\n"
+        "    return first['title'], rows[1:], ids[0], n, text[0], r[1], pairs[0][1], m\n"
+    )
+    assert _reads(sample) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import named_rows, one_column
+from mapwatch.store.database.rows import named_rows, one_column, scalar
 
 
 def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra: str = "") -> None:
@@ -14,7 +14,7 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
     change a CHECK in place): every column another migration added is kept, its rows, indexes
     and AUTOINCREMENT sequence too. `extra` (columns, then table constraints) goes at its end."""
     conn = db.conn
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+    sql = scalar(conn, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
     for old, new in edits:
         if old not in sql:
             raise RuntimeError(f"{table}: the schema does not hold {old!r}")
@@ -27,7 +27,7 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
         conn, "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name",
         (table,))
     columns = ", ".join(f"[{r['name']}]" for r in named_rows(conn, f"PRAGMA table_info([{table}])"))
-    seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone() \
+    seq = scalar(conn, "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)) \
         if "AUTOINCREMENT" in sql.upper() else None
     with db.atomic():  # the migration's transaction (a savepoint in it), or one of its own
         conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}")
@@ -37,4 +37,4 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
         for index in indexes:
             conn.execute(index)
         if seq is not None:
-            conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq[0], table))
+            conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq, table))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import named_row
+
 NAME = "0021_webhook_seal"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
 
@@ -18,9 +20,9 @@ def migrate(db: Database) -> None:
                            (secret_box.LEGACY,)).fetchall()
     if not rows:
         return
-    main = db.conn.execute("PRAGMA database_list").fetchone()
+    main = named_row(db, "PRAGMA database_list")
     try:
-        key = secret_box.load_key(str(main[2] or "") if main else "", create=False)
+        key = secret_box.load_key(str(main["file"] or "") if main else "", create=False)
     except secret_box.SecretUnreadable:
         return
     for webhook_id, blob, url_id in rows:
