@@ -19,14 +19,6 @@ import pytest
 from tests.system.test_cli_exits import ROOT, _can_mount_tmpfs, mapwatch
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("backup") / "m.db"
-    r = mapwatch("ingest", "--db", path, "--quiet")
-    assert r.returncode == 0, r.stderr
-    return path
-
-
 def _snapshot(path: Path) -> tuple[int, int, bytes]:
     """What a target is: its type, inode and (for a regular file) its bytes."""
     st = os.lstat(path)
@@ -86,10 +78,10 @@ OUTPUT = {"backup": lambda target: ["backup", target], "graph": lambda target: [
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
 @pytest.mark.parametrize("command", sorted(OUTPUT))
-def test_a_target_that_is_not_a_regular_file_or_a_new_path_is_refused(seeded: Path, tmp_path: Path,
+def test_a_target_that_is_not_a_regular_file_or_a_new_path_is_refused(ingested_file: Path, tmp_path: Path,
                                                                        command: str, name: str) -> None:
     db = tmp_path / "m.db"
-    db.write_bytes(seeded.read_bytes())
+    db.write_bytes(ingested_file.read_bytes())
     writer = sqlite3.connect(db, isolation_level=None)  # a live database: its -wal and -shm exist
     try:
         writer.execute("PRAGMA journal_mode = WAL")
@@ -112,11 +104,11 @@ def test_a_target_that_is_not_a_regular_file_or_a_new_path_is_refused(seeded: Pa
     assert not list(tmp_path.glob(".tmp-*")), "a temporary file was left behind"
 
 
-def test_a_regular_file_or_a_new_path_is_written(seeded: Path, tmp_path: Path) -> None:
+def test_a_regular_file_or_a_new_path_is_written(ingested_file: Path, tmp_path: Path) -> None:
     old = tmp_path / "old-backup.db"
     old.write_text("an older backup\n")
     for target in (old, tmp_path / "new" / "folder" / "b.db"):
-        r = mapwatch("backup", target, "--db", seeded)
+        r = mapwatch("backup", target, "--db", ingested_file)
         assert r.returncode == 0, r.stderr
         assert sqlite3.connect(target).execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -135,19 +127,19 @@ def test_the_source_must_be_a_mapwatch_database(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("room", ["half", "all but the shared memory"])
-def test_a_full_disk_leaves_no_temporary_file(seeded: Path, tmp_path: Path, room: str) -> None:
+def test_a_full_disk_leaves_no_temporary_file(ingested_file: Path, tmp_path: Path, room: str) -> None:
     """The target folder is a real tmpfs (mounted in a private user and mount namespace) with
     room for half the copy, or for the copy but not the shared-memory file SQLite needs to
     turn it from WAL into one self-contained file."""
     reason = _can_mount_tmpfs()
     if reason:
         pytest.skip(reason)
-    size_kib = seeded.stat().st_size // 1024
+    size_kib = ingested_file.stat().st_size // 1024
     size_kib = size_kib // 2 if room == "half" else size_kib + 12
     disk = tmp_path / "disk"
     disk.mkdir()
     script = (f'mount -t tmpfs -o size={size_kib}k tmpfs "{disk}" && '
-              f'"{sys.executable}" -m mapwatch backup "{disk}/b.db" --db "{seeded}"; code=$?; '
+              f'"{sys.executable}" -m mapwatch backup "{disk}/b.db" --db "{ingested_file}"; code=$?; '
               f'ls -A "{disk}"; exit $code')
     r = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from mapwatch.bot.client import MapwatchBot
@@ -23,10 +22,6 @@ from tests.system.test_bot_commands import ask
 pytest_plugins = ["tests.fakediscord.fixtures"]
 
 
-@pytest.fixture
-def seeded(db, seeds_dir, clock):
-    ingest_paths(db, [seeds_dir], clock=clock)
-    return db
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -13,15 +13,6 @@ import pytest
 from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import mapwatch
 
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("settings") / "m.db"
-    r = mapwatch("ingest", "--db", path, "--quiet")
-    assert r.returncode == 0, r.stderr
-    return path
-
-
 RUN = ["run", "--source", str(SEEDS_DIR), "--out", "public", "--port", "0"]
 SERVE = ["serve", "--out", "public", "--port", "0"]
 PUBLISH = ["publish", "--out", "public"]
@@ -100,10 +91,10 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_bad_setting_is_a_usage_error(seeded: Path, tmp_path: Path, case: str) -> None:
+def test_a_bad_setting_is_a_usage_error(ingested_file: Path, tmp_path: Path, case: str) -> None:
     args, env, name = CASES[case]
     db = tmp_path / "m.db"
-    db.write_bytes(seeded.read_bytes())
+    db.write_bytes(ingested_file.read_bytes())
     (tmp_path / "a-file").write_text("not a folder\n")
     before = db.read_bytes()
     r = mapwatch(*args, "--db", db, cwd=tmp_path, env={"DISCORD_TOKEN": "", **env}, timeout=60)
@@ -115,10 +106,10 @@ def test_a_bad_setting_is_a_usage_error(seeded: Path, tmp_path: Path, case: str)
     assert not (tmp_path / "public").exists(), "feeds were written"
 
 
-def test_the_base_url_never_reaches_the_feeds(seeded: Path, tmp_path: Path) -> None:
+def test_the_base_url_never_reaches_the_feeds(ingested_file: Path, tmp_path: Path) -> None:
     """The issue's case: `--base-url javascript:...` was accepted and became every link of the feeds."""
     db = tmp_path / "m.db"
-    db.write_bytes(seeded.read_bytes())
+    db.write_bytes(ingested_file.read_bytes())
     r = mapwatch("publish", "--db", db, "--out", "public", "--base-url", "javascript:alert(1)//", cwd=tmp_path)
     assert r.returncode == 2
     assert not (tmp_path / "public").exists()
@@ -130,7 +121,7 @@ def test_the_base_url_never_reaches_the_feeds(seeded: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("env", [{"PORT": "0"}, {"MAPWATCH_REFRESH": "366d"}, {"MAPWATCH_REFRESH": "0 */6 * * *"},
                                  {"MAPWATCH_BASE_URL": "http://[::1]:8080/feeds/"}, {"MAPWATCH_LOG_LEVEL": "warning"}])
-def test_good_settings_still_start_run(seeded: Path, tmp_path: Path, env: dict[str, str]) -> None:
+def test_good_settings_still_start_run(ingested_file: Path, tmp_path: Path, env: dict[str, str]) -> None:
     """The checks refuse only what is out of range: `run` with these starts (it is stopped by a
     signal once it says where the feeds are)."""
     import signal
@@ -140,7 +131,7 @@ def test_good_settings_still_start_run(seeded: Path, tmp_path: Path, env: dict[s
     from tests.system.test_cli_exits import ROOT
 
     db = tmp_path / "m.db"
-    db.write_bytes(seeded.read_bytes())
+    db.write_bytes(ingested_file.read_bytes())
     args = RUN if "PORT" not in env else RUN[:-2]
     proc = subprocess.Popen([sys.executable, "-m", "mapwatch", *args, "--db", str(db)], cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(ROOT), "DISCORD_TOKEN": "", **env},

@@ -23,7 +23,7 @@ from mapwatch.store.pages.format import format_page
 from mapwatch.store.pages.model import MapPage, Placement
 from mapwatch.store.pages.parse import MAX_PLACEMENTS, parse_page
 from mapwatch.store.sources.refresh import refresh
-from mapwatch.store.subscriptions.tracking import add_track
+from mapwatch.store.subscriptions.tracking import add_track, tracked_paper_ids
 from tests.conftest import FakeClock
 from tests.mapsite import HOST, MapSite, serve_site
 from tests.unit.store.test_crawl_schedule import FAST, T0, new_paper
@@ -116,7 +116,8 @@ def test_direction_pages_spend_the_budget_after_the_tracked_papers(db) -> None:
         for _tick in range(3):
             clock.advance(hours=1)
             site.requests.clear()
-            report = refresh(db, site.base, clock=clock, options=dataclasses.replace(FAST, budget=30))
+            report = refresh(db, site.base, clock=clock, priority=tracked_paper_ids(db),
+                             options=dataclasses.replace(FAST, budget=30))
             asked = [p for p in site.paths_requested() if p != "/robots.txt"]
             directions = [p for p in asked if p.startswith("/flood/")]
             assert asked[0] == f"/paper/{tracked}/"  # before any direction page

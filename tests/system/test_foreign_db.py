@@ -17,27 +17,19 @@ from mapwatch.store.pages.files import SEEDS_DIR
 from tests.system.test_cli_exits import READ_ONLY, mapwatch
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("foreign") / "m.db"
-    r = mapwatch("ingest", "--db", path, "--quiet")
-    assert r.returncode == 0, r.stderr
-    return path
-
-
-def _another_programs(path: Path, seeded: Path) -> None:
+def _another_programs(path: Path, ingested_file: Path) -> None:
     with sqlite3.connect(path) as c:  # rollback journal, as most programs leave it
         c.executescript("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);"
                         "INSERT INTO notes (body) VALUES ('mine');")
     c.close()
 
 
-def _empty(path: Path, seeded: Path) -> None:
+def _empty(path: Path, ingested_file: Path) -> None:
     path.touch()
 
 
-def _newer(path: Path, seeded: Path) -> None:
-    path.write_bytes(seeded.read_bytes())
+def _newer(path: Path, ingested_file: Path) -> None:
+    path.write_bytes(ingested_file.read_bytes())
     with sqlite3.connect(path) as c:
         c.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
                   "VALUES ('mapwatch', '0099_from_the_future', '2027-01-01 00:00:00+00:00')")
@@ -67,12 +59,12 @@ REFUSED = [(name, kind) for name in sorted(COMMANDS) for kind in sorted(FILES)
 
 
 @pytest.mark.parametrize(("name", "kind"), REFUSED)
-def test_a_file_that_is_not_a_mapwatch_database_is_refused_and_untouched(seeded: Path, tmp_path: Path,
+def test_a_file_that_is_not_a_mapwatch_database_is_refused_and_untouched(ingested_file: Path, tmp_path: Path,
                                                                          name: str, kind: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
     db = work / "their.db"
-    FILES[kind](db, seeded)
+    FILES[kind](db, ingested_file)
     os.utime(db, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     before = _state(work)
     env = {"DISCORD_TOKEN": "not-a-real-token" if name == "sync" else "", "MAPWATCH_FEEDS_DIR": "public"}
@@ -92,9 +84,9 @@ def test_the_commands_that_create_databases_start_one_in_an_empty_file(tmp_path:
     assert mapwatch("stats", "--db", db).stdout.startswith("papers:        99 ")
 
 
-def test_backup_copies_a_newer_database(seeded: Path, tmp_path: Path) -> None:
+def test_backup_copies_a_newer_database(ingested_file: Path, tmp_path: Path) -> None:
     db = tmp_path / "newer.db"
-    _newer(db, seeded)
+    _newer(db, ingested_file)
     r = mapwatch("backup", tmp_path / "copy.db", "--db", db)
     assert r.returncode == 0, r.stderr
     names = [n for (n,) in sqlite3.connect(tmp_path / "copy.db").execute("SELECT name FROM _sqlite_migrations")]

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from mapwatch.bot.rendering import plot, render_graph
@@ -20,10 +19,6 @@ from tests.system.test_cli_store import run
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture
-def seeded(db, seeds_dir: Path, clock: FakeClock):
-    ingest_paths(db, [seeds_dir], clock=clock)
-    return db
 
 
 def decode(png: bytes) -> Image.Image:
