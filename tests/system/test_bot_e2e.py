@@ -147,7 +147,7 @@ async def test_alert_flow_exactly_once(fake_discord: FakeDiscord, db_path: Path,
     db = open_db(db_path)
     ingest_paths(db, [make_older_seeds(3)], clock=clock)
     channel = fake_discord.guild.channel("alerts")
-    bot = make_bot(db_path)
+    bot = make_bot(db_path, poll=False)  # the test delivers: no poller racing it
     async with fake_discord.connected(bot):
         h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=channel.id, permissions=MANAGE)
         await h.wait_message()
@@ -162,7 +162,7 @@ async def test_alert_flow_exactly_once(fake_discord: FakeDiscord, db_path: Path,
         msg = fake_discord.channel_messages(channel.id)[0]
         assert "3 new citers" in msg.embed["title"] and "Cited by 68 → 71" in msg.embed["description"]
         assert msg.allowed_mentions == {"parse": []}
-    bot2 = make_bot(db_path)
+    bot2 = make_bot(db_path, poll=False)  # the test delivers: no poller racing it
     async with fake_discord.connected(bot2):
         assert await bot2.deliver_alerts() == 0
     assert len(fake_discord.requests_to("POST", f"/channels/{channel.id}/messages")) == 1
@@ -189,7 +189,7 @@ async def test_alert_poller_and_gone_channel(fake_discord: FakeDiscord, db_path:
 
 async def test_dm_track_alerts_by_dm(fake_discord: FakeDiscord, db_path: Path, clock, make_older_seeds) -> None:
     ingest_paths(open_db(db_path), [make_older_seeds(2)], clock=clock)
-    bot = make_bot(db_path)
+    bot = make_bot(db_path, poll=False)  # the test delivers: no poller racing it
     async with fake_discord.connected(bot):
         h = await fake_discord.slash("track", {"paper": "2507.04136"}, guild_id=None)  # no Manage Channels in DMs
         msg = await h.wait_message()
@@ -225,7 +225,7 @@ async def test_discord_failure_loses_nothing_and_forbidden_disables(fake_discord
                                                                      make_older_seeds) -> None:
     ingest_paths(open_db(db_path), [make_older_seeds(3)], clock=clock)
     alerts, general = fake_discord.guild.channel("alerts"), fake_discord.channel
-    bot = make_bot(db_path)
+    bot = make_bot(db_path, poll=False)  # the test delivers: no poller racing it
     async with fake_discord.connected(bot):
         for ch in (alerts, general):
             h = await fake_discord.slash("track", {"paper": "2412.10400"}, channel_id=ch.id, permissions=MANAGE)
