@@ -163,7 +163,7 @@ def _citer_entry(fg: Any, entry_id: str, c: NewCiter, what: str) -> None:
     fe.link(href=clean(_page_link(p)))
     n = len(c.cites)
     cited = "".join(f"<li>{_paper_line(x)}</li>" for x in c.cites)
-    venue = c.byline.venue or c.byline.journal_ref if c.byline and is_outside_key(p.id) else None
+    venue = c.byline.outside_venue() if c.byline else None
     where = f", in {escape(plain_name(venue))}" if venue else ""  # a citer beyond arXiv, named with its venue
     html = (f"<p>{_paper_line(p)} (<a href=\"{escape(clean(_arxiv_link(p)))}\">{id_kind(p.id)}</a>{where}) cites "
             f"{n} {'paper' if n == 1 else 'papers'} of {escape(clean(what))}:</p><ul>{cited}</ul>"

@@ -29,7 +29,7 @@ from mapwatch.feeds.build import (
     safe_path,
     stamp,
 )
-from mapwatch.store.ids import is_outside_key, paper_label
+from mapwatch.store.ids import paper_label
 from mapwatch.store.questions.feed_queries import CountGrowth, DirectionActivity, LeadPaper, PaperFacts
 from mapwatch.store.questions.types import (
     PROVENANCE_NAMES,
@@ -196,7 +196,7 @@ def _citer_item(here: _Here, c: NewCiter, has_page: Callable[[str], bool], show_
     p = c.citer
     title = _a(p.url or p.arxiv_url, p.title or p.id, "title")
     arxiv = _a(p.arxiv_url, paper_label(p.id), "arxiv")
-    if is_outside_key(p.id) and c.byline and (venue := c.byline.venue or c.byline.journal_ref):
+    if c.byline and (venue := c.byline.outside_venue()):
         arxiv += f' · <span class="venue">in {_t(venue)}</span>'  # a citer beyond arXiv, named with its venue
     cites = ""
     if show_cites and c.cites:

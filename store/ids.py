@@ -42,28 +42,25 @@ _DOI_IN = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[\x
 _WORK_KEY = re.compile(r"^W\d{1,15}$")
 _WORK_IN = re.compile(r"^(?:https?://openalex\.org/)?(W\d{1,15})$", re.I)
 ARXIV_DOI_PREFIX = "10.48550/arxiv."  # the DOI arXiv registers for each paper (DataCite)
-# SQL: whether the paper id in `{col}` is an arXiv id (not a citer beyond arXiv). GLOB is
-# case-sensitive: an old-style id never starts with "W", and no arXiv id with "10.".
-ARXIV_ID_SQL = "NOT ({col} GLOB '10.*' OR {col} GLOB 'W[0-9]*')"
 
 
 def arxiv_only(col: str) -> str:
-    """An SQL condition: the paper id in column `col` is an arXiv id."""
-    return ARXIV_ID_SQL.format(col=col)
+    """An SQL condition: the paper id in column `col` is an arXiv id (not a citer beyond arXiv).
+    GLOB is case-sensitive: an old-style id never starts with "W", and no arXiv id with "10."."""
+    return f"NOT ({col} GLOB '10.*' OR {col} GLOB 'W[0-9]*')"
 
 
-def is_arxiv_id(paper_id: str) -> bool:
-    return ID_RE.match(paper_id) is not None
+def _doi(text: str) -> str | None:
+    """The DOI in `text` (bare, `doi:…` or a doi.org URL), in lower case (DOIs are case-insensitive)."""
+    m = _DOI_IN.match(text.strip()) if len(text) <= 300 else None
+    return m.group(1).lower() if m else None
 
 
 def doi_key(text: str) -> str | None:
     """The key of a work by its DOI (bare, `doi:…` or a doi.org URL), in lower case; None for
     anything else and for arXiv's own DOIs (`10.48550/arXiv.<id>` names an arXiv paper)."""
-    m = _DOI_IN.match(text.strip()) if len(text) <= 300 else None
-    if not m:
-        return None
-    key = m.group(1).lower()
-    return None if key.startswith(ARXIV_DOI_PREFIX) else key
+    key = _doi(text)
+    return None if key is None or key.startswith(ARXIV_DOI_PREFIX) else key
 
 
 def work_key(text: str) -> str | None:
@@ -84,9 +81,9 @@ def paper_key(text: str) -> str | None:
         return None
     if (pid := normalize_id(text)) is not None:
         return pid
-    if text.strip().lower().startswith(("10.48550/arxiv.", "https://doi.org/10.48550/arxiv.")):
-        return normalize_id(text.strip().lower().rsplit("arxiv.", 1)[1])
-    return doi_key(text) or work_key(text)
+    if (doi := _doi(text)) is not None:  # arXiv's own DOI names its paper
+        return normalize_id(doi[len(ARXIV_DOI_PREFIX):]) if doi.startswith(ARXIV_DOI_PREFIX) else doi
+    return work_key(text)
 
 
 def paper_link(paper_id: str) -> str:

@@ -109,7 +109,7 @@ def paper_line(p: PaperRow, n: int | None = None, *, dirs: bool = True) -> str:
         mark += f" · via {PROVENANCE_NAMES[p.provenance]}"
     if isinstance(p, CitationRow) and p.context is not None and n is not None:  # a list: its intents, no quote
         mark += citation_marks(p.context)
-    where = venue_mark(p.id, p.byline) + where  # a citer beyond arXiv, named with its venue
+    where = venue_mark(p.byline) + where  # a citer beyond arXiv, named with its venue
     by = byline(p.byline)
     return f"{prefix}{link(p.title, p.url or p.arxiv_url)}{year} · `{p.id}`{cited}{where}{mark}" + (
         f"\n  {by}" if by else "")

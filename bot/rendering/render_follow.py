@@ -113,7 +113,7 @@ def citer_line(c: AlertCiter, *, with_cites: bool = True) -> str:
     line = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · [`{esc(c.id)}`]({c.arxiv_url}){counts}"
     if not safe_link(c.arxiv_url):
         line = f"• {link(c.title, c.url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{counts}"
-    line += venue_mark(c.id, c.byline)
+    line += venue_mark(c.byline)
     if c.self_citation:
         line += f" · {SELF_MARK}"
     if c.provenance != "map":  # no map page names it yet

@@ -55,7 +55,7 @@ def citer_entry(c: AlertCiter, t: SubjectTrack) -> str:
     """A citing paper, the subject's papers it cites, its authors, and a self-citation mark
     when it shares an author with one of them."""
     year = f" ({c.year})" if c.year else ""
-    mark = venue_mark(c.id, c.byline) + (f" · {SELF_MARK}" if c.self_citation else "")
+    mark = venue_mark(c.byline) + (f" · {SELF_MARK}" if c.self_citation else "")
     if c.provenance != "map":  # no map page names it yet
         mark += f" · via {PROVENANCE_NAMES[c.provenance]}"
     head = f"• {link(c.title, c.url or c.arxiv_url, TITLE_LINK_MAX)}{year} · `{esc(c.id)}`{mark}"

@@ -13,7 +13,6 @@ import re
 from collections.abc import Sequence
 
 from mapwatch.bot.rendering.replies import Embed, Field, Reply
-from mapwatch.store.ids import is_outside_key
 from mapwatch.store.questions.types import Byline, CitingContext, intent_words
 from mapwatch.store.urls import safe_http_url
 
@@ -181,10 +180,10 @@ def byline(b: Byline | None, limit: int = BYLINE_MAX) -> str:
     return clip(esc(b.short()), limit)
 
 
-def venue_mark(paper_id: str, b: Byline | None) -> str:
+def venue_mark(b: Byline | None) -> str:
     """" · in ACM Computing Surveys" for a citer beyond arXiv (a DOI names it less than its
     venue does); "" for an arXiv paper, or when no venue is known."""
-    where = (b.venue or b.journal_ref) if b is not None and is_outside_key(paper_id) else None
+    where = b.outside_venue() if b is not None else None
     return f" · in {clip(esc(where), 100)}" if where else ""
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from mapwatch.store.ids import is_outside_key
 from mapwatch.store.records import Provenance as Provenance  # (re-exported: the answers carry it)
 
 NewsOrder = Literal["event", "cited"]  # new citers in event order, or most cited first
@@ -172,6 +173,12 @@ class Byline:
     authors: tuple[Author, ...]
     venue: str | None = None
     journal_ref: str | None = None
+
+    def outside_venue(self) -> str | None:
+        """Where a citer beyond arXiv was published (its venue, else its journal reference): it is
+        named with it, its DOI saying less (docs/enrichment.md, "Citers beyond arXiv"); None for
+        an arXiv paper, which its id names."""
+        return (self.venue or self.journal_ref) if is_outside_key(self.paper_id) else None
 
     def short(self, limit: int = 3) -> str:
         """"A. Vaswani, N. Shazeer, N. Parmar et al. (Google Brain)": the first `limit` names,
