@@ -83,8 +83,8 @@ def run_floor(db_path: str, folder: str) -> dict:
             edges.setdefault((it.id, page.id), sid)
         sources.append((location, page.id, hashlib.sha256(data).hexdigest(), len(data), 0, None, None, now))
     paper_rows = list(papers.values()) + [row for pid, row in stubs.items() if pid not in papers]
-    citation_rows = [(a, b, now, sid) for (a, b), sid in edges.items()]
-    event_rows = [(b, a, sid, now) for (a, b), sid in edges.items()]
+    citation_rows = [(a, b, now, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, b, a, sid, now) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
 
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -103,10 +103,10 @@ def run_floor(db_path: str, folder: str) -> dict:
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
         conn.executemany("INSERT INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                          placements)
-        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id)"
-                         " VALUES (?, ?, ?, ?)", citation_rows)
-        conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
-                         " VALUES ('citation', ?, ?, ?, ?)", event_rows)
+        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
+                         " VALUES (?, ?, ?, ?, ?)", citation_rows)
+        conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
+                         " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
         conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag,"
                          " last_modified, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
     insert_seconds, insert_cpu = time.perf_counter() - t1, time.process_time() - c1

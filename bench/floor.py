@@ -9,8 +9,8 @@ titles and abstracts, filled in one statement after the rows (no per-row trigger
 The schema is mapwatch's own, created by `open_db` (every migration), so the floor pays for
 the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
 papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
-citations (primary key, citations_cited, citations_cited_seen), events (events_paper,
-events_edge, events_citing_edge, events_seen_at), sources (primary key),
+citations (primary key, citations_cited_seen; each with its event's id), events (events_paper,
+events_seen_at), sources (primary key),
 directions (primary key). Only the three full-text triggers on papers are dropped.
 
 One process, one core: the floor is the work, not a way of spreading it.
@@ -130,8 +130,8 @@ def run(db_path: str, folder: str) -> dict:
         sources.append((path, pid, sha, st.st_size, st.st_mtime_ns, None, None, NOW))
     paper_rows = list(papers.values())
     stub_rows = [row for pid, row in stubs.items() if pid not in papers]
-    citation_rows = [(a, b, NOW, sid) for (a, b), sid in edges.items()]
-    event_rows = [(b, a, sid, NOW) for (a, b), sid in edges.items()]
+    citation_rows = [(a, b, NOW, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, b, a, sid, NOW) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t1, c1 = time.perf_counter(), time.process_time()
@@ -149,10 +149,10 @@ def run(db_path: str, folder: str) -> dict:
                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
     conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                      placements)
-    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id) VALUES (?, ?, ?, ?)",
-                     citation_rows)
-    conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
-                     " VALUES ('citation', ?, ?, ?, ?)", event_rows)
+    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
+                     " VALUES (?, ?, ?, ?, ?)", citation_rows)
+    conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
+                     " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
     conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified,"
                      " checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.execute("COMMIT")

@@ -41,6 +41,9 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
                               "before it had one), not new; 0: it appeared after (see [Feeds](feeds.md#what-new-means))"),
             'provenance': ("`map`: a map page names it; `openalex` or `s2`: only that source has (no snapshot yet; "
                            "see [Enrichment](enrichment.md#citations-the-map-does-not-name))"),
+            'event_id': ("its citation event (`events.id`): the edge is stored here once, and its event found "
+                         "from it (the map's listing order, a merge of two versions); NULL only for an edge stored "
+                         "before events existed (see [Why each index](#why-each-index))"),
         }),
     'directions': (
         'a research direction',

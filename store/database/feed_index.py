@@ -117,10 +117,11 @@ def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
                      " CROSS JOIN events e ON e.paper_id = l.paper_id WHERE e.kind = 'citation'")
         conn.execute("DELETE FROM feed_direction_citers WHERE (direction_slug, citing_id) IN"
                      " (SELECT slug, citing_id FROM temp.feed_pairs)")
-        conn.execute(f"INSERT INTO feed_direction_citers SELECT t.slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG}"
-                     " FROM temp.feed_pairs t CROSS JOIN events e ON e.citing_id = t.citing_id"
-                     f" CROSS JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = t.slug{_CITATION}"
-                     " WHERE e.kind = 'citation' AND e.id <= ? GROUP BY 1, 2", (e1,))
+        # (their citations by the primary key, each with its event's id: citations.event_id)
+        conn.execute(f"INSERT INTO feed_direction_citers SELECT t.slug, c.citing_id, min(e.seen_at), min(e.id), {_FLAG}"
+                     " FROM temp.feed_pairs t CROSS JOIN citations c ON c.citing_id = t.citing_id"
+                     " CROSS JOIN placements pl ON pl.paper_id = c.cited_id AND pl.direction_slug = t.slug"
+                     " CROSS JOIN events e ON e.id = c.event_id WHERE e.id <= ? GROUP BY 1, 2", (e1,))
     # The citers of a paper that joined: their row in that direction starts at the earlier of
     # the row they had (from the direction's other papers) and their first event citing it.
     conn.execute(f"INSERT INTO feed_direction_citers SELECT j.slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG}"

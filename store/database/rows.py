@@ -72,6 +72,15 @@ def scalar(db: Database | sqlite3.Connection, sql: str, params: Params = ()) -> 
 CHUNK = 500  # keys a query's `IN (...)` takes at a time (SQLite bounds a statement's variables)
 
 
+def next_ids(db: Database | sqlite3.Connection, table: str) -> int:
+    """The id the next row of AUTOINCREMENT `table` gets: rows inserted with ids from it on, in a
+    transaction that holds the write lock, are numbered as SQLite would number them (an id
+    once used, even deleted since, is not used again)."""
+    seq = scalar(db, "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)) or 0
+    top = scalar(db, f"SELECT max(id) FROM [{table}]") or 0
+    return max(int(seq), int(top)) + 1
+
+
 def chunked(keys: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
     """`keys`, at most `size` at a time and read lazily (a generator's keys are not all held):
     the keys of one statement of a chunked query, or the rows of one executemany."""

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
-from mapwatch.store.database.rows import rows_in_chunks, scalar
+from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX
@@ -335,11 +335,15 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
         list({cited for _, cited, _, _ in citation_rows}), after=(done,))} if done else set()
-    citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1)
+    # Each event's id, given here: a citation holds its event's (citations.event_id).
+    first_event = next_ids(conn, "events")
+    event_rows = [(first_event + i, *row) for i, row in enumerate(event_rows)]
+    event_of = {(row[2], row[1]): row[0] for row in event_rows if len(row) == 5}  # (citing, cited): id
+    citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1, event_of[citing, cited])
                      for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
-    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read)",
-            "(?, ?, ?, ?, ?)", citation_rows)
+    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read, event_id)",
+            "(?, ?, ?, ?, ?, ?)", citation_rows)
     # Its first_seen, and so its feed entry and alert, stay those of the source's news.
     conn.executemany("UPDATE citations SET provenance = 'map', snapshot_id = ? WHERE citing_id = ? AND cited_id = ?",
                      named_now)
@@ -370,9 +374,7 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
         _title, _arxiv_url, _abstract, _posted, _cited_by, refs_in_map, refs_total = p.row
         rows.append((p.id, p.through, p.cited_by, refs_in_map, refs_total, p.citers_listed, p.refs_listed, p.hash,
                      p.source.location, now))
-    first = scalar(conn, "SELECT seq FROM sqlite_sequence WHERE name = 'snapshots'") or 0
-    top = scalar(conn, "SELECT max(id) FROM snapshots") or 0
-    start = max(first, top) + 1
+    start = next_ids(conn, "snapshots")
     _insert(conn, "INSERT INTO snapshots (id, paper_id, data_through, cited_by, refs_in_map, refs_total,"
             " citers_listed, refs_listed, content_hash, source, ingested_at)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(start + i, *row) for i, row in enumerate(rows)])
@@ -380,21 +382,22 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
 
 
 def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """Insert events in order: runs of citation events (4-tuples) and count events (7-tuples)."""
+    """Insert events, each with its id: runs of citation events (5-tuples) and count events
+    (8-tuples)."""
     start = 0
     while start < len(rows):
         kind = len(rows[start])
         end = start
         while end < len(rows) and len(rows[end]) == kind:
             end += 1
-        if kind == 4:
-            _insert(conn, "INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)",
-                    "('citation', ?, ?, ?, ?)", rows[start:end])
+        if kind == 5:
+            _insert(conn, "INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)",
+                    "(?, 'citation', ?, ?, ?, ?)", rows[start:end])
         else:
-            conn.executemany("INSERT INTO events (kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
-                             " seen_at) VALUES ('count', ?, ?, ?, ?, ?, ?)",
-                             [(paper, old, new, unlisted, snapshot, seen)
-                              for paper, old, new, unlisted, snapshot, seen, _ in rows[start:end]])
+            conn.executemany("INSERT INTO events (id, kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
+                             " seen_at) VALUES (?, 'count', ?, ?, ?, ?, ?, ?)",
+                             [(eid, paper, old, new, unlisted, snapshot, seen)
+                              for eid, paper, old, new, unlisted, snapshot, seen, _ in rows[start:end]])
         start = end
 
 

@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0037_paper_aliases
+-- last migration: 0038_compact_edges
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -128,16 +128,20 @@ CREATE INDEX snapshots_paper ON snapshots(paper_id, id);
 -- citing_id cites cited_id. at_first_read 1: known at the cited paper's first read (revealed
 -- while its first page was read, or before it had one), so not new (docs/feeds.md, "What new
 -- means"). provenance 'map': a map page names it; 'openalex' or 's2': only that source has said
--- so, no snapshot yet (docs/enrichment.md, "Citations the map does not name").
+-- so, no snapshot yet (docs/enrichment.md, "Citations the map does not name"). event_id: the
+-- edge's citation event in events (the one home of the edge: its event is found from here, so
+-- events needs no index by edge; NULL only for an edge stored before events existed).
 CREATE TABLE citations (
             citing_id TEXT NOT NULL REFERENCES papers(id),
             cited_id TEXT NOT NULL REFERENCES papers(id),
             first_seen TEXT NOT NULL,     -- ISO timestamp (UTC) of the ingest that revealed it
             snapshot_id INTEGER REFERENCES snapshots(id), at_first_read INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL DEFAULT 'map'
-            CHECK (provenance IN ('map', 'openalex', 's2')),
+            CHECK (provenance IN ('map', 'openalex', 's2')), event_id INTEGER,
             PRIMARY KEY (citing_id, cited_id)
         ) WITHOUT ROWID;
-CREATE INDEX citations_cited ON citations(cited_id, citing_id);
+
+-- A paper's citers: by cited paper (every list of citers, its count), newest first (/citers
+-- newest, the feeds' since-dates), covering (no row read to sort).
 CREATE INDEX citations_cited_seen ON citations(cited_id, first_seen, citing_id);
 
 -- The change log feeds and alerts read with a cursor (ids only grow).
@@ -155,12 +159,8 @@ CREATE TABLE events (
             snapshot_id INTEGER REFERENCES snapshots(id),
             seen_at TEXT NOT NULL
         );
+-- A paper's events after a cursor (alerts, digests, webhooks, its feed's mark).
 CREATE INDEX events_paper ON events(paper_id, id);
-
--- Lists of citers and references in the map's listing order (the first event of each edge);
--- events_citing_edge answers every lookup by citer.
-CREATE INDEX events_edge ON events(paper_id, citing_id, id);
-CREATE INDEX events_citing_edge ON events(citing_id, paper_id, id);
 
 -- /rising reads the events of the last N days.
 CREATE INDEX events_seen_at ON events(seen_at);
@@ -693,12 +693,12 @@ CREATE TABLE institutions (
         );
 
 -- The institutions an author (paper_id and position, as in paper_authors) gave on a paper.
-CREATE TABLE paper_author_institutions (
+CREATE TABLE "paper_author_institutions" (
             paper_id TEXT NOT NULL,
             position INTEGER NOT NULL,
             institution_id TEXT NOT NULL REFERENCES institutions(id),
             PRIMARY KEY (paper_id, position, institution_id)
-        );
+        ) WITHOUT ROWID;
 
 -- What Semantic Scholar says of a citation: the citing sentences, intents, influence.
 CREATE TABLE citation_contexts (

@@ -37,8 +37,8 @@ def most_cited_citers_by_walk(db: Database, paper_id: str, offset: int,
             return None  # the page reaches citers without a stated count
     marks = ",".join("?" * len(picked))
     first = dict(db.conn.execute(
-        f"SELECT citing_id, min(id) FROM events WHERE paper_id = ? AND citing_id IN ({marks})"
-        " GROUP BY citing_id", (paper_id, *(p for p, _ in picked))).fetchall())
+        f"SELECT citing_id, event_id FROM citations WHERE cited_id = ? AND citing_id IN ({marks})"
+        " AND event_id IS NOT NULL", (paper_id, *(p for p, _ in picked))).fetchall())
     picked.sort(key=lambda pick: (-pick[1], first.get(pick[0], 1e18), pick[0]))  # pick: (id, cited_by)
     page = [p for p, _ in picked[offset:need]]
     seen = dict(db.conn.execute(

@@ -69,7 +69,7 @@ def has_papers(db: Database) -> bool:
 
 # ---------------------------------------------------------------------------
 # Papers and directions: lookups for the bot, `mapwatch ask` and the benchmarks.
-# Every query is index-backed (primary keys, citations_cited, events_paper,
+# Every query is index-backed (primary keys, citations_cited_seen, events_paper,
 # papers_title_nocase, placements_direction, the FTS index): no full scans.
 # ---------------------------------------------------------------------------
 
@@ -247,9 +247,8 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     if direction:
         where += (" AND EXISTS (SELECT 1 FROM placements pl WHERE pl.paper_id = c.citing_id"
                   " AND pl.direction_slug = :dir)")
-    # The map's listing order: the first event of each edge (pages list most cited first).
-    pos = ("coalesce((SELECT min(e.id) FROM events e WHERE e.paper_id = c.cited_id"
-           " AND e.citing_id = c.citing_id), 1e18)")
+    # The map's listing order: the edge's event (pages list most cited first).
+    pos = "coalesce(c.event_id, 1e18)"
     order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
              else f"c.first_seen DESC, {NEWEST_PAPERS_FIRST}")
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
@@ -278,8 +277,7 @@ def refs(db: Database, paper_id: str, *, offset: int = 0, limit: int = 10, autho
     rows = _rows_in_order(db, db.conn.execute(
         "SELECT c.cited_id, c.first_seen FROM citations c JOIN papers p ON p.id = c.cited_id"
         " WHERE c.citing_id = :pid ORDER BY (p.cited_by IS NULL), p.cited_by DESC,"
-        " coalesce((SELECT min(e.id) FROM events e WHERE e.citing_id = c.citing_id AND e.paper_id = c.cited_id),"
-        " 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
+        " coalesce(c.event_id, 1e18), c.cited_id LIMIT :lim OFFSET :off", params).fetchall())
     total = scalar(db.conn, "SELECT count(*) FROM citations WHERE citing_id = ?", (paper_id,))
     dirs = directions_of(db, [r["id"] for r, _ in rows])
     items = tuple(seen_paper(r, seen, dirs) for r, seen in rows)

@@ -30,7 +30,7 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import one_column, rows_in_chunks
+from mapwatch.store.database.rows import next_ids, one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
 from mapwatch.store.records import FoundCiter, Provenance
 from mapwatch.store.scholarly.budget import Budget
@@ -156,10 +156,13 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
               None if is_outside_key(pid) else arxiv_url(pid), stamp, stamp) for pid in stubs])
         save_outside_works(db, [w for pid in stubs if is_outside_key(pid) and (t := titles.get(pid)) is not None
                                 and (w := t.work) is not None], now)
+        first_event = next_ids(conn, "events")  # each citation holds its event's id (citations.event_id)
+        conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
+                         " VALUES (?, 'citation', ?, ?, NULL, ?)",
+                         [(first_event + i, cited_id, pid, stamp) for i, pid in enumerate(new)])
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
-                         " provenance) VALUES (?, ?, ?, NULL, 0, ?)", [(pid, cited_id, stamp, source) for pid in new])
-        conn.executemany("INSERT INTO events (kind, paper_id, citing_id, snapshot_id, seen_at)"
-                         " VALUES ('citation', ?, ?, NULL, ?)", [(cited_id, pid, stamp) for pid in new])
+                         " provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
+                         [(pid, cited_id, stamp, source, first_event + i) for i, pid in enumerate(new)])
         found.new = len(new)
         found.held = len(waiting) - len(new)
         _spend(db, budget, today, len(fresh) + len(set(new) - titles.keys()), len(stubs))

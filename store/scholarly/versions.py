@@ -98,20 +98,24 @@ def merge(db: Database, alias: str, paper_id: str, how: str, now: datetime) -> N
     conn.execute("INSERT OR IGNORE INTO papers (id, title, year, arxiv_url, has_page, first_seen, updated)"
                  " SELECT ?, title, year, ?, 0, first_seen, ? FROM papers WHERE id = ?",
                  [paper_id, arxiv_url(paper_id), iso(now), alias])
-    # Citations: one per cited paper, the earlier first seen, the map's provenance kept.
+    keys = {"alias": alias, "pid": paper_id}
+    # Events (found by the citations that hold their ids): of the two citation events of a cited
+    # paper, the first stays; the alias's others are re-keyed.
+    both = conn.execute("SELECT a.event_id, p.event_id FROM citations a JOIN citations p ON p.cited_id = a.cited_id"
+                        " WHERE a.citing_id = :alias AND p.citing_id = :pid", keys).fetchall()
+    later = [(max(a, b),) for a, b in both if a is not None and b is not None]
+    conn.executemany("DELETE FROM events WHERE id = ?", later)
+    conn.execute("UPDATE events SET citing_id = :pid WHERE id IN"
+                 " (SELECT event_id FROM citations WHERE citing_id = :alias)", keys)
+    # Citations: one per cited paper, the earlier first seen and event, the map's provenance kept.
     conn.execute(
-        "UPDATE citations SET first_seen = min(first_seen, (SELECT d.first_seen FROM citations d WHERE"
-        " d.citing_id = :alias AND d.cited_id = citations.cited_id)) WHERE citing_id = :pid AND cited_id IN"
-        " (SELECT cited_id FROM citations WHERE citing_id = :alias)", {"alias": alias, "pid": paper_id})
+        "UPDATE citations SET first_seen = min(citations.first_seen, d.first_seen),"
+        " event_id = min(coalesce(citations.event_id, d.event_id), coalesce(d.event_id, citations.event_id))"
+        " FROM citations d WHERE d.citing_id = :alias AND d.cited_id = citations.cited_id"
+        " AND citations.citing_id = :pid", keys)
     conn.execute("DELETE FROM citations WHERE citing_id = :alias AND cited_id IN"
-                 " (SELECT cited_id FROM citations WHERE citing_id = :pid)", {"alias": alias, "pid": paper_id})
+                 " (SELECT cited_id FROM citations WHERE citing_id = :pid)", keys)
     conn.execute("UPDATE citations SET citing_id = ? WHERE citing_id = ?", [paper_id, alias])
-    # Events: of the two citation events of a cited paper, the first stays.
-    conn.execute(
-        "DELETE FROM events WHERE kind = 'citation' AND citing_id IN (:alias, :pid) AND id > (SELECT min(e.id)"
-        " FROM events e WHERE e.kind = 'citation' AND e.citing_id IN (:alias, :pid) AND e.paper_id = events.paper_id)",
-        {"alias": alias, "pid": paper_id})
-    conn.execute("UPDATE events SET citing_id = ? WHERE citing_id = ?", [paper_id, alias])
     conn.execute(
         "UPDATE feed_direction_citers SET first_seen = min(first_seen, (SELECT d.first_seen FROM feed_direction_citers"
         " d WHERE d.citing_id = :alias AND d.direction_slug = feed_direction_citers.direction_slug)),"

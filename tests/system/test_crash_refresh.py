@@ -60,12 +60,15 @@ BASE_URL = "http://feeds.test"
 # Over HTTP the pages arrive in the order the network answers (4 requests at a time; a loaded
 # machine swaps some) and are stored in that order: the snapshot and event ids follow it, and so
 # do the columns naming a snapshot (compared as the snapshot's paper and content instead).
-ARRIVAL_ORDER = frozenset({"snapshots.id", "events.id", "events.snapshot_id", "citations.snapshot_id"})
+ARRIVAL_ORDER = frozenset({"snapshots.id", "events.id", "events.snapshot_id", "citations.snapshot_id",
+                           "citations.event_id"})
 SNAPSHOT_NAMED = {
     "events' snapshots": "SELECT e.kind, e.paper_id, e.citing_id, s.paper_id, s.content_hash FROM events e"
                          " LEFT JOIN snapshots s ON s.id = e.snapshot_id ORDER BY 1, 2, 3, 4, 5",
     "citations' snapshots": "SELECT c.citing_id, c.cited_id, s.paper_id, s.content_hash FROM citations c"
                             " LEFT JOIN snapshots s ON s.id = c.snapshot_id ORDER BY 1, 2, 3, 4",
+    "citations' events": "SELECT c.citing_id, c.cited_id, e.citing_id, e.paper_id, e.seen_at = c.first_seen"
+                         " FROM citations c LEFT JOIN events e ON e.id = c.event_id ORDER BY 1, 2",
 }
 FIRST_SEEN = re.compile(r"<p>(First seen on \d{4}-\d\d-\d\d\.|Known at the first read, on \d{4}-\d\d-\d\d"
                         r" \(already citing it then(; first posted on arXiv \d{4}-\d\d-\d\d)?\)\.)</p>")

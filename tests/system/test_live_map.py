@@ -27,10 +27,10 @@ from tests.mapsite import DECOY_DIRECTION, DECOY_IDS, HOST, MapSite, seed_texts,
 
 TEMPLATES = ("a", "b")
 COMPARED = ("papers", "citations", "directions", "placements")
-# Timestamps, and snapshot ids (the order in which pages arrive is the network's).
-# Timestamps, and what depends on when a page was first read (two ticks are compared with one ingest).
+# Timestamps, snapshot and event ids (the order in which pages arrive is the network's), and what
+# depends on when a page was first read (two ticks are compared with one ingest).
 TIMESTAMPS = {"first_seen", "updated", "seen_at", "ingested_at", "checked_at", "computed_at", "snapshot_id",
-              "at_first_read"}
+              "event_id", "at_first_read"}
 SEEDS = sorted(seed_texts())
 
 

@@ -7,8 +7,10 @@ rename one). They are registered below on the one `Migrations("mapwatch")`, by e
 in the order they apply; a new migration is the next number, imported and listed last, and the
 same change goes into schema.sql, whose `-- last migration:` line then names it
 (docs/development.md, "Changing the schema"). No migration module imports another; code several
-share goes in a `_`-named module here (`_table_rebuild`). This folder holds more than 15 modules
-on purpose (tests/unit/test_layers.py only warns): one per migration, kept flat.
+share goes in a `_`-named module here (`_table_rebuild`). A module with `TRANSACTIONAL = False`
+runs outside one transaction and commits its own steps, each safe to run again (0038). This
+folder holds more than 15 modules on purpose (tests/unit/test_layers.py only warns): one per
+migration, kept flat.
 
 Table and column names are a contract: users open the database with datasette or
 sqlite-utils. Add columns and tables in new migrations; never rename.
@@ -59,6 +61,7 @@ from mapwatch.store.database.migrations import (
     m0035_team_feed_tokens,
     m0036_published_files,
     m0037_paper_aliases,
+    m0038_compact_edges,
 )
 
 # In the order they apply.
@@ -100,11 +103,12 @@ STEPS: tuple[ModuleType, ...] = (
     m0035_team_feed_tokens,
     m0036_published_files,
     m0037_paper_aliases,
+    m0038_compact_edges,
 )
 
 migrations = Migrations("mapwatch")
 for _step in STEPS:
-    migrations(name=_step.NAME)(_step.migrate)
+    migrations(name=_step.NAME, transactional=getattr(_step, "TRANSACTIONAL", True))(_step.migrate)
 
 
 def apply(db: Database) -> None:

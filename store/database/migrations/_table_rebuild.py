@@ -38,3 +38,17 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
             conn.execute(index)
         if seq is not None:
             conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq, table))
+
+
+def rebuild_without_rowid(db: Database, table: str) -> None:
+    """Rebuild `table` (a composite primary key, no secondary index) WITHOUT ROWID, in the
+    caller's transaction: its rows then live in the primary key's b-tree once, not in a table
+    and again in the key's index. A table already WITHOUT ROWID is left as it is."""
+    conn = db.conn
+    sql = scalar(conn, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+    if sql is None or sql.rstrip().upper().endswith("WITHOUT ROWID"):
+        return
+    conn.execute(f"CREATE TABLE [{table}_compact] {sql[sql.index('('):].rstrip()} WITHOUT ROWID")
+    conn.execute(f"INSERT INTO [{table}_compact] SELECT * FROM [{table}]")
+    conn.execute(f"DROP TABLE [{table}]")
+    conn.execute(f"ALTER TABLE [{table}_compact] RENAME TO [{table}]")

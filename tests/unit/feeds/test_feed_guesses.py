@@ -63,7 +63,6 @@ def at_0034(path: Path) -> Database:
 async def test_migration_0035_replaces_every_guessable_address(tmp_path: Path, clock: FakeClock) -> None:
     path = tmp_path / "m.db"
     old = at_0034(path)
-    ingest_paths(old, [SEEDS_DIR], clock=clock)  # (ingest needs no team column)
     old.execute("INSERT INTO teams (guild_id, slug, name, feed_slug, created_at, created_by) VALUES"
                 " (111, 'lab', 'Lab', 'lab-3f9a1c2e', '2026-10-01T00:00:00+00:00', 1),"
                 " (222, 'lab', 'Lab', 'lab-0b1d4e77', '2026-10-01T00:00:00+00:00', 1)")
@@ -71,7 +70,8 @@ async def test_migration_0035_replaces_every_guessable_address(tmp_path: Path, c
                 f" (111, 'lab', 'paper', '{SURVEY}', 'The survey', '2026-10-01T00:00:00+00:00')")
     old.conn.commit()
     old.close()
-    db = open_db(path)  # migration 0035
+    db = open_db(path)  # migration 0035 (and those after it)
+    ingest_paths(db, [SEEDS_DIR], clock=clock)  # the map, stored by this version
     lab, other = people.get_team(db, 111, "lab"), people.get_team(db, 222, "lab")
     assert lab is not None and other is not None
     for team in (lab, other):
