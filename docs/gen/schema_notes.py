@@ -265,6 +265,17 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'stubs': 'stub papers it added (`papers`, `has_page` 0)',
             'reached': 'the first bound it reached that day (the line the round reported); NULL: none',
         }),
+    'crawl_checked': (
+        "whether every paper with a page was found checked over HTTP, for one page-location pattern of a crawled "
+        "site: while the papers with a page are these, a tick's plan (and a new process's first tick) need not "
+        "check every page again (see [The live map](live-map.md#re-checks-by-value))",
+        {
+            'head': "a page's location is `head` + paper id + `tail`",
+            'tail': '',
+            'pages': 'the papers with a page when every one was found checked',
+            'top_rowid': 'the newest `papers` row then: its rowid ...',
+            'top_id': '... and its id (a file whose papers were rebuilt is checked again)',
+        }),
     'sitemap_trust': (
         'whether a host\'s sitemap `lastmod`s are believed ([Following the live map over HTTP](live-map.md#following-the-live-map-over-http): believed lastmods, verified)',
         {

@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0038_compact_edges
+-- last migration: 0039_crawl_checked
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -309,6 +309,19 @@ CREATE TABLE sitemap_trust (
             reason TEXT,                          -- why they were last distrusted
             updated_at TEXT NOT NULL
         );
+
+-- Whether every paper with a page was found checked over HTTP, per page-location pattern of a
+-- crawled site: the count and the newest papers row then (store/sources/plan_counts.py). While
+-- they are the same, a tick's plan need not join every page with its sources row again, nor a
+-- new process's first tick.
+CREATE TABLE crawl_checked (
+            head TEXT NOT NULL,             -- a page's location is head || paper_id || tail
+            tail TEXT NOT NULL,
+            pages INTEGER NOT NULL,         -- papers with a page when every one was found checked
+            top_rowid INTEGER NOT NULL,     -- the newest papers row then (its rowid and id)
+            top_id TEXT NOT NULL,
+            PRIMARY KEY (head, tail)
+        ) WITHOUT ROWID;
 
 -- What a bulk load (a cold ingest into an empty map, store/database/bulk_load.py) dropped and
 -- has still to build: an index's or trigger's exact SQL from sqlite_master, or a full-text

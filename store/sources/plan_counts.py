@@ -1,5 +1,5 @@
 """What a tick's plan counts and samples through the indexes, and what it keeps between ticks
-of one process (store.sources.crawl_plan's indexed plan): whether every paper with a page was
+(store.sources.crawl_plan's indexed plan): whether every paper with a page was
 checked over HTTP, the pages due or not due among some locations, the audits' pool, the
 re-checks' total weight. Each grows with what changed since the last tick, not with the map
 (docs/live-map.md, "Re-checks by value")."""
@@ -12,17 +12,17 @@ from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import scalar
+from mapwatch.store.database.rows import named_row, scalar
 from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
 from mapwatch.store.sources.known_papers import database_file, same_row
 
-# Per database file and page location: (papers with a page, a papers rowid and its id) when every
-# one of those papers was found checked over HTTP. A paper never loses its page and a check is
-# never undone, so while the count is the same (a stub added changes nothing) the answer is, in
-# the same file (the row read still holds the same id: a file replaced at the path is checked
-# again). A crawl's own pages are checked as they are stored: `kept_checked` adds them after its
-# tick, so a quiet tick after a busy one need not check again (`pages_unchecked`).
-_ALL_CHECKED: dict[tuple[str, str, str], tuple[int, int, str]] = {}
+# Whether every paper with a page was found checked over HTTP is kept in the database (table
+# crawl_checked, per page-location pattern): the papers with a page then, and the newest papers
+# row. A paper never loses its page and a check is never undone, so while the count is the same
+# (a stub added changes nothing) the answer is, in the same file (the row read still holds the
+# same id: a file whose papers were rebuilt is checked again). A crawl's own pages are checked as
+# they are stored: `kept_checked` adds them after its tick, so a quiet tick after a busy one need
+# not check again (`pages_unchecked`), nor the first tick of a new process.
 
 
 def _pages_and_top(db: Database) -> tuple[int, int, str] | None:
@@ -34,11 +34,19 @@ def _pages_and_top(db: Database) -> tuple[int, int, str] | None:
     return None
 
 
-def _holds(db: Database, key: tuple[str, str, str], pages: int) -> bool:
-    kept = _ALL_CHECKED.get(key) if key[0] else None
-    if kept is None or kept[0] != pages:
+def _holds(db: Database, head: str, tail: str, pages: int) -> bool:
+    kept = named_row(db, "SELECT pages, top_rowid, top_id FROM crawl_checked WHERE head = ? AND tail = ?",
+                     (head, tail))
+    if kept is None or kept["pages"] != pages:
         return False
-    return same_row(db, kept[1], kept[2])
+    return same_row(db, kept["top_rowid"], kept["top_id"])
+
+
+def _keep(db: Database, head: str, tail: str, now: tuple[int, int, str]) -> None:
+    with db.atomic():
+        db.conn.execute("INSERT INTO crawl_checked (head, tail, pages, top_rowid, top_id) VALUES (?, ?, ?, ?, ?)"
+                        " ON CONFLICT (head, tail) DO UPDATE SET pages = excluded.pages,"
+                        " top_rowid = excluded.top_rowid, top_id = excluded.top_id", (head, tail, *now))
 
 
 def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None:
@@ -46,7 +54,7 @@ def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None
     empty database, a host never crawled (no robots.txt read), or papers with a page not yet
     checked there (those are due, and only the full plan finds them). Counted through the
     indexes; the check of every page against its `sources` row is made again only when papers
-    were given a page since it last held other than by this process's crawl (`_ALL_CHECKED`)."""
+    were given a page since it last held other than by a crawl's own tick (table crawl_checked)."""
     now = _pages_and_top(db)
     if now is None:
         return None
@@ -54,16 +62,14 @@ def pages_unchecked(db: Database, host: str, head: str, tail: str) -> int | None
             "SELECT location FROM crawl_resources WHERE kind = 'robots'")):
         return None
     pages = now[0]
-    key = (database_file(db), head, tail)
-    if _holds(db, key, pages):
+    if _holds(db, head, tail, pages):
         return pages
     (checked,) = db.conn.execute(
         "SELECT count(*) FROM sources s JOIN papers p ON p.id = s.paper_id WHERE p.has_page"
         " AND s.checked_at IS NOT NULL AND s.location = ? || s.paper_id || ?", (head, tail)).fetchone()
     if checked < pages:
         return None
-    if key[0]:
-        _ALL_CHECKED[key] = now
+    _keep(db, head, tail, now)
     return pages
 
 
@@ -73,10 +79,9 @@ def kept_checked(db: Database, head: str, tail: str, before: int, paged: int) ->
     was stored), every one is still checked; kept so (True). Else (another program stored pages
     meanwhile) the next plan checks again."""
     now = _pages_and_top(db)
-    key = (database_file(db), head, tail)
-    if now is None or not key[0] or now[0] != before + paged:
+    if now is None or now[0] != before + paged:
         return False
-    _ALL_CHECKED[key] = now
+    _keep(db, head, tail, now)
     return True
 
 

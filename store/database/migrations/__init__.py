@@ -62,6 +62,7 @@ from mapwatch.store.database.migrations import (
     m0036_published_files,
     m0037_paper_aliases,
     m0038_compact_edges,
+    m0039_crawl_checked,
 )
 
 # In the order they apply.
@@ -104,6 +105,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0036_published_files,
     m0037_paper_aliases,
     m0038_compact_edges,
+    m0039_crawl_checked,
 )
 
 migrations = Migrations("mapwatch")

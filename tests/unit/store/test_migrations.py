@@ -42,6 +42,7 @@ RECORDED_NAMES = [
     "0036_published_files",
     "0037_paper_aliases",
     "0038_compact_edges",
+    "0039_crawl_checked",
 ]
 
 
