@@ -14,8 +14,8 @@ about 18 million citations), in steps each committed on its own and each safe to
    every row).
 
 sqlite-utils records the migration after the last step. The pages the indexes held go to the
-free list, used again by what the map stores next; `VACUUM` (or `mapwatch backup`, whose copy
-is compact) gives them back to the file system.
+free list, used again by what the map stores next; a `VACUUM` while mapwatch is stopped gives
+them back to the file system (docs/database.md, "Why each index").
 """
 
 from __future__ import annotations
