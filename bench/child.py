@@ -107,6 +107,8 @@ def run_floor(db_path: str, folder: str) -> dict:
                          " VALUES (?, ?, ?, ?, ?)", citation_rows)
         conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
                          " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
+        conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
+                     (len(event_rows), now))
         conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag,"
                          " last_modified, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
     insert_seconds, insert_cpu = time.perf_counter() - t1, time.process_time() - c1

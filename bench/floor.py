@@ -9,8 +9,8 @@ titles and abstracts, filled in one statement after the rows (no per-row trigger
 The schema is mapwatch's own, created by `open_db` (every migration), so the floor pays for
 the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
 papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
-citations (primary key, citations_cited_seen; each with its event's id), events (events_paper,
-events_seen_at), sources (primary key),
+citations (primary key, citations_cited_seen; each with its event's id), events (events_paper)
+and their one event_batches row, sources (primary key),
 directions (primary key). Only the three full-text triggers on papers are dropped.
 
 One process, one core: the floor is the work, not a way of spreading it.
@@ -153,6 +153,8 @@ def run(db_path: str, folder: str) -> dict:
                      " VALUES (?, ?, ?, ?, ?)", citation_rows)
     conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
                      " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
+    conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
+                 (len(event_rows), NOW))
     conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified,"
                      " checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.execute("COMMIT")

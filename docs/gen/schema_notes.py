@@ -265,6 +265,14 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'stubs': 'stub papers it added (`papers`, `has_page` 0)',
             'reached': 'the first bound it reached that day (the line the round reported); NULL: none',
         }),
+    'event_batches': (
+        "the events one write stored (consecutive ids, one `seen_at`): `/rising` finds the events of the last N days "
+        "through these rows instead of an index of every event's time (see [Why each index](#why-each-index))",
+        {
+            'first_id': "the write's first event id",
+            'last_id': 'its last: the ids between are its events (or deleted since, by a merge)',
+            'seen_at': 'the `seen_at` of every one of them',
+        }),
     'crawl_checked': (
         "whether every paper with a page was found checked over HTTP, for one page-location pattern of a crawled "
         "site: while the papers with a page are these, a tick's plan (and a new process's first tick) need not "

@@ -81,6 +81,14 @@ def next_ids(db: Database | sqlite3.Connection, table: str) -> int:
     return max(int(seq), int(top)) + 1
 
 
+def record_batch(db: Database | sqlite3.Connection, first_id: int, events: int, seen_at: str) -> None:
+    """Record the `events` just stored with ids from `first_id` on, all seen at `seen_at`, as one
+    row of event_batches (what /rising reads the events of a period through). Nothing for none."""
+    if events:
+        _conn(db).execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (?, ?, ?)",
+                          (first_id, first_id + events - 1, seen_at))
+
+
 def chunked(keys: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
     """`keys`, at most `size` at a time and read lazily (a generator's keys are not all held):
     the keys of one statement of a chunked query, or the rows of one executemany."""

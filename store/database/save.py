@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
-from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
+from mapwatch.store.database.rows import next_ids, record_batch, rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX
@@ -348,6 +348,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     conn.executemany("UPDATE citations SET provenance = 'map', snapshot_id = ? WHERE citing_id = ? AND cited_id = ?",
                      named_now)
     _insert_events(conn, event_rows)
+    record_batch(conn, first_event, len(event_rows), now)
 
 
 def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],

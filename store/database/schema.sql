@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0039_crawl_checked
+-- last migration: 0040_event_batches
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -162,8 +162,14 @@ CREATE TABLE events (
 -- A paper's events after a cursor (alerts, digests, webhooks, its feed's mark).
 CREATE INDEX events_paper ON events(paper_id, id);
 
--- /rising reads the events of the last N days.
-CREATE INDEX events_seen_at ON events(seen_at);
+-- The events of each write: consecutive ids, one seen_at. /rising reads the events of the last N
+-- days through these rows (a few a tick) instead of an index of every event's time.
+CREATE TABLE event_batches (
+            first_id INTEGER PRIMARY KEY,   -- the first event id of a write
+            last_id INTEGER NOT NULL,       -- its last: the ids between are its events (or deleted since)
+            seen_at TEXT NOT NULL           -- the seen_at of every one of them
+        );
+CREATE INDEX event_batches_seen_at ON event_batches(seen_at);
 
 -- PageRank of each direction's papers over the citations among them, brought up to date after
 -- each refresh for the directions its pages changed (store/questions/direction_pagerank.py).

@@ -30,7 +30,7 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import next_ids, one_column, rows_in_chunks
+from mapwatch.store.database.rows import next_ids, one_column, record_batch, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
 from mapwatch.store.records import FoundCiter, Provenance
 from mapwatch.store.scholarly.budget import Budget
@@ -163,6 +163,7 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
                          " provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
                          [(pid, cited_id, stamp, source, first_event + i) for i, pid in enumerate(new)])
+        record_batch(conn, first_event, len(new), stamp)
         found.new = len(new)
         found.held = len(waiting) - len(new)
         _spend(db, budget, today, len(fresh) + len(set(new) - titles.keys()), len(stubs))

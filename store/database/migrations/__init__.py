@@ -63,6 +63,7 @@ from mapwatch.store.database.migrations import (
     m0037_paper_aliases,
     m0038_compact_edges,
     m0039_crawl_checked,
+    m0040_event_batches,
 )
 
 # In the order they apply.
@@ -106,6 +107,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0037_paper_aliases,
     m0038_compact_edges,
     m0039_crawl_checked,
+    m0040_event_batches,
 )
 
 migrations = Migrations("mapwatch")

@@ -43,6 +43,7 @@ RECORDED_NAMES = [
     "0037_paper_aliases",
     "0038_compact_edges",
     "0039_crawl_checked",
+    "0040_event_batches",
 ]
 
 
