@@ -9,7 +9,8 @@ built in C, about as cheap as a tuple.
 `rows_in_chunks` runs a query over a list of keys too long for one `IN (...)`, `rows_by_chunk`
 the same a chunk at a time (its caller may stop early), and `chunked` cuts any keys into those
 chunks: the one place the project writes that loop.
-`fill` makes a dataclass from a row's columns named like its fields.
+`fill` makes a dataclass from a row's columns named like its fields. `next_ids` reads the id
+the next row of an AUTOINCREMENT table gets, for a writer that numbers its rows itself.
 """
 
 from __future__ import annotations
@@ -79,14 +80,6 @@ def next_ids(db: Database | sqlite3.Connection, table: str) -> int:
     seq = scalar(db, "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)) or 0
     top = scalar(db, f"SELECT max(id) FROM [{table}]") or 0
     return max(int(seq), int(top)) + 1
-
-
-def record_batch(db: Database | sqlite3.Connection, first_id: int, events: int, seen_at: str) -> None:
-    """Record the `events` just stored with ids from `first_id` on, all seen at `seen_at`, as one
-    row of event_batches (what /rising reads the events of a period through). Nothing for none."""
-    if events:
-        _conn(db).execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (?, ?, ?)",
-                          (first_id, first_id + events - 1, seen_at))
 
 
 def chunked(keys: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:

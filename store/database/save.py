@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.event_batches import record_batch
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
-from mapwatch.store.database.rows import next_ids, record_batch, rows_in_chunks, scalar
+from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.pages.page_hash import HASH_PREFIX

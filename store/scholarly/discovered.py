@@ -30,7 +30,8 @@ from typing import Literal, get_args
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
-from mapwatch.store.database.rows import next_ids, one_column, record_batch, rows_in_chunks
+from mapwatch.store.database.event_batches import record_batch
+from mapwatch.store.database.rows import next_ids, one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
 from mapwatch.store.records import FoundCiter, Provenance
 from mapwatch.store.scholarly.budget import Budget

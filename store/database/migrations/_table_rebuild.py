@@ -9,10 +9,12 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import named_rows, one_column, scalar
 
 
-def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra: str = "") -> None:
+def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra: str = "",
+                  options: str = "") -> None:
     """Rebuild `table` with its stored CREATE statement edited (SQLite cannot drop a NOT NULL or
     change a CHECK in place): every column another migration added is kept, its rows, indexes
-    and AUTOINCREMENT sequence too. `extra` (columns, then table constraints) goes at its end."""
+    and AUTOINCREMENT sequence too. `extra` (columns, then table constraints) goes at its end,
+    `options` after its closing parenthesis (" WITHOUT ROWID")."""
     conn = db.conn
     sql = scalar(conn, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
     for old, new in edits:
@@ -30,7 +32,7 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
     seq = scalar(conn, "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)) \
         if "AUTOINCREMENT" in sql.upper() else None
     with db.atomic():  # the migration's transaction (a savepoint in it), or one of its own
-        conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}")
+        conn.execute(f"CREATE TABLE [{table}_rebuilt] {sql[head:]}{options}")
         conn.execute(f"INSERT INTO [{table}_rebuilt] ({columns}) SELECT {columns} FROM [{table}]")
         conn.execute(f"DROP TABLE [{table}]")
         conn.execute(f"ALTER TABLE [{table}_rebuilt] RENAME TO [{table}]")
@@ -41,14 +43,9 @@ def rebuild_table(db: Database, table: str, edits: list[tuple[str, str]], extra:
 
 
 def rebuild_without_rowid(db: Database, table: str) -> None:
-    """Rebuild `table` (a composite primary key, no secondary index) WITHOUT ROWID, in the
-    caller's transaction: its rows then live in the primary key's b-tree once, not in a table
-    and again in the key's index. A table already WITHOUT ROWID is left as it is."""
-    conn = db.conn
-    sql = scalar(conn, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
-    if sql is None or sql.rstrip().upper().endswith("WITHOUT ROWID"):
-        return
-    conn.execute(f"CREATE TABLE [{table}_compact] {sql[sql.index('('):].rstrip()} WITHOUT ROWID")
-    conn.execute(f"INSERT INTO [{table}_compact] SELECT * FROM [{table}]")
-    conn.execute(f"DROP TABLE [{table}]")
-    conn.execute(f"ALTER TABLE [{table}_compact] RENAME TO [{table}]")
+    """Rebuild `table` (a composite primary key) WITHOUT ROWID: its rows then live in the primary
+    key's b-tree once, not in a table and again in the key's index. A table already WITHOUT
+    ROWID is left as it is."""
+    sql = scalar(db.conn, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+    if sql is not None and not sql.upper().endswith("WITHOUT ROWID"):
+        rebuild_table(db, table, [], options=" WITHOUT ROWID")
