@@ -50,26 +50,11 @@ from tests import pagegen
 from tests.feedcheck import assert_valid_atom
 from tests.killpoints import Commits, kill_when
 from tests.sourceserver import SourceServer, serve_map
-from tests.system.test_crash_safety import canonical_dump
+from tests.system.test_crash_safety import arrival_free_dump, canonical_dump
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOM = "{http://www.w3.org/2005/Atom}"
 BASE_URL = "http://feeds.test"
-# When an entry was seen, and whether at the cited paper's first read: both depend on which batch
-# stored a page first (a page read in an earlier batch than its citer's makes the citation new).
-# Over HTTP the pages arrive in the order the network answers (4 requests at a time; a loaded
-# machine swaps some) and are stored in that order: the snapshot and event ids follow it, and so
-# do the columns naming a snapshot (compared as the snapshot's paper and content instead).
-ARRIVAL_ORDER = frozenset({"snapshots.id", "events.id", "events.snapshot_id", "citations.snapshot_id",
-                           "citations.event_id"})
-SNAPSHOT_NAMED = {
-    "events' snapshots": "SELECT e.kind, e.paper_id, e.citing_id, s.paper_id, s.content_hash FROM events e"
-                         " LEFT JOIN snapshots s ON s.id = e.snapshot_id ORDER BY 1, 2, 3, 4, 5",
-    "citations' snapshots": "SELECT c.citing_id, c.cited_id, s.paper_id, s.content_hash FROM citations c"
-                            " LEFT JOIN snapshots s ON s.id = c.snapshot_id ORDER BY 1, 2, 3, 4",
-    "citations' events": "SELECT c.citing_id, c.cited_id, e.citing_id, e.paper_id, e.seen_at = c.first_seen"
-                         " FROM citations c LEFT JOIN events e ON e.id = c.event_id ORDER BY 1, 2",
-}
 FIRST_SEEN = re.compile(r"<p>(First seen on \d{4}-\d\d-\d\d\.|Known at the first read, on \d{4}-\d\d-\d\d"
                         r" \(already citing it then(; first posted on arXiv \d{4}-\d\d-\d\d)?\)\.)</p>")
 
@@ -114,15 +99,7 @@ class Writes:
 def dump_of(db: Path, *, over_http: bool) -> dict[str, list[tuple]]:
     """`canonical_dump`; over HTTP without the ids the pages' arrival order decides (a row names
     its snapshot by paper and content instead)."""
-    if not over_http:
-        return canonical_dump(db)
-    dump = canonical_dump(db, ARRIVAL_ORDER)
-    conn = sqlite3.connect(db)
-    try:
-        dump |= {name: conn.execute(query).fetchall() for name, query in SNAPSHOT_NAMED.items()}
-    finally:
-        conn.close()
-    return dump
+    return arrival_free_dump(db) if over_http else canonical_dump(db)
 
 
 def published(out: Path) -> dict[str, list[tuple]]:

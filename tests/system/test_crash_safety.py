@@ -87,6 +87,34 @@ def canonical_dump(db: Path, exclude: frozenset[str] = frozenset()) -> dict[str,
         conn.close()
 
 
+# Over HTTP the pages arrive in the order the network answers (4 requests at a time; a loaded
+# machine swaps some) and are stored in that order: the snapshot and event ids follow it, and so
+# do the columns naming a snapshot (compared as the snapshot's paper and content instead).
+ARRIVAL_ORDER = frozenset({"snapshots.id", "events.id", "events.snapshot_id", "citations.snapshot_id",
+                           "citations.event_id"})
+SNAPSHOT_NAMED = {
+    "events' snapshots": "SELECT e.kind, e.paper_id, e.citing_id, s.paper_id, s.content_hash FROM events e"
+                         " LEFT JOIN snapshots s ON s.id = e.snapshot_id ORDER BY 1, 2, 3, 4, 5",
+    "citations' snapshots": "SELECT c.citing_id, c.cited_id, s.paper_id, s.content_hash FROM citations c"
+                            " LEFT JOIN snapshots s ON s.id = c.snapshot_id ORDER BY 1, 2, 3, 4",
+    "citations' events": "SELECT c.citing_id, c.cited_id, e.citing_id, e.paper_id, e.seen_at = c.first_seen"
+                         " FROM citations c LEFT JOIN events e ON e.id = c.event_id ORDER BY 1, 2",
+}
+
+
+def arrival_free_dump(db: Path, exclude: frozenset[str] = frozenset()) -> dict[str, list[tuple]]:
+    """`canonical_dump` of a database filled over HTTP, without the ids the pages' arrival order
+    decides: each event's and citation's snapshot named by its paper and content, and each
+    citation's event by its edge."""
+    dump = canonical_dump(db, ARRIVAL_ORDER | exclude)
+    conn = sqlite3.connect(db)
+    try:
+        dump |= {name: conn.execute(query).fetchall() for name, query in SNAPSHOT_NAMED.items()}
+    finally:
+        conn.close()
+    return dump
+
+
 @dataclass
 class Scenario:
     name: str

@@ -19,7 +19,7 @@ from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh import refresh
 from tests.conftest import FakeClock, seed_page
 from tests.sourceserver import SourceServer, serve_map
-from tests.system.test_crash_safety import canonical_dump
+from tests.system.test_crash_safety import arrival_free_dump
 
 HISTORY = frozenset({"at_first_read"})  # when a page was first read: a fault moves it
 
@@ -107,7 +107,7 @@ def run_ticks(db_path: Path, faults: bool) -> tuple[dict[str, list[tuple]], list
     db.close()
     # Each run has its own server port: name it BASE.
     dump = {t: [tuple(v.replace(srv.base, "BASE") if isinstance(v, str) else v for v in row) for row in rows]
-            for t, rows in canonical_dump(db_path, HISTORY).items()}
+            for t, rows in arrival_free_dump(db_path, HISTORY).items()}
     return dump, failed, rejected
 
 
