@@ -68,6 +68,7 @@ SIGNALS = {
     "mapwatch.store.scholarly.parse._Declared": "expat met a DTD: stops the scan at once",
     "mapwatch.store.sources.http_client.Retry": "a fetch worth retrying: the crawl retries or reports the page",
     "mapwatch.store.sources.http_client.Gone": "a fetch that ended without a body: the crawl records the outcome",
+    "mapwatch.store.questions.rank_push.TooMuchToPush": "a push past its limit: the direction is computed whole",
 }
 
 

@@ -499,13 +499,31 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'updated': '',
         }),
     'direction_ranks': (
-        "a paper's PageRank within one of its directions, over the citations among that direction's papers (brought up to date after each refresh: the directions its pages changed, see [Graph questions](graph.md))",
+        "a paper's PageRank within one of its directions, over the citations among that direction's papers (brought up to date after each refresh: the directions its pages changed, see [Graph questions](graph.md)); a view of `direction_rank_scores` and `direction_rank_totals` since migration 0041, under the name and columns of the table it was",
         {
             'direction_slug': '',
             'paper_id': '',
-            'pagerank': '',
+            'pagerank': "score × whole ÷ total: networkx's PageRank where the direction was last computed whole, within the direction's stated bound where a push updated it since",
             'rank': '1 = highest in the direction',
-            'computed_at': "when the direction's PageRank was last computed (a direction whose papers and citations did not change keeps it)",
+            'computed_at': "when the paper's PageRank was last computed (a direction whose papers and citations did not change keeps it)",
+        }),
+    'direction_rank_scores': (
+        "a paper's score and rank within one of its directions, the rows behind the view `direction_ranks`",
+        {
+            'direction_slug': '',
+            'paper_id': '',
+            'score': "the PageRank the last whole computation gave, or y ÷ whole after a push (y solves y = 1 + α·y·P, store/questions/rank_push.py)",
+            'rank': '1 = highest in the direction',
+            'computed_at': "when this paper's score was last computed, whole or by a push",
+        }),
+    'direction_rank_totals': (
+        "one ranked direction's sums, which turn its scores into PageRanks, and how far pushes may have taken them from a whole computation",
+        {
+            'direction_slug': '',
+            'whole': 'Σy at the last whole computation (1 for ranks stored before migration 0041)',
+            'total': 'Σy now: a push moves it',
+            'drift': 'the residual (L1) pushes left unpushed since the last whole computation; the PageRanks are within 2·drift ÷ ((1 − α)·total) of that exact solution. NULL: not known (stored before 0041): the next change computes the direction whole',
+            'computed_at': 'the last whole computation of the direction; a push is refused once it is a day old',
         }),
     'ranks_state': (
         'how far the stored direction ranks have read: the next update looks only at the snapshots and citation events after these (no row: it computes every direction)',

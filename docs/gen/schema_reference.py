@@ -25,7 +25,8 @@ def live_schema() -> sqlite_utils.Database:
 
 
 def documented_tables(db: sqlite_utils.Database) -> list[str]:
-    return [t for t in db.table_names() if not t.startswith(INTERNAL_PREFIXES)]
+    """The tables and the views (a view documented as a table is, under its name)."""
+    return [t for t in db.table_names() + db.view_names() if not t.startswith(INTERNAL_PREFIXES)]
 
 
 def check(db: sqlite_utils.Database) -> None:
@@ -52,7 +53,7 @@ def column_type(db: sqlite_utils.Database, table: str, column: str) -> str:
         parts.append("not null")
     if info.default_value is not None:
         parts.append(f"default {info.default_value}")
-    if not db.table(table).virtual_table_using:
+    if table not in db.view_names() and not db.table(table).virtual_table_using:
         for fk in db.table(table).foreign_keys:
             if fk.column == column:
                 parts.append(f"→ `{fk.other_table}.{fk.other_column}`")
@@ -84,9 +85,11 @@ def render() -> str:
     check(db)
     live = documented_tables(db)
     out: list[str] = []
+    views = set(db.view_names())
     for table, (what, notes) in TABLES.items():
-        using = db.table(table).virtual_table_using
-        out += [f"### `{table}`", "", what[:1].upper() + what[1:] + (f" ({using} virtual table)." if using else "."),
+        using = None if table in views else db.table(table).virtual_table_using
+        kind = f" ({using} virtual table)." if using else "."  # a view's note says it is one
+        out += [f"### `{table}`", "", what[:1].upper() + what[1:] + kind,
                 "", "| column | type | what it holds |", "| --- | --- | --- |"]
         for c in db[table].columns:
             out.append(f"| `{c.name}` | {column_type(db, table, c.name)} | {notes[c.name]} |")

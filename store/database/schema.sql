@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0040_event_batches
+-- last migration: 0041_rank_scores
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -172,19 +172,37 @@ CREATE TABLE event_batches (
 CREATE INDEX event_batches_seen_at ON event_batches(seen_at);
 
 -- PageRank of each direction's papers over the citations among them, brought up to date after
--- each refresh for the directions its pages changed (store/questions/direction_pagerank.py).
-CREATE TABLE direction_ranks (
+-- each refresh for the directions its pages changed (store/questions/direction_pagerank.py):
+-- computed whole, or updated by a push from what changed. A paper's PageRank is
+-- score * whole / total; read it, with the rank, from the view direction_ranks below.
+CREATE TABLE direction_rank_scores (
             direction_slug TEXT NOT NULL REFERENCES directions(slug),
             paper_id TEXT NOT NULL REFERENCES papers(id),
-            pagerank REAL NOT NULL,
+            score REAL NOT NULL,          -- PageRank = score * whole / total (direction_rank_totals)
             rank INTEGER NOT NULL,        -- 1 = highest PageRank within the direction
             computed_at TEXT NOT NULL,    -- ISO timestamp (UTC)
             PRIMARY KEY (direction_slug, paper_id)
         ) WITHOUT ROWID;
-CREATE INDEX direction_ranks_rank ON direction_ranks(direction_slug, rank);
+CREATE INDEX direction_rank_scores_rank ON direction_rank_scores(direction_slug, rank);
 
 -- The directions a changed paper was ranked in.
-CREATE INDEX direction_ranks_paper ON direction_ranks(paper_id);
+CREATE INDEX direction_rank_scores_paper ON direction_rank_scores(paper_id);
+
+-- One row a ranked direction: the sums that turn its scores into PageRanks, and how far a
+-- push may have left them from a whole computation (drift; the bound in docs/graph.md).
+CREATE TABLE direction_rank_totals (
+            direction_slug TEXT PRIMARY KEY REFERENCES directions(slug),
+            whole REAL NOT NULL,          -- the sum of the scores' y at the last whole computation
+            total REAL NOT NULL,          -- the sum of y now
+            drift REAL,                   -- residual left unpushed since then (NULL: unknown)
+            computed_at TEXT NOT NULL     -- the last whole computation (ISO, UTC)
+        ) WITHOUT ROWID;
+
+-- Each paper's PageRank and rank within a direction, under the name and columns the table had
+-- before 0041.
+CREATE VIEW direction_ranks AS
+            SELECT s.direction_slug, s.paper_id, s.score * (t.whole / t.total) AS pagerank, s.rank, s.computed_at
+            FROM direction_rank_scores s JOIN direction_rank_totals t ON t.direction_slug = s.direction_slug;
 
 -- The newest snapshot and event the stored ranks have seen (one row). No row: the next
 -- update computes every direction.

@@ -11,16 +11,26 @@ sorted by id), so the same subgraph gives the same floats whenever it is compute
   the snapshots and citation events past `ranks_state` (a stored page writes both in the
   transaction that stores it, whoever stores it: a refresh, `mapwatch ingest`):
   - a direction a changed paper joined or left (its placements now against its rows in
-    `direction_ranks`), or whose papers a new citation joins: PageRank computed again, its rows
-    rewritten;
+    `direction_rank_scores`), or whose papers a new citation joins: its PageRank brought up to
+    date, its rows rewritten where they changed. A direction of at least `push_from` papers
+    that papers only joined is updated by a push from what changed (store/questions/rank_push.py),
+    which reads the papers around the change, not the whole direction, and leaves its
+    PageRanks within a stated L1 bound of a whole computation; otherwise (a paper left, a small
+    direction, the bound or the push's size exceeded, the last whole computation older than
+    `whole_every`, the scores not yet in the form a push needs) it is computed whole;
   - another direction of a changed paper (its cited-by count may have moved, which orders
     equal PageRanks): its stored PageRanks re-sorted with the counts now, the ranks that
     moved rewritten;
   - every other direction: its rows kept.
   No state yet (never computed, or by a version before migration 0017): every direction.
-  The table is then the one `compute_direction_ranks` would write, but for `computed_at`: when
-  the direction's PageRank was last computed, which a direction whose papers and citations did
-  not change keeps (tests/system/test_direction_ranks.py).
+  Where every direction was computed whole, the table is the one `compute_direction_ranks`
+  would write, but for `computed_at`: when the direction's PageRank was last computed, which a
+  direction whose papers and citations did not change keeps (tests/system/test_direction_ranks.py).
+
+Stored (migration 0041): a paper's `score` and rank (`direction_rank_scores`) and a direction's
+sums (`direction_rank_totals`); the view `direction_ranks` gives PageRank = score * whole /
+total. A whole computation stores networkx's PageRank x as the score with whole = total = Σy
+(so the view reads x to the last bit); a push stores y / whole and moves total.
 """
 
 from __future__ import annotations
@@ -28,15 +38,17 @@ from __future__ import annotations
 import bisect
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.errors import RankNotConverged
+from mapwatch.store.questions.direction_push import PUSH_FROM, WHOLE_EVERY, push_direction, pushed_bound
+from mapwatch.store.questions.rank_push import ALPHA, TOL, rank_key
 
-ALPHA, TOL, MAX_ITER = 0.85, 1.0e-6, 100  # networkx's pagerank defaults
+MAX_ITER = 100  # networkx's pagerank default, as ALPHA and TOL
 Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, rank, computed_at
 
 
@@ -47,6 +59,19 @@ class RanksReport:
     full: bool = True  # every direction; else only what changed (update_direction_ranks)
     resorted: int = 0  # directions re-ordered by new cited-by counts, PageRank kept
     kept: int = 0      # other directions of changed papers: rows kept (their order had not moved)
+    pushed: int = 0    # directions updated by a push from what changed (not in `directions`)
+    bound: float = 0.0  # the largest L1 bound of a pushed direction against a whole computation
+
+
+@dataclass
+class _Changes:
+    """What the snapshots and events since the last computation changed, direction by direction."""
+
+    structural: set[str] = field(default_factory=set)
+    touched: dict[str, set[str]] = field(default_factory=dict)
+    joined: dict[str, set[str]] = field(default_factory=dict)
+    left: dict[str, set[str]] = field(default_factory=dict)
+    edges: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
 
 
 def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
@@ -57,18 +82,28 @@ def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
     marks = _marks(conn)  # read first: what is stored after it is read again by the next update
     stamp = _stamp(now)
     slugs = one_column(conn, "SELECT DISTINCT direction_slug FROM placements ORDER BY 1")
-    rows = [row for slug in slugs for row in direction_rows(conn, slug, stamp)]
+    rows: list[Row] = []
+    totals: list[tuple[str, float]] = []
+    for slug in slugs:
+        these, total = _whole(conn, slug, stamp)
+        rows += these
+        totals.append((slug, total))
     with db.atomic():
         _write(conn, None, rows)
+        _write_totals(conn, None, totals, stamp)
         _set_marks(conn, marks)
     return RanksReport(directions=len(slugs), papers=len(rows))
 
 
-def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
+def update_direction_ranks(db: Database, now: datetime, *, push_from: int = PUSH_FROM,
+                           whole_every: timedelta = WHOLE_EVERY) -> RanksReport:
     """The stored ranks brought up to date with the pages stored since they were computed: only
     the directions those pages can have changed (the module's docstring), every direction when
     that is not known. Afterwards the table is what `compute_direction_ranks` would write, but
-    for `computed_at` where a direction's subgraph did not change (the module's docstring).
+    for `computed_at` where a direction's subgraph did not change, and the PageRanks of the
+    directions updated by a push (at least `push_from` papers), each within its L1 bound
+    (`RanksReport.bound`; the module's docstring). A pushed direction is computed whole again
+    once its last whole computation is `whole_every` old.
 
     One transaction, taken before the first read: no page is stored between what is read and
     what is written (a re-sort compares the counts it reads with the order stored)."""
@@ -78,26 +113,48 @@ def update_direction_ranks(db: Database, now: datetime) -> RanksReport:
     with db.atomic():
         marks, state = _marks(conn), _state(conn)
         if state is not None and state[0] <= marks[0] and state[1] <= marks[1]:
-            return _update(conn, state, marks, _stamp(now))
+            return _update(conn, state, marks, now, push_from, whole_every)
     return compute_direction_ranks(db, now)  # never computed, or the marks are not this history's
 
 
-def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, int], stamp: str) -> RanksReport:
-    structural, touched = changed_directions(conn, since, marks)
+def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, int], now: datetime,
+            push_from: int, whole_every: timedelta) -> RanksReport:
+    stamp = _stamp(now)
+    changes = _changes(conn, since, marks)
+    structural, touched = changes.structural, changes.touched
     rows: list[Row] = []
+    wholes: list[str] = []
+    totals: list[tuple[str, float]] = []
+    pushed = 0
+    bound = 0.0
+    written = 0
     for slug in sorted(structural):
-        rows += direction_rows(conn, slug, stamp)
+        outcome = None if changes.left.get(slug) else push_direction(
+            conn, slug, joined=changes.joined.get(slug, set()), edges=changes.edges.get(slug, set()),
+            recounted=touched.get(slug, set()), now=now, push_from=push_from, whole_every=whole_every)
+        if outcome is not None:
+            written += outcome
+            pushed += 1
+            bound = max(bound, pushed_bound(conn, slug))
+            continue
+        these, total = _whole(conn, slug, stamp)
+        rows += these
+        wholes.append(slug)
+        if these:
+            totals.append((slug, total))
     moves: list[tuple[int, str, str]] = []
     resorted = 0
     for slug in sorted(touched.keys() - structural):
         moved = _resorted(conn, slug, touched[slug])
         moves += moved
         resorted += bool(moved)
-    _write(conn, sorted(structural), rows)
-    conn.executemany("UPDATE direction_ranks SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
+    _write(conn, wholes, rows)
+    _write_totals(conn, wholes, totals, stamp)
+    conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
     _set_marks(conn, marks)
-    return RanksReport(directions=len(structural), papers=len(rows) + len(moves), full=False,
-                       resorted=resorted, kept=len(touched) - len(structural) - resorted)
+    return RanksReport(directions=len(wholes), papers=len(rows) + len(moves) + written, full=False,
+                       resorted=resorted, kept=len(touched) - len(structural) - resorted, pushed=pushed,
+                       bound=bound)
 
 
 def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
@@ -106,26 +163,45 @@ def changed_directions(conn: sqlite3.Connection, since: tuple[int, int],
     the directions whose subgraph changed (a paper joined or left, a new citation joins two of
     its papers), and every direction a changed paper is placed in now or was ranked in, with
     those papers."""
+    changes = _changes(conn, since, upto)
+    return changes.structural, changes.touched
+
+
+def _changes(conn: sqlite3.Connection, since: tuple[int, int], upto: tuple[int, int]) -> _Changes:
+    """`changed_directions`, with the papers that joined and left each direction and the new
+    citations within each."""
+    out = _Changes()
     papers = one_column(conn, "SELECT DISTINCT paper_id FROM snapshots WHERE id > ? AND id <= ?", (since[0], upto[0]))
     now_in = set(_placements(conn, "placements", papers))
-    was_in = set(_placements(conn, "direction_ranks", papers))
-    structural = {slug for _, slug in now_in ^ was_in}
+    was_in = set(_placements(conn, "direction_rank_scores", papers))
+    for pid, slug in now_in - was_in:
+        out.joined.setdefault(slug, set()).add(pid)
+    for pid, slug in was_in - now_in:
+        out.left.setdefault(slug, set()).add(pid)
+    out.structural = set(out.joined) | set(out.left)
     edges = conn.execute("SELECT citing_id, paper_id FROM events WHERE id > ? AND id <= ? AND kind = 'citation'",
                          (since[1], upto[1])).fetchall()
     placed: dict[str, set[str]] = {}
     for pid, slug in _placements(conn, "placements", {pid for edge in edges for pid in edge}):
         placed.setdefault(pid, set()).add(slug)
     for citing, cited in edges:
-        structural |= placed.get(citing, set()) & placed.get(cited, set())
-    touched: dict[str, set[str]] = {}
+        for slug in placed.get(citing, set()) & placed.get(cited, set()):
+            out.structural.add(slug)
+            out.edges.setdefault(slug, set()).add((citing, cited))
     for pid, slug in now_in | was_in:
-        touched.setdefault(slug, set()).add(pid)
-    return structural, touched
+        out.touched.setdefault(slug, set()).add(pid)
+    return out
 
 
 def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
     """One direction's rows: its papers by PageRank over the citations among them, equal
     PageRanks (to 12 decimals) by stated cited-by count, then id."""
+    return _whole(conn, slug, stamp)[0]
+
+
+def _whole(conn: sqlite3.Connection, slug: str, stamp: str) -> tuple[list[Row], float]:
+    """`direction_rows`, and Σy of the direction: the sum that turns PageRanks into the y a push
+    updates (y = x · Σy, with Σy = n / (1 − α + α · the dangling papers' PageRank))."""
     papers = conn.execute(  # each paper with its references in one string (arXiv ids: no \x1f)
         "SELECT pl.paper_id, p.cited_by, (SELECT group_concat(c.cited_id, char(31)) FROM citations c"
         " WHERE c.citing_id = pl.paper_id) FROM placements pl JOIN papers p ON p.id = pl.paper_id"
@@ -133,7 +209,24 @@ def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]
     members = {pid: cited or 0 for pid, cited, _ in papers}
     edges = [(pid, ref) for pid, _, refs in papers if refs for ref in refs.split("\x1f") if ref in members]
     pr = pagerank(members, edges)
-    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))]
+    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))], _total(pr, edges)
+
+
+def _total(pr: dict[str, float], edges: Sequence[tuple[str, str]]) -> float:
+    """Σy of a direction whose PageRanks are `pr` (y = x · Σy; store/questions/rank_push.py).
+    Where a paper is cited by none of the others its y is exactly 1, so Σy is 1 / its PageRank:
+    then a paper that joins later uncited (a push gives it y = 1) ties with such papers as a
+    whole computation would tie them. Otherwise Σy = n / (1 − α + α · the PageRank of the
+    papers citing none of the others), from summing y = 1 + α · y · P."""
+    if not pr:
+        return 0.0
+    cited = {ref for _, ref in edges}
+    uncited = [pid for pid in pr if pid not in cited]
+    if uncited:
+        return 1.0 / pr[min(uncited)]
+    citing = {pid for pid, _ in edges}
+    dangling = sum(value for pid, value in pr.items() if pid not in citing)
+    return len(pr) / (1.0 - ALPHA + ALPHA * dangling)
 
 
 def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str, float]:
@@ -170,13 +263,8 @@ def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str
     raise RankNotConverged(f"PageRank did not converge in {MAX_ITER} iterations ({n} papers)")
 
 
-def _key(pagerank: float, cited: int, pid: str) -> tuple[float, int, str]:
-    """A paper's place in its direction: PageRank to 12 decimals, then cited-by count, then id."""
-    return -round(pagerank, 12), -cited, pid
-
-
 def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
-    return sorted(pr, key=lambda p: _key(pr[p], cited.get(p, 0), p))
+    return sorted(pr, key=lambda p: rank_key(pr[p], cited.get(p, 0), p))
 
 
 def _resorted(conn: sqlite3.Connection, slug: str, changed: set[str]) -> list[tuple[int, str, str]]:
@@ -187,7 +275,7 @@ def _resorted(conn: sqlite3.Connection, slug: str, changed: set[str]) -> list[tu
     each changed paper is taken out and put back where its key goes now, by a binary search
     that reads only the rows it compares with, not the whole direction."""
     stored = [pid for (pid,) in conn.execute(
-        "SELECT paper_id FROM direction_ranks WHERE direction_slug = ? ORDER BY rank", (slug,))]
+        "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank", (slug,))]
     keys: dict[str, tuple[float, int, str]] = {}
 
     def key(pid: str) -> tuple[float, int, str]:
@@ -195,7 +283,7 @@ def _resorted(conn: sqlite3.Connection, slug: str, changed: set[str]) -> list[tu
             value, cited = conn.execute(
                 "SELECT r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
                 " WHERE r.direction_slug = ? AND r.paper_id = ?", (slug, pid)).fetchone()
-            keys[pid] = _key(value, cited or 0, pid)
+            keys[pid] = rank_key(value, cited or 0, pid)
         return keys[pid]
 
     moving = [pid for pid in stored if pid in changed]
@@ -229,22 +317,35 @@ def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence
     stored already is updated in place (the rank index changes only where a rank moved), a new
     one inserted, a paper's row no longer among them deleted."""
     if slugs is None:
-        stored = conn.execute("SELECT direction_slug, paper_id FROM direction_ranks").fetchall()
+        stored = conn.execute("SELECT direction_slug, paper_id FROM direction_rank_scores").fetchall()
     else:
         stored = [(r["direction_slug"], r["paper_id"]) for r in rows_in_chunks(
-            conn, "SELECT direction_slug, paper_id FROM direction_ranks WHERE direction_slug IN ({})", slugs)]
+            conn, "SELECT direction_slug, paper_id FROM direction_rank_scores WHERE direction_slug IN ({})", slugs)]
     keep = {(slug, pid) for slug, pid, *_ in rows}
-    conn.executemany("DELETE FROM direction_ranks WHERE direction_slug = ? AND paper_id = ?",
+    conn.executemany("DELETE FROM direction_rank_scores WHERE direction_slug = ? AND paper_id = ?",
                      [key for key in stored if key not in keep])
-    conn.executemany("INSERT INTO direction_ranks (direction_slug, paper_id, pagerank, rank, computed_at)"
+    conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
                      " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
-                     " pagerank = excluded.pagerank, rank = excluded.rank, computed_at = excluded.computed_at",
+                     " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at",
                      rows)
+
+
+def _write_totals(conn: sqlite3.Connection, slugs: Sequence[str] | None, totals: Sequence[tuple[str, float]],
+                  stamp: str) -> None:
+    """Make `totals` (direction, Σy) the sums of the directions `slugs` (None: of every
+    direction) just computed whole: whole = total = Σy, no drift; a direction of `slugs`
+    without a total (no papers left) loses its row."""
+    if slugs is None:
+        conn.execute("DELETE FROM direction_rank_totals")
+    else:
+        conn.executemany("DELETE FROM direction_rank_totals WHERE direction_slug = ?", [(slug,) for slug in slugs])
+    conn.executemany("INSERT INTO direction_rank_totals (direction_slug, whole, total, drift, computed_at)"
+                     " VALUES (?, ?, ?, 0.0, ?)", [(slug, total, total, stamp) for slug, total in totals])
 
 
 def _placements(conn: sqlite3.Connection, table: str, papers: Iterable[str]) -> list[tuple[str, str]]:
     """(paper, direction) of these papers in `table`: where they are placed (placements) or
-    were ranked (direction_ranks)."""
+    were ranked (direction_rank_scores)."""
     return [(r["paper_id"], r["direction_slug"]) for r in rows_in_chunks(
         conn, f"SELECT paper_id, direction_slug FROM {table} WHERE paper_id IN ({{}})", papers)]
 

@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta
 from sqlite_utils import Database
 
 from mapwatch.store.clock import utc_now
-from mapwatch.store.database.rows import named_rows, rows_in_chunks
+from mapwatch.store.database.rows import named_rows, rows_in_chunks, scalar
 from mapwatch.store.pages.page_dates import possible_iso
 from mapwatch.store.questions import queries
 from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's names)
@@ -227,7 +227,7 @@ class DirectionRanks:
 
 def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionRanks:
     """A direction's papers by their stored PageRank (store/questions/direction_pagerank.py);
-    `computed_at`: when its PageRank was last computed (nothing it depends on changed since)."""
+    `computed_at`: when its PageRank was last computed, whole or by a push (the newest of its rows)."""
     slug, name = resolve_direction(db, direction)
     rows = named_rows(
         db, "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"
@@ -235,7 +235,9 @@ def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionR
         " WHERE r.direction_slug = ? ORDER BY r.rank LIMIT ?", (slug, limit))
     papers = tuple(RankedPaper(PaperRef(r["paper_id"], r["title"], r["year"]), r["rank"], r["pagerank"], r["cited_by"])
                    for r in rows)
-    return DirectionRanks(slug=slug, name=name, computed_at=rows[0]["computed_at"] if rows else None, papers=papers)
+    # a push rewrites only the rows whose score moved: the newest of them is the direction's
+    newest = scalar(db, "SELECT max(computed_at) FROM direction_rank_scores WHERE direction_slug = ?", (slug,))
+    return DirectionRanks(slug=slug, name=name, computed_at=newest if rows else None, papers=papers)
 
 
 # ---------------------------------------------------------------------------- count history

@@ -218,9 +218,11 @@ def test_path_search_bench_compares_the_current_search_with_a_revision(tmp_path:
 def test_ranks_bench_compares_the_update_with_the_whole_computation(tmp_path: Path, capsys) -> None:
     from bench import ranks
 
-    assert ranks.main(["--pages", "800", "--ticks", "2", "--new", "5", "--work", str(tmp_path)]) == 0
+    argv = ["--pages", "800", "--ticks", "2", "--new", "5", "--work", str(tmp_path), "--push-from", "20"]
+    assert ranks.main(argv) == 0
     out = capsys.readouterr()
-    assert "whole / update" in out.out and out.err.count("tables equal: True") == 2
+    assert "whole / update" in out.out and out.err.count("equal to whole: True") == 2
+    assert out.err.count("pushed against whole") == 2 and " 0 directions pushed" not in out.err
 
 
 def test_authors_bench_times_paper_and_author_with_authors_stored(tmp_path: Path, capsys) -> None:

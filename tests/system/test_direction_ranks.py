@@ -19,14 +19,18 @@ from bench import generate as gen
 from bench.livemap import T0, LiveMap
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import FedPage, ingest_fed, ingest_paths
+from mapwatch.store.database.migrations import migrations
 from mapwatch.store.questions import graph
 from mapwatch.store.questions.direction_pagerank import (
+    ALPHA,
+    TOL,
     changed_directions,
     compute_direction_ranks,
     direction_rows,
     pagerank,
     update_direction_ranks,
 )
+from mapwatch.store.questions.rank_push import l1_bound
 from mapwatch.store.sources.refresh import refresh
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.graphmap import ID, make_page, store
@@ -262,3 +266,152 @@ def test_a_tick_updates_the_directions_of_pages_another_command_stored(db, seeds
     assert [p.paper.id for p in r.papers] == ["2412.10400"]
     assert r.computed_at == clock().isoformat(timespec="seconds")
     assert db.conn.execute(ROWS).fetchall() == whole(db, tmp_path, clock())
+
+
+# --- Updates by a push (store/questions/rank_push.py): pushed directions are within their
+# bound of a whole computation, and computed whole again when the bound or the age is reached.
+
+NX_ERROR = ALPHA / (1 - ALPHA) * TOL  # networkx's own L1 error a paper: its stop rule, n · 10⁻⁶ a step
+
+
+def drifts(db: Database) -> dict[str, float | None]:
+    return dict(db.conn.execute("SELECT direction_slug, drift FROM direction_rank_totals").fetchall())
+
+
+def totals(db: Database) -> dict[str, tuple[float, float | None, str]]:
+    """Each direction's Σy, drift and last whole computation."""
+    return {slug: (total, drift, at) for slug, total, drift, at in db.conn.execute(
+        "SELECT direction_slug, total, drift, computed_at FROM direction_rank_totals").fetchall()}
+
+
+def compare_with_whole(db: Database, tmp_path: Path, now: datetime) -> dict[str, float]:
+    """Each direction's L1 distance from a whole computation, checked against its allowance:
+    its push bound, and networkx's own error in the stored whole computation and in this one
+    (3 · α / (1 − α) · n · 10⁻⁶). The same papers are ranked, ranks run 1..n, and a direction's
+    top 10 are the whole computation's."""
+    mine, theirs = db.conn.execute(ROWS).fetchall(), whole(db, tmp_path, now)
+    assert [r[:2] for r in mine] == [r[:2] for r in theirs]
+    bounds = {slug: l1_bound(drift, total) for slug, drift, total in db.conn.execute(
+        "SELECT direction_slug, drift, total FROM direction_rank_totals WHERE drift IS NOT NULL")}
+    distance: dict[str, float] = {}
+    size: dict[str, int] = {}
+    ranks: dict[str, list[int]] = {}
+    tops: dict[str, tuple[set[str], set[str]]] = {}
+    for (slug, pid, x, r), (_, _, y, q) in zip(mine, theirs, strict=True):
+        distance[slug] = distance.get(slug, 0.0) + abs(x - y)
+        size[slug] = size.get(slug, 0) + 1
+        ranks.setdefault(slug, []).append(r)
+        top = tops.setdefault(slug, (set(), set()))
+        top[0].update([pid] if r <= 10 else [])
+        top[1].update([pid] if q <= 10 else [])
+    for slug, d in distance.items():
+        assert d <= bounds[slug] + 3 * NX_ERROR * size[slug], slug
+        assert sorted(ranks[slug]) == list(range(1, size[slug] + 1)), slug
+        assert tops[slug][0] == tops[slug][1], slug
+    return distance
+
+
+def test_pushed_ticks_stay_within_their_bound_of_the_whole_computation(db, tmp_path: Path) -> None:
+    live = LiveMap(1_500, seed=3)
+    setup = T0 - timedelta(hours=1)
+    store_live(db, live, list(range(live.size)), setup)
+    compute_direction_ranks(db, setup)
+    assert set(drifts(db).values()) == {0.0}
+    rng = random.Random(5)
+    pushed = computed = 0
+    for k in range(1, 5):
+        now = T0 + timedelta(hours=k)
+        before, first = list(live.version), live.size
+        for j in range(12):
+            live.add_paper(now.timestamp() - 3_000 + j)
+        for i in rng.sample(range(first), 2):  # papers leave a direction: those are computed whole
+            live.main_dir[i] = rng.randrange(len(live.dirs))
+            live.version[i] += 1
+        store_live(db, live, [i for i in range(live.size) if i >= first or live.version[i] != before[i]], now)
+        old = totals(db)
+        report = update_direction_ranks(db, now, push_from=0)
+        pushed += report.pushed
+        computed += report.directions
+        new = totals(db)
+        moved = {slug for slug in new if slug in old and new[slug][0] != old[slug][0]
+                 and new[slug][2] != now.isoformat(timespec="seconds")}  # Σy moved, not computed whole
+        assert report.pushed == len(moved)
+        assert report.bound == max(l1_bound(new[slug][1], new[slug][0]) for slug in moved)
+        distance = compare_with_whole(db, tmp_path, now)
+        assert max(distance.values()) > 0  # pushed values are not a whole computation's to the bit
+    assert pushed > 20 and computed > 0  # both ways were taken
+
+
+def test_a_pushed_direction_is_computed_whole_at_its_bound_and_at_its_age(db, tmp_path: Path) -> None:
+    live = LiveMap(1_500, seed=4)
+    setup = T0 - timedelta(hours=1)
+    store_live(db, live, list(range(live.size)), setup)
+    compute_direction_ranks(db, setup)
+
+    def tick(k: int, **options) -> graph.RanksReport:
+        now = T0 + timedelta(hours=k)
+        first, before = live.size, list(live.version)
+        for j in range(10):
+            live.add_paper(now.timestamp() - 3_000 + j)
+        store_live(db, live, [i for i in range(live.size) if i >= first or live.version[i] != before[i]], now)
+        return update_direction_ranks(db, now, push_from=0, **options)
+
+    assert tick(1).pushed > 0
+    # every direction at its limit (2 · drift / ((1 − α) · Σy) = n · 10⁻⁶) with the 10 papers
+    # of the next tick counted in n: any residual that tick's push leaves passes it
+    for slug, total in db.conn.execute("SELECT direction_slug, total FROM direction_rank_totals").fetchall():
+        n = db.conn.execute("SELECT count(*) FROM direction_rank_scores WHERE direction_slug = ?",
+                            (slug,)).fetchone()[0] + 10
+        db.conn.execute("UPDATE direction_rank_totals SET drift = ? WHERE direction_slug = ?",
+                        (n * TOL * (1 - ALPHA) * total / 2, slug))
+    db.conn.commit()
+    report = tick(2)
+    assert report.pushed == 0 and report.directions > 0
+    two = (T0 + timedelta(hours=2)).isoformat(timespec="seconds")
+    recomputed = [slug for slug, (_, _, at) in totals(db).items() if at == two]
+    assert len(recomputed) == report.directions and all(drifts(db)[slug] == 0.0 for slug in recomputed)
+    compare_with_whole(db, tmp_path, T0 + timedelta(hours=2))
+    assert tick(3).pushed > 0  # within its bound again
+    old = totals(db)
+    report = tick(4, whole_every=timedelta(hours=3))
+    new = totals(db)
+    four = (T0 + timedelta(hours=4)).isoformat(timespec="seconds")
+    pushed = {slug for slug in new if new[slug][0] != old[slug][0] and new[slug][2] != four}
+    recomputed = {slug for slug in new if new[slug][2] == four}
+    assert len(pushed) == report.pushed > 0 and len(recomputed) == report.directions > 0
+    # the last whole computation of hour 1 or before is 3 h old at hour 4: none of those was pushed
+    assert all(old[slug][2] >= (T0 + timedelta(hours=2)).isoformat(timespec="seconds") for slug in pushed)
+    assert any(old[slug][2] < (T0 + timedelta(hours=1)).isoformat(timespec="seconds") for slug in recomputed)
+    compare_with_whole(db, tmp_path, T0 + timedelta(hours=4))
+
+
+def test_ranks_stored_before_0041_read_the_same_and_are_computed_whole_first(tmp_path: Path) -> None:
+    live = LiveMap(600, seed=6)
+    ref = open_db(tmp_path / "ref.db")
+    store_live(ref, live, list(range(live.size)), T0)
+    compute_direction_ranks(ref, T0)
+    rows = ref.conn.execute("SELECT direction_slug, paper_id, pagerank, rank, computed_at FROM direction_ranks"
+                            " ORDER BY 1, 2").fetchall()
+    ref.close()
+    older = Database(tmp_path / "older.db")
+    migrations.apply(older, stop_before="0041_rank_scores")
+    store_live(older, live, list(range(live.size)), T0)
+    older.conn.executemany("INSERT INTO direction_ranks VALUES (?, ?, ?, ?, ?)", rows)
+    older.conn.execute("INSERT INTO ranks_state SELECT 1, max(id), (SELECT max(id) FROM events) FROM snapshots")
+    older.conn.commit()
+    older.close()
+    db = open_db(tmp_path / "older.db")
+    try:
+        assert db.conn.execute("SELECT direction_slug, paper_id, pagerank, rank, computed_at FROM direction_ranks"
+                               " ORDER BY 1, 2").fetchall() == rows  # to the last bit
+        assert set(drifts(db).values()) == {None}
+        now = T0 + timedelta(hours=1)
+        first = live.size
+        for j in range(10):
+            live.add_paper(now.timestamp() - 3_000 + j)
+        store_live(db, live, list(range(first, live.size)), now)
+        report = update_direction_ranks(db, now, push_from=0)
+        assert report.pushed == 0 and report.directions > 0  # no push from scores not in its form
+        assert db.conn.execute(ROWS).fetchall() == whole(db, tmp_path, now)
+    finally:
+        db.close()

@@ -64,6 +64,7 @@ from mapwatch.store.database.migrations import (
     m0038_compact_edges,
     m0039_crawl_checked,
     m0040_event_batches,
+    m0041_rank_scores,
 )
 
 # In the order they apply.
@@ -108,6 +109,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0038_compact_edges,
     m0039_crawl_checked,
     m0040_event_batches,
+    m0041_rank_scores,
 )
 
 migrations = Migrations("mapwatch")

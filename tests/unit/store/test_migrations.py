@@ -44,6 +44,7 @@ RECORDED_NAMES = [
     "0038_compact_edges",
     "0039_crawl_checked",
     "0040_event_batches",
+    "0041_rank_scores",
 ]
 
 

@@ -1,0 +1,115 @@
+"""A direction's stored ranks brought up to date by a push (store/questions/rank_push.py) from
+what a tick changed in it, for store/questions/direction_pagerank.py's update: the papers the
+residual reaches and their citations are read, not the whole direction; the rows whose score
+or rank moved are written, and the direction's totals (`direction_rank_totals`).
+
+A push is refused (the caller computes the direction whole) where the direction has fewer
+than `push_from` papers, its scores are not in the form a push needs (never computed whole
+since migration 0041), its last whole computation is `whole_every` old, the push would take
+more than PUSH_LIMIT pushes a paper, or its L1 bound would pass networkx's own tolerance,
+n · 10⁻⁶ (docs/graph.md, "Direction ranks updated by a push")."""
+
+from __future__ import annotations
+
+import bisect
+import sqlite3
+from datetime import datetime, timedelta
+
+from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks, scalar
+from mapwatch.store.questions.rank_push import TOL, TooMuchToPush, l1_bound, push, rank_key
+
+PUSH_FROM = 2_000  # a direction of fewer papers is computed whole when it changes (cheap, exact)
+PUSH_EPS = 1.0e-4  # a residual of at most this (in y, where every paper's y is at least 1) stays unpushed
+PUSH_LIMIT = 20    # pushes a paper of the direction, at most, before it is computed whole instead
+WHOLE_EVERY = timedelta(days=1)  # a direction updated by pushes is computed whole again after this
+
+
+def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edges: set[tuple[str, str]],
+                   recounted: set[str], now: datetime, push_from: int = PUSH_FROM,
+                   whole_every: timedelta = WHOLE_EVERY) -> int | None:
+    """Bring `slug` up to date by a push from what changed in it, where papers `joined` it and
+    the citations `edges` were added among its papers (no paper left it), the `recounted`
+    papers' cited-by counts possibly changed; write its rows: the number written. None, having
+    written nothing, where it must be computed whole instead (the module's docstring)."""
+    totals = named_row(conn, "SELECT whole, total, drift, computed_at FROM direction_rank_totals"
+                             " WHERE direction_slug = ?", (slug,))
+    if totals is None or totals["drift"] is None:
+        return None
+    if datetime.fromisoformat(totals["computed_at"]) + whole_every <= now:
+        return None
+    size = scalar(conn, "SELECT count(*) FROM direction_rank_scores WHERE direction_slug = ?", (slug,))
+    if size < push_from:
+        return None
+    whole, total, drift = float(totals["whole"]), float(totals["total"]), float(totals["drift"])
+    gained: dict[str, set[str]] = {}
+    for citing, cited in edges:
+        gained.setdefault(citing, set()).add(cited)
+    for citer in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id FROM citations c JOIN placements pl"
+                                " ON pl.paper_id = c.citing_id AND pl.direction_slug = ? WHERE c.cited_id IN ({})",
+                                joined, (slug,)):
+        gained.setdefault(citer["citing_id"], set()).add(citer["cited_id"])
+    outs: dict[str, list[str]] = {}
+
+    def targets(pid: str) -> list[str]:
+        if pid not in outs:
+            outs[pid] = one_column(conn, "SELECT c.cited_id FROM citations c JOIN placements pl ON pl.paper_id ="
+                                         " c.cited_id AND pl.direction_slug = ? WHERE c.citing_id = ?", (slug, pid))
+        return outs[pid]
+
+    def y(pid: str) -> float:
+        score = scalar(conn, "SELECT score FROM direction_rank_scores WHERE direction_slug = ? AND paper_id = ?",
+                       (slug, pid))
+        if score is None:
+            raise TooMuchToPush(f"{pid} has no score in {slug}")  # not the graph the scores are of
+        return float(score) * whole
+
+    try:
+        result = push(joined=joined, gained=gained, y=y, outs=targets, eps=PUSH_EPS, limit=PUSH_LIMIT * size)
+    except TooMuchToPush:
+        return None
+    total += result.grown
+    drift += result.drift
+    if l1_bound(drift, total) > (size + len(joined)) * TOL or min(result.y.values(), default=1.0) <= 0.0:
+        return None
+    scores = {pid: value / whole for pid, value in result.y.items()}
+    written = _place(conn, slug, scores, recounted, whole / total, now.isoformat(timespec="seconds"))
+    conn.execute("UPDATE direction_rank_totals SET total = ?, drift = ? WHERE direction_slug = ?",
+                 (total, drift, slug))
+    return written
+
+
+def _place(conn: sqlite3.Connection, slug: str, scores: dict[str, float], recounted: set[str], scale: float,
+           stamp: str) -> int:
+    """Write a pushed direction's new `scores` and the ranks that moved: each paper whose
+    score or cited-by count changed is taken out of the stored order and put back where its key
+    goes now (binary search over the others, read as compared). The number of rows written."""
+    stored = one_column(conn, "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank",
+                        (slug,))
+    moving = scores.keys() | (recounted & set(stored))
+    keys: dict[str, tuple[float, int, str]] = {}
+
+    def key(pid: str) -> tuple[float, int, str]:
+        if pid not in keys:
+            row = named_row(conn, "SELECT s.score, p.cited_by FROM papers p LEFT JOIN direction_rank_scores s"
+                                  " ON s.direction_slug = ? AND s.paper_id = p.id WHERE p.id = ?", (slug, pid))
+            score = scores.get(pid, row["score"] if row is not None and row["score"] is not None else 0.0)
+            keys[pid] = rank_key(score * scale, (row["cited_by"] if row is not None else 0) or 0, pid)
+        return keys[pid]
+
+    order = [pid for pid in stored if pid not in moving]
+    for pid in sorted(moving, key=key):
+        order.insert(bisect.bisect_left(order, key(pid), key=key), pid)
+    was = {pid: i for i, pid in enumerate(stored, 1)}
+    upserts = [(slug, pid, scores[pid], i, stamp) for i, pid in enumerate(order, 1) if pid in scores]
+    moves = [(i, slug, pid) for i, pid in enumerate(order, 1) if pid not in scores and was.get(pid) != i]
+    conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
+                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
+                     " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at", upserts)
+    conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
+    return len(upserts) + len(moves)
+
+
+def pushed_bound(conn: sqlite3.Connection, slug: str) -> float:
+    """The L1 bound of `slug`'s stored PageRanks against the exact ones (0 when computed whole)."""
+    row = named_row(conn, "SELECT total, drift FROM direction_rank_totals WHERE direction_slug = ?", (slug,))
+    return 0.0 if row is None or row["drift"] is None else l1_bound(float(row["drift"]), float(row["total"]))
