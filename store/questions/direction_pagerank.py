@@ -54,7 +54,7 @@ Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, ra
 
 @dataclass(frozen=True)
 class RanksReport:
-    directions: int    # directions whose PageRank was computed
+    directions: int    # directions whose PageRank was computed whole
     papers: int        # rows written (for those; and ranks moved in re-sorted directions)
     full: bool = True  # every direction; else only what changed (update_direction_ranks)
     resorted: int = 0  # directions re-ordered by new cited-by counts, PageRank kept

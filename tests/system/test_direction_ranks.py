@@ -6,6 +6,7 @@ the table is compared with `compute_direction_ranks` run on a copy of the same d
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 from datetime import date, datetime, timedelta
@@ -30,7 +31,7 @@ from mapwatch.store.questions.direction_pagerank import (
     pagerank,
     update_direction_ranks,
 )
-from mapwatch.store.questions.rank_push import l1_bound
+from mapwatch.store.questions.rank_push import l1_bound, rank_key
 from mapwatch.store.sources.refresh import refresh
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.graphmap import ID, make_page, store
@@ -308,6 +309,13 @@ def compare_with_whole(db: Database, tmp_path: Path, now: datetime) -> dict[str,
         assert d <= bounds[slug] + 3 * NX_ERROR * size[slug], slug
         assert sorted(ranks[slug]) == list(range(1, size[slug] + 1)), slug
         assert tops[slug][0] == tops[slug][1], slug
+    # the stored ranks are the order of the stored PageRanks (cited-by count, then id, for
+    # equal ones), but where two differ by rounding alone
+    rows = db.conn.execute("SELECT r.direction_slug, r.paper_id, r.pagerank, p.cited_by FROM direction_ranks r"
+                           " JOIN papers p ON p.id = r.paper_id ORDER BY r.direction_slug, r.rank").fetchall()
+    for (slug, pid, x, cited), (next_slug, next_pid, y, next_cited) in itertools.pairwise(rows):
+        if slug == next_slug:
+            assert rank_key(x, cited or 0, pid) <= rank_key(y, next_cited or 0, next_pid) or abs(x - y) < 1e-11
     return distance
 
 
