@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import sqlite3
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks, scalar
@@ -100,39 +99,14 @@ def _place(conn: sqlite3.Connection, slug: str, scores: dict[str, float], recoun
     order = [pid for pid in stored if pid not in moving]
     for pid in sorted(moving, key=key):
         order.insert(bisect.bisect_left(order, key(pid), key=key), pid)
+    was = {pid: i for i, pid in enumerate(stored, 1)}
     upserts = [(slug, pid, scores[pid], i, stamp) for i, pid in enumerate(order, 1) if pid in scores]
-    shifts, moved = _shifts(stored, order, scores.keys())
-    # First (a range may hold a paper whose row the upserts then write), each range to its new
-    # rank negated, so that no later range matches a row moved already; then back to positive.
-    for lo, hi, by in shifts:
-        conn.execute("UPDATE direction_rank_scores SET rank = -(rank + ?) WHERE direction_slug = ?"
-                     " AND rank BETWEEN ? AND ?", (by, slug, lo, hi))
-    conn.execute("UPDATE direction_rank_scores SET rank = -rank WHERE direction_slug = ? AND rank < 0", (slug,))
+    moves = [(i, slug, pid) for i, pid in enumerate(order, 1) if pid not in scores and was.get(pid) != i]
     conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
                      " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
                      " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at", upserts)
-    return len(upserts) + moved
-
-
-def _shifts(stored: list[str], order: list[str], rescored: Iterable[str]) -> tuple[list[tuple[int, int, int]], int]:
-    """The ranks that move, as ranges of stored ranks shifted alike: (first, last, by), and how
-    many papers they move. Only the papers not `rescored` are followed (those are written
-    whole); a range may span one of them."""
-    was = {pid: i for i, pid in enumerate(stored, 1)}
-    skip = set(rescored)
-    out: list[tuple[int, int, int]] = []
-    moved = 0
-    for i, pid in enumerate(order, 1):
-        if pid in skip or was[pid] == i:
-            continue
-        moved += 1
-        by = i - was[pid]
-        if out and out[-1][2] == by and was[pid] > out[-1][1] \
-                and all(p in skip for p in stored[out[-1][1]:was[pid] - 1]):
-            out[-1] = (out[-1][0], was[pid], by)
-        else:
-            out.append((was[pid], was[pid], by))
-    return out, moved
+    conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
+    return len(upserts) + len(moves)
 
 
 def pushed_bound(conn: sqlite3.Connection, slug: str) -> float:
