@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 import sqlite3
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -48,6 +49,23 @@ def store_live(db: Database, live: LiveMap, indexes: list[int], now: datetime) -
     assert report.stored == len(indexes)
 
 
+def live_tick(db: Database, live: LiveMap, now: datetime, new: int, moved: Sequence[int] = (),
+              extra: bool = False) -> None:
+    """A tick of the live map stored: `new` papers arrive, the `moved` papers are placed in
+    another direction (main, or an `extra` one added), and every page that changed is stored."""
+    rng = random.Random(now.timestamp())
+    before, first = list(live.version), live.size
+    for j in range(new):
+        live.add_paper(now.timestamp() - 3_000 + j)
+    for i in moved:
+        if extra:
+            live.extra_dirs[i] = (*live.extra_dirs[i], rng.randrange(len(live.dirs)))
+        else:
+            live.main_dir[i] = rng.randrange(len(live.dirs))
+        live.version[i] += 1
+    store_live(db, live, [i for i in range(live.size) if i >= first or live.version[i] != before[i]], now)
+
+
 def whole(db: Database, tmp_path: Path, now: datetime) -> list[tuple]:
     """The table `compute_direction_ranks` writes on a copy of `db` as it is now."""
     path = tmp_path / "whole.db"
@@ -80,17 +98,8 @@ def test_ticks_of_new_papers_and_moved_papers_update_to_the_whole_computation(db
     computed = resorted = 0
     for k in range(1, 5):
         now = T0 + timedelta(hours=k)
-        before, first = list(live.version), live.size
-        for j in range(12):
-            live.add_paper(now.timestamp() - 3_000 + j)
-        for i in rng.sample(range(first), 3):  # papers moved to another direction (main or extra)
-            if k % 2:
-                live.main_dir[i] = rng.randrange(len(live.dirs))
-            else:
-                live.extra_dirs[i] = (*live.extra_dirs[i], rng.randrange(len(live.dirs)))
-            live.version[i] += 1
-        changed = [i for i in range(live.size) if i >= first or live.version[i] != before[i]]
-        store_live(db, live, changed, now)
+        # papers moved to another direction (main or extra)
+        live_tick(db, live, now, 12, rng.sample(range(live.size), 3), extra=not k % 2)
         old = stamps(db)
         report = update_direction_ranks(db, now)
         assert not report.full and 0 < report.directions < 60
@@ -329,13 +338,7 @@ def test_pushed_ticks_stay_within_their_bound_of_the_whole_computation(db, tmp_p
     pushed = computed = 0
     for k in range(1, 5):
         now = T0 + timedelta(hours=k)
-        before, first = list(live.version), live.size
-        for j in range(12):
-            live.add_paper(now.timestamp() - 3_000 + j)
-        for i in rng.sample(range(first), 2):  # papers leave a direction: those are computed whole
-            live.main_dir[i] = rng.randrange(len(live.dirs))
-            live.version[i] += 1
-        store_live(db, live, [i for i in range(live.size) if i >= first or live.version[i] != before[i]], now)
+        live_tick(db, live, now, 12, rng.sample(range(live.size), 2))  # papers leave a direction: computed whole
         old = totals(db)
         report = update_direction_ranks(db, now, push_from=0)
         pushed += report.pushed
@@ -358,10 +361,7 @@ def test_a_pushed_direction_is_computed_whole_at_its_bound_and_at_its_age(db, tm
 
     def tick(k: int, **options) -> graph.RanksReport:
         now = T0 + timedelta(hours=k)
-        first, before = live.size, list(live.version)
-        for j in range(10):
-            live.add_paper(now.timestamp() - 3_000 + j)
-        store_live(db, live, [i for i in range(live.size) if i >= first or live.version[i] != before[i]], now)
+        live_tick(db, live, now, 10)
         return update_direction_ranks(db, now, push_from=0, **options)
 
     assert tick(1).pushed > 0
