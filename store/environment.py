@@ -20,6 +20,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
@@ -82,6 +83,11 @@ class Environment:
     def deadline_seconds(self) -> float:
         """$MAPWATCH_TICK_DEADLINE in seconds (default 30 minutes)."""
         return float(self.value("MAPWATCH_TICK_DEADLINE"))
+
+    def ranks_whole_every(self) -> timedelta:
+        """$MAPWATCH_RANKS_WHOLE_EVERY: how old a direction's whole PageRank computation may be
+        before a change computes it whole again rather than by a push (default a day)."""
+        return timedelta(seconds=float(self.value("MAPWATCH_RANKS_WHOLE_EVERY")))
 
     def before_alerts_seconds(self) -> float:
         """$MAPWATCH_BEFORE_ALERTS: seconds a tick gives the sources before its alerts (0: none)."""

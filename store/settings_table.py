@@ -75,7 +75,8 @@ def _seconds_within(raw: str, name: str, high: float, *, zero_ok: bool) -> float
     except ValueError:
         value = float("nan")
     if not ((value >= 0) if zero_ok else (value > 0)) or not value <= high:  # NaN fails every comparison
-        bounds = f"0 to {high:g}" if zero_ok else f"more than 0, at most {high:g}"
+        most = int(high) if high == int(high) else high  # 2592000, not 2.592e+06
+        bounds = f"0 to {most}" if zero_ok else f"more than 0, at most {most}"
         raise BadSetting(f"{name} must be seconds ({bounds}), not {raw!r}")
     return value
 
@@ -114,6 +115,13 @@ def _tick_deadline(raw: str) -> float:
 
 
 DEFAULT_BEFORE_ALERTS = 30.0  # seconds: 300 new citers at arXiv's one request every 3 s
+DEFAULT_RANKS_WHOLE_EVERY = 86_400.0  # seconds: a pushed direction's ranks computed whole again daily
+
+
+def _ranks_whole_every(raw: str) -> float:
+    raw = raw.strip()
+    return (_seconds_within(raw, "$MAPWATCH_RANKS_WHOLE_EVERY", 30 * 86_400, zero_ok=True) if raw
+            else DEFAULT_RANKS_WHOLE_EVERY)
 
 
 def _before_alerts(raw: str) -> float:
@@ -311,6 +319,11 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a refresh tick's HTTP crawl may take (`refresh` and each tick of `run`); pages not done "
             "by then, queued or waiting on a `Retry-After` or `Crawl-delay`, are left for the next tick "
             "(stored batches kept)"),
+    Setting("MAPWATCH_RANKS_WHOLE_EVERY", _ranks_whole_every, "`86400` (a day)",
+            "seconds after which a direction whose PageRank a tick updates by a push from what changed is "
+            "computed whole again instead (`refresh` and each tick of `run`; at most 30 days); `0` computes "
+            "every changed direction whole, as before pushes ([Graph questions](graph.md#direction-ranks-updated-"
+            "by-a-push))"),
     Setting("MAPWATCH_HEADER_TIMEOUT", _header_timeout, "`20`",
             "seconds `serve` and `run` give a connection to send a whole request line and headers (and an "
             "idle keep-alive connection before its next request) before closing it"),

@@ -88,13 +88,14 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     env = of_command(args)
     lower_priority_if_asked(env.nice_steps(None))  # $MAPWATCH_BACKGROUND_NICE (docs/configuration.md, "Configuration")
     deadline = env.deadline_seconds()  # $MAPWATCH_TICK_DEADLINE (a bad value: exit 2 before anything is read)
+    whole_every = env.ranks_whole_every()  # $MAPWATCH_RANKS_WHOLE_EVERY
     options = HttpOptions(deadline=deadline) if args.budget is None else HttpOptions(budget=args.budget,
                                                                                     deadline=deadline)
     db = open_db(args.db)
     progress = CrawlProgress()
     try:  # as `mapwatch run`'s tick: the tracked papers first, then the directions' ranks
         report = refresh(db, the_source, options=options, progress=progress, priority=tracked_paper_ids(db))
-        update_direction_ranks(db, utc_now())
+        update_direction_ranks(db, utc_now(), whole_every=whole_every)
     finally:
         progress.close()
     _listed("rejected", report.rejected, report.rejected_total, " (all in the ingest_errors table)")

@@ -60,10 +60,11 @@ def run_settings(args: argparse.Namespace) -> RunSettings:
     admin = env.admin_address()  # $MAPWATCH_ADMIN_LISTEN
     enrich = EnrichSettings.from_environment(env)  # $MAPWATCH_ENRICH, the APIs, the contact
     before_alerts = env.before_alerts_seconds()  # $MAPWATCH_BEFORE_ALERTS
+    whole_every = env.ranks_whole_every()  # $MAPWATCH_RANKS_WHOLE_EVERY
     # The database as the process uses it: --db, else $MAPWATCH_DB (so /metrics finds its replica).
     return RunSettings(db_path=args.db or env.database(), replica=replica, source=source(args), out_dir=out_dir(args),
                        host=host(args), port=port(args), base_url=given_base_url(args),
                        refresh=env.refresh_schedule(), tick_deadline=deadline, nice=nice, enrich=enrich,
-                       before_alerts=before_alerts,
+                       before_alerts=before_alerts, ranks_whole_every=whole_every,
                        limits=limits, admin=admin, token=env.token(), discord_api=api, discord_gateway=gateway,
                        shards=shards, webhook_bases=webhook_bases, alert_interval=env.alert_seconds())

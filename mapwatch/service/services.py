@@ -108,7 +108,8 @@ async def run_services(settings: RunSettings, deliver: Sequence[AfterRefresh] = 
             admin, admin_port = await start_admin_server(admin_at[0], admin_at[1], health, metrics)
             say(f"Health and metrics: {default_base_url(admin_at[0], admin_port)}{HEALTH_PATH}, {METRICS_PATH}")
         base_url = settings.base_url or default_base_url(settings.host, port)
-        tick = Tick(settings.db_path, Refresh(settings.source, priority, HttpOptions(deadline=settings.tick_deadline)),
+        tick = Tick(settings.db_path, Refresh(settings.source, priority, HttpOptions(deadline=settings.tick_deadline),
+                                              whole_every=settings.ranks_whole_every),
                     Publish(settings.out_dir, base_url), deliver, enrich, nice=settings.nice,
                     before_alerts=before_alerts, before_alerts_seconds=settings.before_alerts)
         papers.settle(base_url, tick.publish.limit)

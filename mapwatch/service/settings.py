@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mapwatch.bot.supervisor import BOT_BACKOFF
 from mapwatch.feeds.serving.connections import Limits
-from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS, DEFAULT_HOST, DEFAULT_NICE, DEFAULT_PORT
+from mapwatch.store.settings_table import (
+    DEFAULT_BEFORE_ALERTS,
+    DEFAULT_HOST,
+    DEFAULT_NICE,
+    DEFAULT_PORT,
+    DEFAULT_RANKS_WHOLE_EVERY,
+)
 
 if TYPE_CHECKING:
     from mapwatch.store.scholarly.enrich import EnrichSettings
@@ -39,6 +46,7 @@ class RunSettings:
     nice: int | None = DEFAULT_NICE  # $MAPWATCH_BACKGROUND_NICE: the tick's threads, steps lower
     enrich: EnrichSettings | None = None  # $MAPWATCH_ENRICH and the sources' settings; None: no round
     before_alerts: float = DEFAULT_BEFORE_ALERTS  # $MAPWATCH_BEFORE_ALERTS (0: none)
+    ranks_whole_every: timedelta = timedelta(seconds=DEFAULT_RANKS_WHOLE_EVERY)  # $MAPWATCH_RANKS_WHOLE_EVERY
     # the feed server
     limits: Limits = field(default_factory=Limits)  # $MAPWATCH_HEADER_TIMEOUT, _MAX_CONNECTIONS, _NOT_FOUND_BURST
     admin: tuple[str, int] | None = None  # $MAPWATCH_ADMIN_LISTEN; None: /healthz, /metrics on the public port

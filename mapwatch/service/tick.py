@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from mapwatch.feeds.publish_report import PublishReport
 from mapwatch.feeds.tick_report import TickResult
 from mapwatch.store.priority import lower_thread_priority
-from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS, DEFAULT_NICE
+from mapwatch.store.settings_table import DEFAULT_BEFORE_ALERTS, DEFAULT_NICE, DEFAULT_RANKS_WHOLE_EVERY
 from mapwatch.store.sources.http_client import HttpOptions
 from mapwatch.store.sources.refresh_report import RefreshReport
 from mapwatch.store.subscriptions.alert_hold import hold_alerts, release_alerts
@@ -73,6 +73,7 @@ class Refresh:
     source: str
     priority: Callable[[Database], Sequence[str]] | None = None
     options: HttpOptions = field(default_factory=HttpOptions)
+    whole_every: timedelta = timedelta(seconds=DEFAULT_RANKS_WHOLE_EVERY)  # $MAPWATCH_RANKS_WHOLE_EVERY
 
     async def __call__(self, db: Database, clock: Callable[[], datetime],
                        threads: Threads) -> tuple[RefreshReport, tuple[str, ...] | None]:
@@ -83,7 +84,8 @@ class Refresh:
         tracked = tuple(await loop.run_in_executor(threads.writer, self.priority, db)) if self.priority else None
         report = await refresh_async(db, self.source, writer=threads.writer, parser=threads.parsers,
                                      clock=clock, priority=tracked or (), options=self.options)
-        await loop.run_in_executor(threads.writer, lambda: update_direction_ranks(db, clock()))
+        await loop.run_in_executor(threads.writer,
+                                   lambda: update_direction_ranks(db, clock(), whole_every=self.whole_every))
         return report, tracked
 
 

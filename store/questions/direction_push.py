@@ -17,11 +17,12 @@ from datetime import datetime, timedelta
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks, scalar
 from mapwatch.store.questions.rank_push import TOL, TooMuchToPush, l1_bound, push, rank_key
+from mapwatch.store.settings_table import DEFAULT_RANKS_WHOLE_EVERY
 
 PUSH_FROM = 2_000  # a direction of fewer papers is computed whole when it changes (cheap, exact)
 PUSH_EPS = 1.0e-4  # a residual of at most this (in y, where every paper's y is at least 1) stays unpushed
 PUSH_LIMIT = 20    # pushes a paper of the direction, at most, before it is computed whole instead
-WHOLE_EVERY = timedelta(days=1)  # a direction updated by pushes is computed whole again after this
+WHOLE_EVERY = timedelta(seconds=DEFAULT_RANKS_WHOLE_EVERY)  # $MAPWATCH_RANKS_WHOLE_EVERY's default: a day
 
 
 def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edges: set[tuple[str, str]],

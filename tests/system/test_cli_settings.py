@@ -35,6 +35,8 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "REFRESH=-1h": (RUN, {"MAPWATCH_REFRESH": "-1h"}, "$MAPWATCH_REFRESH"),
     "REFRESH=61 * * * *": (RUN, {"MAPWATCH_REFRESH": "61 * * * *"}, "$MAPWATCH_REFRESH"),
     "REFRESH=0 0 31 2 *": (RUN, {"MAPWATCH_REFRESH": "0 0 31 2 *"}, "$MAPWATCH_REFRESH"),
+    "RANKS_WHOLE_EVERY=daily run": (RUN, {"MAPWATCH_RANKS_WHOLE_EVERY": "daily"}, "$MAPWATCH_RANKS_WHOLE_EVERY"),
+    "RANKS_WHOLE_EVERY=-1 refresh": (REFRESH, {"MAPWATCH_RANKS_WHOLE_EVERY": "-1"}, "$MAPWATCH_RANKS_WHOLE_EVERY"),
     "--base-url javascript publish": ([*PUBLISH, "--base-url", "javascript:alert(document.cookie)//x.org"], {},
                                       "--base-url"),
     "--base-url javascript refresh": ([*REFRESH, "--base-url", "javascript:alert(1)"], {}, "--base-url"),

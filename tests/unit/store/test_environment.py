@@ -9,6 +9,7 @@ import ast
 import os
 from collections import Counter
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES)) == len(NAMES) == 32
+    assert len(set(NAMES)) == len(NAMES) == 33
     for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
     assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)
@@ -180,3 +181,12 @@ def test_the_bound_before_alerts() -> None:
     for bad in ("-1", "soon", "nan", "601"):
         with pytest.raises(BadSetting, match=r"\$MAPWATCH_BEFORE_ALERTS must be seconds \(0 to 600\)"):
             Environment({"MAPWATCH_BEFORE_ALERTS": bad}).before_alerts_seconds()
+
+
+def test_how_old_a_pushed_directions_whole_computation_may_be() -> None:
+    assert Environment({}).ranks_whole_every() == timedelta(days=1)
+    assert Environment({"MAPWATCH_RANKS_WHOLE_EVERY": "0"}).ranks_whole_every() == timedelta(0)
+    assert Environment({"MAPWATCH_RANKS_WHOLE_EVERY": " 3600 "}).ranks_whole_every() == timedelta(hours=1)
+    for bad in ("-1", "daily", "nan", "2592001"):
+        with pytest.raises(BadSetting, match=r"\$MAPWATCH_RANKS_WHOLE_EVERY must be seconds \(0 to 2592000\)"):
+            Environment({"MAPWATCH_RANKS_WHOLE_EVERY": bad}).ranks_whole_every()
