@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks, scalar
@@ -83,18 +84,27 @@ def _place(conn: sqlite3.Connection, slug: str, scores: dict[str, float], recoun
            stamp: str) -> int:
     """Write a pushed direction's new `scores` and the ranks that moved: each paper whose
     score or cited-by count changed is taken out of the stored order and put back where its key
-    goes now (binary search over the others, read as compared). The number of rows written."""
+    goes now (binary search over the others, read as compared: a score, and a cited-by count
+    only where two PageRanks tie). The number of rows written."""
     stored = one_column(conn, "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank",
                         (slug,))
     moving = scores.keys() | (recounted & set(stored))
-    keys: dict[str, tuple[float, int, str]] = {}
+    keys: dict[str, tuple[float, _Count, str]] = {}
+    counts: dict[str, int] = {}
 
-    def key(pid: str) -> tuple[float, int, str]:
+    def count(pid: str) -> int:
+        if pid not in counts:
+            counts[pid] = scalar(conn, "SELECT cited_by FROM papers WHERE id = ?", (pid,)) or 0
+        return counts[pid]
+
+    def key(pid: str) -> tuple[float, _Count, str]:
         if pid not in keys:
-            row = named_row(conn, "SELECT s.score, p.cited_by FROM papers p LEFT JOIN direction_rank_scores s"
-                                  " ON s.direction_slug = ? AND s.paper_id = p.id WHERE p.id = ?", (slug, pid))
-            score = scores.get(pid, row["score"] if row is not None and row["score"] is not None else 0.0)
-            keys[pid] = rank_key(score * scale, (row["cited_by"] if row is not None else 0) or 0, pid)
+            score = scores.get(pid)
+            if score is None:
+                score = scalar(conn, "SELECT score FROM direction_rank_scores WHERE direction_slug = ?"
+                                     " AND paper_id = ?", (slug, pid)) or 0.0
+            rounded, _, _ = rank_key(score * scale, 0, pid)
+            keys[pid] = (rounded, _Count(pid, count), pid)
         return keys[pid]
 
     order = [pid for pid in stored if pid not in moving]
@@ -108,6 +118,24 @@ def _place(conn: sqlite3.Connection, slug: str, scores: dict[str, float], recoun
                      " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at", upserts)
     conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
     return len(upserts) + len(moves)
+
+
+class _Count:
+    """A paper's cited-by count in a rank key (a higher count first), read from `papers` only
+    when two keys' PageRanks tie and a comparison reaches it."""
+
+    __slots__ = ("pid", "read")
+
+    def __init__(self, pid: str, read: Callable[[str], int]) -> None:
+        self.pid, self.read = pid, read
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Count) and self.read(self.pid) == other.read(other.pid)
+
+    def __lt__(self, other: _Count) -> bool:
+        return self.read(self.pid) > other.read(other.pid)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def pushed_bound(conn: sqlite3.Connection, slug: str) -> float:
