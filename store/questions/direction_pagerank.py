@@ -35,7 +35,6 @@ total. A whole computation stores networkx's PageRank x as the score with whole 
 
 from __future__ import annotations
 
-import bisect
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.errors import RankNotConverged
-from mapwatch.store.questions.direction_push import PUSH_FROM, WHOLE_EVERY, push_direction, pushed_bound
+from mapwatch.store.questions.direction_push import PUSH_FROM, WHOLE_EVERY, push_direction, resort_direction
 from mapwatch.store.questions.rank_push import ALPHA, TOL, rank_key
 
 MAX_ITER = 100  # networkx's pagerank default, as ALPHA and TOL
@@ -133,26 +132,25 @@ def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, 
             conn, slug, joined=changes.joined.get(slug, set()), edges=changes.edges.get(slug, set()),
             recounted=touched.get(slug, set()), now=now, push_from=push_from, whole_every=whole_every)
         if outcome is not None:
-            written += outcome
+            rows_written, its_bound = outcome
+            written += rows_written
             pushed += 1
-            bound = max(bound, pushed_bound(conn, slug))
+            bound = max(bound, its_bound)
             continue
         these, total = _whole(conn, slug, stamp)
         rows += these
         wholes.append(slug)
         if these:
             totals.append((slug, total))
-    moves: list[tuple[int, str, str]] = []
     resorted = 0
     for slug in sorted(touched.keys() - structural):
-        moved = _resorted(conn, slug, touched[slug])
-        moves += moved
+        moved = resort_direction(conn, slug, touched[slug])
+        written += moved
         resorted += bool(moved)
     _write(conn, wholes, rows)
     _write_totals(conn, wholes, totals, stamp)
-    conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
     _set_marks(conn, marks)
-    return RanksReport(directions=len(wholes), papers=len(rows) + len(moves) + written, full=False,
+    return RanksReport(directions=len(wholes), papers=len(rows) + written, full=False,
                        resorted=resorted, kept=len(touched) - len(structural) - resorted, pushed=pushed,
                        bound=bound)
 
@@ -265,32 +263,6 @@ def pagerank(nodes: Iterable[str], edges: Sequence[tuple[str, str]]) -> dict[str
 
 def _order(pr: dict[str, float], cited: dict[str, int]) -> list[str]:
     return sorted(pr, key=lambda p: rank_key(pr[p], cited.get(p, 0), p))
-
-
-def _resorted(conn: sqlite3.Connection, slug: str, changed: set[str]) -> list[tuple[int, str, str]]:
-    """(rank, slug, paper) for each paper of a direction whose rank moves when its stored
-    PageRanks are ordered by the cited-by counts now, where the direction's papers and
-    citations did not change and only the `changed` papers' counts can have (a count changes
-    only with its paper's page). The stored order is then that of the other papers' keys still:
-    each changed paper is taken out and put back where its key goes now, by a binary search
-    that reads only the rows it compares with, not the whole direction."""
-    stored = [pid for (pid,) in conn.execute(
-        "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank", (slug,))]
-    keys: dict[str, tuple[float, int, str]] = {}
-
-    def key(pid: str) -> tuple[float, int, str]:
-        if pid not in keys:
-            value, cited = conn.execute(
-                "SELECT r.pagerank, p.cited_by FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
-                " WHERE r.direction_slug = ? AND r.paper_id = ?", (slug, pid)).fetchone()
-            keys[pid] = rank_key(value, cited or 0, pid)
-        return keys[pid]
-
-    moving = [pid for pid in stored if pid in changed]
-    order = [pid for pid in stored if pid not in changed]
-    for pid in moving:
-        order.insert(bisect.bisect_left(order, key(pid), key=key), pid)
-    return [(i + 1, slug, pid) for i, (pid, was) in enumerate(zip(order, stored, strict=True)) if pid != was]
 
 
 def _marks(conn: sqlite3.Connection) -> tuple[int, int]:

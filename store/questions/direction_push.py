@@ -7,7 +7,11 @@ A push is refused (the caller computes the direction whole) where the direction 
 than `push_from` papers, its scores are not in the form a push needs (never computed whole
 since migration 0041), its last whole computation is `whole_every` old, the push would take
 more than PUSH_LIMIT pushes a paper, or its L1 bound would pass networkx's own tolerance,
-n · 10⁻⁶ (docs/graph.md, "Direction ranks updated by a push")."""
+n · 10⁻⁶ (docs/graph.md, "Direction ranks updated by a push").
+
+`resort_direction` puts back the papers whose cited-by count moved in a direction whose papers
+and citations did not (a count orders equal PageRanks), by the binary search a push's
+re-sort uses."""
 
 from __future__ import annotations
 
@@ -28,18 +32,20 @@ WHOLE_EVERY = timedelta(seconds=DEFAULT_RANKS_WHOLE_EVERY)  # $MAPWATCH_RANKS_WH
 
 def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edges: set[tuple[str, str]],
                    recounted: set[str], now: datetime, push_from: int = PUSH_FROM,
-                   whole_every: timedelta = WHOLE_EVERY) -> int | None:
+                   whole_every: timedelta = WHOLE_EVERY) -> tuple[int, float] | None:
     """Bring `slug` up to date by a push from what changed in it, where papers `joined` it and
     the citations `edges` were added among its papers (no paper left it), the `recounted`
-    papers' cited-by counts possibly changed; write its rows: the number written. None, having
-    written nothing, where it must be computed whole instead (the module's docstring)."""
+    papers' cited-by counts possibly changed; write its rows: the number written, and the L1
+    bound of its PageRanks now. None, having written nothing, where it must be computed whole
+    instead (the module's docstring)."""
     totals = named_row(conn, "SELECT whole, total, drift, computed_at FROM direction_rank_totals"
                              " WHERE direction_slug = ?", (slug,))
     if totals is None or totals["drift"] is None:
         return None
     if datetime.fromisoformat(totals["computed_at"]) + whole_every <= now:
         return None
-    size = scalar(conn, "SELECT count(*) FROM direction_rank_scores WHERE direction_slug = ?", (slug,))
+    stored = _stored_order(conn, slug)
+    size = len(stored)
     if size < push_from:
         return None
     whole, total, drift = float(totals["whole"]), float(totals["total"]), float(totals["drift"])
@@ -71,23 +77,41 @@ def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edg
         return None
     total += result.grown
     drift += result.drift
-    if l1_bound(drift, total) > (size + len(joined)) * TOL or min(result.y.values(), default=1.0) <= 0.0:
+    bound = l1_bound(drift, total)
+    if bound > (size + len(joined)) * TOL or min(result.y.values(), default=1.0) <= 0.0:
         return None
     scores = {pid: value / whole for pid, value in result.y.items()}
-    written = _place(conn, slug, scores, recounted, whole / total, now.isoformat(timespec="seconds"))
+    written = _place(conn, slug, stored, scores, recounted, whole / total, now.isoformat(timespec="seconds"))
     conn.execute("UPDATE direction_rank_totals SET total = ?, drift = ? WHERE direction_slug = ?",
                  (total, drift, slug))
-    return written
+    return written, bound
 
 
-def _place(conn: sqlite3.Connection, slug: str, scores: dict[str, float], recounted: set[str], scale: float,
-           stamp: str) -> int:
-    """Write a pushed direction's new `scores` and the ranks that moved: each paper whose
-    score or cited-by count changed is taken out of the stored order and put back where its key
-    goes now (binary search over the others, read as compared: a score, and a cited-by count
-    only where two PageRanks tie). The number of rows written."""
-    stored = one_column(conn, "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank",
-                        (slug,))
+def resort_direction(conn: sqlite3.Connection, slug: str, recounted: set[str]) -> int:
+    """Put back where their keys go now the `recounted` papers of `slug`, a direction whose
+    papers and citations did not change but whose papers' cited-by counts may have (a count
+    changes only with its paper's page); the other papers keep their order. Only the ranks
+    that moved are written: their number."""
+    totals = named_row(conn, "SELECT whole, total FROM direction_rank_totals WHERE direction_slug = ?", (slug,))
+    if totals is None:  # never ranked: no rows to order
+        return 0
+    scale = float(totals["whole"]) / float(totals["total"])
+    return _place(conn, slug, _stored_order(conn, slug), {}, recounted, scale, "")
+
+
+def _stored_order(conn: sqlite3.Connection, slug: str) -> list[str]:
+    """The direction's papers by their stored rank (the rank index alone)."""
+    return one_column(conn, "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank",
+                      (slug,))
+
+
+def _place(conn: sqlite3.Connection, slug: str, stored: list[str], scores: dict[str, float], recounted: set[str],
+           scale: float, stamp: str) -> int:
+    """Write a direction's new `scores` (stamped `stamp`) and the ranks that moved: each paper
+    whose score or cited-by count changed is taken out of the `stored` order and put back where
+    its key goes now (binary search over the others, read as compared: a score, and a cited-by
+    count only where two PageRanks tie); PageRank = score * `scale`. The number of rows
+    written."""
     moving = scores.keys() | (recounted & set(stored))
     keys: dict[str, tuple[float, _Count, str]] = {}
     counts: dict[str, int] = {}
@@ -137,8 +161,3 @@ class _Count:
 
     __hash__ = None  # type: ignore[assignment]
 
-
-def pushed_bound(conn: sqlite3.Connection, slug: str) -> float:
-    """The L1 bound of `slug`'s stored PageRanks against the exact ones (0 when computed whole)."""
-    row = named_row(conn, "SELECT total, drift FROM direction_rank_totals WHERE direction_slug = ?", (slug,))
-    return 0.0 if row is None or row["drift"] is None else l1_bound(float(row["drift"]), float(row["total"]))

@@ -42,12 +42,11 @@ def rank_key(pagerank: float, cited: int, pid: str) -> tuple[float, int, str]:
 @dataclass(frozen=True)
 class Pushed:
     """The outcome of a push: the new y of every paper whose y changed (a paper that joined
-    among them), how much Σy grew, the residual left unpushed (L1) and the pushes made."""
+    among them), how much Σy grew and the residual left unpushed (L1)."""
 
     y: dict[str, float]
     grown: float
     drift: float
-    pushes: int
 
 
 class TooMuchToPush(Exception):
@@ -60,10 +59,8 @@ def push(*, joined: Iterable[str], gained: Mapping[str, set[str]], y: Callable[[
     `gained` gained those targets among their citations within it (`outs` gives a paper's
     targets within the direction as the graph is now, gained ones included; `y` its y as
     stored, a joined paper's being 0). Raises TooMuchToPush past `limit` pushes."""
-    residual: dict[str, float] = {}
     new = set(joined)
-    for paper in new:
-        residual[paper] = residual.get(paper, 0.0) + 1.0
+    residual = dict.fromkeys(new, 1.0)
     for citing, added in gained.items():
         if citing in new:  # its y is 0: nothing of it flowed along its old citations
             continue
@@ -104,7 +101,7 @@ def push(*, joined: Iterable[str], gained: Mapping[str, set[str]], y: Callable[[
     ys = {p: (0.0 if p in new else y(p)) + d for p, d in grew.items()}
     for paper in new - ys.keys():
         ys[paper] = 0.0
-    return Pushed(y=ys, grown=sum(grew.values()), drift=sum(abs(r) for r in residual.values()), pushes=pushes)
+    return Pushed(y=ys, grown=sum(grew.values()), drift=sum(abs(r) for r in residual.values()))
 
 
 def l1_bound(drift: float, total: float, alpha: float = ALPHA) -> float:
