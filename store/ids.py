@@ -13,9 +13,9 @@ from datetime import date
 from mapwatch.store.errors import ParseError
 
 # New style 2412.10400 (4 or 5 digits after the dot), old style hep-th/9901001 or math.GT/0309136.
-_ID = r"(?:\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})"
-ID_RE = re.compile(rf"^(?P<id>{_ID})(?:v\d+)?$")
-_IN_URL = re.compile(rf"(?:/abs/|/pdf/|/paper/)(?P<id>{_ID})(?:v\d+)?(?:\.pdf)?/?(?:[?#].*)?$")
+ID_PATTERN = r"(?:\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})"
+ID_RE = re.compile(rf"^(?P<id>{ID_PATTERN})(?:v\d+)?$")
+_IN_URL = re.compile(rf"(?:/abs/|/pdf/|/paper/)(?P<id>{ID_PATTERN})(?:v\d+)?(?:\.pdf)?/?(?:[?#].*)?$")
 
 
 def normalize_id(text: str) -> str | None:
@@ -112,7 +112,7 @@ def paper_label(paper_id: str) -> str:
 # An arXiv abstract or PDF link, as a page may state it: http(s), arxiv.org or one of its
 # hosts (www., export.), /abs/ or /pdf/, one id, an optional version and ".pdf", nothing else.
 _ARXIV_LINK = re.compile(
-    rf"^(?i:https?://(?:[a-z0-9-]+\.)*arxiv\.org)/(?:abs|pdf)/(?P<id>{_ID})(?:v\d+)?(?:\.pdf)?/?$")
+    rf"^(?i:https?://(?:[a-z0-9-]+\.)*arxiv\.org)/(?:abs|pdf)/(?P<id>{ID_PATTERN})(?:v\d+)?(?:\.pdf)?/?$")
 
 
 def arxiv_link_id(url: str) -> str | None:
@@ -152,8 +152,8 @@ def page_identity(arxiv_link: str | None, html_link: str | None, line: int,
 # bare id. Bare ids are accepted only when their YYMM is a real month, so a number such as
 # 1234.5678 in a sentence is not taken for a paper.
 _LINKED = re.compile(
-    rf"(?i:arxiv\.org/(?:abs|pdf|html)/|/paper/|arxiv:\s?)(?P<id>{_ID})(?:v\d+)?", re.ASCII)
-_BARE = re.compile(rf"(?<![\w./-])(?P<id>{_ID})(?:v\d+)?(?![\w/]|\.\d)", re.ASCII)
+    rf"(?i:arxiv\.org/(?:abs|pdf|html)/|/paper/|arxiv:\s?)(?P<id>{ID_PATTERN})(?:v\d+)?", re.ASCII)
+_BARE = re.compile(rf"(?<![\w./-])(?P<id>{ID_PATTERN})(?:v\d+)?(?![\w/]|\.\d)", re.ASCII)
 TEXT_IDS_MAX = 50
 
 

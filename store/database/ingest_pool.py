@@ -60,7 +60,7 @@ def read_file(path: Path, location: str) -> FilePage:
                     size=st.st_size, mtime_ns=st.st_mtime_ns)
 
 
-def _parse_file(path: Path, location: str, today: date) -> Outcome:
+def _parse_file(path: Path, location: str, today: date, legacy: bool) -> Outcome:
     f = read_file(path, location)
     try:
         # .txt and .md files are text; any other page file (.html, .htm, or a file named
@@ -73,10 +73,11 @@ def _parse_file(path: Path, location: str, today: date) -> Outcome:
                                   content_type="text/html" if suffix in HTML_SUFFIXES else None, today=today)
     except ParseError as e:
         return Rejection(f.location, e.line, e.reason, f.sha256)
-    return prepare(page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns))
+    return prepare(page, SourceInfo(f.location, f.sha256, size=f.size, mtime_ns=f.mtime_ns), legacy=legacy)
 
 
-def _parse_fed(location: str, data: bytes | None, size: int | None, version: int | None, today: date) -> Outcome:
+def _parse_fed(location: str, data: bytes | None, size: int | None, version: int | None, today: date,
+               legacy: bool) -> Outcome:
     if data is None:
         return Rejection(location, 0, "page changed but its content was not given")
     sha = hashlib.sha256(data).hexdigest()
@@ -84,22 +85,23 @@ def _parse_fed(location: str, data: bytes | None, size: int | None, version: int
         page = parse_page(data, today=today)
     except ParseError as e:
         return Rejection(location, e.line, e.reason, sha)
-    return prepare(page, SourceInfo(location, sha, size=size, mtime_ns=version))
+    return prepare(page, SourceInfo(location, sha, size=size, mtime_ns=version), legacy=legacy)
 
 
-def prepare_item(item: Item, today: date) -> Outcome:
-    """Read (a file) and parse one page read on `today`: its rows, or why it is rejected."""
+def prepare_item(item: Item, today: date, legacy: bool = True) -> Outcome:
+    """Read (a file) and parse one page read on `today`: its rows, or why it is rejected.
+    `legacy`: the map may hold hashes of the format before (store/pages/page_hash.py)."""
     if item[0] is None:
-        return _parse_fed(*item[1:], today)
+        return _parse_fed(*item[1:], today, legacy)
     path, location = item
     try:
-        return _parse_file(Path(path), location, today)
+        return _parse_file(Path(path), location, today, legacy)
     except FetchError as e:
         return Rejection(location, 0, str(e))
 
 
-def prepare_chunk(items: list[Item], today: date) -> list[Outcome]:
-    return [prepare_item(it, today) for it in items]
+def prepare_chunk(items: list[Item], today: date, legacy: bool) -> list[Outcome]:
+    return [prepare_item(it, today, legacy) for it in items]
 
 
 PARENT_POLL_SECONDS = 1.0  # where the kernel cannot signal a worker, how often it looks for its parent
@@ -156,12 +158,14 @@ def worker_count() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def prepared_pages(items: Iterable[Item], *, pool: bool, today: date) -> Iterator[Outcome]:
+def prepared_pages(items: Iterable[Item], *, pool: bool, today: date, legacy: bool = True) -> Iterator[Outcome]:
     """Each item's outcome, in order: in worker processes if `pool`, else here. `today`: the
-    caller's clock's date, the latest a page may claim (store/pages/page_dates.py)."""
+    caller's clock's date, the latest a page may claim (store/pages/page_dates.py). `legacy`:
+    whether the map may hold a hash of the format before, to compute each page's (False for a
+    map with no snapshot: `Prepared.legacy` is then None)."""
     if not pool or worker_count() < 2:
         for it in items:
-            yield prepare_item(it, today)
+            yield prepare_item(it, today, legacy)
         return
     workers = worker_count()
     ex = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker, initargs=(os.getpid(),))
@@ -171,12 +175,12 @@ def prepared_pages(items: Iterable[Item], *, pool: bool, today: date) -> Iterato
         for it in items:
             chunk.append(it)
             if len(chunk) >= CHUNK:
-                pending.append(ex.submit(prepare_chunk, chunk, today))
+                pending.append(ex.submit(prepare_chunk, chunk, today, legacy))
                 chunk = []
                 while len(pending) * CHUNK >= IN_FLIGHT_PAGES:
                     yield from pending.popleft().result()
         if chunk:
-            pending.append(ex.submit(prepare_chunk, chunk, today))
+            pending.append(ex.submit(prepare_chunk, chunk, today, legacy))
         while pending:
             yield from pending.popleft().result()
     finally:

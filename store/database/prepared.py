@@ -31,7 +31,9 @@ class SourceInfo(NamedTuple):
 class Prepared(NamedTuple):
     id: str
     hash: str  # page_hash
-    legacy: str  # legacy_page_hash, to recognise a page stored before the hash format
+    # legacy_page_hash, to recognise a page stored before the hash format; None when the map
+    # holds no hash of that format (none is stored into a map with no snapshot)
+    legacy: str | None
     through: str | None  # data_through, ISO
     year: int | None
     url: str | None  # the page's own map URL
@@ -50,7 +52,7 @@ class Prepared(NamedTuple):
     edges: tuple[tuple[str, str], ...]
 
 
-def prepare(page: MapPage, source: SourceInfo) -> Prepared:
+def prepare(page: MapPage, source: SourceInfo, *, legacy: bool = True) -> Prepared:
     posted = page.first_posted
     refs = page.builds_on.items if page.builds_on else ()
     citers = page.built_on_by.items if page.built_on_by else ()
@@ -64,7 +66,7 @@ def prepare(page: MapPage, source: SourceInfo) -> Prepared:
         if it.id != pid and it.id not in listed:
             listed[it.id] = (it.id, it.title, it.year, it.url)
     return Prepared(
-        page.id, page_hash(page), legacy_page_hash(page),
+        page.id, page_hash(page), legacy_page_hash(page) if legacy else None,
         page.data_through.isoformat() if page.data_through else None,
         posted.year if posted else None, page.map_url,
         (page.title, page.arxiv_url, page.abstract, posted.isoformat() if posted else None, page.cited_by,

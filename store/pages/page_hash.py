@@ -12,7 +12,7 @@ from dataclasses import MISSING, fields, is_dataclass
 from datetime import date
 from typing import cast
 
-from mapwatch.store.pages.model import MapPage, PaperList
+from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList
 
 HASH_FORMAT = "mapwatch-page/1"
 HASH_PREFIX = "page/1:"  # stored hashes of this format start so; older ones are 64 hex digits
@@ -72,11 +72,19 @@ def canonical_json(value: object) -> str:
     if kind is int:
         return int.__repr__(value)
     if kind is tuple or kind is list:
-        return "[" + ",".join([canonical_json(x) for x in value]) + "]"  # type: ignore[attr-defined]
+        return "[" + ",".join([_listed_json(x) if type(x) is ListedPaper else canonical_json(x)
+                               for x in value]) + "]"  # type: ignore[attr-defined]
     if kind is float:
         return _finite(value)  # type: ignore[arg-type]
     if isinstance(value, date):
         return '"' + value.isoformat() + '"'
+    return _object_json(value)
+
+
+def _object_json(value: object) -> str:
+    """A dataclass as a JSON object: its fields in sorted key order, those that are None or
+    equal to their default left out."""
+    kind = type(value)
     parts = []
     for key, name, default in _SPECS.get(kind) or _spec(kind):
         x = getattr(value, name)
@@ -85,6 +93,18 @@ def canonical_json(value: object) -> str:
         kx = type(x)  # the common kinds inline: this runs for every field of every list item
         parts.append(key + (_str(x) if kx is str else int.__repr__(x) if kx is int else canonical_json(x)))
     return "{" + ",".join(parts) + "}"
+
+
+def _listed_json(item: ListedPaper) -> str:
+    """`canonical_json` of a list item, written out: most of a page's hash is its list items.
+    Keys in sorted order (id, position, title, url, year); a year of None is left out. Any
+    field of another type than the model's takes the general way."""
+    pid, pos, title, url, year = item.id, item.position, item.title, item.url, item.year
+    if (type(pid) is not str or type(pos) is not int or type(title) is not str or type(url) is not str
+            or (year is not None and type(year) is not int)):
+        return _object_json(item)
+    head = f'{{"id":{_str(pid)},"position":{pos},"title":{_str(title)},"url":{_str(url)}'
+    return head + "}" if year is None else f'{head},"year":{year}}}'
 
 
 def _finite(x: float) -> str:

@@ -8,23 +8,19 @@ facts), strict where a page is not a map page at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date
 from urllib.parse import urlparse
 
 from mapwatch.store.clock import utc_now
 from mapwatch.store.errors import ParseError, undecodable
-from mapwatch.store.ids import ID_RE, arxiv_url, normalize_id, page_identity
-from mapwatch.store.pages.model import ListedPaper, MapPage, PaperList, Placement
+from mapwatch.store.ids import ID_RE, arxiv_url, page_identity
+from mapwatch.store.pages.list_items import MAX_TITLE_CHARS, UNESCAPE, checked_link, list_items
+from mapwatch.store.pages.model import MapPage, PaperList, Placement
 from mapwatch.store.pages.page_dates import claimed_date
 from mapwatch.store.pages.slugs import slug_problem
-from mapwatch.store.urls import safe_http_url, url_problem
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
-# A title (the page's, or a listed paper's) longer than this is rejected: arXiv titles run to a
-# few hundred characters; a longer one is not a title (docs/pages.md,
-# "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]").
-MAX_TITLE_CHARS = 1_000
 # Directions a page may place its paper in: a real page has one to three. Past this the page is
 # rejected (each placement becomes a direction with its own feed and files).
 MAX_PLACEMENTS = 20
@@ -37,13 +33,8 @@ _BUILDS = re.compile(
     rf"^Builds on (?P<r>{_NUM}) of its (?P<t>{_NUM}) references?(?: that (?:are|is) in the map)?\.?$")
 _POSTED = re.compile(r"^First posted on arXiv (?P<d>.+?)\.?$")
 _HEADER_LINK = re.compile(r"(?P<label>arXiv|HTML):\s*(?P<url>\S+)")
-_LINK_ITEM = re.compile(r"^- \[(?P<title>.+)\]\((?P<url>[^)\s]+)\)(?:\s*\((?P<year>\d{4})\))?$")
 _PLACEMENT = re.compile(r"^- (?:(?P<crumb>.*) / )?\[(?P<name>.+)\]\((?P<url>[^)\s]+)\)$")
-_LINK_TAIL = re.compile(r"(?P<url>[^)\s]+)\)(?:\s*\((?P<year>\d{4})\))?$")
-_ID_AT = re.compile(ID_RE.pattern.removeprefix("^"))  # ID_RE from a position (match() ignores ^ there)
 _COUNTS = re.compile(rf"(?P<n>{_NUM}) of (?P<m>{_NUM})")
-_UNESCAPE = re.compile(r"\\([\\\[\]()*_`])")
-_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,4})?/[A-Za-z0-9._~/%-]*")  # safe as it stands
 
 
 def parse_page(data: bytes | str, *, today: date | None = None) -> MapPage:
@@ -105,51 +96,6 @@ def _int(text: str, line: int) -> int:
     return int(digits)
 
 
-def _listed_fast(paper_id: str, title: str, year: int | None, position: int, url: str) -> ListedPaper:
-    # The frozen dataclass's __init__ sets each field through object.__setattr__; filling
-    # __dict__ at once builds the same (equal, hashable, immutable) object in half the time.
-    item = _new(ListedPaper)
-    item.__dict__.update(id=paper_id, title=title, year=year, position=position, url=url)
-    return item
-
-
-def _pick_listed() -> Callable[[str, str, int | None, int, str], ListedPaper]:
-    """The fast constructor if it builds exactly what the dataclass does, else the dataclass."""
-    args = ("2412.10400", "t", 2024, 1, "https://x/paper/2412.10400/")
-    try:
-        ok = _listed_fast(*args) == ListedPaper(*args) and vars(_listed_fast(*args)) == vars(ListedPaper(*args))
-    except (AttributeError, TypeError):
-        ok = False
-    return _listed_fast if ok else ListedPaper
-
-
-_new = object.__new__
-_listed = _pick_listed()
-
-
-def _link(url: str, line: int, what: str) -> str:
-    """A link from a page, if it is http(s) with a host (store/urls.py); else the page is
-    rejected: nothing but http(s) links is stored (docs/pages.md,
-    "mapwatch ingest [PATH ...] [--db FILE] [--force] [--quiet]": links from pages)."""
-    safe = safe_http_url(url)
-    if safe is None:
-        raise ParseError(f"{what} is {url_problem(url)}", line)
-    return safe
-
-
-def _link_item(s: str) -> tuple[str, str, str | None] | None:
-    """`_LINK_ITEM` on a list line, as (title, url, year). The greedy title ends at the last
-    "](" whose tail matches, so trying the last one first gives the regex's answer."""
-    if s.startswith("- ["):
-        k = s.rfind("](")
-        if k > 3:
-            m = _LINK_TAIL.match(s, k + 2)
-            if m:
-                return s[3:k], m["url"], m["year"]
-    m = _LINK_ITEM.match(s)
-    return (m["title"], m["url"], m["year"]) if m else None
-
-
 class _Section:
     """A "## " heading and its body: lines[start:end] (0-based), numbered from start + 1."""
 
@@ -183,7 +129,7 @@ class _Parser:
         title = first[2:].strip()
         if not title:
             raise ParseError("empty title", first_no)
-        title = _UNESCAPE.sub(r"\1", title)
+        title = UNESCAPE.sub(r"\1", title)
         if len(title) > MAX_TITLE_CHARS:
             raise ParseError(f"title over {MAX_TITLE_CHARS:,} characters ({len(title):,})", first_no)
 
@@ -261,7 +207,7 @@ class _Parser:
                     continue
                 url = m.group("url")
                 bare = ID_RE.match(url) if label == "arXiv" else None  # "arXiv: 2412.10400"
-                url = arxiv_url(bare["id"]) if bare else _link(url, n, f"{label} link")
+                url = arxiv_url(bare["id"]) if bare else checked_link(url, n, f"{label} link")
                 if label == "arXiv":
                     arxiv = url
                 else:
@@ -305,8 +251,8 @@ class _Parser:
             if not m:
                 raise ParseError("placement is not '<area> / ... / [<direction>](<url>)'", n)
             crumb = (m["crumb"] or "").strip()
-            name = _UNESCAPE.sub(r"\1", m["name"].strip())
-            url = _link(m["url"], n, "direction link")
+            name = UNESCAPE.sub(r"\1", m["name"].strip())
+            url = checked_link(m["url"], n, "direction link")
             try:
                 slug = urlparse(url).path.strip("/")
             except ValueError:  # e.g. "https://[host/...": an unbalanced IPv6 bracket
@@ -326,51 +272,7 @@ class _Parser:
         return tuple(out)
 
     def _list(self, sec: _Section, is_last: bool) -> PaperList:
-        items: list[ListedPaper] = []
-        append = items.append
-        lines = sec.lines
-        fast = _listed is _listed_fast
-        for n in range(sec.start + 1, sec.end + 1):
-            s = lines[n - 1].strip()
-            if not s.startswith("- ") and s != "-":
-                continue
-            # The common shape, inline (this loop is the parser's hot path): `_link_item` and
-            # `normalize_id` below are the reference, and the fallback for everything else.
-            k = s.rfind("](")
-            m = _LINK_TAIL.match(s, k + 2) if k > 3 and s.startswith("- [") else None
-            if m is not None:
-                title = s[3:k]
-                url, year = m.groups()
-            else:
-                found = _link_item(s)
-                if found is None:
-                    raise ParseError(f"list item is not a paper link: {s[:80]!r}", n)
-                title, url, year = found
-            if "/paper/" not in url:
-                raise ParseError(f"list item is not a paper link: {s[:80]!r}", n)
-            if not _PLAIN_URL.fullmatch(url):
-                url = _link(url, n, "list item's link")
-            paper_id = None
-            if url.endswith("/") and "?" not in url and "#" not in url:
-                mid = _ID_AT.match(url, url.rfind("/paper/") + 7, len(url) - 1)
-                if mid is not None:
-                    paper_id = mid[1]
-            if paper_id is None:
-                paper_id = normalize_id(url)
-                if paper_id is None:
-                    raise ParseError(f"list item is not a paper link: {s[:80]!r}", n)
-            title = title.strip()
-            if "\\" in title:
-                title = _UNESCAPE.sub(r"\1", title)
-            if len(title) > MAX_TITLE_CHARS:
-                raise ParseError(f"list item's title over {MAX_TITLE_CHARS:,} characters ({len(title):,})", n)
-            if fast:
-                item = _new(ListedPaper)
-                item.__dict__.update(id=paper_id, title=title, year=int(year) if year else None,
-                                     position=len(items) + 1, url=url)
-                append(item)
-            else:
-                append(_listed(paper_id, title, int(year) if year else None, len(items) + 1, url))
+        items = list_items(sec.lines, sec.start, sec.end)
         counts = _COUNTS.search(sec.heading)
         shown, total = ((_int(counts["n"], sec.line), _int(counts["m"], sec.line)) if counts
                         else (len(items), len(items)))

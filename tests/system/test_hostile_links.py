@@ -62,6 +62,7 @@ IN_PAGES = [
     "https:EVIL/paper/{id}/",
     "https:///EVIL/paper/{id}/",
     "ftp://EVIL.example/paper/{id}/",
+    "https://mlsanity.com/" + "EVIL" * 500 + "/paper/{id}/",  # plain, but over 2,000 characters
 ]
 # Only in stored rows: whitespace a page line cannot carry, NUL (a page with it is binary).
 IN_ROWS = [

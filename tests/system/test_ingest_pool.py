@@ -62,12 +62,13 @@ def test_a_pool_ingest_stores_exactly_what_a_one_process_ingest_stores(tmp_path:
 
 
 def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monkeypatch) -> None:
-    started: list[bool] = []
+    """Also: the pages' legacy hashes are computed only for a map with snapshots."""
+    started: list[tuple[bool, bool]] = []
     real = ingest_pool.prepared_pages
 
-    def spy(items, *, pool, today):  # records the decision; the real function does the work
-        started.append(pool)
-        return real(items, pool=pool, today=today)
+    def spy(items, *, pool, today, legacy):  # records the decisions; the real function does the work
+        started.append((pool, legacy))
+        return real(items, pool=pool, today=today, legacy=legacy)
 
     monkeypatch.setattr("mapwatch.store.database.ingest.prepared_pages", spy)
     folder = tmp_path / "seeds"
@@ -78,7 +79,7 @@ def test_a_small_ingest_starts_no_pool_and_a_large_one_does(tmp_path: Path, monk
     assert ingest_paths(db, [folder]).stored == len(SEED_FILES)
     monkeypatch.setattr("mapwatch.store.database.ingest.POOL_THRESHOLD", 1)
     assert ingest_paths(db, [folder], force=True).unchanged == len(SEED_FILES)
-    assert started == [False, True]
+    assert started == [(False, False), (True, True)]
     db.close()
 
 

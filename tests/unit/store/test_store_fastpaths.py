@@ -7,20 +7,26 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import os
 from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench import generate as gen
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import _location, ingest_paths
 from mapwatch.store.database.save import SourceInfo, save_pages
+from mapwatch.store.errors import ParseError
 from mapwatch.store.ids import normalize_id
+from mapwatch.store.pages.format import format_page
+from mapwatch.store.pages.list_items import LINK_ITEM, items_at_once, items_by_line
 from mapwatch.store.pages.model import ListedPaper, PaperList
 from mapwatch.store.pages.page_hash import legacy_page_hash
-from mapwatch.store.pages.parse import _LINK_ITEM, parse_page
+from mapwatch.store.pages.parse import _decode, _lines, parse_page
 from tests.conftest import DATA, SEED_FILES, FakeClock
 
 
@@ -58,7 +64,7 @@ def test_legacy_page_hash_is_the_sha256_of_the_pages_repr() -> None:
 def test_list_items_parse_as_the_reference_regex_says(line: str) -> None:
     page = (SEED_FILES[0].read_text(encoding="utf-8").split("## Built on by")[0]
             + f"## Built on by (most cited first, 1 of 1)\n\n{line}\n\n## Abstract (arXiv)\n\nText.\n")
-    m = _LINK_ITEM.match(line)
+    m = LINK_ITEM.match(line)
     expected_id = normalize_id(m["url"]) if m and "/paper/" in m["url"] else None
     if expected_id is None:
         with pytest.raises(Exception, match="not a paper link"):
@@ -157,3 +163,84 @@ def test_a_bulk_load_stores_its_pages_unsynced_and_restores_the_settings(tmp_pat
         ingest_paths(other, SEED_FILES, clock=FakeClock(), bulk=True, batch_size=1, progress=stop)
     assert settings(other.conn) == (1, 1)
     assert other.conn.execute("SELECT count(*) FROM pending_builds").fetchone()[0] == 0
+
+
+# ---------------------------------------------------------------------------------------
+# A list read at once (store/pages/list_items.py) against the reading line by line
+# ---------------------------------------------------------------------------------------
+
+def _list_bodies(text: str) -> list[list[str]]:
+    lines = _lines(_decode(text.encode("utf-8", "surrogatepass")))
+    heads = [i for i, s in enumerate(lines) if s.startswith("## ")] + [len(lines)]
+    return [lines[a + 1:b] for a, b in itertools.pairwise(heads) if lines[a].startswith(("## Builds", "## Built"))]
+
+
+def _by_line(body: list[str]) -> list[ListedPaper] | None:
+    try:
+        return items_by_line(body, 0, len(body))
+    except ParseError:
+        return None
+
+
+def test_every_list_of_the_seeds_and_a_generated_map_is_read_at_once() -> None:
+    """The fast reading is the one real pages take, and it gives what the reference gives."""
+    m = gen.build_map(60, seed=3)
+    texts = [f.read_text(encoding="utf-8") for f in [*SEED_FILES, *sorted((DATA / "pages").glob("*.txt"))]]
+    texts += [format_page(gen.page(m, i, 2)) for i in range(m.n)]
+    bodies = [body for text in texts for body in _list_bodies(text)]
+    assert len(bodies) > 120 and sum(map(len, bodies)) > 1_500
+    for body in bodies:
+        assert items_at_once(body, 0, len(body)) == items_by_line(body, 0, len(body))
+
+
+# A common item's parts: (what real pages have, what they may have instead). A line takes the
+# common parts and sometimes one other, so that whole bodies of common lines come often.
+_PARTS: list[tuple[list[str], list[str]]] = [
+    (["- ["], [" - [", "-  [", "* [", "- ", "-[", "\u00a0- ["]),
+    (["A title", "T", "A [b] (c) title", "$\\alpha$: x \\[y\\]", "é 日本 🙂", " t ", "x](y) z", "t" * 1000],
+     ["", " ", "\\", "\ud800", "t" * 1001, "a\\", "](https://m.example/paper/2401.00009/)"]),
+    (["]("], ["] (", ")(", "]"]),
+    (["https://", "http://"], ["HTTPS://", "ftp://", "https:/", "//", "javascript:"]),
+    (["m.example", "m.example:8080", "a-b.c.d"],
+     ["m.example:123456", "m.ex ample", "例え.jp", "", "a_b.c", "M.EXAMPLE"]),
+    (["/", "/x/", "/paper/", "/a.b~c/%41/", "/" + "a" * 1950 + "/"],
+     ["/ü/", "/a b/", "/abs/", "//", "/" + "a" * 2000 + "/"]),  # a URL over 2,000 characters is refused
+    (["paper/"], ["", "pdf/", "Paper/", "abs/"]),
+    (["2401.00001", "2401.12345", "hep-th/9901001", "math.GT/0309136", "paper/1234567"],
+     ["２４０１.０００１", "2401.0001", "2401.000012", "cs/123456", "1234567", "Hep-th/9901001"]),
+    (["", "v2", "v12"], ["V2", "v٣", "v", "v2v3"]),
+    (["/"], ["", "/x/", "?q=/paper/2402.00002/", "#/paper/2402.00002/", ".pdf", "/paper/2402.00003/", "%20/"]),
+    ([")"], [") ", "))", "", ") x"]),
+    (["", " (2024)", "(1999)", "  (2003)", "\t(2024)"],
+     ["\u00a0(2024)", " (２０２４)", " (202)", " (2024) x", " (12345)", " [2024]"]),
+]
+
+
+@st.composite
+def _item_line(draw: st.DrawFn) -> str:
+    parts = [draw(st.sampled_from(common)) for common, _other in _PARTS]
+    other = draw(st.one_of(st.none(), st.integers(0, len(_PARTS) - 1)))
+    if other is not None:
+        parts[other] = draw(st.sampled_from(_PARTS[other][1]))
+    return "".join(parts)
+
+
+_LINE = st.one_of(_item_line(), _item_line(), _item_line(), st.sampled_from(["", "-", "- ", "Some text", "  "]))
+
+
+def test_a_list_read_at_once_is_the_list_read_line_by_line() -> None:
+    """Wherever the fast reading decides, it decides as the reference; and it decides often
+    enough among the bodies drawn (the comparison is not empty), but not always."""
+    at_once: list[bool] = []
+
+    @settings(max_examples=1500, deadline=None, derandomize=True)
+    @given(st.lists(_LINE, min_size=1, max_size=4))
+    def check(body: list[str]) -> None:
+        body = [s.rstrip() for s in body]  # lines as the parser splits them
+        got = items_at_once(body, 0, len(body))
+        at_once.append(got is not None)
+        if got is not None:
+            assert got == _by_line(body)
+
+    check()
+    assert 0.2 < sum(at_once) / len(at_once) < 0.8, sum(at_once) / len(at_once)
