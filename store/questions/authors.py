@@ -15,7 +15,13 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.errors import BadOption
-from mapwatch.store.questions.paper_rows import NEWEST_PAPERS_FIRST, PAPER_COLS, named_paper, seen_paper
+from mapwatch.store.questions.paper_rows import (
+    NEWEST_PAPERS_FIRST,
+    PAPER_COLS,
+    named_paper,
+    newest_first_by_id,
+    seen_paper,
+)
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
 from mapwatch.store.questions.types import (
     AlertCiter,
@@ -342,9 +348,8 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
         f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
     total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
     newest = named_rows(
-        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c JOIN papers p ON p.id = c.citing_id"
-        f" WHERE c.cited_id IN ({marks}) ORDER BY c.first_seen DESC, {NEWEST_PAPERS_FIRST}, c.cited_id LIMIT ?",
-        [*ids, citers])
+        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
+        f" ORDER BY c.first_seen DESC, {newest_first_by_id('c.citing_id')}, c.cited_id LIMIT ?", [*ids, citers])
     by_id = {p.id: p for p in mine}
     cited_unshown = [x["cited_id"] for x in newest if x["cited_id"] not in by_id]
     wanted = list(dict.fromkeys([x["citing_id"] for x in newest] + cited_unshown))

@@ -22,6 +22,17 @@ NEWEST_PAPERS_FIRST = ("CASE WHEN p.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9
                        " ELSE coalesce(p.first_posted, CAST(p.year AS TEXT), '') END DESC, p.id DESC")
 
 
+def newest_first_by_id(id_sql: str) -> str:
+    """NEWEST_PAPERS_FIRST for the paper whose id is the SQL `id_sql` (`c.citing_id`), with no
+    join: a new-style id holds its month, so only an older paper's row is read (its date). A
+    sort of a prolific person's or a much cited paper's citers then reads the citations' index
+    alone, not a random papers row for each citer (tests/unit/store/test_newest_citers.py)."""
+    return (f"CASE WHEN {id_sql} GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
+            f" THEN '20' || substr({id_sql}, 1, 2) || '-' || substr({id_sql}, 3, 2)"
+            f" ELSE (SELECT coalesce(o.first_posted, CAST(o.year AS TEXT), '') FROM papers o WHERE o.id = {id_sql})"
+            f" END DESC, {id_sql} DESC")
+
+
 def named_paper(r: sqlite3.Row) -> PaperRow:
     """A paper from a row with the `PAPER_COLS` columns (and maybe more), read by name."""
     pid = r["id"]

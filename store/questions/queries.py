@@ -22,10 +22,10 @@ from mapwatch.store.questions.citers_walk import most_cited_citers_by_walk
 from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
 from mapwatch.store.questions.paper_rows import (
-    NEWEST_PAPERS_FIRST,
     PAPER_COLS,
     named_listed_paper,
     named_paper,
+    newest_first_by_id,
     seen_paper,
 )
 from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
@@ -249,13 +249,18 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
                   " AND pl.direction_slug = :dir)")
     # The map's listing order: the edge's event (pages list most cited first).
     pos = "coalesce(c.event_id, 1e18)"
-    order = (f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id" if sort == "cited"
-             else f"c.first_seen DESC, {NEWEST_PAPERS_FIRST}")
+    order = f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id"
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
     total = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE {where}", params)
     keys = None
     if sort == "cited" and not direction and total >= WALK_MIN_CITERS:
         keys = most_cited_citers_by_walk(db, paper_id, offset, limit)
+    if keys is None and sort == "newest":
+        # The citations' covering index alone, the papers row of an old-style id only.
+        keys = db.conn.execute(
+            f"SELECT c.citing_id, c.first_seen FROM citations c WHERE {where}"
+            f" ORDER BY c.first_seen DESC, {newest_first_by_id('c.citing_id')} LIMIT :lim OFFSET :off",
+            params).fetchall()
     if keys is None:
         # Sort on narrow indexes first, then read the rows of the one page shown.
         keys = db.conn.execute(
