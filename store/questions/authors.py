@@ -19,7 +19,7 @@ from mapwatch.store.questions.paper_rows import (
     NEWEST_PAPERS_FIRST,
     PAPER_COLS,
     named_paper,
-    newest_first_by_id,
+    newest_citations_sql,
     seen_paper,
 )
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
@@ -347,9 +347,10 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
         db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
         f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
     total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
-    newest = named_rows(
-        db, f"SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE c.cited_id IN ({marks})"
-        f" ORDER BY c.first_seen DESC, {newest_first_by_id('c.citing_id')}, c.cited_id LIMIT ?", [*ids, citers])
+    named = {f"i{k}": pid for k, pid in enumerate(ids)}
+    newest = named_rows(db, newest_citations_sql(f"c.cited_id IN ({','.join(':' + k for k in named)})",
+                                                 "merged.citing_id, merged.first_seen, merged.cited_id"),
+                        {**named, "n": citers, "lim": citers, "off": 0})
     by_id = {p.id: p for p in mine}
     cited_unshown = [x["cited_id"] for x in newest if x["cited_id"] not in by_id]
     wanted = list(dict.fromkeys([x["citing_id"] for x in newest] + cited_unshown))

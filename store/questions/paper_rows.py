@@ -22,12 +22,15 @@ NEWEST_PAPERS_FIRST = ("CASE WHEN p.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9
                        " ELSE coalesce(p.first_posted, CAST(p.year AS TEXT), '') END DESC, p.id DESC")
 
 
+NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"  # a GLOB pattern, as NEWEST_PAPERS_FIRST has it
+
+
 def newest_first_by_id(id_sql: str) -> str:
     """NEWEST_PAPERS_FIRST for the paper whose id is the SQL `id_sql` (`c.citing_id`), with no
     join: a new-style id holds its month, so only an older paper's row is read (its date). A
     sort of a prolific person's or a much cited paper's citers then reads the citations' index
     alone, not a random papers row for each citer (tests/unit/store/test_newest_citers.py)."""
-    return (f"CASE WHEN {id_sql} GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
+    return (f"CASE WHEN {id_sql} GLOB {NEW_STYLE_ID}"
             f" THEN '20' || substr({id_sql}, 1, 2) || '-' || substr({id_sql}, 3, 2)"
             f" ELSE (SELECT coalesce(o.first_posted, CAST(o.year AS TEXT), '') FROM papers o WHERE o.id = {id_sql})"
             f" END DESC, {id_sql} DESC")
@@ -49,3 +52,22 @@ def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str,
     base = named_paper(r)
     return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
 
+
+
+def newest_citations_sql(where: str, cols: str) -> str:
+    """SQL of a page of the citations `c` that `where` picks, the newest first: first seen, then
+    the citer's own date (`newest_first_by_id`), then the cited paper's id; the columns `cols` of
+    `merged` (citing_id, first_seen, cited_id); named parameters :lim, :off and :n (= lim + off).
+
+    A new-style id's date is its month, so among new-style citers that order is the citing id's,
+    columns of the citations index: that part is sorted (or, for one cited paper, walked on the
+    index) without computing a date for every row. The others (old-style ids, citers beyond
+    arXiv: few) are sorted by their dates. Each part's first :n are merged."""
+    part = ("SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE ({where}) AND {cond}"
+            " ORDER BY c.first_seen DESC, {order}, c.cited_id LIMIT :n")
+    new = part.format(where=where, cond=f"c.citing_id GLOB {NEW_STYLE_ID}", order="c.citing_id DESC")
+    old = part.format(where=where, cond=f"NOT (c.citing_id GLOB {NEW_STYLE_ID})",
+                      order=newest_first_by_id("c.citing_id"))
+    return (f"SELECT {cols} FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS merged"
+            f" ORDER BY merged.first_seen DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
+            " LIMIT :lim OFFSET :off")

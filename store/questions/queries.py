@@ -25,7 +25,7 @@ from mapwatch.store.questions.paper_rows import (
     PAPER_COLS,
     named_listed_paper,
     named_paper,
-    newest_first_by_id,
+    newest_citations_sql,
     seen_paper,
 )
 from mapwatch.store.questions.types import CitationRow, Direction, PaperRow
@@ -256,11 +256,9 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     if sort == "cited" and not direction and total >= WALK_MIN_CITERS:
         keys = most_cited_citers_by_walk(db, paper_id, offset, limit)
     if keys is None and sort == "newest":
-        # The citations' covering index alone, the papers row of an old-style id only.
-        keys = db.conn.execute(
-            f"SELECT c.citing_id, c.first_seen FROM citations c WHERE {where}"
-            f" ORDER BY c.first_seen DESC, {newest_first_by_id('c.citing_id')} LIMIT :lim OFFSET :off",
-            params).fetchall()
+        # On the citations' covering index, a papers row read for an old-style citer only.
+        keys = db.conn.execute(newest_citations_sql(where, "merged.citing_id, merged.first_seen"),
+                               {**params, "n": offset + limit}).fetchall()
     if keys is None:
         # Sort on narrow indexes first, then read the rows of the one page shown.
         keys = db.conn.execute(
