@@ -16,10 +16,10 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import (
-    NEWEST_PAPERS_FIRST,
     PAPER_COLS,
     named_paper,
     newest_citations_sql,
+    newest_papers_sql,
     seen_paper,
 )
 from mapwatch.store.questions.person_names import index_byline, person_keys, share_an_author, shares_an_author
@@ -343,9 +343,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
         return AuthorView(person, (), 0, (), 0)
     marks = ",".join("?" * len(ids))
     total_papers = scalar(db.conn, f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids)
-    mine = [named_paper(r) for r in named_rows(
-        db, f"SELECT {PAPER_COLS} FROM papers p WHERE p.id IN ({marks})"
-        f" ORDER BY {NEWEST_PAPERS_FIRST} LIMIT ?", [*ids, papers])]
+    mine = [named_paper(r) for r in named_rows(db, *newest_papers_sql(ids, papers))]
     total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
     named = {f"i{k}": pid for k, pid in enumerate(ids)}
     newest = named_rows(db, newest_citations_sql(f"c.cited_id IN ({','.join(':' + k for k in named)})",

@@ -7,6 +7,7 @@ read a `sqlite3.Row` (store.database.rows) by column name.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from mapwatch.store.ids import paper_link
@@ -17,12 +18,18 @@ PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
 # first import saw at once): the month of a new-style arXiv id (2507.04136: July 2025; arXiv numbers
 # a month's papers in order, so the id descending after it), else the day it was first posted,
 # else its year (most citers are known from lists, by id, title and year alone).
-NEWEST_PAPERS_FIRST = ("CASE WHEN p.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
-                       " THEN '20' || substr(p.id, 1, 2) || '-' || substr(p.id, 3, 2)"
-                       " ELSE coalesce(p.first_posted, CAST(p.year AS TEXT), '') END DESC, p.id DESC")
+def newest_papers_first(alias: str) -> str:
+    """NEWEST_PAPERS_FIRST of the papers rows named `alias` (their id, first_posted and year)."""
+    return (f"CASE WHEN {alias}.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
+            f" THEN '20' || substr({alias}.id, 1, 2) || '-' || substr({alias}.id, 3, 2)"
+            f" ELSE coalesce({alias}.first_posted, CAST({alias}.year AS TEXT), '') END DESC, {alias}.id DESC")
+
+
+NEWEST_PAPERS_FIRST = newest_papers_first("p")
 
 
 NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"  # a GLOB pattern, as NEWEST_PAPERS_FIRST has it
+_NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
 
 
 def newest_first_by_id(id_sql: str) -> str:
@@ -71,3 +78,26 @@ def newest_citations_sql(where: str, cols: str) -> str:
     return (f"SELECT {cols} FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS merged"
             f" ORDER BY merged.first_seen DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
             " LIMIT :lim OFFSET :off")
+
+
+def newest_papers_sql(ids: list[str], limit: int) -> tuple[str, list[str | int]]:
+    """SQL and parameters of the `limit` newest (NEWEST_PAPERS_FIRST) of the papers `ids`, each
+    with PAPER_COLS. A new-style id's date is its month, so of those only the `limit` greatest
+    ids are read; the others' rows (old-style ids, beyond arXiv: few) are read to be dated.
+    A prolific person's card reads a dozen papers rows, not one for each of their papers."""
+    new = [i for i in ids if _NEW_STYLE.match(i)]
+    old = [i for i in ids if not _NEW_STYLE.match(i)]
+    cols = f"{PAPER_COLS}, p.first_posted"
+    parts: list[str] = []
+    params: list[str | int] = []
+    if new:
+        parts.append(f"SELECT * FROM (SELECT {cols} FROM papers p WHERE p.id IN ({','.join('?' * len(new))})"
+                     " ORDER BY p.id DESC LIMIT ?)")
+        params += [*new, limit]
+    if old:
+        parts.append(f"SELECT {cols} FROM papers p WHERE p.id IN ({','.join('?' * len(old))})")
+        params += old
+    if not parts:
+        parts.append(f"SELECT {cols} FROM papers p WHERE 0")
+    return (f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS merged"
+            f" ORDER BY {newest_papers_first('merged')} LIMIT ?", [*params, limit])

@@ -1,5 +1,5 @@
-"""`/citers sort:newest` and /author's newest citers sort a paper's citers without reading each
-citer's papers row (store/questions/paper_rows.py, `newest_first_by_id`): the order must still be
+"""`/citers sort:newest` and /author's newest citers and papers sort without reading each
+paper's row (store/questions/paper_rows.py, `newest_first_by_id`): the order must still be
 the newest first seen first, those seen at once by the citer's own date (tests/seedfacts.py,
 `own_date`), then its id, on a map with new- and old-style ids, citers known from lists alone
 (a year, no day) and citers with no date at all."""
@@ -81,12 +81,19 @@ def test_newest_citers_within_a_direction(db) -> None:
 def test_a_persons_newest_citers_across_their_papers(db) -> None:
     posted = _map(db)
     ids = [r[0] for r in db.conn.execute("SELECT id FROM papers WHERE has_page = 1 ORDER BY id")]
-    mine = ids[::5]
+    mine = sorted({*ids[::5], *(i for i in ids if "/" in i)})
+    late = next(i for i in mine if "/" in i and posted[i])  # an old-style paper dated the newest
+    db.conn.execute("UPDATE papers SET first_posted = '2026-11-01' WHERE id = ?", (late,))
+    db.conn.commit()
+    posted[late] = "2026-11-01"
     person = AuthorRecord("Ada Newest", "A5100000009")
     save_openalex(db, [work(pid, person if pid in mine else AuthorRecord("Someone Else", f"A6{i}"))
                        for i, pid in enumerate(ids)], ids, NOW)
     [who] = authors.find_people(db, "A5100000009")
-    view = authors.author_view(db, who, papers=10, citers=12)
+    view = authors.author_view(db, who, papers=30, citers=12)
+    newest_papers = sorted(mine, key=lambda p: (posted[p], p), reverse=True)[:30]
+    assert [p.id for p in view.papers] == newest_papers and newest_papers[0] == late
+    assert any(posted[p] == "" for p in mine) and any(len(posted[p]) == 4 for p in mine)
     every = db.conn.execute(f"SELECT citing_id, first_seen, cited_id FROM citations"
                             f" WHERE cited_id IN ({','.join('?' * len(mine))})", mine).fetchall()
     want = sorted(every, key=lambda c: c[2])  # the cited paper's id last, ascending
