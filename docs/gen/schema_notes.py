@@ -284,6 +284,15 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'top_rowid': 'the newest `papers` row then: its rowid ...',
             'top_id': '... and its id (a file whose papers were rebuilt is checked again)',
         }),
+    'recheck_weight': (
+        "the re-checks' total weight, kept between processes: a tick's plan shares its re-checks by it, and "
+        "sums it again over every page checked when 6 hours of the tick clock have passed (see "
+        "[The live map](live-map.md#re-checks-by-value))",
+        {
+            'id': 'always 1: one row',
+            'total': 'Σ `sources.recheck_weight` over the pages checked over HTTP (a page without one counts as one with no history)',
+            'summed_at': 'when it was summed, on the tick clock',
+        }),
     'sitemap_trust': (
         'whether a host\'s sitemap `lastmod`s are believed ([Following the live map over HTTP](live-map.md#following-the-live-map-over-http): believed lastmods, verified)',
         {

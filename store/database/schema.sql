@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0041_rank_scores
+-- last migration: 0042_recheck_weight
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -346,6 +346,14 @@ CREATE TABLE crawl_checked (
             top_id TEXT NOT NULL,
             PRIMARY KEY (head, tail)
         ) WITHOUT ROWID;
+
+-- The re-checks' total weight (Σ recheck_weight over the pages checked over HTTP) and when it was
+-- summed on the tick clock: a new process's first tick reads it (store/sources/plan_counts.py).
+CREATE TABLE recheck_weight (
+            id INTEGER PRIMARY KEY CHECK (id = 1),  -- one row
+            total REAL NOT NULL,                    -- the sum of the pages' weights
+            summed_at TEXT NOT NULL                 -- when, on the tick clock (ISO, UTC)
+        );
 
 -- What a bulk load (a cold ingest into an empty map, store/database/bulk_load.py) dropped and
 -- has still to build: an index's or trigger's exact SQL from sqlite_master, or a full-text

@@ -3,7 +3,7 @@
 A tick's crawl asks of every link it meets whether the database knows the paper
 (store.sources.http_source: a paper it does not know is fetched as new). Reading every id for
 that is the one part of a tick's plan that grows with the map (about 0.7 s of CPU at 1,000,000
-papers). Papers are never deleted, so the ids read at one tick are still known at the next:
+papers, `FIRST_READ`). Papers are never deleted, so the ids read at one tick are still known at the next:
 `known_papers` keeps them per database file and reads only the rows added since (by rowid), after
 checking that the file still holds the row it read last (the same id at the same rowid; a file
 replaced, restored or rebuilt is read again whole).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from sqlite_utils import Database
 
@@ -31,6 +32,11 @@ class _Read:
 
 
 _READ: dict[str, _Read] = {}  # database file -> what was read of its papers
+# A process's first read of a file: every id, in id order, which SQLite reads from a narrow index
+# alone (the key's, or papers_id_cited_by): 0.7 s of CPU at 1,000,000 papers, against 2.1-3.2 s
+# through the table's rows, abstracts and all. Papers are never deleted, so every row up to the
+# newest rowid read just before is in it; the rows after are read by rowid, as at later calls.
+FIRST_READ = "SELECT id FROM papers ORDER BY id"
 _LOCK = threading.Lock()
 
 
@@ -60,6 +66,10 @@ def known_papers(db: Database) -> frozenset[str] | set[str]:
             read = None  # another file at this path (replaced, restored, rebuilt): read it whole
         if read is None:
             read = _READ[path] = _Read(0, None)
+            top = db.conn.execute("SELECT rowid, id FROM papers ORDER BY rowid DESC LIMIT 1").fetchone()
+            if top is not None:  # every id up to it, from an index: not the (wide) rows
+                read.ids.update(map(itemgetter(0), db.conn.execute(FIRST_READ)))
+                read.rowid, read.last_id = top
         for rowid, pid in db.conn.execute("SELECT rowid, id FROM papers WHERE rowid > ? ORDER BY rowid",
                                           (read.rowid,)):
             read.ids.add(pid)

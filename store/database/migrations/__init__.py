@@ -65,6 +65,7 @@ from mapwatch.store.database.migrations import (
     m0039_crawl_checked,
     m0040_event_batches,
     m0041_rank_scores,
+    m0042_recheck_weight,
 )
 
 # In the order they apply.
@@ -110,6 +111,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0039_crawl_checked,
     m0040_event_batches,
     m0041_rank_scores,
+    m0042_recheck_weight,
 )
 
 migrations = Migrations("mapwatch")

@@ -59,3 +59,12 @@ def test_a_plans_additions_and_removals_leave_the_shared_ids_alone() -> None:
     assert shared == {"a", "b"}
     known.add("a")
     assert "a" in known
+
+
+def test_the_first_read_takes_the_ids_from_an_index_alone(tmp_path: Path) -> None:
+    """Not the table's rows (a paper's row holds its abstract): at 1,000,000 papers 0.7 s of CPU
+    against 2-3 s."""
+    db = open_db(tmp_path / "m.db")
+    _add(db, "2601.00001")
+    plan = [row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {kp.FIRST_READ}")]
+    assert len(plan) == 1 and plan[0].startswith("SCAN papers USING COVERING INDEX "), plan

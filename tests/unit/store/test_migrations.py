@@ -45,6 +45,7 @@ RECORDED_NAMES = [
     "0039_crawl_checked",
     "0040_event_batches",
     "0041_rank_scores",
+    "0042_recheck_weight",
 ]
 
 
