@@ -172,7 +172,8 @@ def ingest(db_path: str, packed: str, keys_only: bool) -> dict:
 
 # -- the section ---------------------------------------------------------------------------
 
-QUERY_LIMITS = {"/paper": 10, "/citers": 10, "autocomplete": 10, "/search": 20, "/related": 300, "/path": 300}
+QUERY_LIMITS = {"/paper": 10, "/citers": 10, "/citers newest": 10, "autocomplete": 10, "/search": 20,
+                "/related": 300, "/path": 300}
 COLD_LIMIT_S = 20 * 60  # at 1,000,000 pages
 MEMORY_LIMIT_MIB = 1024
 PUBLISH_LIMIT_S = 10

@@ -322,7 +322,8 @@ class Bench:
         q_rss = commands_rss(res)  # the commands' process alone
         if res["missing"]:
             self.r.line(f"not measurable yet (not in this checkout): {', '.join(res['missing'])}")
-        limits = {"/paper": 10, "/citers": 10, "/search": 10, "autocomplete": 10, "/related": 300, "/path": 300}
+        limits = {"/paper": 10, "/citers": 10, "/citers newest": 10, "/search": 10, "autocomplete": 10,
+                  "/related": 300, "/path": 300}
         for name, idle in res["idle"].items():
             busy = res["during_refresh"].get(name, {})
             self.r.line(f"{name:13} idle p50 {idle['p50_ms']:7.2f} ms  p99 {idle['p99_ms']:7.2f} ms  "

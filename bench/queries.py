@@ -43,7 +43,7 @@ def available() -> list[str]:
 
     found = []
     if importlib.util.find_spec("mapwatch.bot.commands") and importlib.util.find_spec("mapwatch.bot.commands.papers"):
-        found += ["/paper", "/citers", "/search"]
+        found += ["/paper", "/citers", "/citers newest", "/search"]
     try:
         from mapwatch.store.questions import queries
 
@@ -91,10 +91,11 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
         ctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
         out["/paper"] = [lambda p=p: paper_core(db, ctx, paper=p) for p in sample]
         out["/citers"] = [lambda p=p: citers_core(db, ctx, paper=p) for p in sample]
+        out["/citers newest"] = [lambda p=p: citers_core(db, ctx, paper=p, sort="newest") for p in sample]
         texts = search_words(rng, words)
         out["/search"] = [lambda w=w: search_core(db, ctx, query=w) for w in texts]
     except ImportError:
-        missing += ["/paper", "/citers", "/search"]
+        missing += ["/paper", "/citers", "/citers newest", "/search"]
     try:
         from mapwatch.store.questions import autocomplete
 

@@ -168,7 +168,7 @@ def test_query_bench_measures_every_command_idle_and_while_a_refresh_writes(tmp_
     assert sum(bool(made_up & set(t.lower().split())) for t in m.titles) > len(m.titles) // 2
     res = bench_queries.measure_commands(str(db_path), during=str(folder), calls=6)
     assert res["words"] == "zipf" and res["missing"] == []
-    names = {"/paper", "/citers", "/search", "autocomplete", "/related", "/path"}
+    names = {"/paper", "/citers", "/citers newest", "/search", "autocomplete", "/related", "/path"}
     assert set(res["idle"]) == names and set(res["during_refresh"]) == names
     assert all(s["n"] == 6 and 0 < s["p50_ms"] <= s["p99_ms"] and 0 <= s["cpu_p50_ms"] <= s["cpu_p99_ms"]
                for s in res["idle"].values())
