@@ -14,22 +14,31 @@ from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
+NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"  # a GLOB pattern: a new-style arXiv id
+_NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
+
+
+def _newest(id_sql: str, dated: str) -> str:
+    """The order newest first of the papers with the id `id_sql`: the month of a new-style id,
+    else `dated` (its first-posted day, else its year), then the id."""
+    month = f"'20' || substr({id_sql}, 1, 2) || '-' || substr({id_sql}, 3, 2)"
+    return f"CASE WHEN {id_sql} GLOB {NEW_STYLE_ID} THEN {month} ELSE {dated} END DESC, {id_sql} DESC"
+
+
+def _posted(alias: str) -> str:
+    return f"coalesce({alias}.first_posted, CAST({alias}.year AS TEXT), '')"
+
+
+def newest_papers_first(alias: str) -> str:
+    """NEWEST_PAPERS_FIRST of the papers rows named `alias` (their id, first_posted and year)."""
+    return _newest(f"{alias}.id", _posted(alias))
+
+
 # Papers (`p`) by their own date, the newest first, where they are otherwise alike (the citers a
 # first import saw at once): the month of a new-style arXiv id (2507.04136: July 2025; arXiv numbers
 # a month's papers in order, so the id descending after it), else the day it was first posted,
 # else its year (most citers are known from lists, by id, title and year alone).
-def newest_papers_first(alias: str) -> str:
-    """NEWEST_PAPERS_FIRST of the papers rows named `alias` (their id, first_posted and year)."""
-    return (f"CASE WHEN {alias}.id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
-            f" THEN '20' || substr({alias}.id, 1, 2) || '-' || substr({alias}.id, 3, 2)"
-            f" ELSE coalesce({alias}.first_posted, CAST({alias}.year AS TEXT), '') END DESC, {alias}.id DESC")
-
-
 NEWEST_PAPERS_FIRST = newest_papers_first("p")
-
-
-NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"  # a GLOB pattern, as NEWEST_PAPERS_FIRST has it
-_NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
 
 
 def newest_first_by_id(id_sql: str) -> str:
@@ -37,10 +46,7 @@ def newest_first_by_id(id_sql: str) -> str:
     join: a new-style id holds its month, so only an older paper's row is read (its date). A
     sort of a prolific person's or a much cited paper's citers then reads the citations' index
     alone, not a random papers row for each citer (tests/unit/store/test_newest_citers.py)."""
-    return (f"CASE WHEN {id_sql} GLOB {NEW_STYLE_ID}"
-            f" THEN '20' || substr({id_sql}, 1, 2) || '-' || substr({id_sql}, 3, 2)"
-            f" ELSE (SELECT coalesce(o.first_posted, CAST(o.year AS TEXT), '') FROM papers o WHERE o.id = {id_sql})"
-            f" END DESC, {id_sql} DESC")
+    return _newest(id_sql, f"(SELECT {_posted('o')} FROM papers o WHERE o.id = {id_sql})")
 
 
 def named_paper(r: sqlite3.Row) -> PaperRow:
@@ -58,7 +64,6 @@ def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str,
     """A citing (or cited) paper from a row with the `PAPER_COLS` columns, first seen at `first_seen`."""
     base = named_paper(r)
     return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
-
 
 
 def newest_citations_sql(where: str, cols: str) -> str:
