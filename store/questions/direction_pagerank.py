@@ -44,7 +44,13 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_row, one_column, rows_in_chunks
 from mapwatch.store.errors import RankNotConverged
-from mapwatch.store.questions.direction_push import PUSH_FROM, WHOLE_EVERY, push_direction, resort_direction
+from mapwatch.store.questions.direction_push import (
+    PUSH_FROM,
+    UPSERT_SCORES,
+    WHOLE_EVERY,
+    push_direction,
+    resort_direction,
+)
 from mapwatch.store.questions.rank_push import ALPHA, TOL, rank_key
 
 MAX_ITER = 100  # networkx's pagerank default, as ALPHA and TOL
@@ -296,10 +302,7 @@ def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence
     keep = {(slug, pid) for slug, pid, *_ in rows}
     conn.executemany("DELETE FROM direction_rank_scores WHERE direction_slug = ? AND paper_id = ?",
                      [key for key in stored if key not in keep])
-    conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
-                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
-                     " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at",
-                     rows)
+    conn.executemany(UPSERT_SCORES, rows)
 
 
 def _write_totals(conn: sqlite3.Connection, slugs: Sequence[str] | None, totals: Sequence[tuple[str, float]],

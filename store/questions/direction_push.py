@@ -64,12 +64,15 @@ def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edg
                                          " c.cited_id AND pl.direction_slug = ? WHERE c.citing_id = ?", (slug, pid))
         return outs[pid]
 
-    def y(pid: str) -> float:
-        score = scalar(conn, "SELECT score FROM direction_rank_scores WHERE direction_slug = ? AND paper_id = ?",
-                       (slug, pid))
-        if score is None:
-            raise TooMuchToPush(f"{pid} has no score in {slug}")  # not the graph the scores are of
-        return float(score) * whole
+    ys: dict[str, float] = {}
+
+    def y(pid: str) -> float:  # read once a paper (the push asks again for the papers it grew)
+        if pid not in ys:
+            score = stored_score(conn, slug, pid)
+            if score is None:
+                raise TooMuchToPush(f"{pid} has no score in {slug}")  # not the graph the scores are of
+            ys[pid] = score * whole
+        return ys[pid]
 
     try:
         result = push(joined=joined, gained=gained, y=y, outs=targets, eps=PUSH_EPS, limit=PUSH_LIMIT * size)
@@ -99,6 +102,19 @@ def resort_direction(conn: sqlite3.Connection, slug: str, recounted: set[str]) -
     return _place(conn, slug, _stored_order(conn, slug), {}, recounted, scale, "")
 
 
+# A paper's row of direction_rank_scores written, new or not: (slug, paper, score, rank, computed_at).
+UPSERT_SCORES = ("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
+                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
+                 " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at")
+
+
+def stored_score(conn: sqlite3.Connection, slug: str, pid: str) -> float | None:
+    """A paper's stored score in a direction (None: not ranked there)."""
+    score = scalar(conn, "SELECT score FROM direction_rank_scores WHERE direction_slug = ? AND paper_id = ?",
+                   (slug, pid))
+    return None if score is None else float(score)
+
+
 def _stored_order(conn: sqlite3.Connection, slug: str) -> list[str]:
     """The direction's papers by their stored rank (the rank index alone)."""
     return one_column(conn, "SELECT paper_id FROM direction_rank_scores WHERE direction_slug = ? ORDER BY rank",
@@ -125,8 +141,7 @@ def _place(conn: sqlite3.Connection, slug: str, stored: list[str], scores: dict[
         if pid not in keys:
             score = scores.get(pid)
             if score is None:
-                score = scalar(conn, "SELECT score FROM direction_rank_scores WHERE direction_slug = ?"
-                                     " AND paper_id = ?", (slug, pid)) or 0.0
+                score = stored_score(conn, slug, pid) or 0.0
             rounded, _, _ = rank_key(score * scale, 0, pid)
             keys[pid] = (rounded, _Count(pid, count), pid)
         return keys[pid]
@@ -137,9 +152,7 @@ def _place(conn: sqlite3.Connection, slug: str, stored: list[str], scores: dict[
     was = {pid: i for i, pid in enumerate(stored, 1)}
     upserts = [(slug, pid, scores[pid], i, stamp) for i, pid in enumerate(order, 1) if pid in scores]
     moves = [(i, slug, pid) for i, pid in enumerate(order, 1) if pid not in scores and was.get(pid) != i]
-    conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
-                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (direction_slug, paper_id) DO UPDATE SET"
-                     " score = excluded.score, rank = excluded.rank, computed_at = excluded.computed_at", upserts)
+    conn.executemany(UPSERT_SCORES, upserts)
     conn.executemany("UPDATE direction_rank_scores SET rank = ? WHERE direction_slug = ? AND paper_id = ?", moves)
     return len(upserts) + len(moves)
 
