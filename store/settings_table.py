@@ -109,29 +109,21 @@ def _refresh(raw: str) -> str | None:
     return raw or None  # parsed by mapwatch.service.schedule.parse_schedule (None: its default)
 
 
-def _tick_deadline(raw: str) -> float:
-    raw = raw.strip()
-    return _seconds_within(raw, "$MAPWATCH_TICK_DEADLINE", 86_400, zero_ok=False) if raw else DEFAULT_TICK_DEADLINE
+def _seconds(name: str, high: float, *, zero_ok: bool, default: float | None) -> Callable[[str], float | None]:
+    """The parser of a setting in seconds (`_seconds_within`), `default` when it is empty."""
+    def parse(raw: str) -> float | None:
+        raw = raw.strip()
+        return _seconds_within(raw, name, high, zero_ok=zero_ok) if raw else default
+    return parse
 
 
 DEFAULT_BEFORE_ALERTS = 30.0  # seconds: 300 new citers at arXiv's one request every 3 s
 DEFAULT_RANKS_WHOLE_EVERY = 86_400.0  # seconds: a pushed direction's ranks computed whole again daily
-
-
-def _ranks_whole_every(raw: str) -> float:
-    raw = raw.strip()
-    return (_seconds_within(raw, "$MAPWATCH_RANKS_WHOLE_EVERY", 30 * 86_400, zero_ok=True) if raw
-            else DEFAULT_RANKS_WHOLE_EVERY)
-
-
-def _before_alerts(raw: str) -> float:
-    raw = raw.strip()
-    return _seconds_within(raw, "$MAPWATCH_BEFORE_ALERTS", 600, zero_ok=True) if raw else DEFAULT_BEFORE_ALERTS
-
-
-def _header_timeout(raw: str) -> float | None:
-    raw = raw.strip()
-    return _seconds_within(raw, "$MAPWATCH_HEADER_TIMEOUT", 3600, zero_ok=False) if raw else None
+_tick_deadline = _seconds("$MAPWATCH_TICK_DEADLINE", 86_400, zero_ok=False, default=DEFAULT_TICK_DEADLINE)
+_ranks_whole_every = _seconds("$MAPWATCH_RANKS_WHOLE_EVERY", 30 * 86_400, zero_ok=True,
+                              default=DEFAULT_RANKS_WHOLE_EVERY)
+_before_alerts = _seconds("$MAPWATCH_BEFORE_ALERTS", 600, zero_ok=True, default=DEFAULT_BEFORE_ALERTS)
+_header_timeout = _seconds("$MAPWATCH_HEADER_TIMEOUT", 3600, zero_ok=False, default=None)
 
 
 def _max_connections(raw: str) -> int | None:
