@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.rows import named_row, scalar
 from mapwatch.store.sources.crawl_schedule import DEFAULT_WEIGHT, audit_size
-from mapwatch.store.sources.known_papers import database_file, same_row
+from mapwatch.store.sources.known_papers import same_row
 
 # Whether every paper with a page was found checked over HTTP is kept in the database (table
 # crawl_checked, per page-location pattern): the papers with a page then, and the newest papers
@@ -135,35 +135,23 @@ def audit_pool(db: Database, head: str, tail: str, budget: int, rng: random.Rand
 
 
 # The re-checks' total weight is summed over every page checked, and kept for WEIGHT_KEPT of the
-# tick clock (it moves slowly: a page's weight changes at its own re-check): in the database
-# (table recheck_weight, so a new process's first tick need not sum it again: 0.28 s of CPU at
-# 1,000,000 pages), and per database file in the process (no read at all).
+# tick clock (it moves slowly: a page's weight changes at its own re-check), in the database
+# (table recheck_weight): a tick reads one row, and a new process's first tick need not sum it
+# again (0.28 s of CPU at 1,000,000 pages).
 WEIGHT_KEPT = timedelta(hours=6)
-_WEIGHTS: dict[str, tuple[datetime, float]] = {}
-
-
-def _fresh(summed_at: datetime, now: datetime) -> bool:
-    return timedelta(0) <= now - summed_at < WEIGHT_KEPT
 
 
 def total_weight(db: Database, now: datetime) -> float:
     """Σ recheck_weight over the pages checked over HTTP (crawl_schedule.recheck_scale's sum),
     summed again when WEIGHT_KEPT has passed on the tick clock since it was (or never was)."""
-    path = database_file(db)
-    kept = _WEIGHTS.get(path) if path else None
-    if kept is not None and _fresh(kept[0], now):
-        return kept[1]
     row = named_row(db, "SELECT total, summed_at FROM recheck_weight WHERE id = 1")
-    stored = (datetime.fromisoformat(row["summed_at"]), float(row["total"])) if row else None
-    if stored is None or not _fresh(stored[0], now):
-        (total,) = db.conn.execute(
-            "SELECT total(coalesce(recheck_weight, ?)) FROM sources WHERE checked_at IS NOT NULL"
-            " AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
-        stored = (now, float(total))
-        with db.atomic():
-            db.conn.execute("INSERT INTO recheck_weight (id, total, summed_at) VALUES (1, ?, ?) ON CONFLICT (id)"
-                            " DO UPDATE SET total = excluded.total, summed_at = excluded.summed_at",
-                            (stored[1], now.isoformat()))
-    if path:
-        _WEIGHTS[path] = stored
-    return stored[1]
+    if row is not None and timedelta(0) <= now - datetime.fromisoformat(row["summed_at"]) < WEIGHT_KEPT:
+        return float(row["total"])
+    (total,) = db.conn.execute(
+        "SELECT total(coalesce(recheck_weight, ?)) FROM sources WHERE checked_at IS NOT NULL"
+        " AND location LIKE 'http%'", (DEFAULT_WEIGHT,)).fetchone()
+    with db.atomic():
+        db.conn.execute("INSERT INTO recheck_weight (id, total, summed_at) VALUES (1, ?, ?) ON CONFLICT (id)"
+                        " DO UPDATE SET total = excluded.total, summed_at = excluded.summed_at",
+                        (float(total), now.isoformat()))
+    return float(total)

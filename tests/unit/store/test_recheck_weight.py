@@ -1,6 +1,7 @@
 """The re-checks' total weight (store/sources/plan_counts.py, `total_weight`) is kept in the
-database (migration 0042): a new process's first tick reads it instead of summing every page's
-weight, until WEIGHT_KEPT has passed on the tick clock; then it is summed and kept again."""
+database (migration 0042): a tick, a new process's first among them, reads it instead of
+summing every page's weight, until WEIGHT_KEPT has passed on the tick clock; then it is summed
+and kept again."""
 
 from __future__ import annotations
 
@@ -20,22 +21,15 @@ def _pages(db, weights: list[float | None]) -> None:
              for k, w in enumerate(weights)])
 
 
-def _new_process() -> None:
-    plan_counts._WEIGHTS.clear()  # what a new process starts with
-
-
-def test_a_new_process_reads_the_kept_sum_until_it_is_due_again(db) -> None:
-    _new_process()
+def test_a_tick_reads_the_kept_sum_until_it_is_due_again(db) -> None:
     _pages(db, [2.0, 3.0, None])
     assert plan_counts.total_weight(db, T0) == 5.0 + DEFAULT_WEIGHT
     assert db.conn.execute("SELECT total, summed_at FROM recheck_weight").fetchall() == [
         (5.0 + DEFAULT_WEIGHT, T0.isoformat())]
 
     _pages(db, [10.0, 3.0, None])  # the pages' weights move at their re-checks
-    _new_process()
     later = T0 + plan_counts.WEIGHT_KEPT - timedelta(seconds=1)
     assert plan_counts.total_weight(db, later) == 5.0 + DEFAULT_WEIGHT  # read, not summed
-    _new_process()
     due = T0 + plan_counts.WEIGHT_KEPT
     assert plan_counts.total_weight(db, due) == 13.0 + DEFAULT_WEIGHT  # summed again, and kept
     assert db.conn.execute("SELECT total, summed_at FROM recheck_weight").fetchall() == [
@@ -43,9 +37,7 @@ def test_a_new_process_reads_the_kept_sum_until_it_is_due_again(db) -> None:
 
 
 def test_a_clock_set_back_sums_again(db) -> None:
-    _new_process()
     _pages(db, [1.0])
     assert plan_counts.total_weight(db, T0) == 1.0
     _pages(db, [4.0])
-    _new_process()
     assert plan_counts.total_weight(db, T0 - timedelta(hours=1)) == 4.0
