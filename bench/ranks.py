@@ -65,7 +65,7 @@ def before(db: Database, now: datetime) -> int:
     """compute_direction_ranks as it was before the update (commit 8563e9c): directions' rows."""
     stamp = now.isoformat(timespec="seconds")
     conn = db.conn
-    rows: list[tuple[str, str, float, int, str]] = []
+    rows: list[tuple[str, str, float, float, int, str]] = []
     slugs = [r[0] for r in conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
     for slug in slugs:
         members = {pid: cited or 0 for pid, cited in conn.execute(
@@ -80,12 +80,12 @@ def before(db: Database, now: datetime) -> int:
             " WHERE a.direction_slug = ?", (slug,)))
         pr = nx.pagerank(g) if g.number_of_nodes() else {}
         order = sorted(pr, key=lambda p: (-round(pr[p], 12), -members.get(p, 0), p))
-        rows += [(slug, pid, float(pr[pid]), i + 1, stamp) for i, pid in enumerate(order)]
-    with db.atomic():  # into the tables behind the view since migration 0041, as that migration leaves them
+        rows += [(slug, pid, float(pr[pid]), round(float(pr[pid]), 12), members[pid], stamp) for pid in order]
+    with db.atomic():  # into the tables behind the view since migrations 0041 and 0043, as 0041 leaves them
         conn.execute("DELETE FROM direction_rank_scores")
         conn.execute("DELETE FROM direction_rank_totals")
-        conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, rank, computed_at)"
-                         " VALUES (?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO direction_rank_scores (direction_slug, paper_id, score, place, cited_by,"
+                         " computed_at) VALUES (?, ?, ?, ?, ?, ?)", rows)
         conn.executemany("INSERT INTO direction_rank_totals (direction_slug, whole, total, drift, computed_at)"
                          " VALUES (?, 1.0, 1.0, NULL, ?)", [(slug, stamp) for slug in slugs])
     return len(slugs)

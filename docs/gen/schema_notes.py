@@ -513,16 +513,17 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'direction_slug': '',
             'paper_id': '',
             'pagerank': "score × whole ÷ total: networkx's PageRank where the direction was last computed whole, within the direction's stated bound where a push updated it since",
-            'rank': '1 = highest in the direction',
+            'rank': '1 = highest in the direction: the order of the index `direction_rank_scores_order` (place, then cited-by count, then id), numbered (since migration 0043; stored before)',
             'computed_at': "when the paper's PageRank was last computed (a direction whose papers and citations did not change keeps it)",
         }),
     'direction_rank_scores': (
-        "a paper's score and rank within one of its directions, the rows behind the view `direction_ranks`",
+        "a paper's score and place within one of its directions, the rows behind the view `direction_ranks`",
         {
             'direction_slug': '',
             'paper_id': '',
             'score': "the PageRank the last whole computation gave, or y ÷ whole after a push (y solves y = 1 + α·y·P, store/questions/rank_push.py)",
-            'rank': '1 = highest in the direction',
+            'place': 'the score to 12 decimals: what orders the direction first, highest first (its papers share one divisor, so places order PageRanks)',
+            'cited_by': "the paper's cited-by count (0: none stated), kept up to date by each rank update: it orders equal places, then the id",
             'computed_at': "when this paper's score was last computed, whole or by a push",
         }),
     'direction_rank_totals': (

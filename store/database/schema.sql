@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0042_recheck_weight
+-- last migration: 0043_rank_order
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -179,11 +179,16 @@ CREATE TABLE direction_rank_scores (
             direction_slug TEXT NOT NULL REFERENCES directions(slug),
             paper_id TEXT NOT NULL REFERENCES papers(id),
             score REAL NOT NULL,          -- PageRank = score * whole / total (direction_rank_totals)
-            rank INTEGER NOT NULL,        -- 1 = highest PageRank within the direction
+            place REAL NOT NULL,          -- the score to 12 decimals: the order, highest first
+            cited_by INTEGER NOT NULL,    -- the paper's cited-by count (0: none stated): orders equal places
             computed_at TEXT NOT NULL,    -- ISO timestamp (UTC)
             PRIMARY KEY (direction_slug, paper_id)
         ) WITHOUT ROWID;
-CREATE INDEX direction_rank_scores_rank ON direction_rank_scores(direction_slug, rank);
+
+-- A direction's papers in rank order: this index read forwards (/ranks, a direction page's
+-- leaders, the view's rank). No rank is stored, so a paper that moves writes its own row alone.
+CREATE INDEX direction_rank_scores_order
+            ON direction_rank_scores(direction_slug, place DESC, cited_by DESC, paper_id);
 
 -- The directions a changed paper was ranked in.
 CREATE INDEX direction_rank_scores_paper ON direction_rank_scores(paper_id);
@@ -199,9 +204,12 @@ CREATE TABLE direction_rank_totals (
         ) WITHOUT ROWID;
 
 -- Each paper's PageRank and rank within a direction, under the name and columns the table had
--- before 0041.
+-- before 0041; the rank numbers the order index (0043).
 CREATE VIEW direction_ranks AS
-            SELECT s.direction_slug, s.paper_id, s.score * (t.whole / t.total) AS pagerank, s.rank, s.computed_at
+            SELECT s.direction_slug, s.paper_id, s.score * (t.whole / t.total) AS pagerank,
+                   row_number() OVER (PARTITION BY s.direction_slug
+                                      ORDER BY s.place DESC, s.cited_by DESC, s.paper_id) AS rank,
+                   s.computed_at
             FROM direction_rank_scores s JOIN direction_rank_totals t ON t.direction_slug = s.direction_slug;
 
 -- The newest snapshot and event the stored ranks have seen (one row). No row: the next

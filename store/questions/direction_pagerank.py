@@ -19,18 +19,21 @@ sorted by id), so the same subgraph gives the same floats whenever it is compute
     direction, the bound or the push's size exceeded, the last whole computation older than
     `whole_every`, the scores not yet in the form a push needs) it is computed whole;
   - another direction of a changed paper (its cited-by count may have moved, which orders
-    equal PageRanks): its stored PageRanks re-sorted with the counts now, the ranks that
-    moved rewritten;
+    equal PageRanks): its stored PageRanks kept, the paper's count in its rows brought up to
+    date (the order is an index, so nothing else is written);
   - every other direction: its rows kept.
   No state yet (never computed, or by a version before migration 0017): every direction.
   Where every direction was computed whole, the table is the one `compute_direction_ranks`
   would write, but for `computed_at`: when the direction's PageRank was last computed, which a
   direction whose papers and citations did not change keeps (tests/system/test_direction_ranks.py).
 
-Stored (migration 0041): a paper's `score` and rank (`direction_rank_scores`) and a direction's
-sums (`direction_rank_totals`); the view `direction_ranks` gives PageRank = score * whole /
-total. A whole computation stores networkx's PageRank x as the score with whole = total = Σy
-(so the view reads x to the last bit); a push stores y / whole and moves total.
+Stored (migrations 0041 and 0043): a paper's `score`, its `place` (the score to 12 decimals)
+and its cited-by count (`direction_rank_scores`), and a direction's sums
+(`direction_rank_totals`); the view `direction_ranks` gives PageRank = score * whole / total
+and the rank: the order of the index `direction_rank_scores_order` (place, count, id). A
+whole computation stores networkx's PageRank x as the score with whole = total = Σy (so the
+view reads x to the last bit); a push stores y / whole and moves total. Within a direction
+every score has the same divisor, so the places order the PageRanks whatever total is.
 """
 
 from __future__ import annotations
@@ -49,18 +52,20 @@ from mapwatch.store.questions.direction_push import (
     UPSERT_SCORES,
     WHOLE_EVERY,
     push_direction,
-    resort_direction,
+    recount,
 )
-from mapwatch.store.questions.rank_push import ALPHA, TOL, rank_key
+from mapwatch.store.questions.rank_push import ALPHA, TOL, rank_key, rank_place
 
 MAX_ITER = 100  # networkx's pagerank default, as ALPHA and TOL
 Row = tuple[str, str, float, int, str]  # direction_slug, paper_id, pagerank, rank, computed_at
+# A row of direction_rank_scores: direction_slug, paper_id, score, place, cited_by, computed_at.
+Stored = tuple[str, str, float, float, int, str]
 
 
 @dataclass(frozen=True)
 class RanksReport:
     directions: int    # directions whose PageRank was computed whole
-    papers: int        # rows written (for those; and ranks moved in re-sorted directions)
+    papers: int        # rows written (for those; and counts written in re-sorted directions)
     full: bool = True  # every direction; else only what changed (update_direction_ranks)
     resorted: int = 0  # directions re-ordered by new cited-by counts, PageRank kept
     kept: int = 0      # other directions of changed papers: rows kept (their order had not moved)
@@ -87,7 +92,7 @@ def compute_direction_ranks(db: Database, now: datetime) -> RanksReport:
     marks = _marks(conn)  # read first: what is stored after it is read again by the next update
     stamp = _stamp(now)
     slugs = one_column(conn, "SELECT DISTINCT direction_slug FROM placements ORDER BY 1")
-    rows: list[Row] = []
+    rows: list[Stored] = []
     totals: list[tuple[str, float]] = []
     for slug in slugs:
         these, total = _whole(conn, slug, stamp)
@@ -111,7 +116,7 @@ def update_direction_ranks(db: Database, now: datetime, *, push_from: int = PUSH
     once its last whole computation is `whole_every` old.
 
     One transaction, taken before the first read: no page is stored between what is read and
-    what is written (a re-sort compares the counts it reads with the order stored)."""
+    what is written (a count read is the count the order then holds)."""
     conn = db.conn
     if _state(conn) == _marks(conn):
         return RanksReport(directions=0, papers=0, full=False)
@@ -127,7 +132,7 @@ def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, 
     stamp = _stamp(now)
     changes = _changes(conn, since, marks)
     structural, touched = changes.structural, changes.touched
-    rows: list[Row] = []
+    rows: list[Stored] = []
     wholes: list[str] = []
     totals: list[tuple[str, float]] = []
     pushed = 0
@@ -136,7 +141,7 @@ def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, 
     for slug in sorted(structural):
         outcome = None if changes.left.get(slug) else push_direction(
             conn, slug, joined=changes.joined.get(slug, set()), edges=changes.edges.get(slug, set()),
-            recounted=touched.get(slug, set()), now=now, push_from=push_from, whole_every=whole_every)
+            now=now, push_from=push_from, whole_every=whole_every)
         if outcome is not None:
             rows_written, its_bound = outcome
             written += rows_written
@@ -148,12 +153,10 @@ def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, 
         wholes.append(slug)
         if these:
             totals.append((slug, total))
-    resorted = 0
-    for slug in sorted(touched.keys() - structural):
-        moved = resort_direction(conn, slug, touched[slug])
-        written += moved
-        resorted += bool(moved)
     _write(conn, wholes, rows)
+    recounted = {slug: n for slug, n in recount(conn, touched).items() if slug not in structural}
+    written += sum(recounted.values())
+    resorted = len(recounted)
     _write_totals(conn, wholes, totals, stamp)
     _set_marks(conn, marks)
     return RanksReport(directions=len(wholes), papers=len(rows) + written, full=False,
@@ -200,10 +203,10 @@ def _changes(conn: sqlite3.Connection, since: tuple[int, int], upto: tuple[int, 
 def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]:
     """One direction's rows: its papers by PageRank over the citations among them, equal
     PageRanks (to 12 decimals) by stated cited-by count, then id."""
-    return _whole(conn, slug, stamp)[0]
+    return [(slug, pid, score, i, at) for i, (slug, pid, score, _, _, at) in enumerate(_whole(conn, slug, stamp)[0], 1)]
 
 
-def _whole(conn: sqlite3.Connection, slug: str, stamp: str) -> tuple[list[Row], float]:
+def _whole(conn: sqlite3.Connection, slug: str, stamp: str) -> tuple[list[Stored], float]:
     """`direction_rows`, and Σy of the direction: the sum that turns PageRanks into the y a push
     updates (y = x · Σy, with Σy = n / (1 − α + α · the dangling papers' PageRank))."""
     papers = conn.execute(  # each paper with its references in one string (arXiv ids: no \x1f)
@@ -213,7 +216,8 @@ def _whole(conn: sqlite3.Connection, slug: str, stamp: str) -> tuple[list[Row], 
     members = {pid: cited or 0 for pid, cited, _ in papers}
     edges = [(pid, ref) for pid, _, refs in papers if refs for ref in refs.split("\x1f") if ref in members]
     pr = pagerank(members, edges)
-    return [(slug, pid, pr[pid], i + 1, stamp) for i, pid in enumerate(_order(pr, members))], _total(pr, edges)
+    return ([(slug, pid, pr[pid], rank_place(pr[pid]), members[pid], stamp) for pid in _order(pr, members)],
+            _total(pr, edges))
 
 
 def _total(pr: dict[str, float], edges: Sequence[tuple[str, str]]) -> float:
@@ -290,10 +294,10 @@ def _set_marks(conn: sqlite3.Connection, marks: tuple[int, int]) -> None:
                  " last_event_id = excluded.last_event_id", marks)
 
 
-def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence[Row]) -> None:
+def _write(conn: sqlite3.Connection, slugs: Sequence[str] | None, rows: Sequence[Stored]) -> None:
     """Make `rows` the stored rows of the directions `slugs` (None: of every direction): a row
-    stored already is updated in place (the rank index changes only where a rank moved), a new
-    one inserted, a paper's row no longer among them deleted."""
+    stored already is updated in place, a new one inserted, a paper's row no longer among them
+    deleted."""
     if slugs is None:
         stored = conn.execute("SELECT direction_slug, paper_id FROM direction_rank_scores").fetchall()
     else:

@@ -15,6 +15,7 @@ from sqlite_utils import Database
 from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, contexts, with_feed_bylines
+from mapwatch.store.questions.direction_push import IN_RANK_ORDER
 from mapwatch.store.questions.types import Byline, Direction, NewCiter, PaperRef, from_sources
 
 
@@ -230,11 +231,9 @@ def direction_leaders(db: Database, slug: str, top: int = 10,
             db, f"SELECT {_PAPER_COLS}, p.cited_by FROM placements pl JOIN papers p ON p.id = pl.paper_id"
             " WHERE pl.direction_slug = ? ORDER BY (p.cited_by IS NULL), p.cited_by DESC, p.id LIMIT ?",
             (slug, top))
-    ranked = named_rows(
-        db, f"SELECT {_PAPER_COLS}, p.cited_by, r.rank FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
-        " WHERE r.direction_slug = ? ORDER BY r.rank, p.id LIMIT ?", (slug, top))
+    ranked = named_rows(db, f"SELECT {_PAPER_COLS}, p.cited_by" + IN_RANK_ORDER, (slug, top))
     return (tuple(LeadPaper(_ref(r), r["cited_by"]) for r in cited),
-            tuple(LeadPaper(_ref(r), r["cited_by"], r["rank"]) for r in ranked))
+            tuple(LeadPaper(_ref(r), r["cited_by"], rank) for rank, r in enumerate(ranked, 1)))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's
     compute_direction_ranks,
     update_direction_ranks,
 )
+from mapwatch.store.questions.direction_push import IN_RANK_ORDER, PAGERANK
 from mapwatch.store.questions.types import PaperRef
 
 # Caps on the work one question may do (rows read, papers visited).
@@ -229,12 +230,10 @@ def direction_ranks(db: Database, direction: str, limit: int = 10) -> DirectionR
     """A direction's papers by their stored PageRank (store/questions/direction_pagerank.py);
     `computed_at`: when its PageRank was last computed, whole or by a push (the newest of its rows)."""
     slug, name = resolve_direction(db, direction)
-    rows = named_rows(
-        db, "SELECT r.paper_id, p.title, p.year, r.rank, r.pagerank, p.cited_by, r.computed_at"
-        " FROM direction_ranks r JOIN papers p ON p.id = r.paper_id"
-        " WHERE r.direction_slug = ? ORDER BY r.rank LIMIT ?", (slug, limit))
-    papers = tuple(RankedPaper(PaperRef(r["paper_id"], r["title"], r["year"]), r["rank"], r["pagerank"], r["cited_by"])
-                   for r in rows)
+    rows = named_rows(db, f"SELECT s.paper_id, p.title, p.year, {PAGERANK} AS pagerank, p.cited_by"
+                          + IN_RANK_ORDER, (slug, limit))
+    papers = tuple(RankedPaper(PaperRef(r["paper_id"], r["title"], r["year"]), rank, r["pagerank"], r["cited_by"])
+                   for rank, r in enumerate(rows, 1))
     # a push rewrites only the rows whose score moved: the newest of them is the direction's
     newest = scalar(db, "SELECT max(computed_at) FROM direction_rank_scores WHERE direction_slug = ?", (slug,))
     return DirectionRanks(slug=slug, name=name, computed_at=newest if rows else None, papers=papers)

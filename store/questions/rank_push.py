@@ -34,9 +34,16 @@ from dataclasses import dataclass
 ALPHA, TOL = 0.85, 1.0e-6  # networkx's pagerank defaults: damping, tolerance a paper
 
 
+def rank_place(value: float) -> float:
+    """A PageRank or a score to 12 decimals: what orders a direction's papers first (equal
+    places by cited-by count, then id). Stored as `direction_rank_scores.place` (migration
+    0043 rounds as this does)."""
+    return round(value, 12)
+
+
 def rank_key(pagerank: float, cited: int, pid: str) -> tuple[float, int, str]:
     """A paper's place in its direction: PageRank to 12 decimals, then cited-by count, then id."""
-    return -round(pagerank, 12), -cited, pid
+    return -rank_place(pagerank), -cited, pid
 
 
 @dataclass(frozen=True)

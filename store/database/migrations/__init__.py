@@ -66,6 +66,7 @@ from mapwatch.store.database.migrations import (
     m0040_event_batches,
     m0041_rank_scores,
     m0042_recheck_weight,
+    m0043_rank_order,
 )
 
 # In the order they apply.
@@ -112,6 +113,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0040_event_batches,
     m0041_rank_scores,
     m0042_recheck_weight,
+    m0043_rank_order,
 )
 
 migrations = Migrations("mapwatch")

@@ -46,6 +46,7 @@ RECORDED_NAMES = [
     "0040_event_batches",
     "0041_rank_scores",
     "0042_recheck_weight",
+    "0043_rank_order",
 ]
 
 
