@@ -67,8 +67,8 @@ class RanksReport:
     directions: int    # directions whose PageRank was computed whole
     papers: int        # rows written (for those; and counts written in re-sorted directions)
     full: bool = True  # every direction; else only what changed (update_direction_ranks)
-    resorted: int = 0  # directions re-ordered by new cited-by counts, PageRank kept
-    kept: int = 0      # other directions of changed papers: rows kept (their order had not moved)
+    resorted: int = 0  # directions whose papers' cited-by counts changed (they order equal PageRanks), PageRank kept
+    kept: int = 0      # other directions of changed papers: rows kept (no count had changed)
     pushed: int = 0    # directions updated by a push from what changed (not in `directions`)
     bound: float = 0.0  # the largest L1 bound of a pushed direction against a whole computation
 
