@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import errno
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -267,7 +268,7 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     `clock`: the monotonic seconds the 404 buckets refill by (default: time.monotonic)."""
     limits = limits or Limits()
     guesses = Guesses(limits.not_found_burst, limits.not_found_per_second,
-                      **({"clock": clock} if clock else {})) if limits.not_found_burst else None
+                      clock=clock or time.monotonic) if limits.not_found_burst else None
     runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin, guesses), limits)
     await runner.start(load=ready)
     await listen(runner, host, port, "--port or $PORT")
