@@ -50,7 +50,10 @@ def push_direction(conn: sqlite3.Connection, slug: str, *, joined: set[str], edg
     gained: dict[str, set[str]] = {}
     for citing, cited in edges:
         gained.setdefault(citing, set()).add(cited)
-    for citer in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id FROM citations c JOIN placements pl"
+    # the joined papers' citers first (their index), each then looked up among the direction's
+    # papers: SQLite's own choice read the direction's every placement for each chunk (47 ms a
+    # direction at 1,000,000 papers, 9 of a busy tick's 11 s)
+    for citer in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id FROM citations c CROSS JOIN placements pl"
                                 " ON pl.paper_id = c.citing_id AND pl.direction_slug = ? WHERE c.cited_id IN ({})",
                                 joined, (slug,)):
         gained.setdefault(citer["citing_id"], set()).add(citer["cited_id"])
