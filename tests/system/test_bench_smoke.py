@@ -280,3 +280,21 @@ def test_alert_authors_bench_names_the_authors_only_with_the_sources_up(tmp_path
     assert sum("gave nothing (HTTP 503)" in line for line in down["log"]) == 3
     assert off["seconds_before_alerts"] is None and off["requests"] == {"arxiv": 0, "openalex": 0, "s2": 0}
     assert off["alert"]["with_authors"] == 0 and off["stored"]["authors"] == 0
+
+
+def test_migrate_bench_times_the_migrations_a_database_lacks(tmp_path: Path, capsys) -> None:
+    from sqlite_utils import Database
+
+    from bench import migrate
+    from mapwatch.store.database.migrations import migrations
+
+    older = tmp_path / "older.db"
+    db = Database(older)
+    migrations.apply(db, stop_before="0043_rank_order")
+    db.close()
+    assert migrate.main([str(older), "--time-only", "--keep"]) == 0
+    run = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert run["seconds"] > 0 and run["cpu_seconds"] > 0 and run["peak_mib"] > 0
+    migrated = Database(tmp_path / "older-migrated.db")
+    assert "0043_rank_order" in {r["name"] for r in migrated["_sqlite_migrations"].rows}
+    assert "0043_rank_order" not in {r["name"] for r in Database(older)["_sqlite_migrations"].rows}
