@@ -54,7 +54,7 @@ from mapwatch.store.questions.direction_pagerank import (
     pagerank,
     update_direction_ranks,
 )
-from mapwatch.store.questions.rank_push import ALPHA, TOL, l1_bound
+from mapwatch.store.questions.rank_push import ALPHA, TOL, l1_bound, rank_place
 
 SETUP = T0 - timedelta(hours=1)
 SMALL = {"pages": 3_000, "ticks": 2}
@@ -81,7 +81,7 @@ def before(db: Database, now: datetime) -> int:
             " WHERE a.direction_slug = ?", (slug,)))
         pr = nx.pagerank(g) if g.number_of_nodes() else {}
         order = sorted(pr, key=lambda p: (-round(pr[p], 12), -members.get(p, 0), p))
-        rows += [(slug, pid, float(pr[pid]), round(float(pr[pid]), 12), members[pid], stamp) for pid in order]
+        rows += [(slug, pid, float(pr[pid]), rank_place(float(pr[pid])), members[pid], stamp) for pid in order]
     with db.atomic():  # into the tables behind the view since migrations 0041 and 0043, as 0041 leaves them
         conn.execute("DELETE FROM direction_rank_scores")
         conn.execute("DELETE FROM direction_rank_totals")

@@ -154,7 +154,9 @@ def _update(conn: sqlite3.Connection, since: tuple[int, int], marks: tuple[int, 
         if these:
             totals.append((slug, total))
     _write(conn, wholes, rows)
-    recounted = {slug: n for slug, n in recount(conn, touched).items() if slug not in structural}
+    # a direction computed whole has just written every count as it is now
+    counted = recount(conn, {slug: papers for slug, papers in touched.items() if slug not in wholes})
+    recounted = {slug: n for slug, n in counted.items() if slug not in structural}
     written += sum(recounted.values())
     resorted = len(recounted)
     _write_totals(conn, wholes, totals, stamp)
