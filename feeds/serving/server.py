@@ -255,7 +255,7 @@ class FeedRunner(web.ServerRunner):
 async def start_server(out_dir: str | Path, host: str, port: int, health: Health | None = None,
                        papers: PaperCache | None = None, *, ready: bool = True,
                        limits: Limits | None = None, metrics: Metrics | None = None,
-                       admin: bool = True, clock: Callable[[], float] | None = None) -> tuple[FeedRunner, int]:
+                       admin: bool = True, clock: Callable[[], float] = time.monotonic) -> tuple[FeedRunner, int]:
     """Start serving `out_dir` (and /healthz, given `health`; paper files on demand, given
     `papers`); returns the runner (call `cleanup()` to stop) and the bound port. With
     `ready=False` the folder is not read yet: everything but /healthz answers 503 (Retry-After:
@@ -265,10 +265,10 @@ async def start_server(out_dir: str | Path, host: str, port: int, health: Health
     feeds/serving/connections.py's).
     `metrics`: served at /metrics, and told of every request (feeds/serving/metrics.py).
     `admin=False`: /healthz and /metrics are not served here (`start_admin_server` serves them).
-    `clock`: the monotonic seconds the 404 buckets refill by (default: time.monotonic)."""
+    `clock`: the monotonic seconds the 404 buckets refill by."""
     limits = limits or Limits()
-    guesses = Guesses(limits.not_found_burst, limits.not_found_per_second,
-                      clock=clock or time.monotonic) if limits.not_found_burst else None
+    guesses = (Guesses(limits.not_found_burst, limits.not_found_per_second, clock=clock)
+               if limits.not_found_burst else None)
     runner = FeedRunner(*make_handler(out_dir, health, papers, metrics, admin, guesses), limits)
     await runner.start(load=ready)
     await listen(runner, host, port, "--port or $PORT")
