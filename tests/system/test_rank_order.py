@@ -20,6 +20,7 @@ from mapwatch.store.questions import graph
 from mapwatch.store.questions.direction_pagerank import direction_rows, update_direction_ranks
 from tests.system.test_direction_ranks import ROWS, first_update_computes_whole, store_live, whole
 
+SCORES = "SELECT direction_slug, paper_id, score, place, cited_by, computed_at FROM direction_rank_scores"
 VIEW = "SELECT direction_slug, paper_id, pagerank, rank, computed_at FROM direction_ranks ORDER BY 1, 2"
 
 
@@ -75,11 +76,9 @@ def test_a_paper_that_climbs_writes_its_own_row_alone(db, tmp_path: Path) -> Non
     report = ingest_fed(db, iter([FedPage(f"{gen.HOST}/paper/{page.id}/", len(data), 1, data)]), gen.HOST,
                         clock=lambda: now)
     assert report.stored == 1
-    before_rows = db.conn.execute("SELECT direction_slug, paper_id, score, place, cited_by, computed_at"
-                                  " FROM direction_rank_scores").fetchall()
+    before_rows = db.conn.execute(SCORES).fetchall()
     report = update_direction_ranks(db, now)
-    after_rows = db.conn.execute("SELECT direction_slug, paper_id, score, place, cited_by, computed_at"
-                                 " FROM direction_rank_scores").fetchall()
+    after_rows = db.conn.execute(SCORES).fetchall()
     changed = set(after_rows) - set(before_rows)
     assert {pid for _, pid, *_ in changed} == {last.paper.id}  # its rows (one a direction) and no other
     assert report.papers == len(changed) and report.resorted >= 1
