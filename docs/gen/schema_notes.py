@@ -172,7 +172,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'fetched_at': '',
         }),
     'paper_authors': (
-        "a paper's authors in order: arXiv's names, or OpenAlex's list with its people's ids",
+        "a paper's authors in order: arXiv's names, or OpenAlex's list with its people's ids; a view of `paper_people` and `people` since migration 0044, under the name and columns of the table it was",
         {
             'paper_id': '',
             'position': '1 = the first author',
@@ -180,6 +180,22 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'author_id': 'OpenAlex author id, e.g. `A5023888391`',
             'orcid': 'e.g. `0000-0002-1825-0097`',
             'source': '`arxiv` or `openalex`: whose list it is',
+        }),
+    'people': (
+        "each person once: a name with its OpenAlex id and ORCID (the same name with other ids, or none, is another row); a person no byline names any more is deleted: with their last `paper_people` row (trigger `paper_people_forget`), or by the write that replaced them in a list",
+        {
+            'id': 'the number `paper_people` names them by',
+            'name': '',
+            'author_id': 'OpenAlex author id, e.g. `A5023888391`',
+            'orcid': 'e.g. `0000-0002-1825-0097`',
+        }),
+    'paper_people': (
+        "a paper's authors in order, each a row of `people`: the rows behind the view `paper_authors`",
+        {
+            'paper_id': '',
+            'position': '1 = the first author',
+            'person': '`people.id`',
+            'from_openalex': "1: OpenAlex's list, 0: arXiv's (the view's `source`)",
         }),
     'institutions': (
         'institutions named by OpenAlex',

@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0043_rank_order
+-- last migration: 0044_people
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -714,28 +714,49 @@ CREATE INDEX openalex_works_work ON openalex_works(work_id);
 CREATE INDEX openalex_works_doi ON openalex_works(doi)
             WHERE doi IS NOT NULL AND doi NOT LIKE '10.48550/%';
 
--- A paper's authors in order: arXiv's names, or OpenAlex's list with its people's ids (source
--- says whose list it is).
-CREATE TABLE paper_authors (
-            paper_id TEXT NOT NULL,
-            position INTEGER NOT NULL,            -- 1 = first author
+-- Each person once: a name with its OpenAlex id and ORCID (the same name with other ids, or
+-- none, is another row). A person no byline names any more is deleted: with their last row
+-- (paper_people_forget), or by the write that replaced them (store/scholarly/saved.py).
+CREATE TABLE people (
+            id INTEGER PRIMARY KEY,
             name TEXT NOT NULL,
             author_id TEXT,                       -- OpenAlex author id (A5023888391)
-            orcid TEXT,                           -- 0000-0002-1825-0097
-            source TEXT NOT NULL CHECK (source IN ('arxiv', 'openalex')),
-            PRIMARY KEY (paper_id, position)
+            orcid TEXT                            -- 0000-0002-1825-0097
         );
-CREATE INDEX paper_authors_name ON paper_authors(name COLLATE NOCASE);
+CREATE UNIQUE INDEX people_identity ON people(name, ifnull(author_id, ''), ifnull(orcid, ''));
 
--- A person's papers from the index alone, by OpenAlex id or ORCID.
-CREATE INDEX paper_authors_author_paper ON paper_authors(author_id, paper_id) WHERE author_id IS NOT NULL;
-CREATE INDEX paper_authors_orcid_paper ON paper_authors(orcid, paper_id) WHERE orcid IS NOT NULL;
+-- A paper's authors in order: arXiv's names, or OpenAlex's list with its people's ids
+-- (from_openalex says whose list it is). Read it as the view paper_authors.
+CREATE TABLE paper_people (
+            paper_id TEXT NOT NULL,
+            position INTEGER NOT NULL,            -- 1 = first author
+            person INTEGER NOT NULL REFERENCES people(id),
+            from_openalex INTEGER NOT NULL CHECK (from_openalex IN (0, 1)),  -- 0: arXiv's list
+            PRIMARY KEY (paper_id, position)
+        ) WITHOUT ROWID;
 
--- The last word of each name (its surname), any case, with the paper and the whole name:
--- /search finds a person's papers by surname from the index alone. Queries repeat the
--- expression exactly (store/questions/authors.py SURNAME) for SQLite to use it.
-CREATE INDEX paper_authors_surname
-          ON paper_authors(replace(name, rtrim(name, replace(name, ' ', '')), '') COLLATE NOCASE, paper_id, name);
+-- A person's papers from the index alone, once /author or /search found the person by
+-- name, surname, OpenAlex id or ORCID (the people_* indexes).
+CREATE INDEX paper_people_person ON paper_people(person, paper_id);
+CREATE INDEX people_name ON people(name COLLATE NOCASE);
+CREATE INDEX people_author_id ON people(author_id) WHERE author_id IS NOT NULL;
+CREATE INDEX people_orcid ON people(orcid) WHERE orcid IS NOT NULL;
+
+-- The last word of each name (its surname), any case: /search finds a person by surname.
+-- Queries repeat the expression exactly (store/questions/authors.py SURNAME) for SQLite to
+-- use it.
+CREATE INDEX people_surname ON people(replace(name, rtrim(name, replace(name, ' ', '')), '') COLLATE NOCASE);
+CREATE TRIGGER paper_people_forget AFTER DELETE ON paper_people
+            WHEN NOT EXISTS (SELECT 1 FROM paper_people WHERE person = OLD.person) BEGIN
+            DELETE FROM people WHERE id = OLD.person;
+        END;
+
+-- A paper's authors in order, with each person's name and ids: the table it was before
+-- migration 0044, under the same name and columns.
+CREATE VIEW paper_authors AS
+            SELECT pp.paper_id, pp.position, p.name, p.author_id, p.orcid,
+                   CASE pp.from_openalex WHEN 1 THEN 'openalex' ELSE 'arxiv' END AS source
+            FROM paper_people pp JOIN people p ON p.id = pp.person;
 
 -- Institutions named by OpenAlex.
 CREATE TABLE institutions (

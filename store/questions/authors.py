@@ -242,12 +242,14 @@ class AuthorView:
     capped: bool = False  # named on more than SCAN_MAX papers: both totals count SCAN_MAX of them only
 
 
-def _person_where(key: str) -> tuple[str, list[Any]]:
+def _person_where(key: str, alias: str = "pa") -> tuple[str, list[Any]]:
+    """The condition on `alias` (a row of `people`, or of the view `paper_authors`) that the
+    person `key` stands for, and its parameters."""
     if key.startswith("name:"):
-        return "pa.name = ? COLLATE NOCASE AND pa.author_id IS NULL AND pa.orcid IS NULL", [key[5:]]
+        return f"{alias}.name = ? COLLATE NOCASE AND {alias}.author_id IS NULL AND {alias}.orcid IS NULL", [key[5:]]
     if orcid_of(key):
-        return "pa.orcid = ?", [orcid_of(key)]
-    return "pa.author_id = ?", [key]
+        return f"{alias}.orcid = ?", [orcid_of(key)]
+    return f"{alias}.author_id = ?", [key]
 
 
 def orcid_of(text: str) -> str | None:
@@ -278,49 +280,51 @@ def author_key(text: str) -> str | None:
 
 def find_people(db: Database, text: str, limit: int = PEOPLE_MAX) -> tuple[Person, ...]:
     """The people an ORCID, an OpenAlex id, a `name:` key or a name (its whole, else its start)
-    names, those on most papers first."""
+    names, those on most papers first. Each is found in `people` (at most SCAN_MAX of its
+    rows), then their papers counted on their own, up to SCAN_MAX: a namesake on three papers
+    is listed beside one on thousands."""
     text = " ".join(text.split())[:MAX_QUERY]
     if not text:
         return ()
     key = _key_of(text)
     if key:
-        where, params = _person_where(key)
+        where, params = _person_where(key, "p")
     else:
-        where, params = "pa.name = ? COLLATE NOCASE", [text]
-        if not db.conn.execute(f"SELECT 1 FROM paper_authors pa WHERE {where} LIMIT 1", params).fetchone():
+        where, params = "p.name = ? COLLATE NOCASE", [text]
+        if not db.conn.execute(f"SELECT 1 FROM people p WHERE {where} LIMIT 1", params).fetchone():
             if len(text) < PREFIX_MIN:
                 return ()
-            where, params = "pa.name >= ? COLLATE NOCASE AND pa.name < ? COLLATE NOCASE", [text, text + "\U0010ffff"]
+            where, params = "p.name >= ? COLLATE NOCASE AND p.name < ? COLLATE NOCASE", [text, text + "\U0010ffff"]
     groups: dict[str, list[sqlite3.Row]] = {}
-    scanned = named_rows(
-        db, f"SELECT pa.paper_id, pa.position, pa.name, pa.author_id, pa.orcid FROM paper_authors pa WHERE {where}"
-        " LIMIT ?", [*params, SCAN_MAX + 1])
-    for r in scanned[:SCAN_MAX]:
+    for r in named_rows(db, "SELECT p.id, p.name, p.author_id, p.orcid, (SELECT count(*) FROM (SELECT DISTINCT"
+                        " pp.paper_id FROM paper_people pp WHERE pp.person = p.id LIMIT ?)) AS papers"
+                        f" FROM people p WHERE {where} LIMIT ?", [SCAN_MAX + 1, *params, SCAN_MAX]):
         k = r["author_id"] or r["orcid"] or "name:" + " ".join(r["name"].split()).lower()
         groups.setdefault(k, []).append(r)
-    people = []
-    for rows in groups.values():
-        names = [r["name"] for r in rows]
-        name = max(set(names), key=lambda n: (names.count(n), n))
-        aid = next((r["author_id"] for r in rows if r["author_id"]), None)
-        orc = next((r["orcid"] for r in rows if r["orcid"]), None)
-        newest = max(rows, key=lambda r: r["paper_id"])
-        inst = tuple(one_column(
-            db, "SELECT i.name FROM paper_author_institutions pai JOIN institutions i ON i.id = pai.institution_id"
-            " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", (newest["paper_id"], newest["position"])))
-        people.append(Person(aid or orc or f"name:{name}", name, aid, orc, len({r["paper_id"] for r in rows}), inst))
+    people = [_person(db, rows) for rows in groups.values()]
     people.sort(key=lambda p: (-p.papers, p.name.casefold(), p.key))
-    if len(scanned) > SCAN_MAX:  # rows left unread: count again, each on its own, those answered
-        people = sorted((_counted(db, p) for p in people[:limit]), key=lambda p: (-p.papers, p.name.casefold(), p.key))
     return tuple(people[:limit])
 
 
-def _counted(db: Database, p: Person) -> Person:
-    """`p` with their papers counted on their own, up to SCAN_MAX (then `papers_capped`)."""
-    where, params = _person_where(p.key)
-    n = scalar(db, f"SELECT count(*) FROM (SELECT DISTINCT pa.paper_id FROM paper_authors pa WHERE {where} LIMIT ?)",
-               [*params, SCAN_MAX + 1])
-    return replace(p, papers=min(n, SCAN_MAX), papers_capped=n > SCAN_MAX)
+def _person(db: Database, rows: Sequence[sqlite3.Row]) -> Person:
+    """One person from their rows in `people` (one, or a few where the sources spelled their
+    name or ids differently), with their papers counted and the institutions of the newest."""
+    ids = [r["id"] for r in rows]
+    marks = ",".join("?" * len(ids))
+    name = max(rows, key=lambda r: (r["papers"], r["name"]))["name"]  # the spelling on most papers
+    aid = next((r["author_id"] for r in rows if r["author_id"]), None)
+    orc = next((r["orcid"] for r in rows if r["orcid"]), None)
+    n = sum(r["papers"] for r in rows) if len(rows) == 1 else scalar(
+        db, f"SELECT count(*) FROM (SELECT DISTINCT paper_id FROM paper_people WHERE person IN ({marks}) LIMIT ?)",
+        [*ids, SCAN_MAX + 1])
+    inst: tuple[str, ...] = ()
+    newest = db.conn.execute(f"SELECT paper_id, position FROM paper_people WHERE person IN ({marks})"
+                             " ORDER BY paper_id DESC LIMIT 1", ids).fetchone()
+    if newest:
+        inst = tuple(one_column(
+            db, "SELECT i.name FROM paper_author_institutions pai JOIN institutions i ON i.id = pai.institution_id"
+            " WHERE pai.paper_id = ? AND pai.position = ? ORDER BY i.name", tuple(newest)))
+    return Person(aid or orc or f"name:{name}", name, aid, orc, min(n, SCAN_MAX), inst, n > SCAN_MAX)
 
 
 MAX_QUERY = 200
@@ -376,7 +380,7 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
 
 
 # The last word of an author's name (their surname, names being stored single-spaced, given
-# names first), exactly as index paper_authors_surname has it (migration 0031): SQLite uses an
+# names first), exactly as index people_surname has it (migration 0044): SQLite uses an
 # expression index only for the very same expression.
 SURNAME = "replace(name, rtrim(name, replace(name, ' ', '')), '')"
 NAME_WORDS_MAX = 4  # words of a name /search takes as one (a surname, given names before it)

@@ -158,7 +158,7 @@ def autocomplete_authors(db: Database, text: str, limit: int = AUTOCOMPLETE_LIMI
     seen: dict[str, Choice] = {}
     for name, aid, orcid in db.conn.execute(
             "SELECT name, author_id, orcid FROM paper_authors WHERE name >= ? COLLATE NOCASE"
-            " AND name < ? COLLATE NOCASE ORDER BY name COLLATE NOCASE LIMIT ?", (lo, hi, limit * 8)):
+            " AND name < ? COLLATE NOCASE ORDER BY name COLLATE NOCASE, name LIMIT ?", (lo, hi, limit * 8)):
         key = aid or orcid or f"name:{' '.join(name.split())}"
         value = " ".join(name.split()) if by_name else key
         if len(value) > CHOICE_MAX or (value if by_name else key) in seen:

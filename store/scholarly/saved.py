@@ -51,10 +51,21 @@ def _note_change(db: Database, paper_id: str, before: tuple[object, ...], now: d
 def _write_authors(db: Database, paper_id: str, authors: Sequence[AuthorRecord], source: str) -> None:
     conn = db.conn
     conn.execute("DELETE FROM paper_author_institutions WHERE paper_id = ?", [paper_id])
-    conn.execute("DELETE FROM paper_authors WHERE paper_id = ?", [paper_id])
+    # Each person once (table people): a position whose person changed points at the new one.
+    # A person no byline names any more is deleted: those of the positions cut off by the
+    # trigger paper_people_forget, those replaced in place below, once the whole list is written.
+    before = one_column(conn, "SELECT person FROM paper_people WHERE paper_id = ?", [paper_id])
+    conn.executemany("INSERT INTO people (name, author_id, orcid) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(a.name, a.author_id, a.orcid) for a in authors])
     conn.executemany(
-        "INSERT INTO paper_authors (paper_id, position, name, author_id, orcid, source) VALUES (?, ?, ?, ?, ?, ?)",
-        [(paper_id, i, a.name, a.author_id, a.orcid, source) for i, a in enumerate(authors, 1)])
+        "INSERT INTO paper_people (paper_id, position, person, from_openalex) VALUES (?, ?, (SELECT id FROM people"
+        " WHERE name = ? AND ifnull(author_id, '') = ifnull(?, '') AND ifnull(orcid, '') = ifnull(?, '')), ?)"
+        " ON CONFLICT (paper_id, position) DO UPDATE SET person = excluded.person,"
+        " from_openalex = excluded.from_openalex",
+        [(paper_id, i, a.name, a.author_id, a.orcid, int(source == "openalex")) for i, a in enumerate(authors, 1)])
+    conn.execute("DELETE FROM paper_people WHERE paper_id = ? AND position > ?", [paper_id, len(authors)])
+    conn.executemany("DELETE FROM people WHERE id = ? AND NOT EXISTS (SELECT 1 FROM paper_people WHERE person = ?)",
+                     [(p, p) for p in dict.fromkeys(before)])
     for i, a in enumerate(authors, 1):
         for inst in a.institutions:
             key = inst.id or f"name:{inst.name}"
@@ -99,7 +110,7 @@ def save_arxiv(db: Database, records: Sequence[ArxivRecord], asked: Sequence[str
                 " journal_ref=excluded.journal_ref, comments=excluded.comments, fetched_at=excluded.fetched_at",
                 [r.paper_id, r.title, r.primary_category, " ".join(r.categories), r.published, r.updated, r.doi,
                  r.journal_ref, r.comments, iso(now)])
-            has_openalex = conn.execute("SELECT 1 FROM paper_authors WHERE paper_id = ? AND source = 'openalex'"
+            has_openalex = conn.execute("SELECT 1 FROM paper_people WHERE paper_id = ? AND from_openalex = 1"
                                         " LIMIT 1", [r.paper_id]).fetchone()
             if not has_openalex and r.authors:
                 _write_authors(db, r.paper_id, r.authors, "arxiv")

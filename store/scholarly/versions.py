@@ -130,7 +130,7 @@ def merge(db: Database, alias: str, paper_id: str, how: str, now: datetime) -> N
         conn.execute(f"UPDATE OR IGNORE {table} SET {column} = ? WHERE {column} = ?", [paper_id, alias])
         conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [alias])
     # What OpenAlex said of the work: the arXiv paper's own description wins where it has one.
-    for table in ("openalex_works", "paper_authors", "paper_author_institutions"):
+    for table in ("openalex_works", "paper_people", "paper_author_institutions"):
         if conn.execute(f"SELECT 1 FROM {table} WHERE paper_id = ? LIMIT 1", [paper_id]).fetchone() is None:
             conn.execute(f"UPDATE {table} SET paper_id = ? WHERE paper_id = ?", [paper_id, alias])
         conn.execute(f"DELETE FROM {table} WHERE paper_id = ?", [alias])

@@ -67,6 +67,7 @@ from mapwatch.store.database.migrations import (
     m0041_rank_scores,
     m0042_recheck_weight,
     m0043_rank_order,
+    m0044_people,
 )
 
 # In the order they apply.
@@ -114,6 +115,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0041_rank_scores,
     m0042_recheck_weight,
     m0043_rank_order,
+    m0044_people,
 )
 
 migrations = Migrations("mapwatch")

@@ -47,6 +47,7 @@ RECORDED_NAMES = [
     "0041_rank_scores",
     "0042_recheck_weight",
     "0043_rank_order",
+    "0044_people",
 ]
 
 

@@ -40,8 +40,10 @@ def make_team(path: Path, guild: int, name: str, papers: Sequence[str], clock: F
         team, _ = teams.ensure_team(db, guild, name, 3, clock())
         if author is not None:
             with db.atomic():
-                db.conn.executemany("INSERT INTO paper_authors (paper_id, position, name, author_id, source)"
-                                    " VALUES (?, 1, 'A. Prolific', ?, 'openalex')", [(p, author) for p in papers])
+                db.conn.execute("INSERT INTO people (name, author_id) VALUES ('A. Prolific', ?)", [author])
+                db.conn.executemany("INSERT INTO paper_people (paper_id, position, person, from_openalex)"
+                                    " SELECT ?, 1, id, 1 FROM people WHERE author_id = ?",
+                                    [(p, author) for p in papers])
             teams.add_member(db, team, "author", author, "A. Prolific", 3, clock())
         else:
             for pid in papers:
