@@ -17,7 +17,9 @@ Then, in one process:
 3. the database's growth (bytes a paper, after a WAL checkpoint);
 4. `/paper <id>` again, the same papers, now with bylines on the card and its lists;
 5. `/author <OpenAlex id>` (the bot's `author_core`: find the person, `author_view`, the
-   card) for `--calls` people drawn at random from the pool, and for the 50 with most papers.
+   card) for `--calls` people drawn at random from the pool, and for the 50 with most papers;
+6. `/search` (the bot's `search_core`) for `--calls` people's whole names, then their
+   surnames alone.
 
 Latencies are wall (and CPU) milliseconds per call, p50/p95/p99/max; the CLI prints a
 readable summary and then one JSON line.
@@ -163,7 +165,7 @@ def checkpoint(db_path: Path) -> None:
 
 
 def run(db_path: Path, *, papers: int, seed: int = 1, calls: int = 300, base: Path | None = None) -> dict:
-    from mapwatch.bot.commands.papers import paper_core
+    from mapwatch.bot.commands.papers import paper_core, search_core
     from mapwatch.bot.commands.people import author_core
     from mapwatch.bot.rendering.replies import Ctx
 
@@ -228,6 +230,11 @@ def run(db_path: Path, *, papers: int, seed: int = 1, calls: int = 300, base: Pa
         "SELECT count(*) FROM paper_authors WHERE author_id = ?", (top[0],)).fetchone()[0] if top else 0
     result["author_random"] = timed([lambda k=k: author_core(db, ctx, author=k) for k in keys])
     result["author_prolific"] = timed([lambda k=k: author_core(db, ctx, author=k) for k in top])
+    # /search for a person's whole name, and for their surname alone (papers_by_name beside the
+    # full-text match), the people drawn at random from the pool
+    named = [pool[rng.randrange(len(pool))].name for _ in range(calls)]
+    result["search_name"] = timed([lambda q=q: search_core(db, ctx, query=q) for q in named])
+    result["search_surname"] = timed([lambda q=q: search_core(db, ctx, query=q.split()[-1]) for q in named])
     db.close()
     ratio = result["paper_with_authors"]["p99_ms"] / result["paper_without_authors"]["p99_ms"]
     result["paper_p99_with_over_without"] = ratio
@@ -252,8 +259,11 @@ def report(r: dict) -> str:
              f"{r['bytes_per_paper']:,.0f} bytes a paper",
              "command                       n   p50 ms   p95 ms   p99 ms   max ms  CPU p50  CPU p99"]
     rows = (("/paper without authors", "paper_without_authors"), ("/paper with authors", "paper_with_authors"),
-            ("/author, random people", "author_random"), (f"/author, {PROLIFIC} most papers", "author_prolific"))
+            ("/author, random people", "author_random"), (f"/author, {PROLIFIC} most papers", "author_prolific"),
+            ("/search, a person's name", "search_name"), ("/search, a surname", "search_surname"))
     for label, key in rows:
+        if key not in r:  # a result written before the key was measured
+            continue
         s = r[key]
         lines.append(f"{label:26} {s['n']:4} {s['p50_ms']:8.2f} {s['p95_ms']:8.2f} {s['p99_ms']:8.2f} "
                      f"{s['max_ms']:8.2f} {s['cpu_p50_ms']:8.2f} {s['cpu_p99_ms']:8.2f}")
