@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0044_people
+-- last migration: 0045_fts_changed_text
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -56,7 +56,8 @@ CREATE INDEX papers_without_page ON papers(id) WHERE has_page = 0;
 
 -- Full-text index (FTS5, porter stemming) over titles and abstracts, /search's. External
 -- content (the text stays in papers), kept in step by the triggers below (sqlite-utils'
--- enable_fts made them).
+-- enable_fts made them; since migration 0045 a row written again with the same text leaves
+-- the index alone).
 CREATE VIRTUAL TABLE "papers_fts" USING FTS5 (
     "title", "abstract",
     tokenize='porter',
@@ -68,10 +69,12 @@ END;
 CREATE TRIGGER "papers_ad" AFTER DELETE ON "papers" BEGIN
   INSERT INTO "papers_fts" ("papers_fts", rowid, "title", "abstract") VALUES('delete', old.rowid, old."title", old."abstract");
 END;
-CREATE TRIGGER "papers_au" AFTER UPDATE ON "papers" BEGIN
-  INSERT INTO "papers_fts" ("papers_fts", rowid, "title", "abstract") VALUES('delete', old.rowid, old."title", old."abstract");
-  INSERT INTO "papers_fts" (rowid, "title", "abstract") VALUES (new.rowid, new."title", new."abstract");
-END;
+CREATE TRIGGER "papers_au" AFTER UPDATE ON "papers"
+            WHEN old.title IS NOT new.title OR old.abstract IS NOT new.abstract BEGIN
+          INSERT INTO "papers_fts" ("papers_fts", rowid, "title", "abstract")
+              VALUES('delete', old.rowid, old."title", old."abstract");
+          INSERT INTO "papers_fts" (rowid, "title", "abstract") VALUES (new.rowid, new."title", new."abstract");
+        END;
 
 -- Titles alone, for autocomplete and title lookups without reading the abstracts' much larger
 -- index; external content, kept in step with papers by the triggers below.
@@ -83,7 +86,7 @@ CREATE TRIGGER papers_title_ai AFTER INSERT ON papers BEGIN
 CREATE TRIGGER papers_title_ad AFTER DELETE ON papers BEGIN
           INSERT INTO papers_title_fts (papers_title_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
         END;
-CREATE TRIGGER papers_title_au AFTER UPDATE OF title ON papers BEGIN
+CREATE TRIGGER papers_title_au AFTER UPDATE OF title ON papers WHEN old.title IS NOT new.title BEGIN
           INSERT INTO papers_title_fts (papers_title_fts, rowid, title) VALUES ('delete', old.rowid, old.title);
           INSERT INTO papers_title_fts (rowid, title) VALUES (new.rowid, new.title);
         END;

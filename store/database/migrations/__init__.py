@@ -68,6 +68,7 @@ from mapwatch.store.database.migrations import (
     m0042_recheck_weight,
     m0043_rank_order,
     m0044_people,
+    m0045_fts_changed_text,
 )
 
 # In the order they apply.
@@ -116,6 +117,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0042_recheck_weight,
     m0043_rank_order,
     m0044_people,
+    m0045_fts_changed_text,
 )
 
 migrations = Migrations("mapwatch")

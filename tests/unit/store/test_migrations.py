@@ -48,6 +48,7 @@ RECORDED_NAMES = [
     "0042_recheck_weight",
     "0043_rank_order",
     "0044_people",
+    "0045_fts_changed_text",
 ]
 
 
