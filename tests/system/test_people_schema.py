@@ -166,3 +166,24 @@ def test_people_are_found_from_indexes(tmp_path: Path, text: str) -> None:
     scans = [(sql, line) for sql, lines in plans.items() for line in lines
              if (line.startswith("SCAN ") and not line.startswith("SCAN (subquery")) or "AUTOMATIC" in line]
     assert scans == []
+
+
+def test_an_empty_id_migrates_as_none(tmp_path: Path) -> None:
+    """An id or ORCID stored empty (no parser gives one) and one stored as NULL are the same
+    person after 0044, not a unique-index failure that would stop every open."""
+    from sqlite_utils import Database
+
+    from mapwatch.store.database.migrations import migrations
+
+    older = Database(tmp_path / "older.db")
+    migrations.apply(older, stop_before="0044_people")
+    older.conn.executemany("INSERT INTO paper_authors (paper_id, position, name, author_id, orcid, source)"
+                           " VALUES (?, 1, 'Bo', ?, ?, 'arxiv')", [("2401.00001", "", None),
+                                                                    ("2401.00002", None, ""),
+                                                                    ("2401.00003", None, None)])
+    older.conn.commit()
+    older.close()
+    db = open_db(tmp_path / "older.db")
+    assert db.conn.execute("SELECT name, author_id, orcid FROM people").fetchall() == [("Bo", None, None)]
+    assert db.conn.execute("SELECT paper_id, name, author_id, orcid, source FROM paper_authors ORDER BY 1"
+                           ).fetchall() == [(f"2401.0000{i}", "Bo", None, None, "arxiv") for i in (1, 2, 3)]

@@ -16,7 +16,9 @@ def migrate(db: Database) -> None:
     a row a person instead of a row an author slot; `paper_people_person` goes from a person
     to their papers. A person no byline names any more is deleted with their last row
     (trigger `paper_people_forget`; a list rewritten in place deletes the people it replaced
-    itself). One transaction: a migration interrupted is rolled back and runs again."""
+    itself). An empty id or ORCID (no parser gives one) is stored as none: the unique index
+    takes them as the same. One transaction: a migration interrupted is rolled back and runs
+    again."""
     db.executescript(
         """
         CREATE TABLE people (
@@ -26,7 +28,7 @@ def migrate(db: Database) -> None:
             orcid TEXT                            -- 0000-0002-1825-0097
         );
         INSERT INTO people (name, author_id, orcid)
-            SELECT DISTINCT name, author_id, orcid FROM paper_authors ORDER BY name, author_id, orcid;
+            SELECT DISTINCT name, nullif(author_id, ''), nullif(orcid, '') FROM paper_authors ORDER BY 1, 2, 3;
         CREATE UNIQUE INDEX people_identity ON people(name, ifnull(author_id, ''), ifnull(orcid, ''));
         CREATE TABLE paper_people (
             paper_id TEXT NOT NULL,
