@@ -21,6 +21,12 @@ Then, in one process:
 6. `/search` (the bot's `search_core`) for `--calls` people's whole names, then their
    surnames alone.
 
+    python -m bench.authors --measure DB [--cold]
+
+measures steps 4-6 alone on a database that already holds authors (people drawn from it):
+each list of calls twice, a first pass and the same calls again; `--cold` drops the page cache
+before each list (Linux, as root).
+
 Latencies are wall (and CPU) milliseconds per call, p50/p95/p99/max; the CLI prints a
 readable summary and then one JSON line.
 """
@@ -274,6 +280,61 @@ def report(r: dict) -> str:
     return "\n".join(lines)
 
 
+COMMANDS = (("/paper with authors", "paper"), ("/author, random people", "author_random"),
+            (f"/author, {PROLIFIC} most papers", "author_prolific"), ("/search, a person's name", "search_name"),
+            ("/search, a surname", "search_surname"))
+
+
+def measure_only(db_path: Path, *, calls: int, seed: int, cold: bool) -> dict:
+    """The commands of steps 4-6 on a database that already holds authors (`--measure`): each
+    list of calls twice, a first pass and then the same calls again (warm). With `cold`, the
+    page cache is dropped before the first pass (Linux, as root: /proc/sys/vm/drop_caches)."""
+    from mapwatch.bot.commands.papers import paper_core, search_core
+    from mapwatch.bot.commands.people import author_core
+    from mapwatch.bot.rendering.replies import Ctx
+
+    rng = random.Random(seed)
+    ctx = Ctx(guild_id=1, channel_id=1, user_id=1, now=NOW, base_url=BASE_URL)
+    db = open_db(db_path)
+    c = db.conn
+    with_pages = [r[0] for r in c.execute("SELECT id FROM papers WHERE has_page = 1 ORDER BY id")]
+    people_ids = c.execute("SELECT max(id) FROM people").fetchone()[0]
+    drawn = [c.execute("SELECT name, author_id FROM people WHERE id >= ? AND author_id IS NOT NULL ORDER BY id"
+                       " LIMIT 1", (rng.randint(1, people_ids),)).fetchone() for _ in range(calls)]
+    top = [r[0] for r in c.execute("SELECT p.author_id FROM people p JOIN paper_people pp ON pp.person = p.id"
+                                   " WHERE p.author_id IS NOT NULL GROUP BY p.author_id"
+                                   " ORDER BY count(*) DESC, p.author_id LIMIT ?", (PROLIFIC,))]
+    sample = [rng.choice(with_pages) for _ in range(calls)]
+    lists: dict[str, list[Callable[[], object]]] = {
+        "paper": [lambda q=q: paper_core(db, ctx, paper=q) for q in sample],
+        "author_random": [lambda k=aid: author_core(db, ctx, author=k) for _name, aid in drawn if aid],
+        "author_prolific": [lambda k=k: author_core(db, ctx, author=k) for k in top],
+        "search_name": [lambda q=name: search_core(db, ctx, query=q) for name, _aid in drawn if name],
+        "search_surname": [lambda q=name: search_core(db, ctx, query=q.split()[-1]) for name, _aid in drawn if name],
+    }
+    out: dict = {"papers": len(with_pages), "calls": calls, "cold": cold, "load_average_start": os.getloadavg()}
+    for key, made in lists.items():
+        if cold:
+            os.sync()
+            Path("/proc/sys/vm/drop_caches").write_text("1")
+        out[key] = {"first": stats(measure(made)), "again": stats(measure(made))}
+    out["load_average_end"] = os.getloadavg()
+    db.close()
+    return out
+
+
+def measure_report(r: dict) -> str:
+    how = "the page cache dropped before each command" if r["cold"] else "warm"
+    lines = [f"{r['papers']:,} papers with pages; {how}",
+             "command                     pass     n   p50 ms   p95 ms   p99 ms   max ms  CPU p50  CPU p99"]
+    for label, key in COMMANDS:
+        for part in ("first", "again"):
+            s = r[key][part]
+            lines.append(f"{label:27} {part:6} {s['n']:4} {s['p50_ms']:8.2f} {s['p95_ms']:8.2f} {s['p99_ms']:8.2f} "
+                         f"{s['max_ms']:8.2f} {s['cpu_p50_ms']:8.2f} {s['cpu_p99_ms']:8.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.authors", description=__doc__.split("\n\n")[0])
     p.add_argument("--papers", type=int, default=100_000)
@@ -281,7 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=300, help="calls of each command (default 300)")
     p.add_argument("--base", type=Path, help="keep the generated map here, and reuse it when it exists")
     p.add_argument("--work", type=Path, help="folder of the database measured (default: a temporary one)")
+    p.add_argument("--measure", type=Path, metavar="DB",
+                   help="only measure the commands on DB, a database that holds authors (each list twice)")
+    p.add_argument("--cold", action="store_true", help="with --measure: drop the page cache before each command")
     a = p.parse_args(argv)
+    if a.measure:
+        m = measure_only(a.measure, calls=a.calls, seed=a.seed, cold=a.cold)
+        print(measure_report(m), flush=True)
+        print(json.dumps(m), flush=True)
+        return 0
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="bench-authors-") as tmp:

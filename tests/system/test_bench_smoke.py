@@ -246,6 +246,16 @@ def test_authors_bench_times_paper_and_author_with_authors_stored(tmp_path: Path
     assert base.exists() and bench_authors.main(argv) == 0
     again = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert again["map"]["reused"] == str(base) and again["authors"]["author_slots"] == a["author_slots"]
+    for key in ("search_name", "search_surname"):
+        assert again[key]["n"] == 20
+    # --measure: the commands alone, twice each, on the database the run left
+    assert bench_authors.main(["--measure", str(tmp_path / "w" / "authors-300.db"), "--calls", "20"]) == 0
+    measured = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert measured["papers"] == 300 and not measured["cold"]
+    for _label, key in bench_authors.COMMANDS:
+        for part in ("first", "again"):
+            s = measured[key][part]
+            assert s["n"] >= 1 and 0 < s["p50_ms"] <= s["p99_ms"] <= s["max_ms"]
 
 
 def test_authors_bench_orcids_are_valid() -> None:
