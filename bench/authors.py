@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench import generate as gen
 from bench.queries import BASE_URL, NOW, Sample, measure, percentile
@@ -52,6 +53,11 @@ from mapwatch.store.database.ingest import FedPage, ingest_fed
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.records import AuthorRecord, Institution, OpenAlexWork
 from mapwatch.store.scholarly.saved import save_openalex
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from mapwatch.bot.rendering.replies import Ctx
 
 BATCH = 50  # OpenAlex works a request (store/scholarly/enrich.py, OPENALEX_BATCH)
 STORED_AT = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)  # the round's one `now`
@@ -170,9 +176,32 @@ def checkpoint(db_path: Path) -> None:
     db.close()
 
 
-def run(db_path: Path, *, papers: int, seed: int = 1, calls: int = 300, base: Path | None = None) -> dict:
+def most_prolific(db: Database) -> list[str]:
+    """The OpenAlex ids of the PROLIFIC people on most papers, most first."""
+    return [r[0] for r in db.conn.execute(
+        "SELECT author_id FROM paper_authors WHERE author_id IS NOT NULL GROUP BY author_id"
+        " ORDER BY count(*) DESC, author_id LIMIT ?", (PROLIFIC,))]
+
+
+def command_calls(db: Database, ctx: Ctx, *, papers: Sequence[str], keys: Sequence[str], top: Sequence[str],
+                  names: Sequence[str]) -> dict[str, list[Callable[[], object]]]:
+    """The calls of steps 4-6, as the bot makes them: `/paper` for `papers`, `/author` for
+    `keys` and for `top`, `/search` for each of `names` whole and for its surname alone
+    (papers_by_name beside the full-text match)."""
     from mapwatch.bot.commands.papers import paper_core, search_core
     from mapwatch.bot.commands.people import author_core
+
+    return {
+        "paper": [lambda p=p: paper_core(db, ctx, paper=p) for p in papers],
+        "author_random": [lambda k=k: author_core(db, ctx, author=k) for k in keys],
+        "author_prolific": [lambda k=k: author_core(db, ctx, author=k) for k in top],
+        "search_name": [lambda q=q: search_core(db, ctx, query=q) for q in names],
+        "search_surname": [lambda q=q: search_core(db, ctx, query=q.split()[-1]) for q in names],
+    }
+
+
+def run(db_path: Path, *, papers: int, seed: int = 1, calls: int = 300, base: Path | None = None) -> dict:
+    from mapwatch.bot.commands.papers import paper_core
     from mapwatch.bot.rendering.replies import Ctx
 
     for suffix in ("", "-wal", "-shm"):
@@ -226,21 +255,15 @@ def run(db_path: Path, *, papers: int, seed: int = 1, calls: int = 300, base: Pa
     result["bytes_per_paper"] = (after - before) / max(1, len(ids))
 
     db = open_db(db_path)
-    paper_calls = [lambda p=p: paper_core(db, ctx, paper=p) for p in sample]
-    result["paper_with_authors"] = timed(paper_calls)
     keys = [pool[rng.randrange(len(pool))].author_id for _ in range(calls)]
-    top = [r[0] for r in db.conn.execute(
-        "SELECT author_id FROM paper_authors WHERE author_id IS NOT NULL GROUP BY author_id"
-        " ORDER BY count(*) DESC, author_id LIMIT ?", (PROLIFIC,))]
+    top = most_prolific(db)
     result["most_papers"] = db.conn.execute(
         "SELECT count(*) FROM paper_authors WHERE author_id = ?", (top[0],)).fetchone()[0] if top else 0
-    result["author_random"] = timed([lambda k=k: author_core(db, ctx, author=k) for k in keys])
-    result["author_prolific"] = timed([lambda k=k: author_core(db, ctx, author=k) for k in top])
-    # /search for a person's whole name, and for their surname alone (papers_by_name beside the
-    # full-text match), the people drawn at random from the pool
-    named = [pool[rng.randrange(len(pool))].name for _ in range(calls)]
-    result["search_name"] = timed([lambda q=q: search_core(db, ctx, query=q) for q in named])
-    result["search_surname"] = timed([lambda q=q: search_core(db, ctx, query=q.split()[-1]) for q in named])
+    named = [pool[rng.randrange(len(pool))].name for _ in range(calls)]  # /search: people of the pool
+    made = command_calls(db, ctx, papers=sample, keys=keys, top=top, names=named)
+    result["paper_with_authors"] = timed(made.pop("paper"))
+    for key, listed in made.items():
+        result[key] = timed(listed)
     db.close()
     ratio = result["paper_with_authors"]["p99_ms"] / result["paper_without_authors"]["p99_ms"]
     result["paper_p99_with_over_without"] = ratio
@@ -289,8 +312,6 @@ def measure_only(db_path: Path, *, calls: int, seed: int, cold: bool) -> dict:
     """The commands of steps 4-6 on a database that already holds authors (`--measure`): each
     list of calls twice, a first pass and then the same calls again (warm). With `cold`, the
     page cache is dropped before the first pass (Linux, as root: /proc/sys/vm/drop_caches)."""
-    from mapwatch.bot.commands.papers import paper_core, search_core
-    from mapwatch.bot.commands.people import author_core
     from mapwatch.bot.rendering.replies import Ctx
 
     rng = random.Random(seed)
@@ -301,17 +322,9 @@ def measure_only(db_path: Path, *, calls: int, seed: int, cold: bool) -> dict:
     people_ids = c.execute("SELECT max(id) FROM people").fetchone()[0]
     drawn = [c.execute("SELECT name, author_id FROM people WHERE id >= ? AND author_id IS NOT NULL ORDER BY id"
                        " LIMIT 1", (rng.randint(1, people_ids),)).fetchone() for _ in range(calls)]
-    top = [r[0] for r in c.execute("SELECT p.author_id FROM people p JOIN paper_people pp ON pp.person = p.id"
-                                   " WHERE p.author_id IS NOT NULL GROUP BY p.author_id"
-                                   " ORDER BY count(*) DESC, p.author_id LIMIT ?", (PROLIFIC,))]
     sample = [rng.choice(with_pages) for _ in range(calls)]
-    lists: dict[str, list[Callable[[], object]]] = {
-        "paper": [lambda q=q: paper_core(db, ctx, paper=q) for q in sample],
-        "author_random": [lambda k=aid: author_core(db, ctx, author=k) for _name, aid in drawn if aid],
-        "author_prolific": [lambda k=k: author_core(db, ctx, author=k) for k in top],
-        "search_name": [lambda q=name: search_core(db, ctx, query=q) for name, _aid in drawn if name],
-        "search_surname": [lambda q=name: search_core(db, ctx, query=q.split()[-1]) for name, _aid in drawn if name],
-    }
+    lists = command_calls(db, ctx, papers=sample, keys=[aid for _name, aid in drawn], top=most_prolific(db),
+                          names=[name for name, _aid in drawn])
     out: dict = {"papers": len(with_pages), "calls": calls, "cold": cold, "load_average_start": os.getloadavg()}
     for key, made in lists.items():
         if cold:
