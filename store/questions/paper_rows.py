@@ -14,7 +14,9 @@ from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
-NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"  # a GLOB pattern: a new-style arXiv id
+# A GLOB pattern: a new-style arXiv id. The index citations_cited_seen_old (migration 0046) holds
+# the citations whose citer does not match it, under this very text: change one, change both.
+NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
 _NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
 
 
@@ -74,7 +76,8 @@ def newest_citations_sql(where: str, cols: str) -> str:
     A new-style id's date is its month, so among new-style citers that order is the citing id's,
     columns of the citations index: that part is sorted (or, for one cited paper, walked on the
     index) without computing a date for every row. The others (old-style ids, citers beyond
-    arXiv: few) are sorted by their dates. Each part's first :n are merged."""
+    arXiv: few) are sorted by their dates, read from the partial index of those citers alone
+    (citations_cited_seen_old), not by testing every citer's id. Each part's first :n are merged."""
     part = ("SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE ({where}) AND {cond}"
             " ORDER BY c.first_seen DESC, {order}, c.cited_id LIMIT :n")
     new = part.format(where=where, cond=f"c.citing_id GLOB {NEW_STYLE_ID}", order="c.citing_id DESC")

@@ -69,6 +69,7 @@ from mapwatch.store.database.migrations import (
     m0043_rank_order,
     m0044_people,
     m0045_fts_changed_text,
+    m0046_citers_without_month,
 )
 
 # In the order they apply.
@@ -118,6 +119,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0043_rank_order,
     m0044_people,
     m0045_fts_changed_text,
+    m0046_citers_without_month,
 )
 
 migrations = Migrations("mapwatch")

@@ -9,7 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
+from mapwatch.store.database.rows import one_column
 from mapwatch.store.questions import feed_queries, graph, queries
+from mapwatch.store.questions.paper_rows import newest_citations_sql
 from tests.conftest import FakeClock
 
 # Plans name a table by its alias: every full scan is refused but of what is small by
@@ -59,3 +61,22 @@ def test_no_lookup_scans_a_large_table(seeded, name: str) -> None:
 def test_the_listing_order_reads_no_event(seeded, name: str) -> None:
     found = plans(seeded, lambda: ASKS[name](seeded))
     assert not [sql for sql in found if " events " in f" {sql} "]
+
+
+def test_citers_without_a_month_are_read_from_their_own_index(seeded) -> None:
+    """The newest citers' second part (old-style ids, citers beyond arXiv: dated by their rows)
+    reads the partial index of those citers alone (migration 0046), for one paper (`/citers`
+    newest) and for many (a person's card): SQLite takes a partial index only when the query
+    states its WHERE, so a change to either text would silently read every citer again."""
+    many = one_column(seeded, "SELECT DISTINCT cited_id FROM citations ORDER BY cited_id LIMIT 20")
+    named = {f"i{k}": pid for k, pid in enumerate(many)}
+    sql = newest_citations_sql(f"c.cited_id IN ({','.join(':' + k for k in named)})", "merged.citing_id")
+    for found in (plans(seeded, lambda: ASKS["citers newest"](seeded)),
+                  {sql: [row[3] for row in seeded.conn.execute(f"EXPLAIN QUERY PLAN {sql}",
+                                                               {**named, "n": 10, "lim": 10, "off": 0})]}):
+        newest = [lines for text, lines in found.items() if "NOT (c.citing_id GLOB" in text]
+        assert newest, "the newest citers' statement was captured"
+        for lines in newest:
+            reads = [line for line in lines if line.startswith("SEARCH c ")]
+            assert reads == ["SEARCH c USING COVERING INDEX citations_cited_seen (cited_id=?)",
+                             "SEARCH c USING COVERING INDEX citations_cited_seen_old (cited_id=?)"]

@@ -49,6 +49,7 @@ RECORDED_NAMES = [
     "0043_rank_order",
     "0044_people",
     "0045_fts_changed_text",
+    "0046_citers_without_month",
 ]
 
 
