@@ -108,7 +108,8 @@ def test_people_follow_the_bylines(db) -> None:
 
 # Migration 0044 in a connection whose progress handler, 4,000 instructions into the
 # migration's transaction (the first statements make `people`: a few dozen), notes that and
-# waits for the kill: it lands inside the transaction, whatever the machine's speed.
+# waits for the kill: it lands inside the transaction, whatever the machine's speed. The marker
+# is renamed into place once written (a kill between its creation and its text left it empty).
 KILLED_MIGRATION = """
 import sys, threading
 from pathlib import Path
@@ -119,8 +120,9 @@ calls = 0
 def handler():
     global calls
     calls += db.conn.in_transaction
-    if calls == 200:
-        Path(sys.argv[2]).write_text(f"in transaction: {db.conn.in_transaction}")
+    if calls == 200:  # written whole, then renamed: the marker never exists half written
+        Path(sys.argv[2] + ".part").write_text(f"in transaction: {db.conn.in_transaction}")
+        Path(sys.argv[2] + ".part").replace(sys.argv[2])
         threading.Event().wait()
     return 0
 db.conn.set_progress_handler(handler, 20)
