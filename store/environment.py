@@ -74,6 +74,10 @@ class Environment:
         seconds (default 10); past it, "database is locked" (docs/getting-started.md, "Exit status")."""
         return int(self.value("MAPWATCH_BUSY_TIMEOUT"))
 
+    def db_cache_kib(self) -> int:
+        """SQLite's page cache for each connection: $MAPWATCH_DB_CACHE_MIB (default 16), in KiB."""
+        return int(self.value("MAPWATCH_DB_CACHE_MIB")) * 1024
+
     def nice_steps(self, default: int | None = DEFAULT_NICE) -> int | None:
         """How many steps lower background work runs: $MAPWATCH_BACKGROUND_NICE (0 to 19; 0
         leaves the priority alone), else `default`."""

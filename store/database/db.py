@@ -64,6 +64,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
             raise
     db = MapDatabase(conn, execute_plugins=False)
     db.conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+    db.conn.execute(f"PRAGMA cache_size = -{current().db_cache_kib()}")  # KiB ($MAPWATCH_DB_CACHE_MIB)
     try:  # before anything is written: another program's file, or a newer schema, stays untouched
         kind = check_database(db.conn, target, create=create or target == ":memory:")
         if kind is Kind.EMPTY:

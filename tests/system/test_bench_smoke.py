@@ -308,3 +308,31 @@ def test_migrate_bench_times_the_migrations_a_database_lacks(tmp_path: Path, cap
     migrated = Database(tmp_path / "older-migrated.db")
     assert "0043_rank_order" in {r["name"] for r in migrated["_sqlite_migrations"].rows}
     assert "0043_rank_order" not in {r["name"] for r in Database(older)["_sqlite_migrations"].rows}
+
+
+def test_page_cache_bench_counts_fewer_reads_with_a_larger_cache(tmp_path: Path) -> None:
+    """bench/page_cache.py on a 300-page map at 1 and at 16 MiB: each command's reads a call
+    and CPU; the larger cache holds this map whole, so no command reads more with it."""
+    import re
+    import subprocess
+    import sys
+
+    from bench import queries as bench_queries
+    from mapwatch.store.database.db import open_db
+    from mapwatch.store.database.ingest import ingest_paths
+
+    folder, db_path = tmp_path / "map", tmp_path / "m.db"
+    gen.write_map(gen.build_map(300, seed=6), folder, 1)
+    db = open_db(db_path)
+    ingest_paths(db, [folder], clock=lambda: bench_queries.NOW)
+    db.close()
+    reads = {}
+    for mib in (1, 16):
+        r = subprocess.run([sys.executable, "-m", "bench.page_cache", str(db_path), "--mib", str(mib)],
+                           capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"page cache {mib} MiB | "), r.stdout
+        reads[mib] = {name: int(n) for name, n in re.findall(r"(/[a-z ]+|autocomplete): (\d+) reads", r.stdout)}
+        assert set(reads[mib]) == {"/paper", "/citers", "/citers newest", "/search", "autocomplete"}, r.stdout
+    assert all(reads[16][name] <= reads[1][name] for name in reads[1]), reads
+    assert sum(reads[16].values()) < sum(reads[1].values()), reads

@@ -47,7 +47,7 @@ class CountingEnviron(dict[str, str]):
 
 
 def test_every_variable_is_documented_and_held_once() -> None:
-    assert len(set(NAMES)) == len(NAMES) == 33
+    assert len(set(NAMES)) == len(NAMES) == 34
     for name in NAMES:
         assert f"| `{name}` |" in CONFIGURATION, f"{name} is not documented in docs/configuration.md"
     assert {"PORT", "DISCORD_TOKEN", "MAPWATCH_DB", "MAPWATCH_BASE_URL", "MAPWATCH_REFRESH"} <= set(NAMES)
@@ -129,6 +129,7 @@ def test_nothing_else_reads_the_environment() -> None:
 
 BAD = {  # variable, value, a command that uses it
     "MAPWATCH_BUSY_TIMEOUT": ("soon", ["stats"]),
+    "MAPWATCH_DB_CACHE_MIB": ("0", ["stats"]),
     "MAPWATCH_BACKGROUND_NICE": ("20", ["ingest", "--quiet"]),
     "MAPWATCH_TICK_DEADLINE": ("0", ["refresh", "--source", str(SEEDS_DIR), "--out", "public"]),
     "MAPWATCH_HEADER_TIMEOUT": ("-1", ["serve", "--out", "public", "--port", "0"]),
@@ -190,3 +191,21 @@ def test_how_old_a_pushed_directions_whole_computation_may_be() -> None:
     for bad in ("-1", "daily", "nan", "2592001"):
         with pytest.raises(BadSetting, match=r"\$MAPWATCH_RANKS_WHOLE_EVERY must be seconds \(0 to 2592000\)"):
             Environment({"MAPWATCH_RANKS_WHOLE_EVERY": bad}).ranks_whole_every()
+
+
+def test_each_connection_keeps_the_page_cache_the_environment_gives(tmp_path: Path) -> None:
+    """$MAPWATCH_DB_CACHE_MIB (default 16 MiB, SQLite's own being 2) is each connection's page
+    cache: PRAGMA cache_size in KiB, negative."""
+    from mapwatch.store.database.db import open_db
+
+    for env, kib in (({}, 16 * 1024), ({"MAPWATCH_DB_CACHE_MIB": "64"}, 64 * 1024),
+                     ({"MAPWATCH_DB_CACHE_MIB": " 1 "}, 1024)):
+        with environment.installed(Environment(env)):
+            db = open_db(tmp_path / "m.db", create=True)
+            try:
+                assert db.conn.execute("PRAGMA cache_size").fetchone()[0] == -kib
+            finally:
+                db.close()
+    for bad in ("0", "4097", "lots", "1.5"):
+        with pytest.raises(BadSetting, match=r"\$MAPWATCH_DB_CACHE_MIB must be a whole number of MiB from 1 to 4096"):
+            Environment({"MAPWATCH_DB_CACHE_MIB": bad}).db_cache_kib()
