@@ -16,7 +16,8 @@ def migrate(db: Database) -> None:
     in the order of `citations_cited_seen` alone; the others by their dates. Finding the others
     read every citer of the cited papers to test its id. This partial index holds only them,
     under the same WHERE the query states (SQLite uses a partial index only when the query
-    implies its WHERE). 120,221 rows of a 1M-paper map's tens of millions; built once, in one pass."""
+    implies its WHERE). A generated map of 1,000,000 papers has 120,221 of them (7 bytes a paper);
+    built in one pass (8.9 s there)."""
     db.execute(
         "CREATE INDEX citations_cited_seen_old ON citations(cited_id, first_seen)"
         " WHERE NOT (citing_id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*')")
