@@ -1,11 +1,12 @@
 """The reads a command makes through SQLite's page cache at a given size (issue 44): each
 command of bench/queries.py's workload (typical papers and the 50 most cited) run once in order,
-with the read syscalls (/proc/self/io `syscr`) and the CPU per call.
+with the read syscalls (bench/queries.py's `thread_counters`: /proc/thread-self/io) and the CPU
+per call.
 
     python -m bench.page_cache DB [--mib N]
 
 --mib sets $MAPWATCH_DB_CACHE_MIB for the run (default: the environment's, else 16). Linux only
-(/proc/self/io). Prints one line.
+(/proc/thread-self/io). Prints one line.
 """
 
 from __future__ import annotations
@@ -15,16 +16,15 @@ import os
 import time
 from pathlib import Path
 
-from bench.queries import workloads
+from bench.queries import thread_counters, workloads
 
 COMMANDS = ("/paper", "/citers", "/citers newest", "/search", "autocomplete")
+IO = Path("/proc/thread-self/io")  # what thread_counters reads the syscalls from
 
 
 def read_syscalls() -> int:
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("syscr"):
-            return int(line.split()[1])
-    raise RuntimeError("no syscr in /proc/self/io")
+    """The read syscalls this thread (the one the commands run on) has made so far."""
+    return thread_counters()[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("db", type=Path)
     p.add_argument("--mib", type=int, help="$MAPWATCH_DB_CACHE_MIB for this run")
     a = p.parse_args(argv)
+    if not IO.exists():
+        p.error(f"needs {IO} (Linux) to count the reads")
     if a.mib is not None:
         os.environ["MAPWATCH_DB_CACHE_MIB"] = str(a.mib)
     from mapwatch.store.database.db import open_db

@@ -119,7 +119,7 @@ def workloads(db, seed: int = 7, words: str = "zipf") -> tuple[dict[str, list[Ca
     return out, missing
 
 
-def _thread_counters() -> tuple[int, int, int]:
+def thread_counters() -> tuple[int, int, int]:
     """(ns this thread waited on a run queue, read syscalls, bytes read) so far; zeros where
     /proc has no such files. The commands run on this one thread."""
     try:
@@ -140,11 +140,11 @@ def measure(calls: list[Callable[[], object]]) -> list[Sample]:
     where the rest went: time waiting for a CPU, and reads from the database file."""
     out: list[Sample] = []
     for call in calls:
-        w0, r0, b0 = _thread_counters()
+        w0, r0, b0 = thread_counters()
         t, c = time.perf_counter(), time.process_time()
         call()
         wall, cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
-        w1, r1, b1 = _thread_counters()
+        w1, r1, b1 = thread_counters()
         out.append((wall, cpu, (w1 - w0) / 1e6, r1 - r0 - 4, (b1 - b0) // 1024))  # 4: reading /proc itself
     return out
 
