@@ -100,7 +100,7 @@ def run(citers: int, authors: int, seed: int) -> dict[str, object]:
         save_openalex(db, [OpenAlexWork(pid, w, (), None, None) for pid, w in works.items()], ids, NOW)
         db.close()
         tables = ("papers", "openalex_works", "paper_authors", "paper_author_institutions", "institutions",
-                  "citations", "events", "source_citations", "papers_fts", "papers_title_fts")
+                  "citations", "event_log", "source_citations", "papers_fts", "papers_title_fts")
         before_rows = row_counts(path, tables)
         before = table_bytes(path)
         db = open_db(path)

@@ -84,7 +84,7 @@ def run_floor(db_path: str, folder: str) -> dict:
         sources.append((location, page.id, hashlib.sha256(data).hexdigest(), len(data), 0, None, None, now))
     paper_rows = list(papers.values()) + [row for pid, row in stubs.items() if pid not in papers]
     citation_rows = [(a, b, now, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
-    event_rows = [(i, b, a, sid, now) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
 
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -105,8 +105,8 @@ def run_floor(db_path: str, folder: str) -> dict:
                          placements)
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
                          " VALUES (?, ?, ?, ?, ?)", citation_rows)
-        conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
-                         " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
+        conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
+                         " VALUES (?, ?, ?, ?)", event_rows)
         conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
                      (len(event_rows), now))
         conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag,"

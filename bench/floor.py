@@ -9,8 +9,8 @@ titles and abstracts, filled in one statement after the rows (no per-row trigger
 The schema is mapwatch's own, created by `open_db` (every migration), so the floor pays for
 the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
 papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
-citations (primary key, citations_cited_seen; each with its event's id), events (events_paper)
-and their one event_batches row, sources (primary key),
+citations (primary key, citations_cited_seen; each with its event's id), event_log (events_paper)
+and their one event_batches row (the events' time), sources (primary key),
 directions (primary key). Only the three full-text triggers on papers are dropped.
 
 One process, one core: the floor is the work, not a way of spreading it.
@@ -131,7 +131,7 @@ def run(db_path: str, folder: str) -> dict:
     paper_rows = list(papers.values())
     stub_rows = [row for pid, row in stubs.items() if pid not in papers]
     citation_rows = [(a, b, NOW, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
-    event_rows = [(i, b, a, sid, NOW) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t1, c1 = time.perf_counter(), time.process_time()
@@ -151,8 +151,8 @@ def run(db_path: str, folder: str) -> dict:
                      placements)
     conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
                      " VALUES (?, ?, ?, ?, ?)", citation_rows)
-    conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
-                     " VALUES (?, 'citation', ?, ?, ?, ?)", event_rows)
+    conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
+                     " VALUES (?, ?, ?, ?)", event_rows)
     conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
                  (len(event_rows), NOW))
     conn.executemany("INSERT INTO sources (location, paper_id, sha256, size, mtime_ns, etag, last_modified,"

@@ -12,6 +12,9 @@ run's duration lands before the first write whenever the machine slows down in b
 - `stored_count(db)`: the snapshots (pages stored) a database holds, read beside its writer;
   `has_stored(db, n)`: the condition "at least n of them".
 - `Commits(db)`: whether another connection has committed to `db` since it was made.
+- `MIGRATION_PAUSED`: a child's script (`python -c MIGRATION_PAUSED DB MARKER`) that applies the
+  migrations `DB` lacks and, 4,000 instructions into a migration's transaction, writes MARKER
+  and waits: a kill once MARKER exists lands inside the transaction whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,27 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.waiting import wait_until
+
+# The marker is written beside its name, then renamed into place: a kill between a file's creation
+# and its text would leave it empty.
+MIGRATION_PAUSED = """
+import sys, threading
+from pathlib import Path
+from sqlite_utils import Database
+from mapwatch.store.database.migrations import migrations
+db = Database(sys.argv[1])
+calls = 0
+def handler():
+    global calls
+    calls += db.conn.in_transaction
+    if calls == 200:
+        Path(sys.argv[2] + ".part").write_text(f"in transaction: {db.conn.in_transaction}")
+        Path(sys.argv[2] + ".part").replace(sys.argv[2])
+        threading.Event().wait()
+    return 0
+db.conn.set_progress_handler(handler, 20)
+migrations.apply(db)
+"""
 
 INTERVAL = 0.005  # seconds between two looks: a kill lands about this late after its point, at most
 

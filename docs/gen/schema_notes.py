@@ -78,17 +78,28 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'ingested_at': 'when it was stored',
         }),
     'events': (
-        "the change log, ids only grow: `citation` (`citing_id` newly cites `paper_id`) or `count` (`paper_id`'s stated cited-by count grew `old_count` -> `new_count`, `unlisted` of them not named on its page)",
+        "the change log, ids only grow: `citation` (`citing_id` newly cites `paper_id`) or `count` (`paper_id`'s stated cited-by count grew `old_count` -> `new_count`, `unlisted` of them not named on its page); a view of `event_log` and `event_batches` since migration 0047, under the name and columns of the table it was",
         {
             'id': '',
-            'kind': '`citation` or `count`',
+            'kind': '`citation` or `count`: whether it has a citer',
             'paper_id': '',
             'citing_id': '',
             'old_count': '',
             'new_count': '',
             'unlisted': '',
             'snapshot_id': 'the page version that showed it',
-            'seen_at': 'when it was recorded',
+            'seen_at': "when it was recorded: its write's (`event_batches`)",
+        }),
+    'event_log': (
+        "the events as stored, the rows behind the view `events`: each without its kind (a citation event has a citer, a count event none) or its time, which its write's row in `event_batches` holds once",
+        {
+            'id': '`events.id`; the sequence goes on from the table it was',
+            'paper_id': '`papers.id`',
+            'citing_id': "`papers.id`: a citation event's citer; none: a count event",
+            'old_count': '',
+            'new_count': '',
+            'unlisted': '',
+            'snapshot_id': '`snapshots.id`: the page version that showed it',
         }),
     'sources': (
         'where a page was last read from (a file, or a URL with its HTTP validators), to skip unchanged ones; for the HTTP crawl also when each page is due (a row without `checked_at`: a page found, not fetched yet)',
@@ -287,7 +298,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         {
             'first_id': "the write's first event id",
             'last_id': 'its last: the ids between are its events (or deleted since, by a merge)',
-            'seen_at': 'the `seen_at` of every one of them',
+            'seen_at': 'the `seen_at` of every one of them (the view `events` reads it here)',
         }),
     'crawl_checked': (
         "whether every paper with a page was found checked over HTTP, for one page-location pattern of a crawled "

@@ -319,13 +319,13 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             from_sources.difference_update(p.edges)
         named = sum(1 for e in new_edges if e[1] == pid)
         citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
-        event_rows += [(cited_id, citing, snapshot_id, now) for citing, cited_id in new_edges]
+        event_rows += [(cited_id, citing, snapshot_id) for citing, cited_id in new_edges]
         result.new_citations += len(new_edges)
         # Growth of the stated count, with how much of it the page does not list by name.
         had_page, _through, old_count, _hash = stored.get(pid, (0, None, None, None))
         if had_page and old_count is not None and p.cited_by is not None and p.cited_by > old_count:
             unlisted = max(0, p.cited_by - old_count - named)
-            event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id, now, None))
+            event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id))
         result.stored.append(pid)
     # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed by the run
     # (an ingest, a refresh tick) that first read its page, or before it was ever read. A run is
@@ -337,9 +337,9 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
         list({cited for _, cited, _, _ in citation_rows}), after=(done,))} if done else set()
     # Each event's id, given here: a citation holds its event's (citations.event_id).
-    first_event = next_ids(conn, "events")
+    first_event = next_ids(conn, "event_log")
     event_rows = [(first_event + i, *row) for i, row in enumerate(event_rows)]
-    event_of = {(row[2], row[1]): row[0] for row in event_rows if len(row) == 5}  # (citing, cited): id
+    event_of = {(row[2], row[1]): row[0] for row in event_rows if len(row) == 4}  # (citing, cited): id
     citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1, event_of[citing, cited])
                      for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
@@ -384,22 +384,20 @@ def _insert_snapshots(conn: sqlite3.Connection, accepted: list[Prepared], now: s
 
 
 def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """Insert events, each with its id: runs of citation events (5-tuples) and count events
-    (8-tuples)."""
+    """Insert events, each with its id: runs of citation events (4-tuples) and count events
+    (6-tuples). Their time is their write's (record_batch)."""
     start = 0
     while start < len(rows):
         kind = len(rows[start])
         end = start
         while end < len(rows) and len(rows[end]) == kind:
             end += 1
-        if kind == 5:
-            _insert(conn, "INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)",
-                    "(?, 'citation', ?, ?, ?, ?)", rows[start:end])
+        if kind == 4:
+            _insert(conn, "INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)", "(?, ?, ?, ?)",
+                    rows[start:end])
         else:
-            conn.executemany("INSERT INTO events (id, kind, paper_id, old_count, new_count, unlisted, snapshot_id,"
-                             " seen_at) VALUES (?, 'count', ?, ?, ?, ?, ?, ?)",
-                             [(eid, paper, old, new, unlisted, snapshot, seen)
-                              for eid, paper, old, new, unlisted, snapshot, seen, _ in rows[start:end]])
+            conn.executemany("INSERT INTO event_log (id, paper_id, old_count, new_count, unlisted, snapshot_id)"
+                             " VALUES (?, ?, ?, ?, ?, ?)", rows[start:end])
         start = end
 
 

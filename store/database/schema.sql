@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0046_citers_without_month
+-- last migration: 0047_lean_events
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -152,23 +152,22 @@ CREATE INDEX citations_cited_seen ON citations(cited_id, first_seen, citing_id);
 -- the WHERE is newest_citations_sql's, word for word).
 CREATE INDEX citations_cited_seen_old ON citations(cited_id, first_seen) WHERE NOT (citing_id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*');
 
--- The change log feeds and alerts read with a cursor (ids only grow).
--- kind 'citation': citing_id newly cites paper_id.
--- kind 'count': paper_id's stated cited-by count grew from old_count to new_count;
---   unlisted = how many of the gained citers its page does not list by name.
-CREATE TABLE events (
+-- The change log feeds and alerts read with a cursor (ids only grow), as the view `events` below.
+-- A citation event (citing_id newly cites paper_id) is the one with a citer; a count event
+-- (paper_id's stated cited-by count grew from old_count to new_count; unlisted = how many of the
+-- gained citers its page does not list by name) the one without. Its time is its write's
+-- (event_batches), stored once a write (migration 0047).
+CREATE TABLE event_log (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind TEXT NOT NULL CHECK (kind IN ('citation', 'count')),
-            paper_id TEXT NOT NULL REFERENCES papers(id),
-            citing_id TEXT REFERENCES papers(id),
+            paper_id TEXT NOT NULL,                 -- papers.id
+            citing_id TEXT,                         -- papers.id: a citation event's citer; none: a count event
             old_count INTEGER,
             new_count INTEGER,
             unlisted INTEGER,
-            snapshot_id INTEGER REFERENCES snapshots(id),
-            seen_at TEXT NOT NULL
+            snapshot_id INTEGER                     -- snapshots.id
         );
 -- A paper's events after a cursor (alerts, digests, webhooks, its feed's mark).
-CREATE INDEX events_paper ON events(paper_id, id);
+CREATE INDEX events_paper ON event_log(paper_id, id);
 
 -- The events of each write: consecutive ids, one seen_at. /rising reads the events of the last N
 -- days through these rows (a few a tick) instead of an index of every event's time.
@@ -178,6 +177,14 @@ CREATE TABLE event_batches (
             seen_at TEXT NOT NULL           -- the seen_at of every one of them
         );
 CREATE INDEX event_batches_seen_at ON event_batches(seen_at);
+
+-- Every event with its kind and time, as the table was before migration 0047 (same name, columns).
+CREATE VIEW events AS
+            SELECT l.id, CASE WHEN l.citing_id IS NULL THEN 'count' ELSE 'citation' END AS kind,
+                   l.paper_id, l.citing_id, l.old_count, l.new_count, l.unlisted, l.snapshot_id,
+                   (SELECT b.seen_at FROM event_batches b WHERE b.first_id <= l.id
+                    ORDER BY b.first_id DESC LIMIT 1) AS seen_at
+            FROM event_log l;
 
 -- PageRank of each direction's papers over the citations among them, brought up to date after
 -- each refresh for the directions its pages changed (store/questions/direction_pagerank.py):

@@ -106,16 +106,16 @@ def rising(db: Database, now: datetime, days: int = 30, direction: str | None = 
     before: dict[str, int] = {}
     # The events of the period: those of the writes since (event_batches), read by their id
     # ranges, in this order (CROSS JOIN; NOT INDEXED: no index of every event built for it).
-    period = "event_batches b CROSS JOIN events e NOT INDEXED ON e.id BETWEEN b.first_id AND b.last_id"
+    period = "event_batches b CROSS JOIN event_log e NOT INDEXED ON e.id BETWEEN b.first_id AND b.last_id"
     for pid, old, new in conn.execute(
             f"SELECT e.paper_id, e.old_count, e.new_count FROM {period}{join}"
-            " WHERE e.kind = 'count' AND b.seen_at >= ? ORDER BY e.id", args):
+            " WHERE e.citing_id IS NULL AND b.seen_at >= ? ORDER BY e.id", args):
         grew[pid] += new - old
         before.setdefault(pid, old)
     named: dict[str, list[str]] = {}
     for pid, citing in conn.execute(
             f"SELECT e.paper_id, e.citing_id FROM {period}{join} CROSS JOIN snapshots s ON s.id = e.snapshot_id"
-            " WHERE e.kind = 'citation' AND b.seen_at >= ?"
+            " WHERE e.citing_id IS NOT NULL AND b.seen_at >= ?"
             " AND s.id > (SELECT min(s2.id) FROM snapshots s2 WHERE s2.paper_id = s.paper_id)"
             " ORDER BY e.id DESC", args):
         lst = named.setdefault(pid, [])

@@ -157,10 +157,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
               None if is_outside_key(pid) else arxiv_url(pid), stamp, stamp) for pid in stubs])
         save_outside_works(db, [w for pid in stubs if is_outside_key(pid) and (t := titles.get(pid)) is not None
                                 and (w := t.work) is not None], now)
-        first_event = next_ids(conn, "events")  # each citation holds its event's id (citations.event_id)
-        conn.executemany("INSERT INTO events (id, kind, paper_id, citing_id, snapshot_id, seen_at)"
-                         " VALUES (?, 'citation', ?, ?, NULL, ?)",
-                         [(first_event + i, cited_id, pid, stamp) for i, pid in enumerate(new)])
+        first_event = next_ids(conn, "event_log")  # each citation holds its event's id (citations.event_id)
+        conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id) VALUES (?, ?, ?, NULL)",
+                         [(first_event + i, cited_id, pid) for i, pid in enumerate(new)])
         conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
                          " provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
                          [(pid, cited_id, stamp, source, first_event + i) for i, pid in enumerate(new)])

@@ -104,8 +104,8 @@ def merge(db: Database, alias: str, paper_id: str, how: str, now: datetime) -> N
     both = conn.execute("SELECT a.event_id, p.event_id FROM citations a JOIN citations p ON p.cited_id = a.cited_id"
                         " WHERE a.citing_id = :alias AND p.citing_id = :pid", keys).fetchall()
     later = [(max(a, b),) for a, b in both if a is not None and b is not None]
-    conn.executemany("DELETE FROM events WHERE id = ?", later)
-    conn.execute("UPDATE events SET citing_id = :pid WHERE id IN"
+    conn.executemany("DELETE FROM event_log WHERE id = ?", later)
+    conn.execute("UPDATE event_log SET citing_id = :pid WHERE id IN"
                  " (SELECT event_id FROM citations WHERE citing_id = :alias)", keys)
     # Citations: one per cited paper, the earlier first seen and event, the map's provenance kept.
     conn.execute(

@@ -30,7 +30,7 @@ from mapwatch.store.records import AuthorRecord
 from mapwatch.store.scholarly.saved import save_openalex
 from tests import people_answers as pa
 from tests.author_helpers import work
-from tests.killpoints import kill_when
+from tests.killpoints import MIGRATION_PAUSED, kill_when
 
 CASE_TIES = "choices"  # answers whose ties (names equal but for case) were in storage order
 
@@ -106,34 +106,10 @@ def test_people_follow_the_bylines(db) -> None:
     assert [r[0] for r in db.conn.execute("SELECT name FROM people")] == ["Ada"]
 
 
-# Migration 0044 in a connection whose progress handler, 4,000 instructions into the
-# migration's transaction (the first statements make `people`: a few dozen), notes that and
-# waits for the kill: it lands inside the transaction, whatever the machine's speed. The marker
-# is renamed into place once written (a kill between its creation and its text left it empty).
-KILLED_MIGRATION = """
-import sys, threading
-from pathlib import Path
-from sqlite_utils import Database
-from mapwatch.store.database.migrations import migrations
-db = Database(sys.argv[1])
-calls = 0
-def handler():
-    global calls
-    calls += db.conn.in_transaction
-    if calls == 200:  # written whole, then renamed: the marker never exists half written
-        Path(sys.argv[2] + ".part").write_text(f"in transaction: {db.conn.in_transaction}")
-        Path(sys.argv[2] + ".part").replace(sys.argv[2])
-        threading.Event().wait()
-    return 0
-db.conn.set_progress_handler(handler, 20)
-migrations.apply(db)
-"""
-
-
 def test_a_migration_killed_midway_is_made_again_at_the_next_open(tmp_path: Path) -> None:
     path, marker = tmp_path / "before.db", tmp_path / "reached"
     path.write_bytes(gzip.decompress((pa.FIXTURES / "people.db.gz").read_bytes()))
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_MIGRATION, str(path), str(marker)], cwd=pa.ROOT,
+    proc = subprocess.Popen([sys.executable, "-c", MIGRATION_PAUSED, str(path), str(marker)], cwd=pa.ROOT,
                             stderr=subprocess.PIPE)
     killed = kill_when(proc, marker.exists, timeout=120, what="the migration under way")
     assert killed, proc.stderr.read() if proc.stderr else ""

@@ -18,6 +18,7 @@ from mapwatch.store.database.migrations import migrations
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.questions import graph
 from mapwatch.store.questions.direction_pagerank import direction_rows, update_direction_ranks
+from tests.older_events import events_as_today
 from tests.system.test_direction_ranks import ROWS, first_update_computes_whole, store_live, whole
 
 SCORES = "SELECT direction_slug, paper_id, score, place, cited_by, computed_at FROM direction_rank_scores"
@@ -28,7 +29,8 @@ def test_ranks_stored_as_numbers_read_the_same_after_0043(tmp_path: Path) -> Non
     live = LiveMap(600, seed=7)
     older = Database(tmp_path / "older.db")
     migrations.apply(older, stop_before="0043_rank_order")
-    store_live(older, live, list(range(live.size)), T0)
+    with events_as_today(older):
+        store_live(older, live, list(range(live.size)), T0)
     slugs = [r[0] for r in older.conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
     rows = [row for slug in slugs for row in direction_rows(older.conn, slug, T0.isoformat(timespec="seconds"))]
     # as migration 0041 left ranks computed before it: the PageRank as the score, whole = total = 1,

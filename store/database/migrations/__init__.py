@@ -70,6 +70,7 @@ from mapwatch.store.database.migrations import (
     m0044_people,
     m0045_fts_changed_text,
     m0046_citers_without_month,
+    m0047_lean_events,
 )
 
 # In the order they apply.
@@ -120,6 +121,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0044_people,
     m0045_fts_changed_text,
     m0046_citers_without_month,
+    m0047_lean_events,
 )
 
 migrations = Migrations("mapwatch")

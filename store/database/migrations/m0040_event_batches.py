@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.migrations._event_runs import FILL_BATCHES
+
 NAME = "0040_event_batches"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
 
@@ -22,12 +24,7 @@ def migrate(db: Database) -> None:
             seen_at TEXT NOT NULL           -- the seen_at of every one of them
         );
         CREATE INDEX event_batches_seen_at ON event_batches(seen_at);
-        INSERT INTO event_batches (first_id, last_id, seen_at)
-            SELECT min(id), max(id), seen_at FROM (
-                SELECT id, seen_at, sum(new_run) OVER (ORDER BY id) AS run FROM (
-                    SELECT id, seen_at, coalesce(seen_at != lag(seen_at) OVER (ORDER BY id), 1) AS new_run
-                    FROM events))
-            GROUP BY run;
-        DROP INDEX IF EXISTS events_seen_at;
         """
+        + FILL_BATCHES
+        + "DROP INDEX IF EXISTS events_seen_at;"
     )

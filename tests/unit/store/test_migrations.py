@@ -50,6 +50,7 @@ RECORDED_NAMES = [
     "0044_people",
     "0045_fts_changed_text",
     "0046_citers_without_month",
+    "0047_lean_events",
 ]
 
 
