@@ -286,13 +286,16 @@ def database_size(db_path: str | Path | None) -> int | None:
     """The database file and its WAL, in bytes (None: no database given, or no such file)."""
     if db_path is None:
         return None
-    path = Path(db_path)
+    size = _file_size(Path(db_path))
+    # The WAL comes and goes (the last connection to close removes it): read once, never checked first.
+    return None if size is None else size + (_file_size(Path(f"{db_path}-wal")) or 0)
+
+
+def _file_size(path: Path) -> int | None:
     try:
-        size = path.stat().st_size
+        return path.stat().st_size
     except OSError:
         return None
-    wal = Path(f"{path}-wal")
-    return size + (wal.stat().st_size if wal.exists() else 0)
 
 
 class RateLimitLog(logging.Filter):
