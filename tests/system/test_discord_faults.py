@@ -48,16 +48,29 @@ def delivered(fake: FakeDiscord) -> dict[int, list[int]]:
     return {t: [u for u, _ in msgs] for t, msgs in alert_messages(fake).items()}
 
 
-def alert_messages(fake: FakeDiscord) -> dict[int, list[tuple[int, int]]]:
-    """Per track id: (upto event id, citers the title announces) of each alert message created."""
-    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for msg in fake.messages.values():
+def _alerts(fake: FakeDiscord) -> dict[int, list[tuple[object, int, int]]]:
+    """Per track id: (message key, upto event id, citers the title announces) of each alert
+    message created, in the order they were."""
+    out: dict[int, list[tuple[object, int, int]]] = defaultdict(list)
+    for key, msg in fake.messages.items():
         m = NONCE.fullmatch(str(msg.body.get("nonce") or ""))
         if msg.kind == "channel" and m and not msg.deleted:
             gained = GAINED.search(msg.embed["title"])
             assert gained, msg.embed["title"]
-            out[int(m[1])].append((int(m[2]), int(gained[1])))
+            out[int(m[1])].append((key, int(m[2]), int(gained[1])))
     return out
+
+
+def alert_messages(fake: FakeDiscord) -> dict[int, list[tuple[int, int]]]:
+    """Per track id: (upto event id, citers the title announces) of each alert message created."""
+    return {t: [(upto, gained) for _, upto, gained in rows] for t, rows in _alerts(fake).items()}
+
+
+def alerts_past(fake: FakeDiscord, event_id: int) -> set[object]:
+    """The messages created so far of alerts for events past `event_id`: those a restore that
+    kept events up to `event_id` lost the events of. By message, not by event id: after the
+    restore the ids are given again, and an alert for the new events may end at the same id."""
+    return {key for rows in _alerts(fake).values() for key, upto, _ in rows if upto > event_id}
 
 
 def gained_between(conn: sqlite3.Connection, paper_id: str, lo: int, hi: int) -> int:
@@ -106,19 +119,19 @@ def sending(db_path: Path) -> dict[int, int]:
 
 
 def check_exactly_once(fake: FakeDiscord, db_path: Path, start: dict[int, int], *, settled: bool = True,
-                       restored: bool = False, lost: frozenset[tuple[int, int]] = frozenset()) -> None:
+                       restored: bool = False, lost: frozenset[object] = frozenset()) -> None:
     """Per track: the alerts Discord created cover consecutive event ranges (start, u1], (u1, u2],
     ... each announcing exactly the citers of its range (none twice), and the cursor is at
     the last; `settled`: nothing is pending any more. `restored`: the database was restored from
     a replica, which may lack the last writes (the cursor's and the "sending" record's) made
     within the replica's sync interval: the cursor may then stand at any earlier alert, and the
     alerts past it are resent with their nonce (Discord drops them; the settled check counts).
-    `lost`: (track id, upto) of alerts sent for events a restore lost (committed within the
+    `lost`: the messages (`alerts_past`) of alerts sent for events a restore lost (committed within the
     replica's sync interval): their event ids are given again to the events stored anew, so
     those alerts are left out. After a restore, what each range announces is not compared with
     the database (ids of lost events may have been reissued); no alert twice, their order and
     the cursor still are."""
-    msgs = {t: [(u, g) for u, g in sent if (t, u) not in lost] for t, sent in alert_messages(fake).items()}
+    msgs = {t: [(u, g) for key, u, g in rows if key not in lost] for t, rows in _alerts(fake).items()}
     conn = sqlite3.connect(db_path)
     try:
         papers = dict(conn.execute("SELECT id, paper_id FROM tracks"))

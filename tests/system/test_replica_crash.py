@@ -46,7 +46,7 @@ from mapwatch.store.database.replica import meta_dir, replica_status
 from mapwatch.store.subscriptions import tracking
 from tests import pagegen
 from tests.fakediscord import FakeDiscord
-from tests.system.test_discord_faults import alert_messages, check_exactly_once, cursors, delivered, pending
+from tests.system.test_discord_faults import alerts_past, check_exactly_once, cursors, delivered, pending
 from tests.waiting import async_poll, async_wait_until
 
 pytest_plugins = ["tests.fakediscord.fixtures"]
@@ -240,7 +240,7 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
     start = {tid: c for tid, (c, _) in cursors(db).items()}
     figures: dict[str, list] = {"refreshes_lost": [], "page_versions_lost": [], "restore_s": [], "refreshes": [],
                                  "txids_behind": [], "kills_mid_refresh": []}
-    lost: set[tuple[int, int]] = set()  # alerts sent for events a restore lost (within the sync interval)
+    lost: set[object] = set()  # the messages of alerts for events a restore lost (within the sync interval)
     for _ in range(rounds):
         mark = _ticks(log)
         proc = _start(fake, tmp, db, replica, log)
@@ -298,7 +298,7 @@ async def replica_rounds(fake: FakeDiscord, tmp: Path, clock, rounds: int, seed:
         figures["page_versions_lost"].append(versions_on_disk - _progress(db)[0])  # the killed tick's batch too
         figures["refreshes"].append(on_disk)
         restored_events = _progress(db)[2]
-        lost |= {(t, u) for t, sent in alert_messages(fake).items() for u, _ in sent if u > restored_events}
+        lost |= alerts_past(fake, restored_events)
         check_exactly_once(fake, db, start, settled=False, restored=True, lost=frozenset(lost))
         # Back up: the feeds republished from the restored database keep their ids.
         mark = _ticks(log)
