@@ -15,6 +15,7 @@ draws it on docs/getting-started.md):
                 ScheduleError (exit 2)
             BadDatabase (exit 2)
                 NoDatabase (exit 2)
+                MigrationRefused (exit 2)
                 NotMapwatchDatabase (exit 2)
             FetchError (exit 2)
             AskError (exit 2)
@@ -69,6 +70,8 @@ SIGNALS = {
     "mapwatch.store.sources.http_client.Retry": "a fetch worth retrying: the crawl retries or reports the page",
     "mapwatch.store.sources.http_client.Gone": "a fetch that ended without a body: the crawl records the outcome",
     "mapwatch.store.questions.rank_push.TooMuchToPush": "a push past its limit: the direction is computed whole",
+    "mapwatch.store.database.migrations._refused.Refused": "a migration that cannot carry a database across:"
+                                                           " open_db raises MigrationRefused",
 }
 
 
@@ -110,6 +113,11 @@ class NoDatabase(BadDatabase):
     def __init__(self, path: str) -> None:
         super().__init__(f"{path}: no such database (mapwatch ingest, refresh or run creates one)")
         self.path = path
+
+
+class MigrationRefused(BadDatabase):
+    """A database made by an earlier version that holds what a migration of this one cannot
+    carry across: the migration stopped before changing anything."""
 
 
 class NotMapwatchDatabase(BadDatabase):

@@ -13,9 +13,10 @@ from sqlite_utils import Database
 
 from mapwatch.store.database import bulk_load, migrations, schema
 from mapwatch.store.database.db_check import Kind, check_database, check_file, clear_interrupted_start
+from mapwatch.store.database.migrations._refused import Refused
 from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
-from mapwatch.store.errors import NoDatabase
+from mapwatch.store.errors import MigrationRefused, NoDatabase
 
 
 def default_db_path() -> str:
@@ -99,7 +100,11 @@ def apply_schema(db: Database, target: str, *, new: bool) -> None:
         except BaseException:
             db.conn.close()
             raise
-    migrations.apply(db)
+    try:
+        migrations.apply(db)
+    except Refused as e:
+        db.conn.close()
+        raise MigrationRefused(f"{target}: {e}; the file is unchanged") from None
 
 
 class MapDatabase(Database):

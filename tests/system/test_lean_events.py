@@ -6,7 +6,7 @@ compact_answers.py's generated map, read twice by this version), then given what
 database can hold: events deleted since (a merge), the last id deleted (the sequence above every
 row), and an event whose time is not its batch's. After the migration every column of every event
 is the same, the next id is the one SQLite would have given, and an event that cannot be stored
-without its kind stops the migration with nothing changed. A migration killed midway is rolled
+without its kind stops the migration with nothing changed (one line for a user). A migration killed midway is rolled
 back and made again at the next open. (tests/system/test_compact_schema.py and
 test_people_schema.py migrate databases of earlier versions through 0047 and compare every
 answer and feed byte.)
@@ -23,9 +23,11 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
+from mapwatch.cli import main
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.migrations import migrations
 from mapwatch.store.database.rows import next_ids
+from mapwatch.store.errors import MigrationRefused
 from tests import compact_answers as ca
 from tests.killpoints import MIGRATION_PAUSED, kill_when
 
@@ -89,12 +91,18 @@ def test_every_event_is_the_same_after_the_migration(older: tuple[Path, list[tup
     assert db.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_an_event_that_does_not_fit_stops_the_migration(older: tuple[Path, list[tuple], int], tmp_path: Path) -> None:
+def test_an_event_that_does_not_fit_stops_the_migration(older: tuple[Path, list[tuple], int], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     path = _copy(older, tmp_path)
     with closing(sqlite3.connect(path)) as raw, raw:
         raw.execute("UPDATE events SET citing_id = NULL WHERE id = 7")
-    with pytest.raises(ValueError, match="event 7: a citation event without a citer"):
+    with pytest.raises(MigrationRefused, match="migration 0047_lean_events: event 7 is a citation event without"):
         open_db(path)
+    # A user sees one line and a usage status, no traceback.
+    assert main(["stats", "--db", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mapwatch: error: {path}: migration 0047_lean_events: event 7 ") and err.count("\n") == 1
+    assert err.rstrip().endswith("the file is unchanged")
     with closing(sqlite3.connect(path)) as raw:  # nothing changed: the table, its rows, no record
         assert raw.execute("SELECT type FROM sqlite_master WHERE name = 'events'").fetchone() == ("table",)
         assert raw.execute("SELECT count(*) FROM events").fetchone() == (len(older[1]),)

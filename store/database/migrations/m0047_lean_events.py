@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from mapwatch.store.database.migrations._event_runs import FILL_BATCHES
+from mapwatch.store.database.migrations._refused import Refused
 
 NAME = "0047_lean_events"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
@@ -24,7 +25,8 @@ def migrate(db: Database) -> None:
     it wrote is copied whatever it holds. One transaction: a migration interrupted is rolled
     back and runs again."""
     for (odd,) in db.execute("SELECT id FROM events WHERE (kind = 'citation') != (citing_id IS NOT NULL) LIMIT 1"):
-        raise ValueError(f"event {odd}: a citation event without a citer, or a count event with one")
+        raise Refused(f"migration {NAME}: event {odd} is a citation event without a citer, or a count event"
+                      " with one")
     db.executescript(
         "DELETE FROM event_batches;"
         + FILL_BATCHES

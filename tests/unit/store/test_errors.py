@@ -24,7 +24,8 @@ import error_tree  # noqa: E402  (docs/gen, the generators cog runs)
 
 # The statuses before the tree existed (mapwatch/cli's `except (FetchError, NoDatabase,
 # NotMapwatchDatabase, BadSetting)` -> 2, any other MapwatchError -> 1; `mapwatch ask`'s AskError -> 2).
-USAGE = {"UsageError", "BadSetting", "ScheduleError", "BadDatabase", "NoDatabase", "NotMapwatchDatabase",
+USAGE = {"UsageError", "BadSetting", "ScheduleError", "BadDatabase", "NoDatabase", "MigrationRefused",
+         "NotMapwatchDatabase",
          "FetchError", "AskError"}
 
 # One instance of each class of the tree, as its code raises it.
@@ -35,6 +36,8 @@ EXAMPLES: dict[str, errors.MapwatchError] = {
     "ScheduleError": errors.ScheduleError("MAPWATCH_REFRESH: 0 is not an interval"),
     "BadDatabase": errors.BadDatabase("m.db: cannot be used"),
     "NoDatabase": errors.NoDatabase("typo.db"),
+    "MigrationRefused": errors.MigrationRefused("old.db: migration 0047_lean_events: event 7 is a citation event"
+                                                " without a citer; the file is unchanged"),
     "NotMapwatchDatabase": errors.NotMapwatchDatabase("other.db is not a mapwatch database"),
     "FetchError": errors.FetchError("pages/: no such file or folder"),
     "AskError": errors.AskError("unknown command /nope"),
