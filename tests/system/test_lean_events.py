@@ -6,9 +6,9 @@ compact_answers.py's generated map, read twice by this version), then given what
 database can hold: events deleted since (a merge), the last id deleted (the sequence above every
 row), and an event whose time is not its batch's. After the migration every column of every event
 is the same, the next id is the one SQLite would have given, and an event that cannot be stored
-without its kind stops the migration with nothing changed (one line for a user). A migration killed midway is rolled
-back and made again at the next open. (tests/system/test_compact_schema.py and
-test_people_schema.py migrate databases of earlier versions through 0047 and compare every
+without its kind stops the migration with nothing changed (one line for a user). A migration
+killed midway is rolled back and made again at the next open. (tests/system/test_compact_schema.py
+and test_people_schema.py migrate databases of earlier versions through 0047 and compare every
 answer and feed byte.)
 """
 
