@@ -14,24 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.migrations import m0047_lean_events
+from mapwatch.store.database.migrations import m0047_lean_events, migrations
 
-# The table as migration 0001 made it (with 0012's changes), and its index: what 0046 leaves.
-TABLE = """CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind TEXT NOT NULL CHECK (kind IN ('citation', 'count')),
-            paper_id TEXT NOT NULL REFERENCES papers(id),
-            citing_id TEXT REFERENCES papers(id),
-            old_count INTEGER,
-            new_count INTEGER,
-            unlisted INTEGER,
-            snapshot_id INTEGER REFERENCES snapshots(id),
-            seen_at TEXT NOT NULL
-        )"""
-INDEX = "CREATE INDEX events_paper ON events(paper_id, id)"
+
+@cache
+def _table_before() -> tuple[str, str]:
+    """The events table and its index as the migrations before 0047 leave them (a database in
+    memory taken that far): their CREATE statements."""
+    mem = Database(memory=True)
+    migrations.apply(mem, stop_before=m0047_lean_events.NAME)
+    table, index = (sql for (sql,) in mem.execute(
+        "SELECT sql FROM sqlite_master WHERE name IN ('events', 'events_paper') ORDER BY type DESC"))
+    mem.close()
+    return table, index
 
 
 def events_as_before(db: Database) -> None:
@@ -44,8 +43,8 @@ def events_as_before(db: Database) -> None:
         (seq,) = conn.execute("SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'event_log'").fetchone()
         conn.execute("DROP VIEW events")
         conn.execute("DROP TABLE event_log")
-        conn.execute(TABLE)
-        conn.execute(INDEX)
+        for create in _table_before():
+            conn.execute(create)
         conn.execute("INSERT INTO events SELECT * FROM temp.held_events ORDER BY id")
         conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'", (seq,))
         conn.execute("INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE ? > 0"
