@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import INGEST_CACHE_KIB, ingest_paths
 from mapwatch.store.pages.files import page_files
@@ -83,7 +84,8 @@ def run_floor(db_path: str, folder: str) -> dict:
             edges.setdefault((it.id, page.id), sid)
         sources.append((location, page.id, hashlib.sha256(data).hexdigest(), len(data), 0, None, None, now))
     paper_rows = list(papers.values()) + [row for pid, row in stubs.items() if pid not in papers]
-    citation_rows = [(a, b, now, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    seen = unix_seconds(now)  # citation_edges.first_seen_unix
+    citation_rows = [(a, b, seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
 
     conn = sqlite3.connect(db_path)
@@ -103,7 +105,7 @@ def run_floor(db_path: str, folder: str) -> dict:
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
         conn.executemany("INSERT INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                          placements)
-        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
+        conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, event_id)"
                          " VALUES (?, ?, ?, ?, ?)", citation_rows)
         conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
                          " VALUES (?, ?, ?, ?)", event_rows)

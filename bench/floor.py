@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.db import open_db
 
 NOW = "2026-11-20T12:00:00+00:00"
@@ -130,7 +131,8 @@ def run(db_path: str, folder: str) -> dict:
         sources.append((path, pid, sha, st.st_size, st.st_mtime_ns, None, None, NOW))
     paper_rows = list(papers.values())
     stub_rows = [row for pid, row in stubs.items() if pid not in papers]
-    citation_rows = [(a, b, NOW, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    seen = unix_seconds(NOW)  # citation_edges.first_seen_unix
+    citation_rows = [(a, b, seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
 
@@ -149,7 +151,7 @@ def run(db_path: str, folder: str) -> dict:
                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
     conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                      placements)
-    conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, event_id)"
+    conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, event_id)"
                      " VALUES (?, ?, ?, ?, ?)", citation_rows)
     conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
                      " VALUES (?, ?, ?, ?)", event_rows)

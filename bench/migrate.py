@@ -7,7 +7,8 @@ OLD.db is copied into --work (default: beside it) and opened there by `open_db` 
 process, which applies what it lacks (0038: each citation given its event's id, 20,000 citers
 a transaction, then three indexes dropped; 0039; 0040: event_batches filled, events_seen_at
 dropped; and any later, e.g. 0047: the events copied into event_log without their kind and
-time, `events` a view). The child's wall and CPU seconds and its peak
+time, `events` a view; 0048: the citations into citation_edges with their first-seen time as a
+number, `citations` a view). The child's wall and CPU seconds and its peak
 RSS (ru_maxrss) are reported, then both files are compacted (`VACUUM INTO`) and measured table by
 table with dbstat (`--time-only`: not; at 1,000,000 papers each compaction takes minutes).
 Prints a readable summary and one JSON line.

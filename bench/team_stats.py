@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench import authors as bench_authors
 from bench.queries import NOW
-from mapwatch.store.clock import iso
+from mapwatch.store.clock import iso, unix_seconds
 from mapwatch.store.database.db import open_db
 from mapwatch.store.scholarly.saved import save_openalex
 
@@ -50,8 +50,9 @@ def build(path: Path, papers: int, seed: int) -> dict:
         save_openalex(db, batch, [w.paper_id for w in batch], bench_authors.STORED_AT)
     pairs = db.conn.execute("SELECT citing_id, cited_id FROM citations").fetchall()
     with db.conn:
-        db.conn.executemany("UPDATE citations SET first_seen = ? WHERE citing_id = ? AND cited_id = ?",
-                            [(iso(NOW - timedelta(days=rng.random() * YEAR_DAYS)), a, b) for a, b in pairs])
+        db.conn.executemany("UPDATE citation_edges SET first_seen_unix = ? WHERE citing_id = ? AND cited_id = ?",
+                            [(unix_seconds(iso(NOW - timedelta(days=rng.random() * YEAR_DAYS))), a, b)
+                             for a, b in pairs])
     db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     return {**made, "citations": len(pairs), "seconds": time.perf_counter() - t0}

@@ -27,6 +27,12 @@ def parse_iso(text: str) -> datetime:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
+def unix_seconds(text: str) -> int:
+    """A stored timestamp as Unix seconds, as `citation_edges.first_seen_unix` keeps it (the view
+    `citations` gives it back as `iso` wrote it)."""
+    return int(parse_iso(text).timestamp())
+
+
 def http_date(value: str | None) -> datetime | None:
     """An HTTP date (RFC 9110: `Date`, `Retry-After`) as an aware datetime (one without a zone
     is taken as UTC); None when absent or unreadable."""

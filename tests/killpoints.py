@@ -15,6 +15,7 @@ run's duration lands before the first write whenever the machine slows down in b
 - `MIGRATION_PAUSED`: a child's script (`python -c MIGRATION_PAUSED DB MARKER`) that applies the
   migrations `DB` lacks and, 4,000 instructions into a migration's transaction, writes MARKER
   and waits: a kill once MARKER exists lands inside the transaction whatever the machine's speed.
+  `kill_inside_migration(db, marker)` runs it and kills it there (asserted).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import signal
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +49,19 @@ def handler():
 db.conn.set_progress_handler(handler, 20)
 migrations.apply(db)
 """
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kill_inside_migration(db: Path, marker: Path) -> None:
+    """Apply the migrations `db` lacks in a child process and SIGKILL it inside the first one's
+    transaction (MIGRATION_PAUSED); asserts that the kill landed there."""
+    proc = subprocess.Popen([sys.executable, "-c", MIGRATION_PAUSED, str(db), str(marker)], cwd=ROOT,
+                            stderr=subprocess.PIPE)
+    killed = kill_when(proc, marker.exists, timeout=120, what="the migration under way")
+    assert killed, proc.stderr.read() if proc.stderr else ""
+    assert marker.read_text() == "in transaction: True"
+
 
 INTERVAL = 0.005  # seconds between two looks: a kill lands about this late after its point, at most
 

@@ -31,11 +31,11 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'updated': '',
         }),
     'citations': (
-        '`citing_id` cites `cited_id`',
+        '`citing_id` cites `cited_id`; a view of `citation_edges` since migration 0048, under the name, columns and values of the table it was',
         {
             'citing_id': 'the citing paper (`papers.id`)',
             'cited_id': 'the cited paper (`papers.id`)',
-            'first_seen': 'the ingest that revealed it',
+            'first_seen': 'the ingest that revealed it: ISO 8601 text in UTC, to the second (`citation_edges.first_seen_unix` as text)',
             'snapshot_id': 'the page version that revealed it',
             'at_first_read': ("1: known at the cited paper's first read (revealed while its first page was read, or "
                               "before it had one), not new; 0: it appeared after (see [Feeds](feeds.md#what-new-means))"),
@@ -44,6 +44,17 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'event_id': ("its citation event (`events.id`): the edge is stored here once, and its event found "
                          "from it (the map's listing order, a merge of two versions); NULL only for an edge stored "
                          "before events existed (see [Why each index](#why-each-index))"),
+        }),
+    'citation_edges': (
+        "the citations as stored, the rows behind the view `citations`: the first-seen time as Unix seconds (a number of 4 bytes, not 25 characters, here and in both indexes), in the same order",
+        {
+            'citing_id': 'the citing paper (`papers.id`)',
+            'cited_id': 'the cited paper (`papers.id`)',
+            'first_seen_unix': "the ingest that revealed it, in Unix seconds (UTC); `citations.first_seen` is it as text",
+            'snapshot_id': '`snapshots.id`: the page version that revealed it',
+            'at_first_read': '`citations.at_first_read`',
+            'provenance': '`citations.provenance`',
+            'event_id': '`event_log.id`: its citation event',
         }),
     'directions': (
         'a research direction',

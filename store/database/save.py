@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
+from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.event_batches import record_batch
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
 from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
@@ -310,6 +311,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     citation_rows: list[tuple[Any, ...]] = []
     event_rows: list[tuple[Any, ...]] = []
     named_now: list[tuple[int, str, str]] = []
+    seen = unix_seconds(now)  # citation_edges.first_seen_unix
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
         new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
@@ -318,7 +320,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
             named_now += [(snapshot_id, *e) for e in p.edges if e in from_sources]
             from_sources.difference_update(p.edges)
         named = sum(1 for e in new_edges if e[1] == pid)
-        citation_rows += [(citing, cited_id, now, snapshot_id) for citing, cited_id in new_edges]
+        citation_rows += [(citing, cited_id, seen, snapshot_id) for citing, cited_id in new_edges]
         event_rows += [(cited_id, citing, snapshot_id) for citing, cited_id in new_edges]
         result.new_citations += len(new_edges)
         # Growth of the stated count, with how much of it the page does not list by name.
@@ -343,11 +345,11 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1, event_of[citing, cited])
                      for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
-    _insert(conn, "INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read, event_id)",
-            "(?, ?, ?, ?, ?, ?)", citation_rows)
+    _insert(conn, "INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, at_first_read,"
+            " event_id)", "(?, ?, ?, ?, ?, ?)", citation_rows)
     # Its first_seen, and so its feed entry and alert, stay those of the source's news.
-    conn.executemany("UPDATE citations SET provenance = 'map', snapshot_id = ? WHERE citing_id = ? AND cited_id = ?",
-                     named_now)
+    conn.executemany("UPDATE citation_edges SET provenance = 'map', snapshot_id = ? WHERE citing_id = ?"
+                     " AND cited_id = ?", named_now)
     _insert_events(conn, event_rows)
     record_batch(conn, first_event, len(event_rows), now)
 

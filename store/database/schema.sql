@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0047_lean_events
+-- last migration: 0048_citation_seconds
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -128,29 +128,41 @@ CREATE TABLE snapshots (
         );
 CREATE INDEX snapshots_paper ON snapshots(paper_id, id);
 
--- citing_id cites cited_id. at_first_read 1: known at the cited paper's first read (revealed
--- while its first page was read, or before it had one), so not new (docs/feeds.md, "What new
--- means"). provenance 'map': a map page names it; 'openalex' or 's2': only that source has said
--- so, no snapshot yet (docs/enrichment.md, "Citations the map does not name"). event_id: the
--- edge's citation event in events (the one home of the edge: its event is found from here, so
--- events needs no index by edge; NULL only for an edge stored before events existed).
-CREATE TABLE citations (
-            citing_id TEXT NOT NULL REFERENCES papers(id),
-            cited_id TEXT NOT NULL REFERENCES papers(id),
-            first_seen TEXT NOT NULL,     -- ISO timestamp (UTC) of the ingest that revealed it
-            snapshot_id INTEGER REFERENCES snapshots(id), at_first_read INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL DEFAULT 'map'
-            CHECK (provenance IN ('map', 'openalex', 's2')), event_id INTEGER,
+-- citing_id cites cited_id, first seen at first_seen_unix (Unix seconds, UTC: read it as text from
+-- the view `citations` below; migration 0048). at_first_read 1: known at the cited paper's first
+-- read (revealed while its first page was read, or before it had one), so not new
+-- (docs/feeds.md, "What new means"). provenance 'map': a map page names it; 'openalex' or 's2':
+-- only that source has said so, no snapshot yet (docs/enrichment.md, "Citations the map does
+-- not name"). event_id: the edge's citation event in event_log (the one home of the edge: its
+-- event is found from here, so the events need no index by edge; NULL only for an edge stored
+-- before events existed).
+CREATE TABLE citation_edges (
+            citing_id TEXT NOT NULL,                -- papers.id
+            cited_id TEXT NOT NULL,                 -- papers.id
+            first_seen_unix INTEGER NOT NULL,       -- Unix time (UTC seconds) of the ingest that revealed it
+            snapshot_id INTEGER,                    -- snapshots.id
+            at_first_read INTEGER NOT NULL DEFAULT 0,
+            provenance TEXT NOT NULL DEFAULT 'map' CHECK (provenance IN ('map', 'openalex', 's2')),
+            event_id INTEGER,                       -- event_log.id
             PRIMARY KEY (citing_id, cited_id)
         ) WITHOUT ROWID;
 
 -- A paper's citers: by cited paper (every list of citers, its count), newest first (/citers
 -- newest, the feeds' since-dates), covering (no row read to sort).
-CREATE INDEX citations_cited_seen ON citations(cited_id, first_seen, citing_id);
+CREATE INDEX citations_cited_seen ON citation_edges(cited_id, first_seen_unix, citing_id);
 
 -- The citers whose id holds no month (old-style arXiv ids, citers beyond arXiv), by cited paper:
 -- sorting the newest citers of many papers reads these few, not every citer (migration 0046;
 -- the WHERE is newest_citations_sql's, word for word).
-CREATE INDEX citations_cited_seen_old ON citations(cited_id, first_seen) WHERE NOT (citing_id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*');
+CREATE INDEX citations_cited_seen_old ON citation_edges(cited_id, first_seen_unix)
+            WHERE NOT (citing_id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*');
+
+-- Every citation with its first-seen time as text, as the table was before migration 0048 (same
+-- name, columns, values).
+CREATE VIEW citations AS
+            SELECT citing_id, cited_id, strftime('%Y-%m-%dT%H:%M:%S+00:00', first_seen_unix, 'unixepoch') AS first_seen, snapshot_id,
+                   at_first_read, provenance, event_id
+            FROM citation_edges;
 
 -- The change log feeds and alerts read with a cursor (ids only grow), as the view `events` below.
 -- A citation event (citing_id newly cites paper_id) is the one with a citer; a count event

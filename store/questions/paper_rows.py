@@ -78,14 +78,27 @@ def newest_citations_sql(where: str, cols: str) -> str:
     index) without computing a date for every row. The others (old-style ids, citers beyond
     arXiv: few) are sorted by their dates, read from the partial index of those citers alone
     (citations_cited_seen_old), not by testing every citer's id. Each part's first :n are merged."""
-    part = ("SELECT c.citing_id, c.first_seen, c.cited_id FROM citations c WHERE ({where}) AND {cond}"
-            " ORDER BY c.first_seen DESC, {order}, c.cited_id LIMIT :n")
+    part = (f"SELECT c.citing_id, {seen_text('c.first_seen_unix')} AS first_seen, c.first_seen_unix, c.cited_id"
+            " FROM citation_edges c WHERE ({where}) AND {cond}"
+            " ORDER BY c.first_seen_unix DESC, {order}, c.cited_id LIMIT :n")
     new = part.format(where=where, cond=f"c.citing_id GLOB {NEW_STYLE_ID}", order="c.citing_id DESC")
     old = part.format(where=where, cond=f"NOT (c.citing_id GLOB {NEW_STYLE_ID})",
                       order=newest_first_by_id("c.citing_id"))
     return (f"SELECT {cols} FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS merged"
-            f" ORDER BY merged.first_seen DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
+            f" ORDER BY merged.first_seen_unix DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
             " LIMIT :lim OFFSET :off")
+
+
+def seen_text(column: str) -> str:
+    """SQL of a time in Unix seconds (`citation_edges.first_seen_unix`) as the database's
+    timestamps are written (store/clock.py's `iso`): what the view `citations` shows."""
+    return f"strftime('%Y-%m-%dT%H:%M:%S+00:00', {column}, 'unixepoch')"
+
+
+def seen_seconds(text: str) -> str:
+    """SQL of a stored timestamp or a day (YYYY-MM-DD: its midnight, UTC) in Unix seconds, to
+    compare with `citation_edges.first_seen_unix` on its index."""
+    return f"CAST(strftime('%s', {text}) AS INTEGER)"
 
 
 def newest_papers_sql(ids: list[str], limit: int) -> tuple[str, list[str | int]]:

@@ -29,7 +29,7 @@ from typing import Literal, get_args
 
 from sqlite_utils import Database
 
-from mapwatch.store.clock import iso
+from mapwatch.store.clock import iso, unix_seconds
 from mapwatch.store.database.event_batches import record_batch
 from mapwatch.store.database.rows import next_ids, one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
@@ -160,9 +160,9 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         first_event = next_ids(conn, "event_log")  # each citation holds its event's id (citations.event_id)
         conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id) VALUES (?, ?, ?, NULL)",
                          [(first_event + i, cited_id, pid) for i, pid in enumerate(new)])
-        conn.executemany("INSERT INTO citations (citing_id, cited_id, first_seen, snapshot_id, at_first_read,"
-                         " provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
-                         [(pid, cited_id, stamp, source, first_event + i) for i, pid in enumerate(new)])
+        conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id,"
+                         " at_first_read, provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
+                         [(pid, cited_id, unix_seconds(stamp), source, first_event + i) for i, pid in enumerate(new)])
         record_batch(conn, first_event, len(new), stamp)
         found.new = len(new)
         found.held = len(waiting) - len(new)

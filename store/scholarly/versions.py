@@ -109,13 +109,13 @@ def merge(db: Database, alias: str, paper_id: str, how: str, now: datetime) -> N
                  " (SELECT event_id FROM citations WHERE citing_id = :alias)", keys)
     # Citations: one per cited paper, the earlier first seen and event, the map's provenance kept.
     conn.execute(
-        "UPDATE citations SET first_seen = min(citations.first_seen, d.first_seen),"
-        " event_id = min(coalesce(citations.event_id, d.event_id), coalesce(d.event_id, citations.event_id))"
-        " FROM citations d WHERE d.citing_id = :alias AND d.cited_id = citations.cited_id"
-        " AND citations.citing_id = :pid", keys)
-    conn.execute("DELETE FROM citations WHERE citing_id = :alias AND cited_id IN"
-                 " (SELECT cited_id FROM citations WHERE citing_id = :pid)", keys)
-    conn.execute("UPDATE citations SET citing_id = ? WHERE citing_id = ?", [paper_id, alias])
+        "UPDATE citation_edges SET first_seen_unix = min(citation_edges.first_seen_unix, d.first_seen_unix),"
+        " event_id = min(coalesce(citation_edges.event_id, d.event_id), coalesce(d.event_id, citation_edges.event_id))"
+        " FROM citation_edges d WHERE d.citing_id = :alias AND d.cited_id = citation_edges.cited_id"
+        " AND citation_edges.citing_id = :pid", keys)
+    conn.execute("DELETE FROM citation_edges WHERE citing_id = :alias AND cited_id IN"
+                 " (SELECT cited_id FROM citation_edges WHERE citing_id = :pid)", keys)
+    conn.execute("UPDATE citation_edges SET citing_id = ? WHERE citing_id = ?", [paper_id, alias])
     conn.execute(
         "UPDATE feed_direction_citers SET first_seen = min(first_seen, (SELECT d.first_seen FROM feed_direction_citers"
         " d WHERE d.citing_id = :alias AND d.direction_slug = feed_direction_citers.direction_slug)),"

@@ -23,7 +23,7 @@ from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import ingest_paths
 from tests import compact_answers as ca
 from tests.killpoints import kill_when
-from tests.older_events import events_as_before
+from tests.older_schema import as_before
 
 
 def _same(got: dict, want: dict) -> None:
@@ -88,7 +88,7 @@ def test_a_migration_killed_while_it_fills_event_ids_goes_on_at_the_next_open(tm
     want = db.conn.execute("SELECT citing_id, cited_id, event_id FROM citations ORDER BY 1, 2").fetchall()
     total = len(want)
     assert total > 10_000 and all(e is not None for *_, e in want)
-    events_as_before(db)  # the events as a table, as 0037 had them (0047 runs again after 0038)
+    as_before(db)  # the events and citations as tables, as 0037 had them (0047, 0048 run again)
     db.conn.executescript(BEFORE_0038)  # as the migration's first step leaves a database of 0037
     db.close()
 

@@ -36,7 +36,7 @@ from mapwatch.store.questions.rank_push import l1_bound, rank_key
 from mapwatch.store.sources.refresh import refresh
 from tests.conftest import FakeClock, seed_page, write_page
 from tests.graphmap import ID, make_page, store
-from tests.older_events import events_as_today
+from tests.older_schema import as_today
 
 ROWS = "SELECT direction_slug, paper_id, pagerank, rank FROM direction_ranks ORDER BY 1, 2"
 
@@ -404,7 +404,7 @@ def test_ranks_stored_before_0041_read_the_same_and_are_computed_whole_first(tmp
     ref.close()
     older = Database(tmp_path / "older.db")
     migrations.apply(older, stop_before="0041_rank_scores")
-    with events_as_today(older):
+    with as_today(older):
         store_live(older, live, list(range(live.size)), T0)
     older.conn.executemany("INSERT INTO direction_ranks VALUES (?, ?, ?, ?, ?)", rows)
     older.conn.execute("INSERT INTO ranks_state SELECT 1, max(id), (SELECT max(id) FROM events) FROM snapshots")

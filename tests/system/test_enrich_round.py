@@ -167,8 +167,8 @@ def test_refetch_schedule(fakes: ScholarlyFakes, seeded_path: Path, clock) -> No
         when = "2026-12-03T00:00:00+00:00"
         db.conn.execute("INSERT INTO papers (id, title, has_page, first_seen, updated) VALUES (?, ?, 0, ?, ?)",
                         ["2611.00001", "A new citer", when, when])
-        db.conn.execute("INSERT INTO citations (citing_id, cited_id, first_seen) VALUES"
-                        " ('2611.00001', '2412.10400', '2026-12-03T00:00:00+00:00')")
+        db.conn.execute("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix) VALUES"
+                        " ('2611.00001', '2412.10400', unixepoch('2026-12-03T00:00:00+00:00'))")
         db.conn.commit()
     finally:
         db.close()

@@ -15,21 +15,17 @@ answer and feed byte.)
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
 
 from mapwatch.cli import main
 from mapwatch.store.database.db import open_db
-from mapwatch.store.database.migrations import migrations
 from mapwatch.store.database.rows import next_ids
 from mapwatch.store.errors import MigrationRefused
-from tests import compact_answers as ca
-from tests.killpoints import MIGRATION_PAUSED, kill_when
+from tests.killpoints import kill_inside_migration
+from tests.older_schema import beside_generated_map
 
 EVENTS = "SELECT id, kind, paper_id, citing_id, old_count, new_count, unlisted, snapshot_id, seen_at FROM events"
 ODD_TIME = "2026-11-30T08:00:00+00:00"
@@ -37,13 +33,8 @@ ODD_TIME = "2026-11-30T08:00:00+00:00"
 
 def _older(tmp_path: Path) -> tuple[Path, list[tuple], int]:
     """A database at 0046 holding a real map's events; its events, and its id sequence."""
-    source = ca.build("generated", tmp_path)
-    source.close()
-    path = tmp_path / "older.db"
-    db = Database(path)
-    migrations.apply(db, stop_before="0047_lean_events")
-    conn = db.conn
-    conn.execute("ATTACH ? AS src", (str(tmp_path / "generated.db"),))
+    db = beside_generated_map(tmp_path, "0047_lean_events")
+    path, conn = tmp_path / "older.db", db.conn
     with conn:
         conn.execute("INSERT INTO events SELECT * FROM src.events ORDER BY id")
         conn.execute("INSERT INTO event_batches SELECT * FROM src.event_batches")
@@ -113,11 +104,7 @@ def test_an_event_that_does_not_fit_stops_the_migration(older: tuple[Path, list[
 def test_a_migration_killed_midway_is_made_again_at_the_next_open(older: tuple[Path, list[tuple], int],
                                                                    tmp_path: Path) -> None:
     path, marker = _copy(older, tmp_path), tmp_path / "reached"
-    proc = subprocess.Popen([sys.executable, "-c", MIGRATION_PAUSED, str(path), str(marker)], cwd=ca.ROOT,
-                            stderr=subprocess.PIPE)
-    killed = kill_when(proc, marker.exists, timeout=120, what="the migration under way")
-    assert killed, proc.stderr.read() if proc.stderr else ""
-    assert marker.read_text() == "in transaction: True"
+    kill_inside_migration(path, marker)
     with closing(sqlite3.connect(path)) as raw:  # rolled back: the table and batches as they were
         assert raw.execute("SELECT type FROM sqlite_master WHERE name = 'events'").fetchone() == ("table",)
         assert raw.execute(f"{EVENTS} ORDER BY id").fetchall() == older[1]

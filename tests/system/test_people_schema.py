@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import gzip
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from mapwatch.store.records import AuthorRecord
 from mapwatch.store.scholarly.saved import save_openalex
 from tests import people_answers as pa
 from tests.author_helpers import work
-from tests.killpoints import MIGRATION_PAUSED, kill_when
+from tests.killpoints import kill_inside_migration
 
 CASE_TIES = "choices"  # answers whose ties (names equal but for case) were in storage order
 
@@ -109,11 +107,7 @@ def test_people_follow_the_bylines(db) -> None:
 def test_a_migration_killed_midway_is_made_again_at_the_next_open(tmp_path: Path) -> None:
     path, marker = tmp_path / "before.db", tmp_path / "reached"
     path.write_bytes(gzip.decompress((pa.FIXTURES / "people.db.gz").read_bytes()))
-    proc = subprocess.Popen([sys.executable, "-c", MIGRATION_PAUSED, str(path), str(marker)], cwd=pa.ROOT,
-                            stderr=subprocess.PIPE)
-    killed = kill_when(proc, marker.exists, timeout=120, what="the migration under way")
-    assert killed, proc.stderr.read() if proc.stderr else ""
-    assert marker.read_text() == "in transaction: True"
+    kill_inside_migration(path, marker)
     with closing(sqlite3.connect(path)) as raw:  # rolled back: the table as it was, nothing recorded
         assert raw.execute("SELECT type FROM sqlite_master WHERE name = 'paper_authors'").fetchone() == ("table",)
         assert raw.execute("SELECT count(*) FROM sqlite_master WHERE name = 'people'").fetchone() == (0,)

@@ -18,7 +18,7 @@ from mapwatch.store.database.migrations import migrations
 from mapwatch.store.pages.format import format_page
 from mapwatch.store.questions import graph
 from mapwatch.store.questions.direction_pagerank import direction_rows, update_direction_ranks
-from tests.older_events import events_as_today
+from tests.older_schema import as_today
 from tests.system.test_direction_ranks import ROWS, first_update_computes_whole, store_live, whole
 
 SCORES = "SELECT direction_slug, paper_id, score, place, cited_by, computed_at FROM direction_rank_scores"
@@ -29,7 +29,7 @@ def test_ranks_stored_as_numbers_read_the_same_after_0043(tmp_path: Path) -> Non
     live = LiveMap(600, seed=7)
     older = Database(tmp_path / "older.db")
     migrations.apply(older, stop_before="0043_rank_order")
-    with events_as_today(older):
+    with as_today(older):
         store_live(older, live, list(range(live.size)), T0)
     slugs = [r[0] for r in older.conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
     rows = [row for slug in slugs for row in direction_rows(older.conn, slug, T0.isoformat(timespec="seconds"))]
@@ -112,5 +112,5 @@ def test_a_push_reads_the_joined_papers_citers_not_the_direction(db) -> None:
     assert max(sql.count("','") for sql in citers) >= 2, "the pushes read the citers of three joined papers at once"
     for sql in citers:
         plan = [row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
-        assert plan[0].startswith("SEARCH c USING COVERING INDEX citations_cited_seen"), plan
+        assert plan[0].startswith("SEARCH citation_edges USING COVERING INDEX citations_cited_seen"), plan
         assert not any("placements_direction" in line for line in plan), plan

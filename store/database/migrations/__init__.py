@@ -71,6 +71,7 @@ from mapwatch.store.database.migrations import (
     m0045_fts_changed_text,
     m0046_citers_without_month,
     m0047_lean_events,
+    m0048_citation_seconds,
 )
 
 # In the order they apply.
@@ -122,6 +123,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0045_fts_changed_text,
     m0046_citers_without_month,
     m0047_lean_events,
+    m0048_citation_seconds,
 )
 
 migrations = Migrations("mapwatch")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sqlite3
 from pathlib import Path
 
 import feedparser
+from sqlite_utils import Database
 
 from mapwatch.feeds.publish import publish
 from mapwatch.store.database.db import open_db
@@ -20,6 +20,7 @@ from mapwatch.store.pages.files import SEEDS_DIR
 from mapwatch.store.pages.model import ListedPaper, PaperList
 from mapwatch.store.questions import queries
 from tests.conftest import seed_page, write_page
+from tests.older_schema import as_before
 from tests.seedfacts import own_date
 
 BASE = "http://feeds.test:8080"
@@ -117,8 +118,10 @@ def test_the_migration_marks_what_an_older_database_stored(db_path: Path, clock,
     written = set(db.conn.execute("SELECT citing_id, cited_id, at_first_read FROM citations"))
     publish(db, tmp_path / "site", BASE, clock=clock)
     db.close()
-    # The database as 0023 left it: no column, no record of 0024.
-    conn = sqlite3.connect(db_path)
+    # The database as 0023 left it: no column, no record of 0024 (the citations a table: 0047, 0048 run again).
+    older = Database(db_path)
+    as_before(older)
+    conn = older.conn
     conn.execute("ALTER TABLE citations DROP COLUMN at_first_read")
     conn.execute("ALTER TABLE feed_direction_citers DROP COLUMN at_first_read")
     conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0024_first_read'")

@@ -51,6 +51,7 @@ RECORDED_NAMES = [
     "0045_fts_changed_text",
     "0046_citers_without_month",
     "0047_lean_events",
+    "0048_citation_seconds",
 ]
 
 
