@@ -1,7 +1,7 @@
 """The migrations of this version on a database made before them (issue 44): time, CPU and peak
 memory of the open that applies them, and the bytes a paper before and after.
 
-    python -m bench.migrate OLD.db [--work DIR] [--keep] [--time-only]
+    python -m bench.migrate OLD.db [--work DIR] [--keep] [--time-only] [--page-size BYTES]
 
 OLD.db is copied into --work (default: beside it) and opened there by `open_db` in a child
 process, which applies what it lacks (0038: each citation given its event's id, 20,000 citers
@@ -11,6 +11,8 @@ time, `events` a view; 0048: the citations into citation_edges with their first-
 number, `citations` a view). The child's wall and CPU seconds and its peak
 RSS (ru_maxrss) are reported, then both files are compacted (`VACUUM INTO`) and measured table by
 table with dbstat (`--time-only`: not; at 1,000,000 papers each compaction takes minutes).
+`--page-size BYTES`: between the two, the copy is rewritten by `mapwatch compact` in pages of that
+size (its time and memory reported apart), so the "after" column is in those pages.
 Prints a readable summary and one JSON line.
 """
 
@@ -36,6 +38,18 @@ print(json.dumps({"seconds": time.perf_counter() - t, "cpu_seconds": time.proces
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
+# `mapwatch compact` of the migrated copy in pages of argv[2] bytes (--page-size), timed alone.
+COMPACT_CHILD = """
+import json, resource, sys, time
+from mapwatch.store.database.compact import compact
+t, c = time.perf_counter(), time.process_time()
+done = compact(sys.argv[1], int(sys.argv[2]))
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "bytes_before": done.bytes_before, "bytes_after": done.bytes_after,
+                  "page_size_before": done.page_size_before, "page_size_after": done.page_size_after}))
+"""
+
 
 def table_bytes(path: Path, work: Path) -> tuple[int, dict[str, int], int]:
     """(papers, bytes by table or index, total) of `path` compacted."""
@@ -57,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path)
     p.add_argument("--keep", action="store_true", help="keep the migrated copy")
     p.add_argument("--time-only", action="store_true", help="the migration's time and memory, no table sizes")
+    p.add_argument("--page-size", type=int, help="then `mapwatch compact` the copy in pages of this many bytes")
     a = p.parse_args(argv)
     work = a.work or a.old.parent
     work.mkdir(parents=True, exist_ok=True)
@@ -66,6 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         papers, before, before_total = table_bytes(a.old, work)
     out = subprocess.run([sys.executable, "-c", CHILD, str(target)], capture_output=True, text=True, check=True)
     run = json.loads(out.stdout.strip().splitlines()[-1])
+    if a.page_size:
+        done = subprocess.run([sys.executable, "-c", COMPACT_CHILD, str(target), str(a.page_size)],
+                              capture_output=True, text=True, check=True)
+        run["compact"] = json.loads(done.stdout.strip().splitlines()[-1])
+        c = run["compact"]
+        print(f"compacted in pages of {c['page_size_after']:,} bytes: {c['seconds']:.1f} s wall,"
+              f" {c['cpu_seconds']:.1f} s CPU, peak {c['peak_mib']:,.0f} MiB;"
+              f" {c['bytes_before'] / 1e6:,.1f} -> {c['bytes_after'] / 1e6:,.1f} MB")
     if a.time_only:
         if not a.keep:
             target.unlink()

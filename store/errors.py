@@ -37,6 +37,7 @@ draws it on docs/getting-started.md):
             Malformed (exit 1)
         SecretUnreadable (exit 1)
             KeyMissing (exit 1)
+        DatabaseInUse (exit 1)
         RankNotConverged (exit 1)
         DiscordError (exit 1)
             BotLoginError (exit 1)
@@ -275,6 +276,11 @@ class SecretUnreadable(MapwatchError):
 
 class KeyMissing(SecretUnreadable):
     """No key at all: neither $MAPWATCH_WEBHOOK_KEY nor the key file beside the database."""
+
+
+class DatabaseInUse(MapwatchError):
+    """A command that needs the database alone (`mapwatch compact`) found another process
+    with it open; nothing was changed."""
 
 
 class RankNotConverged(MapwatchError):

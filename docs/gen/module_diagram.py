@@ -19,7 +19,7 @@ LAYERS = [
     ("mapwatch", "the mapwatch command: parsers, exit statuses, --db, signals (above the layers)"),
     ("bot", "the Discord bot: commands, rendering, delivery (ask, run, sync, graph)"),
     ("feeds", "Atom/OPML feeds, web pages, the HTTP server, the scheduler (refresh, publish, serve)"),
-    ("store", "SQLite: ingest, crawl, parse, save, queries, schema (ingest, stats, backup)"),
+    ("store", "SQLite: ingest, crawl, parse, save, queries, schema (ingest, stats, backup, compact)"),
 ]
 WIDTH, PAD, BOX_W, BOX_H, LINE = 800, 16, 110, 40, 16
 

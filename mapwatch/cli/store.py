@@ -1,4 +1,5 @@
-"""The store's commands: `mapwatch ingest`, `stats`, `backup` and `replica`. Heavy imports happen inside them."""
+"""The store's commands: `mapwatch ingest`, `stats`, `backup`, `replica` and `compact`. Heavy imports happen
+inside them."""
 
 from __future__ import annotations
 
@@ -43,6 +44,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "and current (docs/operations.md). Exit 0: current; 1: not configured, or behind "
                     "by more than a minute.")
     p.set_defaults(func=cmd_replica)
+
+    p = sub.add_parser(
+        "compact", help="rewrite the database without its free pages, in 16 KiB pages (stop mapwatch first)",
+        description="Rewrite the database in one piece (SQLite's VACUUM): the pages freed by deletions and "
+                    "migrations go back to the disk, and its pages take the new size (16 KiB by default; a "
+                    "database made before this version has 4 KiB, which leave a fifth of each paper's page "
+                    "empty). Atomic: interrupted, the file is as it was. Needs the database alone (stop "
+                    "mapwatch run, serve, refresh and ingest first) and free disk for a copy and a journal "
+                    "of it (docs/operations.md, \"Compacting the database\"). Exit 0: compacted; 1: the "
+                    "database is in use or the disk too full (nothing changed); 2: usage error.")
+    p.add_argument("--page-size", type=_page_size, default=None, metavar="BYTES",
+                   help="bytes a page: a power of two from 512 to 65536 (default: 16384)")
+    p.set_defaults(func=cmd_compact)
+
+
+def _page_size(text: str) -> int:
+    from mapwatch.store.database.compact import PAGE_SIZES
+
+    if not text.isdigit() or int(text) not in PAGE_SIZES:
+        raise argparse.ArgumentTypeError(f"a power of two from 512 to 65536, not {text!r}")
+    return int(text)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -139,3 +161,24 @@ def cmd_replica(args: argparse.Namespace) -> int:
         return EXIT_REJECTED
     print(status.line())
     return EXIT_OK if status.current else EXIT_REJECTED
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    import time
+
+    from mapwatch.store.database.compact import compact, file_bytes
+    from mapwatch.store.database.db import PAGE_SIZE, default_db_path, require_db
+
+    target = Path(require_db(args.db or default_db_path()))  # a missing --db: exit 2, nothing made
+    print(f"Compacting {target} ({file_bytes(target) / 1e6:,.1f} MB); a 1 GB database takes about 20 s.", flush=True)
+    started, shown = time.monotonic(), [0.0]
+
+    def alive() -> None:  # a line every 30 s of a long rewrite
+        if (elapsed := time.monotonic() - started) >= shown[0] + 30:
+            shown[0] = elapsed
+            print(f"  still compacting: {elapsed:.0f} s", flush=True)
+
+    done = compact(target, args.page_size or PAGE_SIZE, on_progress=alive)
+    print(f"Compacted {target}: {done.bytes_before / 1e6:,.1f} MB -> {done.bytes_after / 1e6:,.1f} MB, pages of "
+          f"{done.page_size_before:,} -> {done.page_size_after:,} bytes, in {done.seconds:.1f} s.")
+    return EXIT_OK

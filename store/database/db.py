@@ -18,6 +18,12 @@ from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
 from mapwatch.store.errors import MigrationRefused, NoDatabase
 
+# Bytes a page of a new database (SQLite's default: 4,096). A paper's row, most of it its
+# abstract, fits twice in 4 KB and leaves a fifth of the page empty; nine fit in 16 KB
+# (bench/RESULTS.md, "The compact database, part 9"). A database made before keeps its pages
+# until `mapwatch compact` (store/database/compact.py) writes it again.
+PAGE_SIZE = 16_384
+
 
 def default_db_path() -> str:
     """$MAPWATCH_DB, else ./mapwatch.db (store.environment)."""
@@ -70,6 +76,7 @@ def open_db(path: str | Path | None = None, *, migrate: bool = True, create: boo
         kind = check_database(db.conn, target, create=create or target == ":memory:")
         if kind is Kind.EMPTY:
             clear_interrupted_start(db.conn)
+            db.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first page is written
     except BaseException:
         conn.close()
         raise

@@ -205,8 +205,9 @@ def test_every_command_and_option_is_in_the_command_reference() -> None:
 
     text = page("commands.md")
     commands = cli_reference.subcommands(build_parser())
-    assert [name for name, _, _ in commands] == ["ingest", "stats", "backup", "replica", "refresh", "publish",
-                                                 "serve", "enrich", "ask", "run", "sync", "graph", "export", "webhook"]
+    assert [name for name, _, _ in commands] == ["ingest", "stats", "backup", "replica", "compact", "refresh",
+                                                 "publish", "serve", "enrich", "ask", "run", "sync", "graph", "export",
+                                                 "webhook"]
     nested = [(f"{name} {sub}", "###", p) for name, _, parser in commands
               if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
               for sub, _, p in cli_reference.subcommands(parser)]

@@ -59,6 +59,7 @@ EXAMPLES: dict[str, errors.MapwatchError] = {
     "Malformed": errors.Malformed("the arXiv answer is not XML"),
     "SecretUnreadable": errors.SecretUnreadable("the key does not open it"),
     "KeyMissing": errors.KeyMissing("the key file is missing"),
+    "DatabaseInUse": errors.DatabaseInUse("mapwatch.db: another process has the database open"),
     "RankNotConverged": errors.RankNotConverged("PageRank did not converge"),
     "DiscordError": errors.DiscordError("Discord refused"),
     "BotLoginError": errors.BotLoginError("Discord refused the token"),

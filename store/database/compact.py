@@ -1,0 +1,107 @@
+"""`mapwatch compact`: the database rewritten without its free pages, in pages of PAGE_SIZE
+(docs/operations.md, "Compacting the database").
+
+A database made by this version has pages of PAGE_SIZE bytes; one made before has SQLite's
+4,096, and a page size can only change when the whole file is written again. A paper's row,
+most of it its abstract (1.4 KB), fits twice in a 4 KB page and leaves a fifth of it empty;
+in 16 KB pages nine fit (bench/RESULTS.md, "The compact database, part 9"). The rewrite is
+SQLite's VACUUM, in its rollback-journal mode: atomic, so a process killed midway leaves the
+file as it was (the journal rolls it back at the next open). It needs the file alone (mapwatch
+stopped) and free disk beside it for a copy and a journal of the file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mapwatch.store.database.db import PAGE_SIZE, open_db, require_db
+from mapwatch.store.database.rows import scalar
+from mapwatch.store.errors import DatabaseInUse
+
+PAGE_SIZES = tuple(2 ** k for k in range(9, 17))  # what SQLite allows: 512 to 65,536
+PROGRESS_STEPS = 1_000_000  # SQLite's virtual-machine steps between two calls of `on_progress`
+
+
+@dataclass(frozen=True)
+class Compacted:
+    bytes_before: int
+    bytes_after: int
+    page_size_before: int
+    page_size_after: int
+    seconds: float
+
+
+def file_bytes(path: Path) -> int:
+    """The database's bytes on disk: the file and its WAL."""
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def _free_bytes(folder: Path) -> int:
+    st = os.statvfs(folder)
+    return st.f_bavail * st.f_frsize
+
+
+def _quoted(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def check_room(path: Path, needed: int) -> None:
+    """OSError (ENOSPC) naming the folder unless it holds a copy of `needed` bytes and a journal
+    of as many (the rewrite writes both beside the database: `compact` points SQLite's
+    temporary files there)."""
+    folder = path.resolve().parent
+    free = _free_bytes(folder)
+    if free < 2 * needed:
+        raise OSError(errno.ENOSPC, f"compacting needs {2 * needed / 1e9:.1f} GB free in {folder} (a copy and a"
+                                    f" journal of the database), {free / 1e9:.1f} GB are; nothing was changed")
+
+
+def compact(path: str | Path, page_size: int = PAGE_SIZE, on_progress: Callable[[], None] | None = None) -> Compacted:
+    """Rewrite the database at `path` without its free pages, in pages of `page_size` bytes,
+    and put it back in WAL mode. Migrations it lacks are applied first. `on_progress` is called
+    every PROGRESS_STEPS of SQLite's steps while the copy is made (a command shows it is alive).
+    Raises DatabaseInUse when another process has it open, OSError (ENOSPC) when the disk cannot
+    hold the copy; in both cases nothing changed."""
+    if page_size not in PAGE_SIZES:
+        raise ValueError(f"page size must be a power of two from 512 to 65536, not {page_size}")
+    target = Path(require_db(path))
+    open_db(target, create=False).close()  # a mapwatch database, migrated
+    before = file_bytes(target)
+    conn = sqlite3.connect(target, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        old_size = int(scalar(conn, "PRAGMA page_size"))
+        try:
+            mode = scalar(conn, "PRAGMA journal_mode = DELETE")
+        except sqlite3.OperationalError as e:
+            raise DatabaseInUse(f"{target}: another process has the database open ({e}): stop mapwatch (run, serve,"
+                                " refresh, ingest) and compact again; nothing was changed") from None
+        if mode != "delete":
+            raise DatabaseInUse(f"{target}: another process has the database open: stop mapwatch (run, serve, refresh,"
+                                " ingest) and compact again; nothing was changed")
+        try:
+            check_room(target, target.stat().st_size)
+            started = time.perf_counter()
+            # SQLite's copy beside the database, on the disk check_room measured (not in /var/tmp).
+            # The setting is the process's, not the connection's: put back after.
+            conn.execute(f"PRAGMA temp_store_directory = '{_quoted(str(target.resolve().parent))}'")
+            conn.execute(f"PRAGMA page_size = {page_size}")
+            if on_progress is not None:
+                conn.set_progress_handler(lambda: on_progress() or 0, PROGRESS_STEPS)
+            conn.execute("VACUUM")
+            conn.set_progress_handler(None, 0)
+            seconds = time.perf_counter() - started
+        finally:
+            conn.execute("PRAGMA temp_store_directory = ''")
+            conn.execute("PRAGMA journal_mode = WAL")
+        new_size = int(scalar(conn, "PRAGMA page_size"))
+    finally:
+        conn.close()
+    return Compacted(before, file_bytes(target), old_size, new_size, seconds)

@@ -1,0 +1,145 @@
+"""`mapwatch compact` (issue 44, part 9): a database made before this version, in SQLite's
+4 KiB pages, rewritten in 16 KiB pages answers exactly as before; a database in use, or a disk
+without room, is refused with nothing changed; a compaction killed midway leaves the database
+as it was.
+
+The database is tests/data/compact_before/'s generated map (160 pages read twice, made by an
+earlier version in 4 KiB pages), opened and so migrated by this one, with every answer and feed
+byte that version gave (tests/compact_answers.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from mapwatch.cli import main
+from mapwatch.store.database.compact import check_room, compact
+from mapwatch.store.database.db import PAGE_SIZE, open_db
+from mapwatch.store.errors import DatabaseInUse
+from tests import compact_answers as ca
+from tests.killpoints import ROOT, kill_when
+
+
+def _same(got: dict, want: dict) -> None:
+    for part in ("history", "feeds", "answers"):
+        assert got[part].keys() == want[part].keys(), part
+        for key in want[part]:
+            assert got[part][key] == want[part][key], (part, key)
+
+
+def _pragma(path: Path, name: str) -> object:
+    with closing(sqlite3.connect(path)) as raw:
+        return raw.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+@pytest.fixture
+def older(tmp_path: Path) -> Path:
+    """The generated map of the version before, migrated by this one: 4 KiB pages."""
+    path = tmp_path / "before.db"
+    ca.load("generated", path).close()
+    assert _pragma(path, "page_size") == 4096
+    return path
+
+
+def test_a_new_database_has_pages_of_16_kib(tmp_path: Path) -> None:
+    open_db(tmp_path / "new.db").close()
+    assert _pragma(tmp_path / "new.db", "page_size") == PAGE_SIZE == 16_384
+
+
+def test_compacted_in_16_kib_pages_it_answers_as_before(older: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    with closing(sqlite3.connect(older)) as raw, raw:  # pages freed, as a deletion leaves them
+        raw.execute("CREATE TABLE scratch AS SELECT * FROM papers")
+        raw.execute("DROP TABLE scratch")
+    assert _pragma(older, "freelist_count") > 0
+    assert main(["compact", "--db", str(older)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Compacting {older} (") and "pages of 4,096 -> 16,384 bytes" in out
+    assert (_pragma(older, "page_size"), _pragma(older, "freelist_count"), _pragma(older, "journal_mode")) == (
+        16_384, 0, "wal")
+    db = open_db(older, create=False)
+    assert db.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    _same(ca.jsonable(ca.everything(db, tmp_path / "feeds")), ca.expected("generated"))
+
+
+def test_back_to_4_kib_and_again(older: Path, tmp_path: Path) -> None:
+    done = compact(older, 16_384)
+    assert (done.page_size_before, done.page_size_after) == (4096, 16_384)
+    done = compact(older, 4096)
+    assert (done.page_size_before, done.page_size_after) == (16_384, 4096)
+    _same(ca.jsonable(ca.everything(open_db(older, create=False), tmp_path / "feeds")), ca.expected("generated"))
+
+
+def test_a_database_in_use_is_refused_and_left_alone(older: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = open_db(older, create=False)  # as `mapwatch run` keeps it open
+    try:
+        other.conn.execute("SELECT count(*) FROM papers").fetchone()
+        with pytest.raises(DatabaseInUse, match="another process has the database open"):
+            compact(older)
+        assert main(["compact", "--db", str(older)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"mapwatch: error: {older}: another process") and err.count("\n") == 1
+        assert err.rstrip().endswith("nothing was changed")
+        assert (_pragma(older, "page_size"), _pragma(older, "journal_mode")) == (4096, "wal")
+        assert other.conn.execute("SELECT count(*) FROM papers").fetchone()[0] > 0  # still works
+    finally:
+        other.close()
+
+
+def test_a_disk_without_room_for_the_copy_is_told(older: Path) -> None:
+    st = os.statvfs(older.parent)
+    with pytest.raises(OSError, match=r"compacting needs .* GB free in") as caught:
+        check_room(older, st.f_bavail * st.f_frsize + 1)  # more than the disk has
+    assert caught.value.errno == 28  # ENOSPC: the command's one line, exit 1
+
+
+@pytest.mark.parametrize("text", ["4000", "131072", "big", "-4096"])
+def test_a_page_size_sqlite_does_not_allow_is_a_usage_error(older: Path, text: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["compact", "--db", str(older), "--page-size", text])
+    assert caught.value.code == 2 and "a power of two from 512 to 65536" in capsys.readouterr().err
+    assert _pragma(older, "page_size") == 4096
+
+
+def test_a_missing_database_is_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compact", "--db", str(tmp_path / "none.db")]) == 2
+    assert "no such database" in capsys.readouterr().err and not (tmp_path / "none.db").exists()
+
+
+# The child: compact in 16 KiB pages, pausing at the third progress call (inside VACUUM, while
+# the copy is made) after marking it; the parent kills it there.
+PAUSED = """
+import sys, threading
+from pathlib import Path
+from mapwatch.store.database import compact as c
+c.PROGRESS_STEPS = 1_000
+calls = 0
+def tick():
+    global calls
+    calls += 1
+    if calls == 3:
+        Path(sys.argv[2] + ".part").write_text("inside the rewrite")
+        Path(sys.argv[2] + ".part").replace(sys.argv[2])
+        threading.Event().wait()
+c.compact(sys.argv[1], 16384, on_progress=tick)
+"""
+
+
+def test_a_compaction_killed_midway_leaves_the_database_as_it_was(older: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "reached"
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED, str(older), str(marker)], cwd=ROOT, stderr=subprocess.PIPE)
+    killed = kill_when(proc, marker.exists, timeout=120, what="the rewrite under way")
+    assert killed, proc.stderr.read() if proc.stderr else ""
+    assert _pragma(older, "journal_mode") == "delete"  # killed between the two switches, inside VACUUM
+    db = open_db(older, create=False)  # back to WAL, every row as it was
+    assert (_pragma(older, "page_size"), _pragma(older, "journal_mode")) == (4096, "wal")
+    assert db.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    _same(ca.jsonable(ca.everything(db, tmp_path / "feeds")), ca.expected("generated"))
