@@ -46,16 +46,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_replica)
 
     p = sub.add_parser(
-        "compact", help="rewrite the database without its free pages, in 16 KiB pages (stop mapwatch first)",
-        description="Rewrite the database in one piece (SQLite's VACUUM): the pages freed by deletions and "
-                    "migrations go back to the disk, and its pages take the new size (16 KiB by default; a "
-                    "database made before this version has 4 KiB, which leave a fifth of each paper's page "
-                    "empty). Atomic: interrupted, the file is as it was. Needs the database alone (stop "
-                    "mapwatch run, serve, refresh and ingest first) and free disk for a copy and a journal "
-                    "of it (docs/operations.md, \"Compacting the database\"). Exit 0: compacted; 1: the "
-                    "database is in use or the disk too full (nothing changed); 2: usage error.")
+        "compact", help="rewrite the database without its free pages (stop mapwatch first)",
+        description="Rewrite the database in one piece (SQLite's VACUUM): the pages that migrations and "
+                    "deletions freed inside the file go back to the disk (a database made before migrations "
+                    "0047 and 0048 has 1-2 KB of them a paper). Atomic: interrupted, the file is as it was. "
+                    "Needs the database alone (stop mapwatch run, serve, refresh and ingest first) and free "
+                    "disk beside it for a copy and a journal of it (docs/operations.md, \"Compacting the "
+                    "database\"). Exit 0: compacted; 1: the database is in use or the disk too full (nothing "
+                    "changed); 2: usage error.")
     p.add_argument("--page-size", type=_page_size, default=None, metavar="BYTES",
-                   help="bytes a page: a power of two from 512 to 65536 (default: 16384)")
+                   help="rewrite it in pages of this many bytes: a power of two from 512 to 65536 (default: the "
+                        "size it has; new databases have 4096)")
     p.set_defaults(func=cmd_compact)
 
 
@@ -167,10 +168,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
     import time
 
     from mapwatch.store.database.compact import compact, file_bytes
-    from mapwatch.store.database.db import PAGE_SIZE, default_db_path, require_db
+    from mapwatch.store.database.db import default_db_path, require_db
 
     target = Path(require_db(args.db or default_db_path()))  # a missing --db: exit 2, nothing made
-    print(f"Compacting {target} ({file_bytes(target) / 1e6:,.1f} MB); a 1 GB database takes about 20 s.", flush=True)
+    print(f"Compacting {target} ({file_bytes(target) / 1e6:,.1f} MB); a GB takes 5 to 15 s.", flush=True)
     started, shown = time.monotonic(), [0.0]
 
     def alive() -> None:  # a line every 30 s of a long rewrite
@@ -178,7 +179,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
             shown[0] = elapsed
             print(f"  still compacting: {elapsed:.0f} s", flush=True)
 
-    done = compact(target, args.page_size or PAGE_SIZE, on_progress=alive)
+    done = compact(target, args.page_size, on_progress=alive)
     print(f"Compacted {target}: {done.bytes_before / 1e6:,.1f} MB -> {done.bytes_after / 1e6:,.1f} MB, pages of "
           f"{done.page_size_before:,} -> {done.page_size_after:,} bytes, in {done.seconds:.1f} s.")
     return EXIT_OK

@@ -1,13 +1,12 @@
-"""`mapwatch compact`: the database rewritten without its free pages, in pages of PAGE_SIZE
+"""`mapwatch compact`: the database rewritten without its free pages, in its page size or another
 (docs/operations.md, "Compacting the database").
 
-A database made by this version has pages of PAGE_SIZE bytes; one made before has SQLite's
-4,096, and a page size can only change when the whole file is written again. A paper's row,
-most of it its abstract (1.4 KB), fits twice in a 4 KB page and leaves a fifth of it empty;
-in 16 KB pages nine fit (bench/RESULTS.md, "The compact database, part 9"). The rewrite is
-SQLite's VACUUM, in its rollback-journal mode: atomic, so a process killed midway leaves the
-file as it was (the journal rolls it back at the next open). It needs the file alone (mapwatch
-stopped) and free disk beside it for a copy and a journal of the file.
+Migrations that move a big table (0038, 0047, 0048) and deletions leave free pages inside the
+file, which SQLite keeps for the map's next rows: at 1,000,000 papers with authors 2 GB of a
+9.3 GB file (bench/RESULTS.md, "The compact database, part 9"). The rewrite is SQLite's VACUUM,
+in its rollback-journal mode: atomic, so a process killed midway leaves the file as it was (the
+journal rolls it back at the next open). It needs the file alone (mapwatch stopped) and free
+disk beside it for a copy and a journal of the file.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mapwatch.store.database.db import PAGE_SIZE, open_db, require_db
+from mapwatch.store.database.db import open_db, require_db
 from mapwatch.store.database.rows import scalar
 from mapwatch.store.errors import DatabaseInUse
 
@@ -63,13 +62,14 @@ def check_room(path: Path, needed: int) -> None:
                                     f" journal of the database), {free / 1e9:.1f} GB are; nothing was changed")
 
 
-def compact(path: str | Path, page_size: int = PAGE_SIZE, on_progress: Callable[[], None] | None = None) -> Compacted:
-    """Rewrite the database at `path` without its free pages, in pages of `page_size` bytes,
-    and put it back in WAL mode. Migrations it lacks are applied first. `on_progress` is called
+def compact(path: str | Path, page_size: int | None = None,
+            on_progress: Callable[[], None] | None = None) -> Compacted:
+    """Rewrite the database at `path` without its free pages, in pages of `page_size` bytes (None:
+    the size it has), and put it back in WAL mode. Migrations it lacks are applied first. `on_progress` is called
     every PROGRESS_STEPS of SQLite's steps while the copy is made (a command shows it is alive).
     Raises DatabaseInUse when another process has it open, OSError (ENOSPC) when the disk cannot
     hold the copy; in both cases nothing changed."""
-    if page_size not in PAGE_SIZES:
+    if page_size is not None and page_size not in PAGE_SIZES:
         raise ValueError(f"page size must be a power of two from 512 to 65536, not {page_size}")
     target = Path(require_db(path))
     open_db(target, create=False).close()  # a mapwatch database, migrated
@@ -92,7 +92,7 @@ def compact(path: str | Path, page_size: int = PAGE_SIZE, on_progress: Callable[
             # SQLite's copy beside the database, on the disk check_room measured (not in /var/tmp).
             # The setting is the process's, not the connection's: put back after.
             conn.execute(f"PRAGMA temp_store_directory = '{_quoted(str(target.resolve().parent))}'")
-            conn.execute(f"PRAGMA page_size = {page_size}")
+            conn.execute(f"PRAGMA page_size = {page_size or old_size}")
             if on_progress is not None:
                 conn.set_progress_handler(lambda: on_progress() or 0, PROGRESS_STEPS)
             conn.execute("VACUUM")

@@ -18,11 +18,13 @@ from mapwatch.store.database.replica import replica_url
 from mapwatch.store.environment import current
 from mapwatch.store.errors import MigrationRefused, NoDatabase
 
-# Bytes a page of a new database (SQLite's default: 4,096). A paper's row, most of it its
-# abstract, fits twice in 4 KB and leaves a fifth of the page empty; nine fit in 16 KB
-# (bench/RESULTS.md, "The compact database, part 9"). A database made before keeps its pages
-# until `mapwatch compact` (store/database/compact.py) writes it again.
-PAGE_SIZE = 16_384
+# Bytes a page of a new database: SQLite's default, kept on purpose. Larger pages hold papers'
+# rows better (a row, most of it its abstract, fits twice in 4 KiB and leaves a fifth of the page
+# empty): 16 KiB pages make a 1M map with authors 6% smaller, but its point lookups read 4x the
+# bytes a page, and `/citers` p99 went from 6.1-6.4 to 8.0-8.2 ms, the 50 most prolific people's
+# `/author` from 45 to 51 ms (bench/RESULTS.md, "The compact database, part 9"). `mapwatch
+# compact --page-size` (store/database/compact.py) rewrites a database in another size.
+PAGE_SIZE = 4096
 
 
 def default_db_path() -> str:
