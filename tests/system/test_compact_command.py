@@ -156,3 +156,25 @@ def test_a_compaction_killed_midway_leaves_the_database_as_it_was(older: Path, t
     assert (_pragma(older, "page_size"), _pragma(older, "journal_mode")) == (4096, "wal")
     assert db.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     _same(ca.jsonable(ca.everything(db, tmp_path / "feeds")), ca.expected("generated"))
+
+
+def test_papers_keep_their_rowids_the_full_text_indexes_rest_on(older: Path) -> None:
+    """The full-text indexes are external content keyed on papers' rowid (no INTEGER PRIMARY KEY):
+    a rewrite that renumbered it would point the index at other papers. A gap in the middle (a
+    paper deleted, as a merge of two versions does) is where a renumbering would show."""
+    with closing(sqlite3.connect(older)) as raw, raw:
+        for pid in ("9999.00001", "9999.00002"):
+            raw.execute("INSERT INTO papers (id, title, abstract, has_page, first_seen, updated)"
+                        " VALUES (?, 'Spectral gap words', 'zygomorphic', 0, '2026-12-01T00:00:00+00:00',"
+                        " '2026-12-01T00:00:00+00:00')", (pid,))
+        raw.execute("DELETE FROM papers WHERE id = '9999.00001'")
+        before = raw.execute("SELECT rowid, id FROM papers ORDER BY rowid").fetchall()
+    assert before[-1][0] - before[-2][0] == 2  # the gap
+    compact(older, 16_384)
+    with closing(sqlite3.connect(older)) as raw:
+        assert raw.execute("SELECT rowid, id FROM papers ORDER BY rowid").fetchall() == before
+        for fts in ("papers_fts", "papers_title_fts"):  # the index against its content, row by row
+            raw.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+        found = raw.execute("SELECT p.id FROM papers_fts f JOIN papers p ON p.rowid = f.rowid"
+                            " WHERE papers_fts MATCH 'zygomorphic'").fetchall()
+        assert found == [("9999.00002",)]
