@@ -100,10 +100,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from mapwatch.store.database.compact import room
     from mapwatch.store.database.db import open_db
     from mapwatch.store.questions.queries import map_stats
 
-    s = map_stats(open_db(args.db, create=False))
+    db = open_db(args.db, create=False)
+    s = map_stats(db)
     print(f"papers:        {s.papers:,} ({s.papers_with_page:,} with pages, "
           f"{s.papers - s.papers_with_page:,} seen only in lists)")
     print(f"citations:     {s.citations:,}")
@@ -114,6 +116,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
           + (f" from {s.last_ingest_source}" if s.last_ingest_source else ""))
     if s.pages_rejected_now:
         print(f"rejected now:  {s.pages_rejected_now:,} pages (see table ingest_errors)")
+    r = room(db)
+    free = (f" ({r.free_bytes / 1e6:,.1f} MB of it free pages: mapwatch compact gives them back)"
+            if r.worth_compacting else "")
+    print(f"database:      {r.file_bytes / 1e6:,.1f} MB{free}")
     return EXIT_OK
 
 

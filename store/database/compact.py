@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlite_utils import Database
+
 from mapwatch.store.database.db import open_db, require_db
 from mapwatch.store.database.rows import scalar
 from mapwatch.store.errors import DatabaseInUse
@@ -40,6 +42,25 @@ def file_bytes(path: Path) -> int:
     """The database's bytes on disk: the file and its WAL."""
     wal = Path(f"{path}-wal")
     return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+@dataclass(frozen=True)
+class Room:
+    """The database's pages: all of them and the free ones (freed by migrations and deletions,
+    kept by SQLite for later rows), in bytes."""
+    file_bytes: int
+    free_bytes: int
+
+    @property
+    def worth_compacting(self) -> bool:
+        """A tenth of the file or more is free, and at least 10 MB."""
+        return self.free_bytes >= max(10_000_000, self.file_bytes // 10)
+
+
+def room(db: Database) -> Room:
+    conn = db.conn
+    size = int(scalar(conn, "PRAGMA page_size"))
+    return Room(int(scalar(conn, "PRAGMA page_count")) * size, int(scalar(conn, "PRAGMA freelist_count")) * size)
 
 
 def _free_bytes(folder: Path) -> int:

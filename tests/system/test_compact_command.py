@@ -178,3 +178,19 @@ def test_papers_keep_their_rowids_the_full_text_indexes_rest_on(older: Path) -> 
         found = raw.execute("SELECT p.id FROM papers_fts f JOIN papers p ON p.rowid = f.rowid"
                             " WHERE papers_fts MATCH 'zygomorphic'").fetchall()
         assert found == [("9999.00002",)]
+
+
+def test_stats_tells_of_free_pages_worth_compacting(older: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with closing(sqlite3.connect(older)) as raw, raw:  # 12 MB freed, as a migration leaves them
+        raw.execute("CREATE TABLE scratch AS SELECT zeroblob(1000000) AS b FROM papers LIMIT 12")
+        raw.execute("DROP TABLE scratch")
+    assert main(["stats", "--db", str(older)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("database:") and "MB of it free pages: mapwatch compact gives them back" in line
+    free_mb = float(line.split("(")[1].split(" MB")[0].replace(",", ""))
+    assert 12.0 <= free_mb <= 12.4
+    assert main(["compact", "--db", str(older)]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--db", str(older)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith("database:") and "free pages" not in line
