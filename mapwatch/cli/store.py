@@ -178,12 +178,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
     target = Path(require_db(args.db or default_db_path()))  # a missing --db: exit 2, nothing made
     print(f"Compacting {target} ({file_bytes(target) / 1e6:,.1f} MB); a GB takes 5 to 15 s.", flush=True)
-    started, shown = time.monotonic(), [0.0]
+    started = shown = time.monotonic()
 
     def alive() -> None:  # a line every 30 s of a long rewrite
-        if (elapsed := time.monotonic() - started) >= shown[0] + 30:
-            shown[0] = elapsed
-            print(f"  still compacting: {elapsed:.0f} s", flush=True)
+        nonlocal shown
+        if (now := time.monotonic()) >= shown + 30:
+            shown = now
+            print(f"  still compacting: {now - started:.0f} s", flush=True)
 
     done = compact(target, args.page_size, on_progress=alive)
     print(f"Compacted {target}: {done.bytes_before / 1e6:,.1f} MB -> {done.bytes_after / 1e6:,.1f} MB, pages of "

@@ -17,7 +17,8 @@ from mapwatch.store.database.rows import one_column
 LOW_SPACE = 64 * 1024  # free bytes under which a failed copy is put down to a full disk
 
 
-def _free_bytes(folder: Path) -> int:
+def free_bytes(folder: Path) -> int:
+    """Bytes an unprivileged process may still write on the disk holding `folder`."""
     st = os.statvfs(folder)
     return st.f_bavail * st.f_frsize
 
@@ -59,7 +60,7 @@ def backup_database(source: str | Path, target: str | Path) -> int:
                     # SQLite reports a full disk as "database or disk is full", or as an I/O
                     # error when there is no room for the copy's shared-memory file: told
                     # apart by the space left while the copy is still there.
-                    full = _free_bytes(target.parent) < LOW_SPACE
+                    full = free_bytes(target.parent) < LOW_SPACE
                     raise
                 finally:
                     dst.close()

@@ -12,7 +12,6 @@ disk beside it for a copy and a journal of the file.
 from __future__ import annotations
 
 import errno
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.backup import free_bytes
 from mapwatch.store.database.db import open_db, require_db
 from mapwatch.store.database.rows import scalar
 from mapwatch.store.errors import DatabaseInUse
@@ -63,11 +63,6 @@ def room(db: Database) -> Room:
     return Room(int(scalar(conn, "PRAGMA page_count")) * size, int(scalar(conn, "PRAGMA freelist_count")) * size)
 
 
-def _free_bytes(folder: Path) -> int:
-    st = os.statvfs(folder)
-    return st.f_bavail * st.f_frsize
-
-
 def _quoted(text: str) -> str:
     return text.replace("'", "''")
 
@@ -77,7 +72,7 @@ def check_room(path: Path, needed: int) -> None:
     of as many (the rewrite writes both beside the database: `compact` points SQLite's
     temporary files there)."""
     folder = path.resolve().parent
-    free = _free_bytes(folder)
+    free = free_bytes(folder)
     if free < 2 * needed:
         raise OSError(errno.ENOSPC, f"compacting needs {2 * needed / 1e9:.1f} GB free in {folder} (a copy and a"
                                     f" journal of the database), {free / 1e9:.1f} GB are; nothing was changed")
@@ -99,14 +94,13 @@ def compact(path: str | Path, page_size: int | None = None,
     try:
         conn.execute("PRAGMA busy_timeout = 0")
         old_size = int(scalar(conn, "PRAGMA page_size"))
-        try:
-            mode = scalar(conn, "PRAGMA journal_mode = DELETE")
+        try:  # out of WAL only when no other connection has the file open
+            mode, why = scalar(conn, "PRAGMA journal_mode = DELETE"), ""
         except sqlite3.OperationalError as e:
-            raise DatabaseInUse(f"{target}: another process has the database open ({e}): stop mapwatch (run, serve,"
-                                " refresh, ingest) and compact again; nothing was changed") from None
+            mode, why = None, f" ({e})"
         if mode != "delete":
-            raise DatabaseInUse(f"{target}: another process has the database open: stop mapwatch (run, serve, refresh,"
-                                " ingest) and compact again; nothing was changed")
+            raise DatabaseInUse(f"{target}: another process has the database open{why}: stop mapwatch (run, serve,"
+                                " refresh, ingest) and compact again; nothing was changed")
         try:
             check_room(target, target.stat().st_size)
             started = time.perf_counter()
