@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from bench.floor import paper_keys
 from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.db import open_db
 from mapwatch.store.database.ingest import INGEST_CACHE_KIB, ingest_paths
@@ -85,8 +86,9 @@ def run_floor(db_path: str, folder: str) -> dict:
         sources.append((location, page.id, hashlib.sha256(data).hexdigest(), len(data), 0, None, None, now))
     paper_rows = list(papers.values()) + [row for pid, row in stubs.items() if pid not in papers]
     seen = unix_seconds(now)  # citation_edges.first_seen_unix
-    citation_rows = [(a, b, seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
-    event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    key = paper_keys([*papers, *stubs])
+    citation_rows = [(key[a], key[b], seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, key[b], key[a], sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
 
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -105,9 +107,10 @@ def run_floor(db_path: str, folder: str) -> dict:
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
         conn.executemany("INSERT INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                          placements)
-        conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, event_id)"
+        conn.executemany("INSERT INTO paper_keys (key, id) VALUES (?, ?)", [(k, i) for i, k in key.items()])
+        conn.executemany("INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id, event_id)"
                          " VALUES (?, ?, ?, ?, ?)", citation_rows)
-        conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
+        conn.executemany("INSERT INTO event_log (id, paper_key, citing_key, snapshot_id)"
                          " VALUES (?, ?, ?, ?)", event_rows)
         conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
                      (len(event_rows), now))

@@ -9,7 +9,8 @@ titles and abstracts, filled in one statement after the rows (no per-row trigger
 The schema is mapwatch's own, created by `open_db` (every migration), so the floor pays for
 the same indexes: papers (id primary key, papers_cited_by, papers_title_nocase,
 papers_id_cited_by), snapshots_paper, placements (primary key, placements_direction),
-citations (primary key, citations_cited_seen; each with its event's id), event_log (events_paper)
+paper_keys (each paper's key), citations (primary key, citations_cited_seen; each with its
+event's id), event_log (events_paper)
 and their one event_batches row (the events' time), sources (primary key),
 directions (primary key). Only the three full-text triggers on papers are dropped.
 
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.db import open_db
+from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST, arxiv_key
 
 NOW = "2026-11-20T12:00:00+00:00"
 CACHE_KIB = 131_072  # the ingest's page cache (store/database/ingest.py): the same conditions
@@ -79,6 +81,20 @@ def extract(data: bytes) -> tuple:
             int(builds[1]) if builds else None, int(builds[2]) if builds else None,
             _iso(*posted.groups()) if posted else None,
             placements, refs, citers, abstract[1].strip() if abstract else None)
+
+
+def paper_keys(ids: list[str]) -> dict[str, int]:
+    """Each id's key, as mapwatch gives them into an empty map (store/database/paper_keys.py): a
+    new-style arXiv id its own number, any other the next from OUTSIDE_FIRST on."""
+    keys: dict[str, int] = {}
+    outside = OUTSIDE_FIRST
+    for pid in ids:
+        if pid not in keys:
+            key = arxiv_key(pid)
+            if key is None:
+                key, outside = outside, outside + 1
+            keys[pid] = key
+    return keys
 
 
 def page_files(folder: str) -> list[str]:
@@ -132,8 +148,9 @@ def run(db_path: str, folder: str) -> dict:
     paper_rows = list(papers.values())
     stub_rows = [row for pid, row in stubs.items() if pid not in papers]
     seen = unix_seconds(NOW)  # citation_edges.first_seen_unix
-    citation_rows = [(a, b, seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
-    event_rows = [(i, b, a, sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    key = paper_keys([*papers, *stubs])
+    citation_rows = [(key[a], key[b], seen, sid, i) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
+    event_rows = [(i, key[b], key[a], sid) for i, ((a, b), sid) in enumerate(edges.items(), 1)]
     parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t1, c1 = time.perf_counter(), time.process_time()
@@ -151,9 +168,10 @@ def run(db_path: str, folder: str) -> dict:
                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", snapshots)
     conn.executemany("INSERT OR IGNORE INTO placements (paper_id, direction_slug, position) VALUES (?, ?, ?)",
                      placements)
-    conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, event_id)"
+    conn.executemany("INSERT INTO paper_keys (key, id) VALUES (?, ?)", [(k, i) for i, k in key.items()])
+    conn.executemany("INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id, event_id)"
                      " VALUES (?, ?, ?, ?, ?)", citation_rows)
-    conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)"
+    conn.executemany("INSERT INTO event_log (id, paper_key, citing_key, snapshot_id)"
                      " VALUES (?, ?, ?, ?)", event_rows)
     conn.execute("INSERT INTO event_batches (first_id, last_id, seen_at) VALUES (1, ?, ?)",
                  (len(event_rows), NOW))

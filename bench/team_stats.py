@@ -48,9 +48,9 @@ def build(path: Path, papers: int, seed: int) -> dict:
     pool = bench_authors.people(rng, max(1, len(ids) // 3), bench_authors.institutions(rng))
     for batch in bench_authors.works(rng, ids, pool):
         save_openalex(db, batch, [w.paper_id for w in batch], bench_authors.STORED_AT)
-    pairs = db.conn.execute("SELECT citing_id, cited_id FROM citations").fetchall()
+    pairs = db.conn.execute("SELECT citing_key, cited_key FROM citation_edges").fetchall()
     with db.conn:
-        db.conn.executemany("UPDATE citation_edges SET first_seen_unix = ? WHERE citing_id = ? AND cited_id = ?",
+        db.conn.executemany("UPDATE citation_edges SET first_seen_unix = ? WHERE citing_key = ? AND cited_key = ?",
                             [(unix_seconds(iso(NOW - timedelta(days=rng.random() * YEAR_DAYS))), a, b)
                              for a, b in pairs])
     db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,18 +1,19 @@
-"""The events and citations of a database older than migrations 0047 and 0048, made with today's
+"""The events and citations of a database older than migrations 0047 to 0049, made with today's
 write path.
 
 Tests of an earlier migration store a map into a database stopped before it (the older
 schema), with the code of today. Today's code writes events into `event_log` (0047) and
-citations into `citation_edges` (0048), and reads them through the views `events` and
-`citations`; an older database has the tables `events` and `citations` instead.
+citations into `citation_edges` (0048), both naming papers by `paper_keys` (0049), and reads
+them through the views `events` and `citations`; an older database has the tables `events` and
+`citations` instead.
 
 - `as_today(db)`: for the time of a `with` block, `db`'s events and citations take today's form
-  (0047's and 0048's own steps, which touch nothing else); on leaving, the form they had (the
+  (0047's to 0049's own steps, which touch nothing else); on leaving, the form they had (the
   same statements), with every row.
 - `beside_generated_map(tmp_path, stop_before)`: a database stopped before a migration, with
   tests/compact_answers.py's generated map (today's version) attached as `src` to copy from.
 - `as_before(db)`: a database of today brought back to the tables `events` and `citations` as the
-  migrations before 0047 leave them, and without 0047's and 0048's records, as a version before
+  migrations before 0047 leave them, and without 0047's to 0049's records, as a version before
   them left it.
 """
 
@@ -25,10 +26,15 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.migrations import m0047_lean_events, m0048_citation_seconds, migrations
+from mapwatch.store.database.migrations import (
+    m0047_lean_events,
+    m0048_citation_seconds,
+    m0049_paper_keys,
+    migrations,
+)
 from tests import compact_answers as ca
 
-# The objects 0047 and 0048 replace: the tables first, then their indexes.
+# The objects 0047 to 0049 replace: the tables first, then their indexes.
 _REPLACED = ("events", "citations", "events_paper", "citations_cited_seen", "citations_cited_seen_old")
 
 
@@ -51,15 +57,15 @@ def _before() -> tuple[str, ...]:
 
 def _back(db: Database, statements: Sequence[str]) -> None:
     """The views `events` and `citations` back into the tables `statements` make, every row and
-    the events' id sequence kept."""
+    the events' id sequence kept; no `paper_keys`."""
     conn = db.conn
     kinds = dict(conn.execute("SELECT name, type FROM sqlite_master WHERE name IN ('events', 'citations')").fetchall())
-    assert kinds == {"events": "view", "citations": "view"}, "not a database of migrations 0047 and 0048"
+    assert kinds == {"events": "view", "citations": "view"}, "not a database of migrations 0047 to 0049"
     with conn:
         conn.execute("CREATE TEMP TABLE held_events AS SELECT * FROM events")
         conn.execute("CREATE TEMP TABLE held_citations AS SELECT * FROM citations")
         (seq,) = conn.execute("SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'event_log'").fetchone()
-        for drop in ("VIEW events", "TABLE event_log", "VIEW citations", "TABLE citation_edges"):
+        for drop in ("VIEW events", "TABLE event_log", "VIEW citations", "TABLE citation_edges", "TABLE paper_keys"):
             conn.execute(f"DROP {drop}")
         for create in statements:
             conn.execute(create)
@@ -70,12 +76,12 @@ def _back(db: Database, statements: Sequence[str]) -> None:
                      " AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')", (seq, seq))
         conn.execute("DROP TABLE temp.held_events")
         conn.execute("DROP TABLE temp.held_citations")
-        conn.execute("DELETE FROM _sqlite_migrations WHERE name IN (?, ?)",
-                     (m0047_lean_events.NAME, m0048_citation_seconds.NAME))
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name IN (?, ?, ?)",
+                     (m0047_lean_events.NAME, m0048_citation_seconds.NAME, m0049_paper_keys.NAME))
 
 
 def as_before(db: Database) -> None:
-    """`db` (0047 and 0048 applied) as the migrations before 0047 leave it."""
+    """`db` (0047 to 0049 applied) as the migrations before 0047 leave it."""
     _back(db, _before())
 
 
@@ -87,6 +93,7 @@ def as_today(db: Database) -> Iterator[Database]:
     with db.conn:
         m0047_lean_events.migrate(db)
         m0048_citation_seconds.migrate(db)
+        m0049_paper_keys.migrate(db)
     try:
         yield db
     finally:

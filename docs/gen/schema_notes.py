@@ -31,7 +31,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'updated': '',
         }),
     'citations': (
-        '`citing_id` cites `cited_id`; a view of `citation_edges` since migration 0048, under the name, columns and values of the table it was',
+        '`citing_id` cites `cited_id`; a view of `citation_edges` and `paper_keys` since migrations 0048 and 0049, under the name, columns and values of the table it was',
         {
             'citing_id': 'the citing paper (`papers.id`)',
             'cited_id': 'the cited paper (`papers.id`)',
@@ -46,15 +46,23 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
                          "before events existed (see [Why each index](#why-each-index))"),
         }),
     'citation_edges': (
-        "the citations as stored, the rows behind the view `citations`: the first-seen time as Unix seconds (a number of 4 bytes, not 25 characters, here and in both indexes), in the same order",
+        "the citations as stored, the rows behind the view `citations`: each paper by its key (`paper_keys`, migration 0049), the first-seen time as Unix seconds (a number of 4 bytes, not 25 characters, here and in both indexes), in the same order",
         {
-            'citing_id': 'the citing paper (`papers.id`)',
-            'cited_id': 'the cited paper (`papers.id`)',
+            'citing_key': 'the citing paper (`paper_keys.key`)',
+            'cited_key': 'the cited paper (`paper_keys.key`)',
             'first_seen_unix': "the ingest that revealed it, in Unix seconds (UTC); `citations.first_seen` is it as text",
             'snapshot_id': '`snapshots.id`: the page version that revealed it',
             'at_first_read': '`citations.at_first_read`',
             'provenance': '`citations.provenance`',
             'event_id': '`event_log.id`: its citation event',
+        }),
+    'paper_keys': (
+        "each paper's key, which `citation_edges` and `event_log` hold in place of its id (migration 0049): 4 bytes where an id takes 10 and more, in the rows and their indexes; the views `citations` and `events` join the ids back",
+        {
+            'key': ("a new-style arXiv id's own number, in its order: YYMM * 100,000 + its number (2412.10400 -> "
+                    "241,210,400), so a paper's citers sort on their keys as on their ids; any other id (old-style, "
+                    "beyond arXiv, written otherwise) the next from 1,000,000,000 on"),
+            'id': '`papers.id` (or an id only a citation or event names)',
         }),
     'directions': (
         'a research direction',
@@ -89,7 +97,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'ingested_at': 'when it was stored',
         }),
     'events': (
-        "the change log, ids only grow: `citation` (`citing_id` newly cites `paper_id`) or `count` (`paper_id`'s stated cited-by count grew `old_count` -> `new_count`, `unlisted` of them not named on its page); a view of `event_log` and `event_batches` since migration 0047, under the name and columns of the table it was",
+        "the change log, ids only grow: `citation` (`citing_id` newly cites `paper_id`) or `count` (`paper_id`'s stated cited-by count grew `old_count` -> `new_count`, `unlisted` of them not named on its page); a view of `event_log`, `event_batches` and `paper_keys` since migrations 0047 and 0049, under the name and columns of the table it was",
         {
             'id': '',
             'kind': '`citation` or `count`: whether it has a citer',
@@ -102,11 +110,11 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
             'seen_at': "when it was recorded: its write's (`event_batches`)",
         }),
     'event_log': (
-        "the events as stored, the rows behind the view `events`: each without its kind (a citation event has a citer, a count event none) or its time, which its write's row in `event_batches` holds once",
+        "the events as stored, the rows behind the view `events`: each without its kind (a citation event has a citer, a count event none) or its time, which its write's row in `event_batches` holds once; its papers by key (`paper_keys`, migration 0049)",
         {
             'id': '`events.id`; the sequence goes on from the table it was',
-            'paper_id': '`papers.id`',
-            'citing_id': "`papers.id`: a citation event's citer; none: a count event",
+            'paper_key': '`paper_keys.key`: the paper',
+            'citing_key': "`paper_keys.key`: a citation event's citer; none: a count event",
             'old_count': '',
             'new_count': '',
             'unlisted': '',

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 # the seeds and small ingests keep the ordinary path.
 BULK_LOAD_THRESHOLD = 5_000
 # Tables the ingest writes; their non-unique secondary indexes are dropped while it loads.
-LOADED_TABLES = ("papers", "citation_edges", "placements", "event_log", "directions", "snapshots")
+LOADED_TABLES = ("papers", "paper_keys", "citation_edges", "placements", "event_log", "directions", "snapshots")
 KEPT_INDEXES = frozenset({"snapshots_paper"})  # the save's lookup of a paper's last snapshot
 # Full-text indexes over papers kept in step by triggers; rebuilt from papers at the end.
 FTS_TABLES = ("papers_fts", "papers_title_fts")

@@ -21,14 +21,14 @@ import sqlite3
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.paper_keys import EVENT_CITATION
 from mapwatch.store.database.rows import named_row, one_column, scalar
 
 # A citer's row is at the first read (1) while every citation of it into the direction's papers is
 # (citations.at_first_read; docs/feeds.md, "What new means"): one new citation makes it new (0).
 _FLAG = "min(coalesce(c.at_first_read, 0))"
-_CITATION = " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
 _FIRSTS = (f"SELECT pl.direction_slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG} FROM events e"
-           f" JOIN placements pl ON pl.paper_id = e.paper_id{_CITATION} WHERE e.kind = 'citation'")
+           f" JOIN placements pl ON pl.paper_id = e.paper_id{EVENT_CITATION} WHERE e.kind = 'citation'")
 _STATS = ("SELECT pl.direction_slug, count(*) AS papers, min(p.first_seen) AS since FROM placements pl"
           " JOIN papers p ON p.id = pl.paper_id")
 
@@ -125,7 +125,7 @@ def _advance(db: Database, e0: int, s0: int, e1: int) -> None:
     # The citers of a paper that joined: their row in that direction starts at the earlier of
     # the row they had (from the direction's other papers) and their first event citing it.
     conn.execute(f"INSERT INTO feed_direction_citers SELECT j.slug, e.citing_id, min(e.seen_at), min(e.id), {_FLAG}"
-                 f" FROM temp.feed_joined j CROSS JOIN events e ON e.paper_id = j.paper_id{_CITATION}"
+                 f" FROM temp.feed_joined j CROSS JOIN events e ON e.paper_id = j.paper_id{EVENT_CITATION}"
                  " WHERE e.kind = 'citation' AND e.id <= ? GROUP BY 1, 2"
                  " ON CONFLICT (direction_slug, citing_id) DO UPDATE SET"
                  " first_seen = min(first_seen, excluded.first_seen),"

@@ -22,6 +22,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.event_batches import record_batch
+from mapwatch.store.database.paper_keys import keys_of
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
 from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
@@ -342,15 +343,20 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     first_event = next_ids(conn, "event_log")
     event_rows = [(first_event + i, *row) for i, row in enumerate(event_rows)]
     event_of = {(row[2], row[1]): row[0] for row in event_rows if len(row) == 4}  # (citing, cited): id
-    citation_rows = [(citing, cited, seen, snapshot, 0 if cited in read_before else 1, event_of[citing, cited])
-                     for citing, cited, seen, snapshot in citation_rows]
+    # The tables name papers by key (paper_keys): every paper of these rows has one from here on.
+    named_ids = {pid for _snapshot, citing, cited in named_now for pid in (citing, cited)}
+    key = keys_of(conn, {row[1] for row in event_rows} | {row[2] for row in event_rows if len(row) == 4} | named_ids)
+    citation_rows = [(key[citing], key[cited], seen, snapshot, 0 if cited in read_before else 1,
+                      event_of[citing, cited]) for citing, cited, seen, snapshot in citation_rows]
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
-    _insert(conn, "INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id, at_first_read,"
+    _insert(conn, "INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id, at_first_read,"
             " event_id)", "(?, ?, ?, ?, ?, ?)", citation_rows)
     # Its first_seen, and so its feed entry and alert, stay those of the source's news.
-    conn.executemany("UPDATE citation_edges SET provenance = 'map', snapshot_id = ? WHERE citing_id = ?"
-                     " AND cited_id = ?", named_now)
-    _insert_events(conn, event_rows)
+    conn.executemany("UPDATE citation_edges SET provenance = 'map', snapshot_id = ? WHERE citing_key = ?"
+                     " AND cited_key = ?",
+                     [(snapshot, key[citing], key[cited]) for snapshot, citing, cited in named_now])
+    _insert_events(conn, [(row[0], key[row[1]], key[row[2]], *row[3:]) if len(row) == 4
+                          else (row[0], key[row[1]], *row[2:]) for row in event_rows])
     record_batch(conn, first_event, len(event_rows), now)
 
 
@@ -395,10 +401,10 @@ def _insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> Non
         while end < len(rows) and len(rows[end]) == kind:
             end += 1
         if kind == 4:
-            _insert(conn, "INSERT INTO event_log (id, paper_id, citing_id, snapshot_id)", "(?, ?, ?, ?)",
+            _insert(conn, "INSERT INTO event_log (id, paper_key, citing_key, snapshot_id)", "(?, ?, ?, ?)",
                     rows[start:end])
         else:
-            conn.executemany("INSERT INTO event_log (id, paper_id, old_count, new_count, unlisted, snapshot_id)"
+            conn.executemany("INSERT INTO event_log (id, paper_key, old_count, new_count, unlisted, snapshot_id)"
                              " VALUES (?, ?, ?, ?, ?, ?)", rows[start:end])
         start = end
 

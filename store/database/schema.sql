@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0048_citation_seconds
+-- last migration: 0049_paper_keys
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -128,58 +128,70 @@ CREATE TABLE snapshots (
         );
 CREATE INDEX snapshots_paper ON snapshots(paper_id, id);
 
--- citing_id cites cited_id, first seen at first_seen_unix (Unix seconds, UTC: read it as text from
--- the view `citations` below; migration 0048). at_first_read 1: known at the cited paper's first
--- read (revealed while its first page was read, or before it had one), so not new
--- (docs/feeds.md, "What new means"). provenance 'map': a map page names it; 'openalex' or 's2':
--- only that source has said so, no snapshot yet (docs/enrichment.md, "Citations the map does
--- not name"). event_id: the edge's citation event in event_log (the one home of the edge: its
--- event is found from here, so the events need no index by edge; NULL only for an edge stored
--- before events existed).
+-- Each paper's key, which the citations and events hold in place of its id (migration 0049): a
+-- new-style arXiv id is its own number, in its order (2412.10400 -> 241210400; four digits after
+-- the dot before 1501, five from then on), so a paper's citers sort on their keys as on their
+-- ids; any other id takes the next key from 1,000,000,000 on
+-- (store/database/migrations/_paper_keys.py). Read the ids from the views below.
+CREATE TABLE paper_keys (
+            key INTEGER PRIMARY KEY,   -- a new-style arXiv id's own number, else from 1,000,000,000 on
+            id TEXT NOT NULL UNIQUE    -- papers.id
+        );
+
+-- citing_key cites cited_key, first seen at first_seen_unix (Unix seconds, UTC: read it as text,
+-- with the ids, from the view `citations` below; migrations 0048, 0049). at_first_read 1: known
+-- at the cited paper's first read (revealed while its first page was read, or before it had
+-- one), so not new (docs/feeds.md, "What new means"). provenance 'map': a map page names it;
+-- 'openalex' or 's2': only that source has said so, no snapshot yet (docs/enrichment.md,
+-- "Citations the map does not name"). event_id: the edge's citation event in event_log (the one
+-- home of the edge: its event is found from here, so the events need no index by edge; NULL
+-- only for an edge stored before events existed).
 CREATE TABLE citation_edges (
-            citing_id TEXT NOT NULL,                -- papers.id
-            cited_id TEXT NOT NULL,                 -- papers.id
+            citing_key INTEGER NOT NULL,            -- paper_keys.key
+            cited_key INTEGER NOT NULL,             -- paper_keys.key
             first_seen_unix INTEGER NOT NULL,       -- Unix time (UTC seconds) of the ingest that revealed it
             snapshot_id INTEGER,                    -- snapshots.id
             at_first_read INTEGER NOT NULL DEFAULT 0,
             provenance TEXT NOT NULL DEFAULT 'map' CHECK (provenance IN ('map', 'openalex', 's2')),
             event_id INTEGER,                       -- event_log.id
-            PRIMARY KEY (citing_id, cited_id)
+            PRIMARY KEY (citing_key, cited_key)
         ) WITHOUT ROWID;
 
 -- A paper's citers: by cited paper (every list of citers, its count), newest first (/citers
 -- newest, the feeds' since-dates), covering (no row read to sort).
-CREATE INDEX citations_cited_seen ON citation_edges(cited_id, first_seen_unix, citing_id);
+CREATE INDEX citations_cited_seen ON citation_edges(cited_key, first_seen_unix, citing_key);
 
--- The citers whose id holds no month (old-style arXiv ids, citers beyond arXiv), by cited paper:
--- sorting the newest citers of many papers reads these few, not every citer (migration 0046;
--- the WHERE is newest_citations_sql's, word for word).
-CREATE INDEX citations_cited_seen_old ON citation_edges(cited_id, first_seen_unix)
-            WHERE NOT (citing_id GLOB '[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*');
+-- The citers whose id holds no month (old-style arXiv ids, citers beyond arXiv: keys from
+-- 1,000,000,000 on), by cited paper: sorting the newest citers of many papers reads these few,
+-- not every citer (migrations 0046, 0049; the WHERE is newest_citations_sql's, word for word).
+CREATE INDEX citations_cited_seen_old ON citation_edges(cited_key, first_seen_unix)
+            WHERE citing_key >= 1000000000;
 
--- Every citation with its first-seen time as text, as the table was before migration 0048 (same
--- name, columns, values).
+-- Every citation with its ids and its first-seen time as text, as the table was before
+-- migration 0048 (same name, columns, values).
 CREATE VIEW citations AS
-            SELECT citing_id, cited_id, strftime('%Y-%m-%dT%H:%M:%S+00:00', first_seen_unix, 'unixepoch') AS first_seen, snapshot_id,
-                   at_first_read, provenance, event_id
-            FROM citation_edges;
+            SELECT kc.id AS citing_id, kd.id AS cited_id,
+                   strftime('%Y-%m-%dT%H:%M:%S+00:00', c.first_seen_unix, 'unixepoch') AS first_seen, c.snapshot_id,
+                   c.at_first_read, c.provenance, c.event_id
+            FROM citation_edges c JOIN paper_keys kc ON kc.key = c.citing_key
+                 JOIN paper_keys kd ON kd.key = c.cited_key;
 
 -- The change log feeds and alerts read with a cursor (ids only grow), as the view `events` below.
--- A citation event (citing_id newly cites paper_id) is the one with a citer; a count event
--- (paper_id's stated cited-by count grew from old_count to new_count; unlisted = how many of the
+-- A citation event (citing_key newly cites paper_key) is the one with a citer; a count event
+-- (the paper's stated cited-by count grew from old_count to new_count; unlisted = how many of the
 -- gained citers its page does not list by name) the one without. Its time is its write's
--- (event_batches), stored once a write (migration 0047).
+-- (event_batches), stored once a write (migration 0047); its papers by key (0049).
 CREATE TABLE event_log (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
-            paper_id TEXT NOT NULL,                 -- papers.id
-            citing_id TEXT,                         -- papers.id: a citation event's citer; none: a count event
+            paper_key INTEGER NOT NULL,             -- paper_keys.key
+            citing_key INTEGER,                     -- paper_keys.key: a citation event's citer; none: a count event
             old_count INTEGER,
             new_count INTEGER,
             unlisted INTEGER,
             snapshot_id INTEGER                     -- snapshots.id
         );
 -- A paper's events after a cursor (alerts, digests, webhooks, its feed's mark).
-CREATE INDEX events_paper ON event_log(paper_id, id);
+CREATE INDEX events_paper ON event_log(paper_key, id);
 
 -- The events of each write: consecutive ids, one seen_at. /rising reads the events of the last N
 -- days through these rows (a few a tick) instead of an index of every event's time.
@@ -190,13 +202,15 @@ CREATE TABLE event_batches (
         );
 CREATE INDEX event_batches_seen_at ON event_batches(seen_at);
 
--- Every event with its kind and time, as the table was before migration 0047 (same name, columns).
+-- Every event with its kind, ids and time, as the table was before migration 0047 (same name,
+-- columns).
 CREATE VIEW events AS
-            SELECT l.id, CASE WHEN l.citing_id IS NULL THEN 'count' ELSE 'citation' END AS kind,
-                   l.paper_id, l.citing_id, l.old_count, l.new_count, l.unlisted, l.snapshot_id,
+            SELECT l.id, CASE WHEN l.citing_key IS NULL THEN 'count' ELSE 'citation' END AS kind,
+                   kp.id AS paper_id, (SELECT kc.id FROM paper_keys kc WHERE kc.key = l.citing_key) AS citing_id,
+                   l.old_count, l.new_count, l.unlisted, l.snapshot_id,
                    (SELECT b.seen_at FROM event_batches b WHERE b.first_id <= l.id
                     ORDER BY b.first_id DESC LIMIT 1) AS seen_at
-            FROM event_log l;
+            FROM event_log l JOIN paper_keys kp ON kp.key = l.paper_key;
 
 -- PageRank of each direction's papers over the citations among them, brought up to date after
 -- each refresh for the directions its pages changed (store/questions/direction_pagerank.py):

@@ -21,7 +21,7 @@ from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.errors import BadOption
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, self_citations
-from mapwatch.store.questions.paper_rows import seen_seconds, seen_text
+from mapwatch.store.questions.paper_rows import KEYED_CITATIONS, seen_seconds, seen_text
 from mapwatch.store.questions.types import Provenance, from_sources
 
 
@@ -70,7 +70,7 @@ def citer_records(db: Database, papers: Collection[str], since: str | None = Non
     after = f"c.first_seen_unix >= {seen_seconds('?')} AND " if since else ""
     found: dict[str, list[tuple[str, str, str]]] = {}  # citing -> (cited, first_seen, provenance)
     for r in rows_in_chunks(db, f"SELECT c.citing_id, c.cited_id, {seen_text('c.first_seen_unix')} AS first_seen,"
-                            f" c.provenance FROM citation_edges c WHERE {after}c.cited_id IN ({{}})", cited,
+                            f" c.provenance FROM {KEYED_CITATIONS} c WHERE {after}c.cited_id IN ({{}})", cited,
                             [since] if since else []):
         found.setdefault(r["citing_id"], []).append((r["cited_id"], r["first_seen"], r["provenance"]))
     ids = sorted(found)

@@ -12,6 +12,7 @@ from datetime import date, timedelta
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.paper_keys import EVENT_CITATION
 from mapwatch.store.database.rows import fill, named_cursor, named_row, named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.authors import bylines, contexts, with_feed_bylines
@@ -109,8 +110,7 @@ def paper_citers(db: Database, paper_id: str, limit: int = 100) -> list[NewCiter
     rows = named_rows(
         db, f"SELECT {_PAPER_COLS}, e.seen_at AS first_seen, e.id AS first_event_id,"
         " coalesce(c.at_first_read, 0) AS at_first_read, p.first_posted, coalesce(c.provenance, 'map') AS provenance"
-        " FROM events e JOIN papers p ON p.id = e.citing_id"
-        " LEFT JOIN citations c ON c.citing_id = e.citing_id AND c.cited_id = e.paper_id"
+        f" FROM events e JOIN papers p ON p.id = e.citing_id{EVENT_CITATION}"
         " WHERE e.kind = 'citation' AND e.paper_id = ? ORDER BY e.seen_at DESC, e.id ASC LIMIT ?",
         (paper_id, limit))
     return with_feed_bylines(db, [_new_citer(r, (me,) if me else (), [r["provenance"]]) for r in rows])

@@ -99,23 +99,25 @@ def rising(db: Database, now: datetime, days: int = 30, direction: str | None = 
     join, args = "", [since]
     if direction is not None:
         slug, name = resolve_direction(db, direction)
-        join = " CROSS JOIN placements pl ON pl.paper_id = e.paper_id AND pl.direction_slug = ?"
+        join = " CROSS JOIN placements pl ON pl.paper_id = k.id AND pl.direction_slug = ?"
         args = [slug, since]
     conn = db.conn
     grew: dict[str, int] = Counter()
     before: dict[str, int] = {}
     # The events of the period: those of the writes since (event_batches), read by their id
-    # ranges, in this order (CROSS JOIN; NOT INDEXED: no index of every event built for it).
-    period = "event_batches b CROSS JOIN event_log e NOT INDEXED ON e.id BETWEEN b.first_id AND b.last_id"
+    # ranges, in this order (CROSS JOIN; NOT INDEXED: no index of every event built for it); each
+    # event's paper `k` by its key.
+    period = ("event_batches b CROSS JOIN event_log e NOT INDEXED ON e.id BETWEEN b.first_id AND b.last_id"
+              " CROSS JOIN paper_keys k ON k.key = e.paper_key")
     for pid, old, new in conn.execute(
-            f"SELECT e.paper_id, e.old_count, e.new_count FROM {period}{join}"
-            " WHERE e.citing_id IS NULL AND b.seen_at >= ? ORDER BY e.id", args):
+            f"SELECT k.id, e.old_count, e.new_count FROM {period}{join}"
+            " WHERE e.citing_key IS NULL AND b.seen_at >= ? ORDER BY e.id", args):
         grew[pid] += new - old
         before.setdefault(pid, old)
     named: dict[str, list[str]] = {}
     for pid, citing in conn.execute(
-            f"SELECT e.paper_id, e.citing_id FROM {period}{join} CROSS JOIN snapshots s ON s.id = e.snapshot_id"
-            " WHERE e.citing_id IS NOT NULL AND b.seen_at >= ?"
+            f"SELECT k.id, (SELECT c.id FROM paper_keys c WHERE c.key = e.citing_key) FROM {period}{join}"
+            " CROSS JOIN snapshots s ON s.id = e.snapshot_id WHERE e.citing_key IS NOT NULL AND b.seen_at >= ?"
             " AND s.id > (SELECT min(s2.id) FROM snapshots s2 WHERE s2.paper_id = s.paper_id)"
             " ORDER BY e.id DESC", args):
         lst = named.setdefault(pid, [])

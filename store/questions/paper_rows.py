@@ -10,13 +10,24 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST
 from mapwatch.store.ids import paper_link
 from mapwatch.store.questions.types import CitationRow, PaperRow
 
 PAPER_COLS = "p.id, p.title, p.year, p.url, p.cited_by, p.has_page"
-# A GLOB pattern: a new-style arXiv id. The index citations_cited_seen_old (migration 0046) holds
-# the citations whose citer does not match it, under this very text: change one, change both.
+# A GLOB pattern: a new-style arXiv id.
 NEW_STYLE_ID = "'[0-9][0-9][0-9][0-9].[0-9][0-9][0-9][0-9]*'"
+# The citers whose key is not their new-style arXiv id (old-style ids, citers beyond arXiv, an id
+# written otherwise): the index citations_cited_seen_old (migrations 0046, 0049) holds their
+# citations under this very text; change one, change both.
+OUTSIDE_CITER = f"c.citing_key >= {OUTSIDE_FIRST}"
+# The citations with their papers' ids and keys and the first-seen time as a number (`c`): for
+# the reads that filter or sort on the citations' index (the view `citations` gives the time as
+# text). Flattened by SQLite into the query that reads it: a paper's id is looked up once, its
+# citers' ids on the keys' INTEGER PRIMARY KEY.
+KEYED_CITATIONS = ("(SELECT kc.id AS citing_id, kd.id AS cited_id, e.citing_key, e.cited_key, e.first_seen_unix,"
+                   " e.provenance FROM citation_edges e JOIN paper_keys kc ON kc.key = e.citing_key"
+                   " JOIN paper_keys kd ON kd.key = e.cited_key)")
 _NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
 
 
@@ -74,16 +85,16 @@ def newest_citations_sql(where: str, cols: str) -> str:
     `merged` (citing_id, first_seen, cited_id); named parameters :lim, :off and :n (= lim + off).
 
     A new-style id's date is its month, so among new-style citers that order is the citing id's,
-    columns of the citations index: that part is sorted (or, for one cited paper, walked on the
-    index) without computing a date for every row. The others (old-style ids, citers beyond
-    arXiv: few) are sorted by their dates, read from the partial index of those citers alone
-    (citations_cited_seen_old), not by testing every citer's id. Each part's first :n are merged."""
+    and their key's (a column of the citations index, in the same order: migration 0049): that
+    part is sorted (or, for one cited paper, walked on the index) without computing a date for
+    every row. The others (old-style ids, citers beyond arXiv: few) are sorted by their dates,
+    read from the partial index of those citers alone (citations_cited_seen_old), not by testing
+    every citer's id. Each part's first :n are merged."""
     part = (f"SELECT c.citing_id, {seen_text('c.first_seen_unix')} AS first_seen, c.first_seen_unix, c.cited_id"
-            " FROM citation_edges c WHERE ({where}) AND {cond}"
+            f" FROM {KEYED_CITATIONS} c WHERE ({{where}}) AND {{cond}}"
             " ORDER BY c.first_seen_unix DESC, {order}, c.cited_id LIMIT :n")
-    new = part.format(where=where, cond=f"c.citing_id GLOB {NEW_STYLE_ID}", order="c.citing_id DESC")
-    old = part.format(where=where, cond=f"NOT (c.citing_id GLOB {NEW_STYLE_ID})",
-                      order=newest_first_by_id("c.citing_id"))
+    new = part.format(where=where, cond=f"c.citing_key < {OUTSIDE_FIRST}", order="c.citing_key DESC")
+    old = part.format(where=where, cond=OUTSIDE_CITER, order=newest_first_by_id("c.citing_id"))
     return (f"SELECT {cols} FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS merged"
             f" ORDER BY merged.first_seen_unix DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
             " LIMIT :lim OFFSET :off")

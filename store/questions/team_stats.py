@@ -29,7 +29,7 @@ from sqlite_utils import Database
 from mapwatch.store.clock import iso
 from mapwatch.store.database.rows import named_rows, scalar
 from mapwatch.store.questions.authors import AuthorRow, author_rows, self_pairs_of_rows
-from mapwatch.store.questions.paper_rows import seen_seconds
+from mapwatch.store.questions.paper_rows import KEYED_CITATIONS, seen_seconds
 from mapwatch.store.questions.person_names import group_people
 from mapwatch.store.questions.types import Author
 
@@ -98,7 +98,7 @@ def window_citations(db: Database, papers: Collection[str], since: str,
     citing papers the window holds, how many of the set's papers they cite); with `limit`, only
     the `limit` citing papers first seen citing the set the latest are kept. Grouped in SQL: a
     row per citing paper comes back, not one per citation."""
-    where = ("FROM citation_edges WHERE cited_id IN (SELECT value FROM json_each(:papers))"
+    where = (f"FROM {KEYED_CITATIONS} c WHERE cited_id IN (SELECT value FROM json_each(:papers))"
              f" AND first_seen_unix >= {seen_seconds(':since')}")
     params = {"papers": json.dumps(sorted(papers)), "since": since}
     groups = named_rows(db, f"SELECT citing_id, max(first_seen_unix) AS newest, group_concat(cited_id, ' ') AS cited"

@@ -31,6 +31,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import iso, unix_seconds
 from mapwatch.store.database.event_batches import record_batch
+from mapwatch.store.database.paper_keys import keys_of
 from mapwatch.store.database.rows import next_ids, one_column, rows_in_chunks
 from mapwatch.store.ids import arxiv_url, is_outside_key, paper_label, possible_key, posted_key
 from mapwatch.store.records import FoundCiter, Provenance
@@ -158,11 +159,13 @@ def save_found_citers(db: Database, cited_id: str, source: FindingSource, citers
         save_outside_works(db, [w for pid in stubs if is_outside_key(pid) and (t := titles.get(pid)) is not None
                                 and (w := t.work) is not None], now)
         first_event = next_ids(conn, "event_log")  # each citation holds its event's id (citations.event_id)
-        conn.executemany("INSERT INTO event_log (id, paper_id, citing_id, snapshot_id) VALUES (?, ?, ?, NULL)",
-                         [(first_event + i, cited_id, pid) for i, pid in enumerate(new)])
-        conn.executemany("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix, snapshot_id,"
+        key = keys_of(conn, [cited_id, *new])  # the tables name papers by key (paper_keys)
+        conn.executemany("INSERT INTO event_log (id, paper_key, citing_key, snapshot_id) VALUES (?, ?, ?, NULL)",
+                         [(first_event + i, key[cited_id], key[pid]) for i, pid in enumerate(new)])
+        conn.executemany("INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id,"
                          " at_first_read, provenance, event_id) VALUES (?, ?, ?, NULL, 0, ?, ?)",
-                         [(pid, cited_id, unix_seconds(stamp), source, first_event + i) for i, pid in enumerate(new)])
+                         [(key[pid], key[cited_id], unix_seconds(stamp), source, first_event + i)
+                          for i, pid in enumerate(new)])
         record_batch(conn, first_event, len(new), stamp)
         found.new = len(new)
         found.held = len(waiting) - len(new)

@@ -23,6 +23,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from mapwatch.store.clock import iso
+from mapwatch.store.database.paper_keys import keys_of
 from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.ids import arxiv_only, arxiv_url, is_outside_key
 from mapwatch.store.records import FoundCiter
@@ -99,23 +100,25 @@ def merge(db: Database, alias: str, paper_id: str, how: str, now: datetime) -> N
                  " SELECT ?, title, year, ?, 0, first_seen, ? FROM papers WHERE id = ?",
                  [paper_id, arxiv_url(paper_id), iso(now), alias])
     keys = {"alias": alias, "pid": paper_id}
+    key = keys_of(conn, [alias, paper_id])  # how citation_edges and event_log name them (paper_keys)
+    by_key = {"alias": key[alias], "pid": key[paper_id]}
     # Events (found by the citations that hold their ids): of the two citation events of a cited
     # paper, the first stays; the alias's others are re-keyed.
     both = conn.execute("SELECT a.event_id, p.event_id FROM citations a JOIN citations p ON p.cited_id = a.cited_id"
                         " WHERE a.citing_id = :alias AND p.citing_id = :pid", keys).fetchall()
     later = [(max(a, b),) for a, b in both if a is not None and b is not None]
     conn.executemany("DELETE FROM event_log WHERE id = ?", later)
-    conn.execute("UPDATE event_log SET citing_id = :pid WHERE id IN"
-                 " (SELECT event_id FROM citations WHERE citing_id = :alias)", keys)
+    conn.execute("UPDATE event_log SET citing_key = :pid WHERE id IN"
+                 " (SELECT event_id FROM citation_edges WHERE citing_key = :alias)", by_key)
     # Citations: one per cited paper, the earlier first seen and event, the map's provenance kept.
     conn.execute(
         "UPDATE citation_edges SET first_seen_unix = min(citation_edges.first_seen_unix, d.first_seen_unix),"
         " event_id = min(coalesce(citation_edges.event_id, d.event_id), coalesce(d.event_id, citation_edges.event_id))"
-        " FROM citation_edges d WHERE d.citing_id = :alias AND d.cited_id = citation_edges.cited_id"
-        " AND citation_edges.citing_id = :pid", keys)
-    conn.execute("DELETE FROM citation_edges WHERE citing_id = :alias AND cited_id IN"
-                 " (SELECT cited_id FROM citation_edges WHERE citing_id = :pid)", keys)
-    conn.execute("UPDATE citation_edges SET citing_id = ? WHERE citing_id = ?", [paper_id, alias])
+        " FROM citation_edges d WHERE d.citing_key = :alias AND d.cited_key = citation_edges.cited_key"
+        " AND citation_edges.citing_key = :pid", by_key)
+    conn.execute("DELETE FROM citation_edges WHERE citing_key = :alias AND cited_key IN"
+                 " (SELECT cited_key FROM citation_edges WHERE citing_key = :pid)", by_key)
+    conn.execute("UPDATE citation_edges SET citing_key = :pid WHERE citing_key = :alias", by_key)
     conn.execute(
         "UPDATE feed_direction_citers SET first_seen = min(first_seen, (SELECT d.first_seen FROM feed_direction_citers"
         " d WHERE d.citing_id = :alias AND d.direction_slug = feed_direction_citers.direction_slug)),"

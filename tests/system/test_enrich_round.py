@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mapwatch.store.database.db import open_db
+from mapwatch.store.database.paper_keys import keys_of
 from mapwatch.store.questions.authors import bylines
 from mapwatch.store.questions.teams import team_papers_by_server
 from mapwatch.store.scholarly.enrich import EnrichSettings, enrich_round
@@ -167,8 +168,9 @@ def test_refetch_schedule(fakes: ScholarlyFakes, seeded_path: Path, clock) -> No
         when = "2026-12-03T00:00:00+00:00"
         db.conn.execute("INSERT INTO papers (id, title, has_page, first_seen, updated) VALUES (?, ?, 0, ?, ?)",
                         ["2611.00001", "A new citer", when, when])
-        db.conn.execute("INSERT INTO citation_edges (citing_id, cited_id, first_seen_unix) VALUES"
-                        " ('2611.00001', '2412.10400', unixepoch('2026-12-03T00:00:00+00:00'))")
+        key = keys_of(db.conn, ["2611.00001", "2412.10400"])
+        db.conn.execute("INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix) VALUES"
+                        " (?, ?, unixepoch('2026-12-03T00:00:00+00:00'))", [key["2611.00001"], key["2412.10400"]])
         db.conn.commit()
     finally:
         db.close()

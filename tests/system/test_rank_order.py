@@ -112,5 +112,7 @@ def test_a_push_reads_the_joined_papers_citers_not_the_direction(db) -> None:
     assert max(sql.count("','") for sql in citers) >= 2, "the pushes read the citers of three joined papers at once"
     for sql in citers:
         plan = [row[3] for row in db.conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
-        assert plan[0].startswith("SEARCH citation_edges USING COVERING INDEX citations_cited_seen"), plan
+        # Each joined paper's key on its id, then its citers on the citations' index.
+        assert plan[0].startswith("SEARCH kd USING COVERING INDEX sqlite_autoindex_paper_keys_1 (id=?)"), plan
+        assert plan[1].startswith("SEARCH c USING COVERING INDEX citations_cited_seen (cited_key=?)"), plan
         assert not any("placements_direction" in line for line in plan), plan

@@ -72,6 +72,7 @@ from mapwatch.store.database.migrations import (
     m0046_citers_without_month,
     m0047_lean_events,
     m0048_citation_seconds,
+    m0049_paper_keys,
 )
 
 # In the order they apply.
@@ -124,6 +125,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0046_citers_without_month,
     m0047_lean_events,
     m0048_citation_seconds,
+    m0049_paper_keys,
 )
 
 migrations = Migrations("mapwatch")

@@ -39,7 +39,9 @@ def test_a_prolific_persons_view_matches_the_whole_lists(db) -> None:
     later = db.conn.execute(f"SELECT citing_id, cited_id FROM citations WHERE cited_id IN ({','.join('?' * 10)})"
                             " ORDER BY citing_id LIMIT 5", mine[:10]).fetchall()
     for k, (citing, cited) in enumerate(later):
-        db.conn.execute("UPDATE citation_edges SET first_seen_unix = unixepoch(?) WHERE citing_id = ? AND cited_id = ?",
+        db.conn.execute("UPDATE citation_edges SET first_seen_unix = unixepoch(?)"
+                        " WHERE citing_key = (SELECT key FROM paper_keys WHERE id = ?)"
+                        " AND cited_key = (SELECT key FROM paper_keys WHERE id = ?)",
                         (f"2026-11-2{k}T00:00:00+00:00", citing, cited))
     [who] = authors.find_people(db, KEY)
     view = authors.author_view(db, who, papers=10, citers=8)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST
 from mapwatch.store.database.rows import one_column
 from mapwatch.store.questions import feed_queries, graph, queries
 from mapwatch.store.questions.paper_rows import newest_citations_sql
@@ -74,9 +75,9 @@ def test_citers_without_a_month_are_read_from_their_own_index(seeded) -> None:
     for found in (plans(seeded, lambda: ASKS["citers newest"](seeded)),
                   {sql: [row[3] for row in seeded.conn.execute(f"EXPLAIN QUERY PLAN {sql}",
                                                                {**named, "n": 10, "lim": 10, "off": 0})]}):
-        newest = [lines for text, lines in found.items() if "NOT (c.citing_id GLOB" in text]
+        newest = [lines for text, lines in found.items() if f"c.citing_key >= {OUTSIDE_FIRST}" in text]
         assert newest, "the newest citers' statement was captured"
         for lines in newest:
-            reads = [line for line in lines if line.startswith("SEARCH c ")]
-            assert reads == ["SEARCH c USING COVERING INDEX citations_cited_seen (cited_id=?)",
-                             "SEARCH c USING COVERING INDEX citations_cited_seen_old (cited_id=?)"]
+            reads = [line for line in lines if line.startswith("SEARCH e ")]
+            assert reads == ["SEARCH e USING COVERING INDEX citations_cited_seen (cited_key=?)",
+                             "SEARCH e USING COVERING INDEX citations_cited_seen_old (cited_key=?)"]

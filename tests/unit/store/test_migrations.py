@@ -52,6 +52,7 @@ RECORDED_NAMES = [
     "0046_citers_without_month",
     "0047_lean_events",
     "0048_citation_seconds",
+    "0049_paper_keys",
 ]
 
 

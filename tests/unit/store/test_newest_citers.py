@@ -26,7 +26,9 @@ def _map(db) -> dict[str, str]:
     save_pages(db, [(p, SourceInfo(f"mem:{p.id}", p.id)) for p in gen.iter_pages(m)], NOW)
     later = db.conn.execute("SELECT citing_id, cited_id FROM citations ORDER BY citing_id DESC LIMIT 40").fetchall()
     for k, (citing, cited) in enumerate(later):
-        db.conn.execute("UPDATE citation_edges SET first_seen_unix = unixepoch(?) WHERE citing_id = ? AND cited_id = ?",
+        db.conn.execute("UPDATE citation_edges SET first_seen_unix = unixepoch(?)"
+                        " WHERE citing_key = (SELECT key FROM paper_keys WHERE id = ?)"
+                        " AND cited_key = (SELECT key FROM paper_keys WHERE id = ?)",
                         (f"2026-11-2{k % 3 + 1}T00:00:00+00:00", citing, cited))
     db.conn.execute("UPDATE papers SET first_posted = NULL, year = NULL WHERE id IN"
                     " (SELECT DISTINCT citing_id FROM citations WHERE citing_id GLOB '*/*' ORDER BY citing_id LIMIT 5)")

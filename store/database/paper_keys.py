@@ -1,0 +1,50 @@
+"""Papers' integer keys (`paper_keys`, migration 0049): what the big tables hold in place of
+text ids. How a key is made: store/database/migrations/_paper_keys.py."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST, arxiv_key
+from mapwatch.store.database.rows import rows_in_chunks, scalar
+
+
+def keys_of(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, int]:
+    """Each id's key, the ones not stored yet given one (in the caller's transaction). A new-style
+    arXiv id is its own key; another id's is looked up, or the next from OUTSIDE_FIRST on."""
+    keys: dict[str, int] = {}
+    others: set[str] = set()
+    for pid in ids:
+        if pid in keys:
+            continue
+        key = arxiv_key(pid)
+        if key is None:
+            others.add(pid)
+        else:
+            keys[pid] = key
+    conn.executemany("INSERT OR IGNORE INTO paper_keys (key, id) VALUES (?, ?)", [(k, i) for i, k in keys.items()])
+    if others:
+        found = {r["id"]: r["key"] for r in rows_in_chunks(conn, "SELECT key, id FROM paper_keys WHERE id IN ({})",
+                                                              sorted(others))}
+        new = sorted(others - found.keys())
+        if new:
+            start = max(int(scalar(conn, "SELECT coalesce(max(key), 0) FROM paper_keys")) + 1, OUTSIDE_FIRST)
+            conn.executemany("INSERT INTO paper_keys (key, id) VALUES (?, ?)",
+                             [(start + n, i) for n, i in enumerate(new)])
+            found.update((i, start + n) for n, i in enumerate(new))
+        keys.update(found)
+    return keys
+
+
+def key_of(conn: sqlite3.Connection, paper_id: str) -> int:
+    """`paper_id`'s key, given one if it has none yet."""
+    return keys_of(conn, [paper_id])[paper_id]
+
+
+# The citation `c` (a row of citation_edges, or none) that the event `e` (a row of the view
+# `events`) is about, on its primary key. A LEFT JOIN of the view `citations` would be read whole:
+# SQLite does not flatten a view that is a join into the right side of a LEFT JOIN.
+EVENT_CITATION = (" LEFT JOIN citation_edges c"
+                  " ON c.citing_key = (SELECT k.key FROM paper_keys k WHERE k.id = e.citing_id)"
+                  " AND c.cited_key = (SELECT k.key FROM paper_keys k WHERE k.id = e.paper_id)")
