@@ -3,6 +3,7 @@ text ids. How a key is made: store/database/migrations/_paper_keys.py."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
@@ -48,3 +49,28 @@ def key_of(conn: sqlite3.Connection, paper_id: str) -> int:
 EVENT_CITATION = (" LEFT JOIN citation_edges c"
                   " ON c.citing_key = (SELECT k.key FROM paper_keys k WHERE k.id = e.citing_id)"
                   " AND c.cited_key = (SELECT k.key FROM paper_keys k WHERE k.id = e.paper_id)")
+
+
+def ids_of(conn: sqlite3.Connection, keys: Iterable[int]) -> dict[int, str]:
+    """Each key's id, read on paper_keys' INTEGER PRIMARY KEY (the keys as one JSON array: an IN
+    list of thousands is sorted into a temporary index first, this is read in order)."""
+    return dict(conn.execute("SELECT k.key, k.id FROM json_each(?) j CROSS JOIN paper_keys k ON k.key = j.value",
+                             (json.dumps(sorted(set(keys))),)).fetchall())
+
+
+def stored_keys(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, int]:
+    """The keys of those of `ids` a citation or event can name, given none (a read): a new-style
+    arXiv id's is its own number, any other's looked up (none: nothing names it)."""
+    keys: dict[str, int] = {}
+    others = []
+    for pid in ids:
+        key = arxiv_key(pid)
+        if key is None:
+            others.append(pid)
+        else:
+            keys[pid] = key
+    if others:
+        keys.update(dict(conn.execute(
+            "SELECT k.id, k.key FROM json_each(?) j CROSS JOIN paper_keys k ON k.id = j.value",
+            (json.dumps(others),)).fetchall()))
+    return keys

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.paper_keys import stored_keys
 from mapwatch.store.database.rows import named_rows, one_column, rows_in_chunks, scalar
 from mapwatch.store.errors import BadOption
 from mapwatch.store.questions.paper_rows import (
@@ -348,11 +349,12 @@ def author_view(db: Database, person: Person, *, papers: int = 10, citers: int =
     marks = ",".join("?" * len(ids))
     total_papers = scalar(db.conn, f"SELECT count(*) FROM papers p WHERE p.id IN ({marks})", ids)
     mine = [named_paper(r) for r in named_rows(db, *newest_papers_sql(ids, papers))]
-    total_citers = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE c.cited_id IN ({marks})", ids)
-    named = {f"i{k}": pid for k, pid in enumerate(ids)}
-    newest = named_rows(db, newest_citations_sql(f"c.cited_id IN ({','.join(':' + k for k in named)})",
+    # The citations name papers by key (paper_keys): the papers' keys, stated in the SQL (integers).
+    keys = ",".join(str(k) for k in sorted(stored_keys(db.conn, ids).values())) or "NULL"
+    total_citers = scalar(db.conn, f"SELECT count(*) FROM citation_edges c WHERE c.cited_key IN ({keys})")
+    newest = named_rows(db, newest_citations_sql(f"c.cited_key IN ({keys})",
                                                  "merged.citing_id, merged.first_seen, merged.cited_id"),
-                        {**named, "n": citers, "lim": citers, "off": 0})
+                        {"n": citers, "lim": citers, "off": 0})
     by_id = {p.id: p for p in mine}
     cited_unshown = [x["cited_id"] for x in newest if x["cited_id"] not in by_id]
     wanted = list(dict.fromkeys([x["citing_id"] for x in newest] + cited_unshown))

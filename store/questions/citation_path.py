@@ -12,11 +12,12 @@ joining citation in sorted order either way."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.paper_keys import ids_of, stored_keys
 from mapwatch.store.database.rows import rows_by_chunk
 from mapwatch.store.errors import PathSearchTooLarge
 from mapwatch.store.questions.graph import paper_refs, resolve_paper
@@ -48,19 +49,20 @@ class CitationPath:
         return (self.start, *(s.target for s in self.steps))
 
 
-# Citations touching papers, both directions: (paper, neighbour, paper_cites_neighbour); with the
-# column the neighbour is read from, for `within`.
-_TOUCHING = (("SELECT citing_id AS paper, cited_id AS neighbour, 1 AS cites FROM citations WHERE citing_id IN ({})",
-              "cited_id"),
-             ("SELECT cited_id AS paper, citing_id AS neighbour, 0 AS cites FROM citations WHERE cited_id IN ({})",
-              "citing_id"))
+# Citations touching papers, both directions: (paper, neighbour, paper_cites_neighbour), each paper
+# by its key (paper_keys: no id is read for a row); with the column the neighbour is read from,
+# for `within`.
+_TOUCHING = (("SELECT citing_key AS paper, cited_key AS neighbour, 1 AS cites FROM citation_edges"
+              " WHERE citing_key IN ({})", "cited_key"),
+             ("SELECT cited_key AS paper, citing_key AS neighbour, 0 AS cites FROM citation_edges"
+              " WHERE cited_key IN ({})", "citing_key"))
 
 
-def _touching(db: Database, papers: Sequence[str], within: str | None = None) -> Iterator[list[tuple[str, str, int]]]:
-    """Per chunk of `papers`, in order: (paper, neighbour, paper_cites_neighbour) for the
-    citations touching its papers, both directions; `within` (a JSON array of ids): only those
+def _touching(db: Database, papers: Sequence[int], within: str | None = None) -> Iterator[list[tuple[int, int, int]]]:
+    """Per chunk of `papers` (keys), in order: (paper, neighbour, paper_cites_neighbour) for the
+    citations touching its papers, both directions; `within` (a JSON array of keys): only those
     whose neighbour is in it, tested in SQLite (made a temporary index once a statement; the
-    unary + keeps SQLite from looking up every (paper, id) pair in the key instead of reading
+    unary + keeps SQLite from looking up every (paper, key) pair in the key instead of reading
     each paper's citations once). A chunk is read only when its rows are asked for."""
     if within is None:
         sides = [rows_by_chunk(db, sql, papers) for sql, _ in _TOUCHING]
@@ -71,13 +73,36 @@ def _touching(db: Database, papers: Sequence[str], within: str | None = None) ->
         yield [(r["paper"], r["neighbour"], r["cites"]) for r in (*cites, *cited_by)]
 
 
-def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
-            cap: int) -> list[tuple[str, str, int]] | None:
-    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier, sorted.
+class _Papers:
+    """The ids of the papers the search has met, by key, each read once when first needed: the
+    search runs on keys (SQL reads the citations by key), in the order of the ids where order
+    decides (a paper's parent is the first joining citation in the order of its papers' ids)."""
+
+    def __init__(self, db: Database, keys: dict[str, int]) -> None:
+        self.conn = db.conn
+        self.id = {k: i for i, k in keys.items()}
+
+    def of(self, keys: Iterable[int]) -> dict[int, str]:
+        """`self.id`, holding the ids of `keys` (those not read yet read now)."""
+        self.id.update(ids_of(self.conn, set(keys) - self.id.keys()))
+        return self.id
+
+    def parents(self, frontier: Sequence[int], rows: list[tuple[int, int, int]]) -> dict[int, tuple[int, bool]]:
+        """Each neighbour of `rows` (node, neighbour, node_cites_neighbour) with its parent: the
+        first row reaching it in the order of (node's id, node_cites_neighbour), as a sort of
+        the rows by id gives it; the neighbour cites the node iff the node does not cite it."""
+        ids = self.of(frontier)
+        rank = {node: 2 * n for n, node in enumerate(sorted(frontier, key=ids.__getitem__))}
+        rows.sort(key=lambda r: rank[r[0]] + r[2], reverse=True)
+        return {nbr: (node, not node_cites) for node, nbr, node_cites in rows}
+
+
+def _expand(db: Database, frontier: Sequence[int], seen: dict[int, int], cap: int) -> list[tuple[int, int, int]] | None:
+    """(node, neighbour, node_cites_neighbour) for every citation touching the frontier.
     Stops reading (None) as soon as the papers `seen` and the new neighbours pass `cap`: the
     search would give up after this level anyway, and the last level is the largest to read."""
-    out: list[tuple[str, str, int]] = []
-    new: set[str] = set()
+    out: list[tuple[int, int, int]] = []
+    new: set[int] = set()
     counted = 0
     for rows in _touching(db, sorted(frontier)):
         out += rows
@@ -86,16 +111,13 @@ def _expand(db: Database, frontier: Sequence[str], seen: dict[str, int],
             counted = len(out)
             if len(seen) + len(new) > cap:
                 return None
-    out.sort()
     return out
 
 
-def _meets(db: Database, frontier: Sequence[str], reached: dict[str, int]) -> list[tuple[str, str, int]]:
+def _meets(db: Database, frontier: Sequence[int], reached: dict[int, int]) -> list[tuple[int, int, int]]:
     """(node, neighbour, node_cites_neighbour) for every citation joining the frontier to a
-    paper in `reached`, sorted."""
-    out = [row for rows in _touching(db, sorted(frontier), json.dumps(list(reached))) for row in rows]
-    out.sort()
-    return out
+    paper in `reached`."""
+    return [row for rows in _touching(db, sorted(frontier), json.dumps(sorted(reached))) for row in rows]
 
 
 def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationPath | None:
@@ -103,33 +125,38 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
     of at most `max_steps` steps; None when there is none. A bidirectional breadth-first
     search over SQL, expanding the smaller side one level at a time: first the level's
     citations to the other side (a meet ends the search), then the whole level;
-    PathSearchTooLarge if one side would visit more than MAX_PATH_VISITED papers."""
+    PathSearchTooLarge if one side would visit more than MAX_PATH_VISITED papers. It runs on
+    the papers' keys (paper_keys); an id is read only where the order of ids decides."""
     start, end = resolve_paper(db, a), resolve_paper(db, b)
     if start.id == end.id:
         return CitationPath(start, end, ())
+    keys = stored_keys(db.conn, [start.id, end.id])
+    if len(keys) < 2:
+        return None  # no citation names one of them
+    papers = _Papers(db, keys)
+    first, last = keys[start.id], keys[end.id]
     # parent[side][node] = (neighbour one step closer to that side's origin, node_cites_neighbour)
-    parent: list[dict[str, tuple[str, bool] | None]] = [{start.id: None}, {end.id: None}]
-    dist: list[dict[str, int]] = [{start.id: 0}, {end.id: 0}]
-    frontier: list[list[str]] = [[start.id], [end.id]]
+    parent: list[dict[int, tuple[int, bool] | None]] = [{first: None}, {last: None}]
+    dist: list[dict[int, int]] = [{first: 0}, {last: 0}]
+    frontier: list[list[int]] = [[first], [last]]
     depth = [0, 0]
     while frontier[0] and frontier[1] and depth[0] + depth[1] < max_steps:
         side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
         other = 1 - side
-        # The first citation (in sorted order) reaching a paper not seen yet is its parent;
-        # nbr cites node iff node does not cite nbr.
-        joining = _meets(db, frontier[side], dist[other])
-        met = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(joining)}
-        meets = sorted(met.keys() - dist[side].keys())
+        # The first citation (in the order of the ids) reaching a paper not seen yet is its parent.
+        met = papers.parents(frontier[side], _meets(db, frontier[side], dist[other]))
+        meets = list(met.keys() - dist[side].keys())
         if meets:
             for nbr in meets:
                 dist[side][nbr] = depth[side] + 1
                 parent[side][nbr] = met[nbr]
-            meet = min(meets, key=lambda n: (dist[other][n], n))
-            return _build_path(db, start, end, meet, parent)
+            ids = papers.of(meets)
+            meet = min(meets, key=lambda n: (dist[other][n], ids[n]))
+            return _build_path(db, start, end, meet, parent, papers)
         rows = _expand(db, frontier[side], dist[side], MAX_PATH_VISITED)
         if rows is None:
             raise PathSearchTooLarge(start.id, end.id, MAX_PATH_VISITED)
-        reached = {nbr: (node, not node_cites) for node, nbr, node_cites in reversed(rows)}
+        reached = papers.parents(frontier[side], rows)
         nxt = sorted(reached.keys() - dist[side].keys())
         for nbr in nxt:
             dist[side][nbr] = depth[side] + 1
@@ -139,10 +166,10 @@ def citation_path(db: Database, a: str, b: str, max_steps: int = 6) -> CitationP
     return None
 
 
-def _build_path(db: Database, start: PaperRef, end: PaperRef, meet: str,
-                parent: list[dict[str, tuple[str, bool] | None]]) -> CitationPath:
+def _build_path(db: Database, start: PaperRef, end: PaperRef, meet: int,
+                parent: list[dict[int, tuple[int, bool] | None]], papers: _Papers) -> CitationPath:
     # Walk from meet back to start, then from meet on to end: (source, target, source_cites_target).
-    back: list[tuple[str, str, bool]] = []
+    back: list[tuple[int, int, bool]] = []
     node = meet
     while (p := parent[0][node]) is not None:
         prev, node_cites_prev = p
@@ -154,6 +181,7 @@ def _build_path(db: Database, start: PaperRef, end: PaperRef, meet: str,
         nxt, node_cites_next = p
         back.append((node, nxt, node_cites_next))
         node = nxt
-    names = paper_refs(db, [x for s, t, _ in back for x in (s, t)])
-    steps = tuple(PathStep(names[s], names[t], c) for s, t, c in back)
+    ids = papers.of(x for s, t, _ in back for x in (s, t))
+    names = paper_refs(db, [ids[x] for s, t, _ in back for x in (s, t)])
+    steps = tuple(PathStep(names[ids[s]], names[ids[t]], c) for s, t, c in back)
     return CitationPath(start, end, steps)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
+from mapwatch.store.database.rows import scalar
+from mapwatch.store.questions.paper_rows import seen_text
+
 WALK_MAX_ROWS = 20_000  # papers looked at before falling back to sorting every citer
 
 
@@ -21,10 +24,15 @@ def most_cited_citers_by_walk(db: Database, paper_id: str, offset: int,
     would be long (few of the most cited papers cite it, or the page reaches its citers
     without a stated count): the caller sorts instead."""
     need = offset + limit
+    cited = scalar(db.conn, "SELECT key FROM paper_keys WHERE id = ?", (paper_id,))
+    if cited is None:
+        return None  # no citation names it
+    # Each paper's citation of it on the primary key, by their keys (paper_keys): the plan is
+    # stated (CROSS JOIN), for SQLite would otherwise walk the paper's citers for each paper.
+    edge = "paper_keys k CROSS JOIN citation_edges c ON c.citing_key = k.key AND c.cited_key = ?"
     cur = db.conn.execute(
         "SELECT p.id, p.cited_by FROM papers p INDEXED BY papers_cited_by WHERE p.cited_by IS NOT NULL"
-        " AND EXISTS (SELECT 1 FROM citations c WHERE c.citing_id = p.id AND c.cited_id = ?)"
-        " ORDER BY p.cited_by DESC", (paper_id,))
+        f" AND EXISTS (SELECT 1 FROM {edge} WHERE k.id = p.id) ORDER BY p.cited_by DESC", (cited,))
     picked: list[tuple[str, int]] = []
     for looked, (pid, count) in enumerate(cur, 1):
         if len(picked) >= need and count < picked[-1][1]:
@@ -37,12 +45,11 @@ def most_cited_citers_by_walk(db: Database, paper_id: str, offset: int,
             return None  # the page reaches citers without a stated count
     marks = ",".join("?" * len(picked))
     first = dict(db.conn.execute(
-        f"SELECT citing_id, event_id FROM citations WHERE cited_id = ? AND citing_id IN ({marks})"
-        " AND event_id IS NOT NULL", (paper_id, *(p for p, _ in picked))).fetchall())
+        f"SELECT k.id, c.event_id FROM {edge} WHERE k.id IN ({marks}) AND c.event_id IS NOT NULL",
+        (cited, *(p for p, _ in picked))).fetchall())
     picked.sort(key=lambda pick: (-pick[1], first.get(pick[0], 1e18), pick[0]))  # pick: (id, cited_by)
     page = [p for p, _ in picked[offset:need]]
     seen = dict(db.conn.execute(
-        "SELECT citing_id, first_seen FROM citations WHERE cited_id = ? AND citing_id IN"
-        f" ({','.join('?' * len(page))})",
-        (paper_id, *page)).fetchall()) if page else {}
+        f"SELECT k.id, {seen_text('c.first_seen_unix')} FROM {edge} WHERE k.id IN ({','.join('?' * len(page))})",
+        (cited, *page)).fetchall()) if page else {}
     return [(p, seen[p]) for p in page]

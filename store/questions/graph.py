@@ -35,6 +35,7 @@ from mapwatch.store.questions.direction_pagerank import (  # noqa: F401 (graph's
     update_direction_ranks,
 )
 from mapwatch.store.questions.direction_push import IN_RANK_ORDER, PAGERANK
+from mapwatch.store.questions.paper_rows import citers_count_sql
 from mapwatch.store.questions.types import PaperRef
 
 # Caps on the work one question may do (rows read, papers visited).
@@ -168,7 +169,7 @@ def _neighbour_ids(db: Database, frontier: Sequence[str], exclude: set[str], lim
         return sorted(found), False
     ids = list(found)
     weight: dict[str, int] = {pid: w for pid, w in rows_in_chunks(
-        db, "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id))"
+        db, f"SELECT p.id, max(coalesce(p.cited_by, 0), {citers_count_sql('p.id')})"
         " FROM papers p WHERE p.id IN ({})", ids)}
     ids.sort(key=lambda p: (-weight.get(p, 0), p))
     return ids[:limit], True
@@ -196,7 +197,7 @@ def neighbourhood(db: Database, paper_id: str, depth: int = 1, max_nodes: int = 
     refs = paper_refs(db, ids)
     info: dict[str, tuple[int, str | None, str | None]] = {}
     for pid, count, slug, name in rows_in_chunks(
-            db, "SELECT p.id, max(coalesce(p.cited_by, 0), (SELECT count(*) FROM citations c WHERE c.cited_id = p.id)),"
+            db, f"SELECT p.id, max(coalesce(p.cited_by, 0), {citers_count_sql('p.id')}),"
             " d.slug, d.name FROM papers p"
             " LEFT JOIN placements pl ON pl.paper_id = p.id AND pl.position = 1"
             " LEFT JOIN directions d ON d.slug = pl.direction_slug"

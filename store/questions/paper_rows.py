@@ -25,10 +25,23 @@ OUTSIDE_CITER = f"c.citing_key >= {OUTSIDE_FIRST}"
 # the reads that filter or sort on the citations' index (the view `citations` gives the time as
 # text). Flattened by SQLite into the query that reads it: a paper's id is looked up once, its
 # citers' ids on the keys' INTEGER PRIMARY KEY.
-KEYED_CITATIONS = ("(SELECT kc.id AS citing_id, kd.id AS cited_id, e.citing_key, e.cited_key, e.first_seen_unix,"
-                   " e.provenance FROM citation_edges e JOIN paper_keys kc ON kc.key = e.citing_key"
+KEYED_CITATIONS = ("(SELECT kc.id AS citing_id, kd.id AS cited_id, e.citing_key, kd.key AS cited_key,"
+                   " e.first_seen_unix, e.provenance FROM citation_edges e JOIN paper_keys kc ON kc.key = e.citing_key"
                    " JOIN paper_keys kd ON kd.key = e.cited_key)")
+# The same without the citer's id, which a read of many citers then sorts on the keys alone.
+# Both give the cited paper's key from paper_keys: `c.cited_key IN (...)` reads those keys' rows
+# (on the INTEGER PRIMARY KEY), then each one's citers on the index.
+CITED_KEYED_CITATIONS = ("(SELECT kd.id AS cited_id, e.citing_key, kd.key AS cited_key, e.first_seen_unix"
+                         " FROM citation_edges e JOIN paper_keys kd ON kd.key = e.cited_key)")
 _NEW_STYLE = re.compile(r"[0-9]{4}\.[0-9]{4}")  # the same, as a regex (match(): a GLOB's prefix and *)
+
+
+def citers_count_sql(id_sql: str) -> str:
+    """SQL of how many papers cite the paper whose id is the SQL `id_sql`: its key looked up once,
+    its entries of the citations' index counted (the view `citations` would also look up each
+    citer's id)."""
+    return (f"(SELECT count(*) FROM citation_edges n WHERE n.cited_key ="
+            f" (SELECT k.key FROM paper_keys k WHERE k.id = {id_sql}))")
 
 
 def _newest(id_sql: str, dated: str) -> str:
@@ -79,23 +92,28 @@ def seen_paper(r: sqlite3.Row, first_seen: str, directions: dict[str, tuple[str,
     return CitationRow(**base.__dict__, first_seen=first_seen, directions=directions.get(base.id, ()))
 
 
-def newest_citations_sql(where: str, cols: str) -> str:
+def newest_citations_sql(where: str, cols: str, *, reads_citer: bool = False) -> str:
     """SQL of a page of the citations `c` that `where` picks, the newest first: first seen, then
     the citer's own date (`newest_first_by_id`), then the cited paper's id; the columns `cols` of
     `merged` (citing_id, first_seen, cited_id); named parameters :lim, :off and :n (= lim + off).
+    `where` names `c.cited_id`, and `c.citing_id` only with `reads_citer`.
 
     A new-style id's date is its month, so among new-style citers that order is the citing id's,
     and their key's (a column of the citations index, in the same order: migration 0049): that
-    part is sorted (or, for one cited paper, walked on the index) without computing a date for
-    every row. The others (old-style ids, citers beyond arXiv: few) are sorted by their dates,
-    read from the partial index of those citers alone (citations_cited_seen_old), not by testing
-    every citer's id. Each part's first :n are merged."""
-    part = (f"SELECT c.citing_id, {seen_text('c.first_seen_unix')} AS first_seen, c.first_seen_unix, c.cited_id"
-            f" FROM {KEYED_CITATIONS} c WHERE ({{where}}) AND {{cond}}"
+    part is sorted (or, for one cited paper, walked on the index) without computing a date, or
+    reading an id, for every row. The others (old-style ids, citers beyond arXiv: few) are
+    sorted by their dates, read from the partial index of those citers alone
+    (citations_cited_seen_old), not by testing every citer's id. Each part's first :n are
+    merged, and only their citers' ids read."""
+    part = ("SELECT c.citing_key, c.first_seen_unix, c.cited_id FROM {src} c WHERE ({where}) AND {cond}"
             " ORDER BY c.first_seen_unix DESC, {order}, c.cited_id LIMIT :n")
-    new = part.format(where=where, cond=f"c.citing_key < {OUTSIDE_FIRST}", order="c.citing_key DESC")
-    old = part.format(where=where, cond=OUTSIDE_CITER, order=newest_first_by_id("c.citing_id"))
-    return (f"SELECT {cols} FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS merged"
+    new = part.format(src=KEYED_CITATIONS if reads_citer else CITED_KEYED_CITATIONS, where=where,
+                      cond=f"c.citing_key < {OUTSIDE_FIRST}", order="c.citing_key DESC")
+    old = part.format(src=KEYED_CITATIONS, where=where, cond=OUTSIDE_CITER, order=newest_first_by_id("c.citing_id"))
+    merged = (f"SELECT k.id AS citing_id, {seen_text('parts.first_seen_unix')} AS first_seen, parts.first_seen_unix,"
+              f" parts.cited_id FROM (SELECT * FROM ({new}) UNION ALL SELECT * FROM ({old})) AS parts"
+              " JOIN paper_keys k ON k.key = parts.citing_key")
+    return (f"SELECT {cols} FROM ({merged}) AS merged"
             f" ORDER BY merged.first_seen_unix DESC, {newest_first_by_id('merged.citing_id')}, merged.cited_id"
             " LIMIT :lim OFFSET :off")
 

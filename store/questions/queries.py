@@ -23,6 +23,7 @@ from mapwatch.store.questions.fts_text import WORD, fts_any, fts_query
 from mapwatch.store.questions.fts_text import query_words as query_words  # bot/commands/papers.py reads it here
 from mapwatch.store.questions.paper_rows import (
     PAPER_COLS,
+    citers_count_sql,
     named_listed_paper,
     named_paper,
     newest_citations_sql,
@@ -52,7 +53,7 @@ def map_stats(db: Database) -> MapStats:
     return MapStats(
         papers=papers,
         papers_with_page=with_page,
-        citations=scalar(c, "SELECT count(*) FROM citations"),
+        citations=scalar(c, "SELECT count(*) FROM citation_edges"),
         directions=scalar(c, "SELECT count(*) FROM directions"),
         events=scalar(c, "SELECT coalesce(max(id), 0) FROM events"),
         newest_data_through=newest,
@@ -251,13 +252,15 @@ def citers(db: Database, paper_id: str, *, sort: CiterSort = "cited", direction:
     pos = "coalesce(c.event_id, 1e18)"
     order = f"(p.cited_by IS NULL), p.cited_by DESC, {pos}, c.citing_id"
     params = {"pid": paper_id, "dir": direction, "lim": limit, "off": offset}
-    total = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE {where}", params)
+    total = scalar(db.conn, f"SELECT count(*) FROM citations c WHERE {where}" if direction
+                   else f"SELECT {citers_count_sql(':pid')}", params)
     keys = None
     if sort == "cited" and not direction and total >= WALK_MIN_CITERS:
         keys = most_cited_citers_by_walk(db, paper_id, offset, limit)
     if keys is None and sort == "newest":
         # On the citations' covering index, a papers row read for an old-style citer only.
-        keys = db.conn.execute(newest_citations_sql(where, "merged.citing_id, merged.first_seen"),
+        keys = db.conn.execute(newest_citations_sql(where, "merged.citing_id, merged.first_seen",
+                                                    reads_citer=bool(direction)),
                                {**params, "n": offset + limit}).fetchall()
     if keys is None:
         # Sort on narrow indexes first, then read the rows of the one page shown.

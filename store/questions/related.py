@@ -5,7 +5,7 @@ The work is bounded so that an answer takes tens of milliseconds on a map of a m
 papers, even for a paper cited tens of thousands of times (docs/graph.md, "Graph questions"):
 
 - co-citation reads the references of at most MAX_CITERS (200) of its citers (the newest,
-  by id), at most CO_CITATION_ROWS (3,000) of them in all;
+  by key: a new-style arXiv id's is in its order), at most CO_CITATION_ROWS (3,000) of them in all;
 - coupling reads at most COUPLING_ROWS (3,000) citers of its references in all, shared out
   evenly (at most MAX_CITERS_PER_REF each), rarer references first, because a reference
   cited by few papers says more about likeness than one cited by thousands.
@@ -23,7 +23,8 @@ from operator import itemgetter
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import rows_in_chunks
+from mapwatch.store.database.paper_keys import ids_of
+from mapwatch.store.database.rows import rows_in_chunks, scalar
 from mapwatch.store.questions.graph import paper_refs, resolve_paper
 from mapwatch.store.questions.types import PaperRef
 
@@ -66,34 +67,45 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     paper = resolve_paper(db, paper_id)
     pid = paper.id
     conn = db.conn
-    citers = [r for (r,) in conn.execute(
-        "SELECT citing_id FROM citations WHERE cited_id = ? ORDER BY citing_id DESC LIMIT ?", (pid, MAX_CITERS + 1))]
-    refs = [r for (r,) in conn.execute(
-        "SELECT cited_id FROM citations WHERE citing_id = ? ORDER BY cited_id LIMIT ?", (pid, MAX_REFERENCES + 1))]
-    complete = len(citers) <= MAX_CITERS and len(refs) <= MAX_REFERENCES
-    citers, refs = citers[:MAX_CITERS], refs[:MAX_REFERENCES]
+    # Read on the citations' keys (paper_keys), the ids looked up once for the rows kept: the
+    # samples below are in key order (a new-style arXiv id's is its id's order; the others after).
+    key = scalar(conn, "SELECT key FROM paper_keys WHERE id = ?", (pid,))
+    citer_keys = [r for (r,) in conn.execute(
+        "SELECT citing_key FROM citation_edges WHERE cited_key = ? ORDER BY citing_key DESC LIMIT ?",
+        (key, MAX_CITERS + 1))]
+    ref_keys = [r for (r,) in conn.execute(
+        "SELECT cited_key FROM citation_edges WHERE citing_key = ? ORDER BY cited_key LIMIT ?",
+        (key, MAX_REFERENCES + 1))]
+    complete = len(citer_keys) <= MAX_CITERS and len(ref_keys) <= MAX_REFERENCES
+    citer_keys, ref_keys = citer_keys[:MAX_CITERS], ref_keys[:MAX_REFERENCES]
 
     # (citer of the paper, another paper it cites): one chunk of citers (MAX_CITERS); with more,
     # each chunk's first rows in order, all cut to the bound below
-    co_rows: list[tuple[str, str]] = [(citing, cited) for citing, cited in rows_in_chunks(
-        conn, "SELECT citing_id, cited_id FROM citations WHERE citing_id IN ({}) AND cited_id != ?"
-        " ORDER BY citing_id, cited_id LIMIT ?", sorted(citers), after=(pid, CO_CITATION_ROWS + 1))]
-    if len(co_rows) > CO_CITATION_ROWS:
+    co_keys: list[tuple[int, int]] = [(citing, cited) for citing, cited in rows_in_chunks(
+        conn, "SELECT citing_key, cited_key FROM citation_edges WHERE citing_key IN ({}) AND cited_key != ?"
+        " ORDER BY citing_key, cited_key LIMIT ?", sorted(citer_keys), after=(key, CO_CITATION_ROWS + 1))]
+    if len(co_keys) > CO_CITATION_ROWS:
         complete = False
-        del co_rows[CO_CITATION_ROWS:]
-    cp_rows: list[tuple[str, str]] = []  # (another paper citing a reference, that reference)
+        del co_keys[CO_CITATION_ROWS:]
+    cp_keys: list[tuple[int, int]] = []  # (another paper citing a reference, that reference)
     budget = COUPLING_ROWS
-    ranked_refs = _rarest_first(db, refs)
+    ref_ids = ids_of(conn, ref_keys)
+    ranked_refs = _rarest_first(db, list(ref_ids.values()))
+    ref_key = {i: k for k, i in ref_ids.items()}
     for k, ref in enumerate(ranked_refs):
         share = min(MAX_CITERS_PER_REF, budget // (len(ranked_refs) - k))
         rows = [(citing, cited) for citing, cited in conn.execute(
-            "SELECT citing_id, cited_id FROM citations WHERE cited_id = ? AND citing_id != ?"
-            " ORDER BY citing_id LIMIT ?", (ref, pid, share + 1))]
+            "SELECT citing_key, cited_key FROM citation_edges WHERE cited_key = ? AND citing_key != ?"
+            " ORDER BY citing_key LIMIT ?", (ref_key[ref], key, share + 1))]
         if len(rows) > share:
             complete = False
             del rows[share:]
         budget -= len(rows)
-        cp_rows += rows
+        cp_keys += rows
+    ids = {**ref_ids, **ids_of(conn, chain(citer_keys, *co_keys, *cp_keys))}
+    citers, refs = [ids[k] for k in citer_keys], [ids[k] for k in ref_keys]
+    co_rows = [(ids[citing], ids[cited]) for citing, cited in co_keys]
+    cp_rows = [(ids[citing], ids[cited]) for citing, cited in cp_keys]
 
     together = Counter(map(itemgetter(1), co_rows))  # candidate -> papers citing both
     shared = Counter(map(itemgetter(0), cp_rows))  # candidate -> references both cite

@@ -19,7 +19,8 @@ from tests.conftest import FakeClock
 # construction (a list of values, a subquery's rows, `merged`: the first rows of two sorted
 # parts, store/questions/paper_rows.py); an automatic index is built by reading the whole
 # table, so it is refused too.
-SMALL_SCANS = ("SCAN CONSTANT ROW", "SCAN (subquery", "SCAN json_each", "SCAN v", "SCAN merged")
+# merged, parts: the newest citers' two parts, at most :n rows each (paper_rows.newest_citations_sql)
+SMALL_SCANS = ("SCAN CONSTANT ROW", "SCAN (subquery", "SCAN json_each", "SCAN v", "SCAN merged", "SCAN parts")
 PAPER = "2412.10400"
 
 
