@@ -109,11 +109,17 @@ def apply_schema(db: Database, target: str, *, new: bool) -> None:
         except BaseException:
             db.conn.close()
             raise
+    lacking = not new and bool(migrations.migrations.pending(db))
     try:
         migrations.apply(db)
     except Refused as e:
         db.conn.close()
         raise MigrationRefused(f"{target}: {e}; the file is unchanged") from None
+    if lacking and target != ":memory:" and not replica_url():
+        # A migration that rewrote a big table left it in the WAL (gigabytes at 1M papers), where
+        # every read would look for its pages until the next checkpoint: move them into the file
+        # now and give the WAL's space back. (With Litestream, it checkpoints after copying.)
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 class MapDatabase(Database):

@@ -22,7 +22,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.clock import unix_seconds
 from mapwatch.store.database.event_batches import record_batch
-from mapwatch.store.database.paper_keys import keys_of
+from mapwatch.store.database.paper_keys import keys_of, stored_keys
 from mapwatch.store.database.prepared import Listed, Prepared, SourceInfo, prepare
 from mapwatch.store.database.rows import next_ids, rows_in_chunks, scalar
 from mapwatch.store.pages.model import MapPage
@@ -366,10 +366,13 @@ def _stored_edges(conn: sqlite3.Connection, edges: list[tuple[str, str]],
     those of them only an open source has named (provenance not `map`)."""
     found: set[tuple[str, str]] = set()
     from_sources: set[tuple[str, str]] = set()
-    for r in rows_in_chunks(conn, "SELECT c.citing_id, c.cited_id, c.provenance FROM (VALUES {}) AS v"
-                                  " JOIN citations c ON c.citing_id = v.column1 AND c.cited_id = v.column2",
-                            edges, size=size, mark="(?, ?)"):
-        edge = (r["citing_id"], r["cited_id"])
+    # On the primary key by the papers' keys (paper_keys): one probe an edge, no id looked up.
+    key = stored_keys(conn, {pid for edge in edges for pid in edge})
+    by_keys = {(key[a], key[b]): (a, b) for a, b in edges if a in key and b in key}
+    for r in rows_in_chunks(conn, "SELECT c.citing_key, c.cited_key, c.provenance FROM (VALUES {}) AS v"
+                                  " JOIN citation_edges c ON c.citing_key = v.column1 AND c.cited_key = v.column2",
+                            list(by_keys), size=size, mark="(?, ?)"):
+        edge = by_keys[r["citing_key"], r["cited_key"]]
         found.add(edge)
         if r["provenance"] != "map":
             from_sources.add(edge)

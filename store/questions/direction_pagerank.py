@@ -211,12 +211,16 @@ def direction_rows(conn: sqlite3.Connection, slug: str, stamp: str) -> list[Row]
 def _whole(conn: sqlite3.Connection, slug: str, stamp: str) -> tuple[list[Stored], float]:
     """`direction_rows`, and Σy of the direction: the sum that turns PageRanks into the y a push
     updates (y = x · Σy, with Σy = n / (1 − α + α · the dangling papers' PageRank))."""
-    papers = conn.execute(  # each paper with its references in one string (arXiv ids: no \x1f)
-        "SELECT pl.paper_id, p.cited_by, (SELECT group_concat(c.cited_id, char(31)) FROM citations c"
-        " WHERE c.citing_id = pl.paper_id) FROM placements pl JOIN papers p ON p.id = pl.paper_id"
-        " WHERE pl.direction_slug = ?", (slug,)).fetchall()
-    members = {pid: cited or 0 for pid, cited, _ in papers}
-    edges = [(pid, ref) for pid, _, refs in papers if refs for ref in refs.split("\x1f") if ref in members]
+    # Each paper with its key and its references' keys in one string (paper_keys: the references
+    # are told apart by key, no id read for each; a paper no citation names has no key).
+    papers = conn.execute(
+        "SELECT pl.paper_id, p.cited_by, k.key, (SELECT group_concat(c.cited_key) FROM citation_edges c"
+        " WHERE c.citing_key = k.key) FROM placements pl JOIN papers p ON p.id = pl.paper_id"
+        " LEFT JOIN paper_keys k ON k.id = pl.paper_id WHERE pl.direction_slug = ?", (slug,)).fetchall()
+    members = {pid: cited or 0 for pid, cited, _, _ in papers}
+    member_of = {key: pid for pid, _, key, _ in papers if key is not None}
+    edges = [(pid, member_of[ref]) for pid, _, _, refs in papers if refs
+             for ref in map(int, refs.split(",")) if ref in member_of]
     pr = pagerank(members, edges)
     return ([(slug, pid, pr[pid], rank_place(pr[pid]), members[pid], stamp) for pid in _order(pr, members)],
             _total(pr, edges))

@@ -95,8 +95,10 @@ def paper_first_seen(db: Database, paper_id: str) -> str:
 
 def followed_papers(db: Database) -> list[str]:
     """Papers that get a feed of their own: those with a page or with a citer."""
-    return one_column(db, "SELECT id FROM papers WHERE has_page = 1"
-                          " UNION SELECT DISTINCT paper_id FROM events WHERE kind = 'citation' ORDER BY 1")
+    # The cited papers' keys first (event_log holds keys), then their ids: one lookup a paper,
+    # not one an event.
+    return one_column(db, "SELECT id FROM papers WHERE has_page = 1 UNION SELECT k.id FROM paper_keys k"
+                          " WHERE k.key IN (SELECT paper_key FROM event_log WHERE citing_key IS NOT NULL) ORDER BY 1")
 
 
 def with_citation_contexts(db: Database, paper_id: str, citers: list[NewCiter]) -> list[NewCiter]:

@@ -29,10 +29,10 @@ def test_ranks_stored_as_numbers_read_the_same_after_0043(tmp_path: Path) -> Non
     live = LiveMap(600, seed=7)
     older = Database(tmp_path / "older.db")
     migrations.apply(older, stop_before="0043_rank_order")
-    with as_today(older):
+    with as_today(older):  # stored, and the ranks computed, by today's code
         store_live(older, live, list(range(live.size)), T0)
-    slugs = [r[0] for r in older.conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
-    rows = [row for slug in slugs for row in direction_rows(older.conn, slug, T0.isoformat(timespec="seconds"))]
+        slugs = [r[0] for r in older.conn.execute("SELECT DISTINCT direction_slug FROM placements ORDER BY 1")]
+        rows = [row for slug in slugs for row in direction_rows(older.conn, slug, T0.isoformat(timespec="seconds"))]
     # as migration 0041 left ranks computed before it: the PageRank as the score, whole = total = 1,
     # the drift unknown, a rank each
     stamp = T0.isoformat(timespec="seconds")
