@@ -8,34 +8,42 @@ import sqlite3
 from collections.abc import Iterable
 
 from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST, arxiv_key
-from mapwatch.store.database.rows import rows_in_chunks, scalar
+from mapwatch.store.database.rows import scalar
 
 
-def keys_of(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, int]:
-    """Each id's key, the ones not stored yet given one (in the caller's transaction). A new-style
-    arXiv id is its own key; another id's is looked up, or the next from OUTSIDE_FIRST on."""
+def _split(ids: Iterable[str]) -> tuple[dict[str, int], set[str]]:
+    """The keys of the new-style arXiv ids among `ids` (their own numbers), and the other ids."""
     keys: dict[str, int] = {}
     others: set[str] = set()
     for pid in ids:
-        if pid in keys:
-            continue
         key = arxiv_key(pid)
         if key is None:
             others.add(pid)
         else:
             keys[pid] = key
+    return keys, others
+
+
+def _looked_up(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:
+    """The stored keys of `ids` (those paper_keys holds), on its unique index."""
+    if not ids:
+        return {}
+    return dict(conn.execute("SELECT k.id, k.key FROM json_each(?) j CROSS JOIN paper_keys k ON k.id = j.value",
+                             (json.dumps(sorted(ids)),)).fetchall())
+
+
+def keys_of(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, int]:
+    """Each id's key, the ones not stored yet given one (in the caller's transaction). A new-style
+    arXiv id is its own key; another id's is looked up, or the next from OUTSIDE_FIRST on."""
+    keys, others = _split(ids)
     conn.executemany("INSERT OR IGNORE INTO paper_keys (key, id) VALUES (?, ?)", [(k, i) for i, k in keys.items()])
-    if others:
-        found = {r["id"]: r["key"] for r in rows_in_chunks(conn, "SELECT key, id FROM paper_keys WHERE id IN ({})",
-                                                              sorted(others))}
-        new = sorted(others - found.keys())
-        if new:
-            start = max(int(scalar(conn, "SELECT coalesce(max(key), 0) FROM paper_keys")) + 1, OUTSIDE_FIRST)
-            conn.executemany("INSERT INTO paper_keys (key, id) VALUES (?, ?)",
-                             [(start + n, i) for n, i in enumerate(new)])
-            found.update((i, start + n) for n, i in enumerate(new))
-        keys.update(found)
-    return keys
+    found = _looked_up(conn, others)
+    new = sorted(others - found.keys())
+    if new:
+        start = max(int(scalar(conn, "SELECT coalesce(max(key), 0) FROM paper_keys")) + 1, OUTSIDE_FIRST)
+        conn.executemany("INSERT INTO paper_keys (key, id) VALUES (?, ?)", [(start + n, i) for n, i in enumerate(new)])
+        found.update((i, start + n) for n, i in enumerate(new))
+    return {**keys, **found}
 
 
 def key_of(conn: sqlite3.Connection, paper_id: str) -> int:
@@ -61,16 +69,5 @@ def ids_of(conn: sqlite3.Connection, keys: Iterable[int]) -> dict[int, str]:
 def stored_keys(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, int]:
     """The keys of those of `ids` a citation or event can name, given none (a read): a new-style
     arXiv id's is its own number, any other's looked up (none: nothing names it)."""
-    keys: dict[str, int] = {}
-    others = []
-    for pid in ids:
-        key = arxiv_key(pid)
-        if key is None:
-            others.append(pid)
-        else:
-            keys[pid] = key
-    if others:
-        keys.update(dict(conn.execute(
-            "SELECT k.id, k.key FROM json_each(?) j CROSS JOIN paper_keys k ON k.id = j.value",
-            (json.dumps(others),)).fetchall()))
-    return keys
+    keys, others = _split(ids)
+    return {**keys, **_looked_up(conn, others)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.rows import scalar
+from mapwatch.store.database.paper_keys import stored_keys
 from mapwatch.store.questions.paper_rows import seen_text
 
 WALK_MAX_ROWS = 20_000  # papers looked at before falling back to sorting every citer
@@ -24,7 +24,7 @@ def most_cited_citers_by_walk(db: Database, paper_id: str, offset: int,
     would be long (few of the most cited papers cite it, or the page reaches its citers
     without a stated count): the caller sorts instead."""
     need = offset + limit
-    cited = scalar(db.conn, "SELECT key FROM paper_keys WHERE id = ?", (paper_id,))
+    cited = stored_keys(db.conn, [paper_id]).get(paper_id)
     if cited is None:
         return None  # no citation names it
     # Each paper's citation of it on the primary key, by their keys (paper_keys): the plan is

@@ -23,8 +23,8 @@ from operator import itemgetter
 
 from sqlite_utils import Database
 
-from mapwatch.store.database.paper_keys import ids_of
-from mapwatch.store.database.rows import rows_in_chunks, scalar
+from mapwatch.store.database.paper_keys import ids_of, stored_keys
+from mapwatch.store.database.rows import rows_in_chunks
 from mapwatch.store.questions.graph import paper_refs, resolve_paper
 from mapwatch.store.questions.types import PaperRef
 
@@ -69,7 +69,7 @@ def related(db: Database, paper_id: str, exclude_direct: bool = False, limit: in
     conn = db.conn
     # Read on the citations' keys (paper_keys), the ids looked up once for the rows kept: the
     # samples below are in key order (a new-style arXiv id's is its id's order; the others after).
-    key = scalar(conn, "SELECT key FROM paper_keys WHERE id = ?", (pid,))
+    key = stored_keys(conn, [pid]).get(pid)
     citer_keys = [r for (r,) in conn.execute(
         "SELECT citing_key FROM citation_edges WHERE cited_key = ? ORDER BY citing_key DESC LIMIT ?",
         (key, MAX_CITERS + 1))]

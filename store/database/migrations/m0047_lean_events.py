@@ -7,6 +7,7 @@ from sqlite_utils import Database
 
 from mapwatch.store.database.migrations._event_runs import FILL_BATCHES
 from mapwatch.store.database.migrations._refused import Refused
+from mapwatch.store.database.migrations._sequence import carry_sequence
 
 NAME = "0047_lean_events"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
@@ -42,11 +43,9 @@ def migrate(db: Database) -> None:
         );
         INSERT INTO event_log (id, paper_id, citing_id, old_count, new_count, unlisted, snapshot_id)
             SELECT id, paper_id, citing_id, old_count, new_count, unlisted, snapshot_id FROM events ORDER BY id;
-        UPDATE sqlite_sequence SET seq = max(seq, (SELECT seq FROM sqlite_sequence WHERE name = 'events'))
-            WHERE name = 'event_log' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events');
-        INSERT INTO sqlite_sequence (name, seq)
-            SELECT 'event_log', seq FROM sqlite_sequence WHERE name = 'events'
-            AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'event_log');
+        """
+        + carry_sequence("events", "event_log")
+        + """
         DROP TABLE events;
         CREATE INDEX events_paper ON event_log(paper_id, id);
         CREATE VIEW events AS

@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 from mapwatch.store.database.migrations._paper_keys import OUTSIDE_FIRST, arxiv_key_sql
+from mapwatch.store.database.migrations._sequence import carry_sequence
 
 NAME = "0049_paper_keys"  # as sqlite-utils records it in _sqlite_migrations: never change it
 
@@ -92,11 +93,7 @@ def migrate(db: Database) -> None:
             SELECT l.id, kp.key, (SELECT kc.key FROM paper_keys kc WHERE kc.id = l.citing_id), l.old_count, l.new_count,
                    l.unlisted, l.snapshot_id
             FROM event_log_by_id l JOIN paper_keys kp ON kp.id = l.paper_id ORDER BY l.id;
-        UPDATE sqlite_sequence SET seq = max(seq, (SELECT seq FROM sqlite_sequence WHERE name = 'event_log_by_id'))
-            WHERE name = 'event_log' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'event_log_by_id');
-        INSERT INTO sqlite_sequence (name, seq)
-            SELECT 'event_log', seq FROM sqlite_sequence WHERE name = 'event_log_by_id'
-            AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'event_log');
+        {carry_sequence('event_log_by_id', 'event_log')}
         DROP TABLE event_log_by_id;
         CREATE INDEX events_paper ON event_log(paper_key, id);
         CREATE VIEW events AS
