@@ -309,10 +309,9 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # edge not stored yet reveals it. Only papers stored before this group can have edges.
     # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
     known, from_sources = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
-    citation_rows: list[tuple[Any, ...]] = []
-    event_rows: list[tuple[Any, ...]] = []
     named_now: list[tuple[int, str, str]] = []
-    seen = unix_seconds(now)  # citation_edges.first_seen_unix
+    # Per page, in page order: (its snapshot, its new edges, its count event or None).
+    news: list[tuple[int, list[tuple[str, str]], tuple[str, int, int, int] | None]] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
         new_edges = [e for e in p.edges if e not in known] if known else list(p.edges)
@@ -320,34 +319,45 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         if from_sources:  # a citation only a source named, now named by this page: the map's from now on
             named_now += [(snapshot_id, *e) for e in p.edges if e in from_sources]
             from_sources.difference_update(p.edges)
-        named = sum(1 for e in new_edges if e[1] == pid)
-        citation_rows += [(citing, cited_id, seen, snapshot_id) for citing, cited_id in new_edges]
-        event_rows += [(cited_id, citing, snapshot_id) for citing, cited_id in new_edges]
         result.new_citations += len(new_edges)
         # Growth of the stated count, with how much of it the page does not list by name.
         had_page, _through, old_count, _hash = stored.get(pid, (0, None, None, None))
+        count = None
         if had_page and old_count is not None and p.cited_by is not None and p.cited_by > old_count:
-            unlisted = max(0, p.cited_by - old_count - named)
-            event_rows.append((pid, old_count, p.cited_by, unlisted, snapshot_id))
+            named = sum(1 for e in new_edges if e[1] == pid)
+            count = (pid, old_count, p.cited_by, max(0, p.cited_by - old_count - named))
+        news.append((snapshot_id, new_edges, count))
         result.stored.append(pid)
     # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed by the run
     # (an ingest, a refresh tick) that first read its page, or before it was ever read. A run is
     # over when its `ingests` row is written, at its end: a page stored by this run, or by one
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
-    done = scalar(conn, "SELECT max(finished_at) FROM ingests") if citation_rows else None
+    edge_ids = {pid for _snapshot, edges, _count in news for edge in edges for pid in edge}
+    done = scalar(conn, "SELECT max(finished_at) FROM ingests") if edge_ids else None
+    cited_ids = list({cited for _snapshot, edges, _count in news for _citing, cited in edges})
     read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
-        list({cited for _, cited, _, _ in citation_rows}), after=(done,))} if done else set()
-    # Each event's id, given here: a citation holds its event's (citations.event_id).
-    first_event = next_ids(conn, "event_log")
-    event_rows = [(first_event + i, *row) for i, row in enumerate(event_rows)]
-    event_of = {(row[2], row[1]): row[0] for row in event_rows if len(row) == 4}  # (citing, cited): id
+        cited_ids, after=(done,))} if done else set()
     # The tables name papers by key (paper_keys): every paper of these rows has one from here on.
-    named_ids = {pid for _snapshot, citing, cited in named_now for pid in (citing, cited)}
-    key = keys_of(conn, {row[1] for row in event_rows} | {row[2] for row in event_rows if len(row) == 4} | named_ids)
-    citation_rows = [(key[citing], key[cited], seen, snapshot, 0 if cited in read_before else 1,
-                      event_of[citing, cited]) for citing, cited, seen, snapshot in citation_rows]
+    key = keys_of(conn, edge_ids | {count[0] for _snapshot, _edges, count in news if count}
+                  | {pid for _snapshot, citing, cited in named_now for pid in (citing, cited)})
+    # Each event's id, given here in page order (a page's citations, then its count): a citation
+    # holds its event's (citations.event_id).
+    first_event = event_id = next_ids(conn, "event_log")
+    seen = unix_seconds(now)  # citation_edges.first_seen_unix
+    citation_rows: list[tuple[int, int, int, int, int, int]] = []
+    event_rows: list[tuple[Any, ...]] = []
+    for snapshot_id, edges, count in news:
+        for citing, cited in edges:
+            citing_key, cited_key = key[citing], key[cited]
+            citation_rows.append((citing_key, cited_key, seen, snapshot_id, 0 if cited in read_before else 1,
+                                  event_id))
+            event_rows.append((event_id, cited_key, citing_key, snapshot_id))
+            event_id += 1
+        if count:
+            event_rows.append((event_id, key[count[0]], *count[1:], snapshot_id))
+            event_id += 1
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     _insert(conn, "INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id, at_first_read,"
             " event_id)", "(?, ?, ?, ?, ?, ?)", citation_rows)
@@ -355,8 +365,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     conn.executemany("UPDATE citation_edges SET provenance = 'map', snapshot_id = ? WHERE citing_key = ?"
                      " AND cited_key = ?",
                      [(snapshot, key[citing], key[cited]) for snapshot, citing, cited in named_now])
-    _insert_events(conn, [(row[0], key[row[1]], key[row[2]], *row[3:]) if len(row) == 4
-                          else (row[0], key[row[1]], *row[2:]) for row in event_rows])
+    _insert_events(conn, event_rows)
     record_batch(conn, first_event, len(event_rows), now)
 
 
