@@ -310,7 +310,7 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # Which of those pages' own edges are stored: primary-key probes (no secondary index needed).
     known, from_sources = _stored_edges(conn, [e for p in accepted if p.id in stored for e in p.edges])
     named_now: list[tuple[int, str, str]] = []
-    # Per page, in page order: (its snapshot, its new edges, its count event or None).
+    # Per page, in page order: (its snapshot, its new edges, its count's growth or None).
     news: list[tuple[int, list[tuple[str, str]], tuple[str, int, int, int] | None]] = []
     for p, snapshot_id in zip(accepted, snapshot_ids, strict=True):
         pid = p.id
@@ -322,25 +322,25 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
         result.new_citations += len(new_edges)
         # Growth of the stated count, with how much of it the page does not list by name.
         had_page, _through, old_count, _hash = stored.get(pid, (0, None, None, None))
-        count = None
+        grown = None
         if had_page and old_count is not None and p.cited_by is not None and p.cited_by > old_count:
             named = sum(1 for e in new_edges if e[1] == pid)
-            count = (pid, old_count, p.cited_by, max(0, p.cited_by - old_count - named))
-        news.append((snapshot_id, new_edges, count))
+            grown = (pid, old_count, p.cited_by, max(0, p.cited_by - old_count - named))
+        news.append((snapshot_id, new_edges, grown))
         result.stored.append(pid)
     # Known at the cited paper's first read (docs/feeds.md, "What new means"): revealed by the run
     # (an ingest, a refresh tick) that first read its page, or before it was ever read. A run is
     # over when its `ingests` row is written, at its end: a page stored by this run, or by one
     # killed before its end (and so resumed by this one), is this first read, whatever the batches;
     # only a page stored no later than a finished run makes an edge new.
-    edge_ids = {pid for _snapshot, edges, _count in news for edge in edges for pid in edge}
+    edge_ids = {pid for _snapshot, edges, _grown in news for edge in edges for pid in edge}
     done = scalar(conn, "SELECT max(finished_at) FROM ingests") if edge_ids else None
-    cited_ids = list({cited for _snapshot, edges, _count in news for _citing, cited in edges})
+    cited_ids = list({cited for _snapshot, edges, _grown in news for _citing, cited in edges})
     read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
         cited_ids, after=(done,))} if done else set()
     # The tables name papers by key (paper_keys): every paper of these rows has one from here on.
-    key = keys_of(conn, edge_ids | {count[0] for _snapshot, _edges, count in news if count}
+    key = keys_of(conn, edge_ids | {grown[0] for _snapshot, _edges, grown in news if grown}
                   | {pid for _snapshot, citing, cited in named_now for pid in (citing, cited)})
     # Each event's id, given here in page order (a page's citations, then its count): a citation
     # holds its event's (citations.event_id).
@@ -348,15 +348,15 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     seen = unix_seconds(now)  # citation_edges.first_seen_unix
     citation_rows: list[tuple[int, int, int, int, int, int]] = []
     event_rows: list[tuple[Any, ...]] = []
-    for snapshot_id, edges, count in news:
+    for snapshot_id, edges, grown in news:
         for citing, cited in edges:
             citing_key, cited_key = key[citing], key[cited]
             citation_rows.append((citing_key, cited_key, seen, snapshot_id, 0 if cited in read_before else 1,
                                   event_id))
             event_rows.append((event_id, cited_key, citing_key, snapshot_id))
             event_id += 1
-        if count:
-            event_rows.append((event_id, key[count[0]], *count[1:], snapshot_id))
+        if grown:
+            event_rows.append((event_id, key[grown[0]], *grown[1:], snapshot_id))
             event_id += 1
     citation_rows.sort()  # in key order: the primary key's pages are touched once each (no rowid to keep)
     _insert(conn, "INSERT INTO citation_edges (citing_key, cited_key, first_seen_unix, snapshot_id, at_first_read,"
