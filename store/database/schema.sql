@@ -1,6 +1,6 @@
 -- The mapwatch database: its whole schema in one file, as the migrations leave it.
 --
--- last migration: 0049_paper_keys
+-- last migration: 0050_rows_once
 --
 -- A new database is made from this file in one transaction (store/database/schema.py), with
 -- every migration up to the one named above recorded in _sqlite_migrations; a database made
@@ -103,12 +103,12 @@ CREATE TABLE directions (
 CREATE INDEX directions_name_nocase ON directions(name COLLATE NOCASE);
 
 -- A paper placed in a direction.
-CREATE TABLE placements (
+CREATE TABLE "placements" (
             paper_id TEXT NOT NULL REFERENCES papers(id),
             direction_slug TEXT NOT NULL REFERENCES directions(slug),
             position INTEGER NOT NULL,    -- 1 = the paper's main direction
             PRIMARY KEY (paper_id, direction_slug)
-        );
+        ) WITHOUT ROWID;
 CREATE INDEX placements_direction ON placements(direction_slug);
 
 -- One stored version of a paper's page, with the counts it stated: the history the feeds and
@@ -703,7 +703,7 @@ CREATE TABLE bot_state (
 -- ------------------------------------------------------------------------------------------------
 
 -- One row per paper and source: when it was last asked, what came of it, when to ask again.
-CREATE TABLE enrichment_fetches (
+CREATE TABLE "enrichment_fetches" (
             paper_id TEXT NOT NULL,
             source TEXT NOT NULL CHECK (source IN ('arxiv', 'openalex', 's2')),
             fetched_at TEXT NOT NULL,
@@ -711,7 +711,7 @@ CREATE TABLE enrichment_fetches (
             reason TEXT,                          -- why it failed (one line)
             next_fetch_at TEXT NOT NULL,          -- asked again from then on (new versions, new ORCID links)
             PRIMARY KEY (paper_id, source)
-        );
+        ) WITHOUT ROWID;
 CREATE INDEX enrichment_fetches_due ON enrichment_fetches(source, next_fetch_at);
 
 -- One row each time a paper's authors, their institutions or its venue changed, so that the
@@ -742,13 +742,13 @@ CREATE INDEX arxiv_records_doi ON arxiv_records(doi) WHERE doi IS NOT NULL;
 
 -- OpenAlex's work for a paper (for a citer beyond arXiv, all that is known of it besides its
 -- title and year).
-CREATE TABLE openalex_works (
+CREATE TABLE "openalex_works" (
             paper_id TEXT PRIMARY KEY,
             work_id TEXT NOT NULL,                -- W2741809807
             venue TEXT,                           -- its primary location's source, e.g. a journal
             doi TEXT,
             fetched_at TEXT NOT NULL
-        );
+        ) WITHOUT ROWID;
 
 -- New works' references matched to map papers by work id.
 CREATE INDEX openalex_works_work ON openalex_works(work_id);

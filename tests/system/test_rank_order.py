@@ -115,4 +115,9 @@ def test_a_push_reads_the_joined_papers_citers_not_the_direction(db) -> None:
         # Each joined paper's key on its id, then its citers on the citations' index.
         assert plan[0].startswith("SEARCH kd USING COVERING INDEX sqlite_autoindex_paper_keys_1 (id=?)"), plan
         assert plan[1].startswith("SEARCH c USING COVERING INDEX citations_cited_seen (cited_key=?)"), plan
-        assert not any("placements_direction" in line for line in plan), plan
+        # Then each citer probed in the direction's placements on both columns (on the primary key
+        # or, WITHOUT ROWID since 0050, on placements_direction, which holds the key's columns
+        # too): one entry a citer, never the direction's placements walked.
+        probes = [line for line in plan if line.startswith(("SEARCH pl ", "SCAN pl "))]
+        assert probes and all("direction_slug=?" in line and "paper_id=?" in line for line in probes), plan
+        assert plan.index(probes[0]) > 1, plan

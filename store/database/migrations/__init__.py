@@ -73,6 +73,7 @@ from mapwatch.store.database.migrations import (
     m0047_lean_events,
     m0048_citation_seconds,
     m0049_paper_keys,
+    m0050_rows_once,
 )
 
 # In the order they apply.
@@ -126,6 +127,7 @@ STEPS: tuple[ModuleType, ...] = (
     m0047_lean_events,
     m0048_citation_seconds,
     m0049_paper_keys,
+    m0050_rows_once,
 )
 
 migrations = Migrations("mapwatch")

@@ -53,6 +53,7 @@ RECORDED_NAMES = [
     "0047_lean_events",
     "0048_citation_seconds",
     "0049_paper_keys",
+    "0050_rows_once",
 ]
 
 
