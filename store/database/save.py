@@ -335,10 +335,10 @@ def _write_accepted(conn: sqlite3.Connection, accepted: list[Prepared], stored: 
     # only a page stored no later than a finished run makes an edge new.
     edge_ids = {pid for _snapshot, edges, _grown in news for edge in edges for pid in edge}
     done = scalar(conn, "SELECT max(finished_at) FROM ingests") if edge_ids else None
-    cited_ids = list({cited for _snapshot, edges, _grown in news for _citing, cited in edges})
     read_before = {r["paper_id"] for r in rows_in_chunks(
         conn, "SELECT DISTINCT paper_id FROM snapshots WHERE paper_id IN ({}) AND ingested_at <= ?",
-        cited_ids, after=(done,))} if done else set()
+        list({cited for _snapshot, edges, _grown in news for _citing, cited in edges}), after=(done,))} \
+        if done else set()
     # The tables name papers by key (paper_keys): every paper of these rows has one from here on.
     key = keys_of(conn, edge_ids | {grown[0] for _snapshot, _edges, grown in news if grown}
                   | {pid for _snapshot, citing, cited in named_now for pid in (citing, cited)})
